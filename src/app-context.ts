@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import type { Sequelize } from 'sequelize';
+import type { Config } from './config/schema.js';
+import type { Bus, Cache } from './cache/cache.js';
+import { createMemoryBus, createMemoryCache } from './cache/memory-cache.js';
+import { createRedisBus, createRedisCache } from './cache/redis-cache.js';
+import { connectRedis, type RedisClient } from './cache/redis-client.js';
+import { createSequelize, dialectOf, type Dialect } from './data/sequelize.js';
+import { createMigrator, type Migrator } from './data/migrator.js';
+import { coreMigrations } from './data/migrations/index.js';
+import { createUserRepository, type UserRepository } from './data/repositories/user-repository.js';
+import { createSessionRepository, type SessionRepository } from './data/repositories/session-repository.js';
+import { defineSystemModels } from './data/models/system.models.js';
+import { createLogger, type Logger } from './log/logger.js';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
+import { createLoginBackoff, type LoginBackoff } from './limits/login-backoff.js';
+import { createSessionService, type SessionService } from './services/session-service.js';
+import { createPasswordHasher, type PasswordHasher } from './services/security/passwords.js';
+import { createHooks, type Hooks } from './modules/hooks.js';
+import type { ModuleRuntime } from './modules/runtime.js';
+import { createModuleRuntime } from './modules/hub/module-runtime.js';
+
+export interface Services {
+  sessions: SessionService;
+  passwords: PasswordHasher;
+}
+
+/** Everything a request, a job or a CLI command needs, wired once. */
+export interface AppContext {
+  /** Unique per process: tells instances apart in locks and logs. */
+  instanceId: string;
+  config: Config;
+  logger: Logger;
+  sequelize: Sequelize;
+  dialect: Dialect;
+  models: ReturnType<typeof defineSystemModels>;
+  redis: RedisClient | null;
+  /** Shared cache when Redis is configured; in-process otherwise. */
+  cache: Cache;
+  bus: Bus;
+  limiter: RateLimiter;
+  loginBackoff: LoginBackoff;
+  repos: { users: UserRepository; sessions: SessionRepository };
+  migrator: Migrator;
+  hooks: Hooks;
+  modules: ModuleRuntime;
+  services: Services;
+  close(): Promise<void>;
+}
+
+export interface CreateAppContextOptions {
+  logger?: Logger;
+  clock?: () => Date;
+}
+
+/** The composition root: the only place that wires real implementations together. */
+export async function createAppContext(config: Config, opts: CreateAppContextOptions = {}): Promise<AppContext> {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const sequelize = createSequelize(config, logger);
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    await sequelize.authenticate();
+    closers.push(() => sequelize.close());
+
+    let redis: RedisClient | null = null;
+    let cache: Cache;
+    let bus: Bus;
+    let limiter: RateLimiter;
+    let loginBackoff: LoginBackoff;
+    if (config.redisUrl) {
+      const client = await connectRedis(config.redisUrl, logger);
+      redis = client;
+      closers.unshift(async () => client.isOpen && client.quit());
+      cache = createRedisCache(client, config.redisPrefix);
+      bus = await createRedisBus(client, config.redisPrefix, logger);
+      limiter = createRedisRateLimiter(client, config.redisPrefix);
+      loginBackoff = createLoginBackoff({ client, prefix: config.redisPrefix });
+    } else {
+      cache = createMemoryCache();
+      bus = createMemoryBus();
+      limiter = createMemoryRateLimiter();
+      loginBackoff = createLoginBackoff('memory');
+    }
+    closers.unshift(() => bus.close());
+
+    const repos = { users: createUserRepository(sequelize), sessions: createSessionRepository(sequelize) };
+    const models = defineSystemModels(sequelize);
+    const hooks = createHooks();
+
+    // The runtime is filled in once the context exists (module routes need it).
+    const ctx = {} as AppContext;
+    const modules = await createModuleRuntime(ctx);
+    const migrator = createMigrator(sequelize, () => [coreMigrations, ...modules.installedSources()]);
+
+    const sessions = createSessionService({
+      sessions: repos.sessions,
+      users: repos.users,
+      shared: redis ? cache : null,
+      bus,
+      logger,
+      clock: opts.clock,
+      ttlSec: config.sessionTtl,
+      pendingTtlSec: config.pendingSessionTtl,
+    });
+    await sessions.subscribe();
+
+    Object.assign(ctx, {
+      instanceId: randomUUID(),
+      config,
+      logger,
+      sequelize,
+      dialect: dialectOf(sequelize),
+      models,
+      redis,
+      cache,
+      bus,
+      limiter,
+      loginBackoff,
+      repos,
+      migrator,
+      hooks,
+      modules,
+      services: {
+        sessions,
+        passwords: createPasswordHasher(config.bcryptRounds),
+      },
+      async close() {
+        for (const c of closers.splice(0)) await c().catch(() => undefined);
+      },
+    } satisfies AppContext);
+    closers.unshift(() => modules.close());
+    return ctx;
+  } catch (err) {
+    for (const c of closers) await c().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,14 @@
+/** One cache interface; values are strings (callers JSON-encode). */
+export interface Cache {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, ttlSec: number): Promise<void>;
+  del(...keys: string[]): Promise<void>;
+  readonly kind: 'memory' | 'redis';
+}
+
+/** Message bus between instances (Redis pub/sub) or inside one process. */
+export interface Bus {
+  publish(channel: string, message: unknown): Promise<void>;
+  subscribe(channel: string, handler: (message: unknown) => void): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,42 @@
+/** A small in-process LRU with per-entry expiry; bounded so memory stays flat under many keys. */
+export class Lru<V> {
+  private readonly map = new Map<string, { value: V; expiresAt: number }>();
+  constructor(
+    private readonly maxEntries: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get(key: string): V | undefined {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    if (e.expiresAt <= this.now()) {
+      this.map.delete(key);
+      return undefined;
+    }
+    // Re-insert to mark as most recently used.
+    this.map.delete(key);
+    this.map.set(key, e);
+    return e.value;
+  }
+
+  set(key: string, value: V, ttlMs: number): void {
+    this.map.delete(key);
+    this.map.set(key, { value, expiresAt: this.now() + ttlMs });
+    while (this.map.size > this.maxEntries) {
+      const oldest = this.map.keys().next().value as string;
+      this.map.delete(oldest);
+    }
+  }
+
+  delete(key: string): void {
+    this.map.delete(key);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+}

@@ -1,0 +1,193 @@
+import { z } from 'zod';
+
+/**
+ * Every configuration key Gatehouse reads. The operator-facing name (the environment variable, and the
+ * key in the data dir's config.json) is the object key; `prop` is the name code uses.
+ * The README's configuration reference is checked against this table by a test.
+ */
+
+const bool = z.preprocess((v) => {
+  if (typeof v === 'string') {
+    const s = v.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+    if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
+  }
+  return v;
+}, z.boolean());
+
+const int = (min: number, max: number) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number().int().min(min).max(max));
+
+const DURATION_RE = /^(\d+)\s*(ms|s|m|h|d)?$/;
+const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
+
+/** Parses "90", "15m", "7d" into seconds. */
+export function parseDuration(value: string | number): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : null;
+  const m = DURATION_RE.exec(value.trim());
+  if (!m) return null;
+  return Number(m[1]) * UNIT_SECONDS[m[2] ?? 's'];
+}
+
+/** A duration given as seconds or with a unit (s, m, h, d); parsed to whole seconds. */
+const duration = (minSeconds: number, maxSeconds: number) =>
+  z
+    .union([z.string(), z.number()])
+    .transform((v, ctx) => {
+      const s = parseDuration(v);
+      if (s === null) {
+        ctx.addIssue({ code: 'custom', message: 'expected a duration such as 3600, 90s, 15m, 1h or 7d' });
+        return z.NEVER;
+      }
+      if (s < minSeconds || s > maxSeconds) {
+        ctx.addIssue({ code: 'custom', message: `must be between ${minSeconds}s and ${maxSeconds}s` });
+        return z.NEVER;
+      }
+      return Math.round(s);
+    });
+
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol.replace(':', ''));
+      } catch {
+        return false;
+      }
+    },
+    { message: `expected a URL (${protocols.join(', ')})` },
+  );
+
+const list = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
+  z.array(z.string()),
+);
+
+/** "false" | hop count | comma list of CIDR/addresses, as Express understands it. */
+const trustProxy = z.preprocess(
+  (v) => {
+    if (typeof v === 'boolean') return v ? 1 : false;
+    if (typeof v === 'string') {
+      const s = v.trim().toLowerCase();
+      if (s === '' || s === 'false' || s === '0' || s === 'no') return false;
+      if (s === 'true') return 1;
+      if (/^\d+$/.test(s)) return Number(s);
+      return s.split(',').map((x) => x.trim()).filter(Boolean);
+    }
+    return v;
+  },
+  z.union([z.literal(false), z.number().int().min(1).max(10), z.array(z.string().min(1))]),
+);
+
+/** A rate limit written as "attempts/window", e.g. "5/15m". */
+const rateLimit = z.string().transform((v, ctx) => {
+  const m = /^(\d+)\s*\/\s*(.+)$/.exec(v.trim());
+  const seconds = m ? parseDuration(m[2]) : null;
+  if (!m || seconds === null || seconds < 1 || Number(m[1]) < 1) {
+    ctx.addIssue({ code: 'custom', message: 'expected "attempts/window", e.g. 5/15m' });
+    return z.NEVER;
+  }
+  return { points: Number(m[1]), durationSec: Math.round(seconds) };
+});
+
+export interface KeyDef {
+  prop: string;
+  schema: z.ZodTypeAny;
+  default?: unknown;
+  secret?: boolean;
+  doc: string;
+  group: string;
+}
+
+function key<P extends string, S extends z.ZodTypeAny>(
+  prop: P,
+  group: string,
+  schema: S,
+  doc: string,
+  extra: Partial<KeyDef> = {},
+): KeyDef & { prop: P; schema: S } {
+  return { ...extra, prop, group, schema, doc };
+}
+
+export const CONFIG_KEYS = {
+  // Server
+  GATEHOUSE_DATA_DIR: key('dataDir', 'server', z.string().min(1), 'Data directory: config.json, SQLite file, pictures, mail outbox.', { default: './data' }),
+  PORT: key('port', 'server', int(0, 65535), 'TCP port to listen on.', { default: 8787 }),
+  HOST: key('host', 'server', z.string().min(1), 'Address to bind.', { default: '127.0.0.1' }),
+  PUBLIC_URL: key('publicUrl', 'server', url(['http', 'https']).optional(), 'Public base URL (links in mail, picture URLs, Secure cookies when https). Default http://HOST:PORT.'),
+  TRUST_PROXY: key('trustProxy', 'server', trustProxy, 'Reverse proxies to trust for client IPs: false, a hop count, or a comma list of addresses/CIDRs.', { default: false }),
+  CORS_ORIGINS: key('corsOrigins', 'server', list, 'Comma list of browser origins allowed to call the API with credentials.', { default: [] }),
+  BODY_LIMIT: key('bodyLimit', 'server', z.string().regex(/^\d+(b|kb|mb)$/i, 'expected a size such as 100kb'), 'Maximum JSON body size.', { default: '100kb' }),
+  LOG_LEVEL: key('logLevel', 'server', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level.', { default: 'info' }),
+  JOBS_ENABLED: key('jobsEnabled', 'server', bool, 'Run scheduled jobs (session expiry, token cleanup).', { default: true }),
+
+  // Storage
+  DATABASE_URL: key('databaseUrl', 'storage', url(['postgres', 'postgresql', 'sqlite']).optional(), 'PostgreSQL URL. Absent: an SQLite file in the data dir.'),
+  REDIS_URL: key('redisUrl', 'storage', url(['redis', 'rediss']).optional(), 'Redis URL for shared cache, rate limits and pub/sub. Absent: in-process.'),
+  REDIS_PREFIX: key('redisPrefix', 'storage', z.string().max(64), 'Prefix for every Redis key and channel (lets instances share one Redis).', { default: 'gatehouse:' }),
+
+  // Secrets
+  BRIDGE_VALIDATION_SECRET: key('bridgeSecret', 'security', z.string().min(16, 'must be at least 16 characters').optional(), 'Shared secret backends send as X-Bridge-Secret.', { secret: true }),
+  COOKIE_SECRET: key('cookieSecret', 'security', z.string().min(16, 'must be at least 16 characters').optional(), 'Secret for signed cookies (social login state).', { secret: true }),
+  BCRYPT_ROUNDS: key('bcryptRounds', 'security', int(4, 15), 'bcrypt cost for password hashes.', { default: 12 }),
+
+  // Sessions and accounts
+  SESSION_TTL: key('sessionTtl', 'auth', duration(3600, 30 * 86400), 'Session lifetime (1h to 30d).', { default: '7d' }),
+  PENDING_SESSION_TTL: key('pendingSessionTtl', 'auth', duration(60, 3600), 'Lifetime of a session waiting for two-factor.', { default: '5m' }),
+  SESSION_COOKIE_SAMESITE: key('cookieSameSite', 'auth', z.enum(['lax', 'strict', 'none']), 'SameSite attribute of the session_id cookie.', { default: 'lax' }),
+  REQUIRE_EMAIL_VERIFICATION: key('requireEmailVerification', 'auth', bool, 'Refuse login (403 EMAIL_NOT_VERIFIED) until the email is verified; send verification mail on registration.', { default: false }),
+  REGISTRATION_ENABLED: key('registrationEnabled', 'auth', bool, 'Allow public registration.', { default: true }),
+  REGISTRATION_REQUIRES_BRIDGE_SECRET: key('registrationRequiresBridgeSecret', 'auth', bool, 'Require X-Bridge-Secret on POST /auth/register/public.', { default: false }),
+  TOKEN_LOGIN_REQUIRES_BRIDGE_SECRET: key('tokenLoginRequiresBridgeSecret', 'auth', bool, 'Require X-Bridge-Secret on token login and validate.', { default: false }),
+  PICTURE_MAX_BYTES: key('pictureMaxBytes', 'auth', int(1024, 50 * 1024 * 1024), 'Largest accepted profile picture, in bytes.', { default: 5 * 1024 * 1024 }),
+  RESET_TOKEN_TTL: key('resetTokenTtl', 'auth', duration(300, 7 * 86400), 'Password reset token lifetime.', { default: '1h' }),
+  VERIFY_TOKEN_TTL: key('verifyTokenTtl', 'auth', duration(600, 30 * 86400), 'Email verification token lifetime.', { default: '2d' }),
+  LOGIN_TOKEN_TTL: key('loginTokenTtl', 'auth', duration(60, 3600), 'Passwordless login token lifetime.', { default: '15m' }),
+  APP_URL: key('appUrl', 'auth', url(['http', 'https']).optional(), 'Front-end base URL used in links (reset page, login link). Default PUBLIC_URL.'),
+  RESET_URL_ALLOWLIST: key('resetUrlAllowlist', 'auth', list, 'Origins a client-supplied resetUrl / redirect_url may point to (comma list).', { default: [] }),
+  VERIFY_REDIRECT_URL: key('verifyRedirectUrl', 'auth', url(['http', 'https']).optional(), 'Where GET /auth/token/verify redirects after verifying; absent: JSON answer.'),
+
+  // Mail and SMS
+  SMTP_URL: key('smtpUrl', 'mail', url(['smtp', 'smtps']).optional(), 'SMTP server (smtp://user:pass@host:587). Absent: messages go to the outbox dir in the data dir.', { secret: true }),
+  MAIL_FROM: key('mailFrom', 'mail', z.string().min(3), 'Sender address.', { default: 'Gatehouse <no-reply@localhost>' }),
+  PRODUCT_NAME: key('productName', 'mail', z.string().min(1).max(80), 'Product name shown in messages.', { default: 'Gatehouse' }),
+  BRAND_COLOR: key('brandColor', 'mail', z.string().regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour such as #2f6fed'), 'Accent colour of messages.', { default: '#2f6fed' }),
+  SMS_PROVIDER: key('smsProvider', 'mail', z.enum(['outbox', 'twilio']), 'SMS provider: outbox (files in the data dir) or twilio (Twilio-compatible REST API).', { default: 'outbox' }),
+  SMS_API_URL: key('smsApiUrl', 'mail', url(['http', 'https']), 'Base URL of the Twilio-compatible API.', { default: 'https://api.twilio.com' }),
+  SMS_ACCOUNT_SID: key('smsAccountSid', 'mail', z.string().optional(), 'SMS account id.'),
+  SMS_AUTH_TOKEN: key('smsAuthToken', 'mail', z.string().optional(), 'SMS auth token.', { secret: true }),
+  SMS_FROM: key('smsFrom', 'mail', z.string().optional(), 'SMS sender number.'),
+
+  // Rate limits ("attempts/window")
+  RATE_LIMIT_DEFAULT: key('rateLimitDefault', 'limits', rateLimit, 'Default limit of routes without a class.', { default: '300/5m' }),
+  RATE_LIMIT_LOGIN: key('rateLimitLogin', 'limits', rateLimit, 'Login.', { default: '5/15m' }),
+  RATE_LIMIT_REGISTRATION: key('rateLimitRegistration', 'limits', rateLimit, 'Registration.', { default: '3/1h' }),
+  RATE_LIMIT_TOKEN_LOGIN: key('rateLimitTokenLogin', 'limits', rateLimit, 'Token login (also resend-verification, password-reset request).', { default: '10/10m' }),
+  RATE_LIMIT_TOKEN_VALIDATE: key('rateLimitTokenValidate', 'limits', rateLimit, 'Token validation.', { default: '20/5m' }),
+  RATE_LIMIT_SOCIAL_LOGIN: key('rateLimitSocialLogin', 'limits', rateLimit, 'Social login.', { default: '10/15m' }),
+  RATE_LIMIT_SOCIAL_API: key('rateLimitSocialApi', 'limits', rateLimit, 'Social API.', { default: '20/10m' }),
+  RATE_LIMIT_CACHE_INVALIDATION: key('rateLimitCacheInvalidation', 'limits', rateLimit, 'Cache invalidation.', { default: '10/5m' }),
+  RATE_LIMIT_ADMIN: key('rateLimitAdmin', 'limits', rateLimit, 'Admin actions.', { default: '50/10m' }),
+  RATE_LIMITS_ENABLED: key('rateLimitsEnabled', 'limits', bool, 'Enforce rate limits (switch off only for benchmarks).', { default: true }),
+
+  // Modules
+  POST_TYPES_ENABLED: key('postTypesEnabled', 'modules', bool, 'Post types module switch.', { default: true }),
+  POST_TYPES_FRESH_CACHE_MODE: key('postTypesFreshCacheMode', 'modules', bool, 'Serve post type definitions without cache.', { default: false }),
+} satisfies Record<string, KeyDef>;
+
+export type ConfigKey = keyof typeof CONFIG_KEYS;
+
+type Out<K extends ConfigKey> = z.output<(typeof CONFIG_KEYS)[K]['schema']>;
+type PropOf<K extends ConfigKey> = (typeof CONFIG_KEYS)[K]['prop'];
+
+export type RateLimitSetting = { points: number; durationSec: number };
+
+/** The validated, frozen configuration. */
+export type Config = { readonly [K in ConfigKey as PropOf<K>]: Out<K> } & {
+  /** Resolved absolute data dir. */
+  readonly dataDirAbs: string;
+  /** PUBLIC_URL or the default derived from HOST and PORT, without trailing slash. */
+  readonly publicBaseUrl: string;
+  /** Where the config file lives. */
+  readonly configFile: string;
+};

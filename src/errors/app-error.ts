@@ -1,0 +1,27 @@
+import { Codes, type Code } from './codes.js';
+
+/** The one error family. `message` is the human text sent as `error` on the wire. */
+export class AppError extends Error {
+  constructor(
+    public readonly status: number,
+    public readonly code: Code,
+    message: string,
+    public readonly details?: unknown,
+    /** Extra top-level fields for the wire body (e.g. attempts_remaining). */
+    public readonly extra?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const badRequest = (message: string, details?: unknown, code: Code = Codes.VALIDATION_ERROR) =>
+  new AppError(400, code, message, details);
+export const unauthorized = (message = 'Authentication required', code: Code = Codes.UNAUTHORIZED) =>
+  new AppError(401, code, message);
+export const forbidden = (message = 'Insufficient permissions', code: Code = Codes.FORBIDDEN) => new AppError(403, code, message);
+export const notFound = (message = 'Not found', code: Code = Codes.NOT_FOUND) => new AppError(404, code, message);
+export const conflict = (message: string, code: Code = Codes.CONFLICT) => new AppError(409, code, message);
+export const unavailable = (message: string, code: Code = Codes.SERVICE_UNAVAILABLE) => new AppError(503, code, message);
+
+export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

@@ -1,0 +1,145 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { z } from 'zod';
+import type { AppContext } from '../app-context.js';
+import type { Config } from '../config/schema.js';
+import { AppError, badRequest, forbidden, unauthorized } from '../errors/app-error.js';
+import { Codes } from '../errors/codes.js';
+import { safeEqual } from '../services/security/tokens.js';
+import { readSessionToken, type AuthState } from './request-context.js';
+import { rateLimitFor, type RateLimitClass } from './middleware/rate-limit.js';
+import { zodDetails } from './middleware/errors.js';
+
+export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
+
+/**
+ * Who may call a route. There is no default: a route without `auth` is refused at registration.
+ * - public: anyone
+ * - session: a full (active) session
+ * - session-or-pending: a full session or one waiting for two-factor
+ * - bridge: the X-Bridge-Secret header
+ * - bridge+session: both
+ * - { roles }: a full session whose user_type is one of these
+ */
+export type AuthMode =
+  | 'public'
+  | 'session'
+  | 'session-or-pending'
+  | 'bridge'
+  | 'bridge+session'
+  | { roles: readonly UserType[] };
+
+export interface HandlerArgs<B, Q, P> {
+  req: Request;
+  res: Response;
+  body: B;
+  query: Q;
+  params: P;
+  auth: AuthState;
+  app: AppContext;
+}
+
+export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  /** Static, or decided from configuration (e.g. a bridge secret requirement that is configurable). */
+  auth: AuthMode | ((config: Config) => AuthMode);
+  body?: z.ZodType<B>;
+  query?: z.ZodType<Q>;
+  params?: z.ZodType<P>;
+  /** The spec's limit class; routes without one get the configurable default. */
+  rateLimit?: RateLimitClass;
+  /** Runs after auth, before validation (e.g. multipart parsing). */
+  middleware?: RequestHandler[];
+  /** Routes owned by a module are answered 503 MODULE_DISABLED while it is switched off. */
+  module?: string;
+  /** Return a value to send it as JSON with status 200; or write to `res` yourself. */
+  handler(args: HandlerArgs<B, Q, P>): Promise<unknown> | unknown;
+}
+
+/** Declares a route; refuses one without an explicit auth so every route fails closed. */
+export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Record<string, string>>(
+  def: RouteDef<B, Q, P>,
+): RouteDef<B, Q, P> {
+  if (!def || def.auth === undefined || def.auth === null) {
+    throw new Error(`route ${def?.method?.toUpperCase()} ${def?.path} has no auth; declare auth explicitly`);
+  }
+  if (typeof def.auth === 'object' && (!Array.isArray(def.auth.roles) || def.auth.roles.length === 0)) {
+    throw new Error(`route ${def.method.toUpperCase()} ${def.path}: roles must name at least one user type`);
+  }
+  return def;
+}
+
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+
+function checkBridge(req: Request, app: AppContext): boolean {
+  const secret = app.config.bridgeSecret;
+  const given = req.headers['x-bridge-secret'];
+  return Boolean(secret) && typeof given === 'string' && safeEqual(given, secret);
+}
+
+async function resolveAuth(req: Request, mode: AuthMode, app: AppContext): Promise<AuthState> {
+  const { token, source } = readSessionToken(req);
+  const state: AuthState = { token, tokenSource: source, session: null, user: null, bridge: false };
+  if (mode === 'public') {
+    state.bridge = checkBridge(req, app);
+    return state;
+  }
+  if (mode === 'bridge' || mode === 'bridge+session') {
+    if (!app.config.bridgeSecret) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Bridge validation is not configured');
+    if (!checkBridge(req, app)) throw unauthorized('Invalid bridge secret', Codes.INVALID_BRIDGE_SECRET);
+    state.bridge = true;
+    if (mode === 'bridge') return state;
+  }
+  if (!token) throw unauthorized('Authentication required');
+  const v = await app.services.sessions.validate(token, { allowPending: mode === 'session-or-pending' });
+  state.session = v.session;
+  state.user = v.user;
+  if (typeof mode === 'object' && !mode.roles.includes(v.user.user_type as UserType)) throw forbidden();
+  return state;
+}
+
+/** Express handlers for one route: auth, rate limit, validation, handler, JSON answer. */
+export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): RequestHandler[] {
+  const run: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
+    const mode = typeof def.auth === 'function' ? def.auth(app.config) : def.auth;
+    const auth = await resolveAuth(req, mode, app);
+    res.locals.auth = auth;
+    if (def.middleware?.length) {
+      for (const mw of def.middleware) {
+        await new Promise<void>((resolve, reject) => mw(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+        if (res.headersSent) return;
+      }
+    }
+    let body: unknown = undefined;
+    if (def.body) {
+      if (BODY_METHODS.has(def.method) && hasBody(req) && !req.is('application/json') && !def.middleware?.length) {
+        throw new AppError(415, Codes.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
+      }
+      const parsed = def.body.safeParse(req.body ?? {});
+      if (!parsed.success) throw badRequest(firstMessage(parsed.error), zodDetails(parsed.error));
+      body = parsed.data;
+    }
+    const query = parseWith(def.query, req.query ?? {});
+    const params = parseWith(def.params, req.params ?? {});
+    const result = await def.handler({ req, res, body, query, params, auth, app });
+    if (!res.headersSent && result !== undefined) res.status(200).json(result);
+    else if (!res.headersSent) next();
+  };
+  return [rateLimitFor(def.rateLimit, app), run];
+}
+
+const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+
+function parseWith(schema: z.ZodType | undefined, value: unknown): unknown {
+  if (!schema) return value;
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw badRequest(firstMessage(parsed.error), zodDetails(parsed.error));
+  return parsed.data;
+}
+
+function firstMessage(err: z.ZodError): string {
+  const i = err.issues[0];
+  if (!i) return 'Invalid input';
+  const field = i.path.join('.');
+  return field ? `${field}: ${i.message}` : i.message;
+}

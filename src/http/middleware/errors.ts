@@ -1,0 +1,54 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { z } from 'zod';
+import type { Logger } from '../../log/logger.js';
+import { isAppError } from '../../errors/app-error.js';
+import { Codes } from '../../errors/codes.js';
+
+export const zodDetails = (err: z.ZodError) =>
+  err.issues.map((i) => ({ field: i.path.join('.') || null, message: i.message }));
+
+export const notFoundHandler: RequestHandler = (req, res) => {
+  res.status(404).json({ success: false, error: 'Not found', code: Codes.NOT_FOUND });
+};
+
+/** The one wire shape for errors: `{success:false, error, code, details?}`; never a stack. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (res.headersSent) return;
+    if (isAppError(err)) {
+      res.status(err.status).json({
+        success: false,
+        error: err.message,
+        code: err.code,
+        ...(err.details !== undefined ? { details: err.details } : {}),
+        ...(err.extra ?? {}),
+      });
+      return;
+    }
+    // body-parser and multer errors carry a status or a code of their own.
+    const e = err as { type?: string; status?: number; statusCode?: number; code?: string; message?: string };
+    if (e.type === 'entity.parse.failed') {
+      res.status(400).json({ success: false, error: 'Malformed JSON body', code: Codes.INVALID_JSON });
+      return;
+    }
+    if (e.type === 'entity.too.large' || e.code === 'LIMIT_FILE_SIZE') {
+      res.status(413).json({ success: false, error: 'Request body too large', code: Codes.PAYLOAD_TOO_LARGE });
+      return;
+    }
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
+      res.status(415).json({ success: false, error: 'Unsupported body encoding', code: Codes.UNSUPPORTED_MEDIA_TYPE });
+      return;
+    }
+    if (typeof e.code === 'string' && e.code.startsWith('LIMIT_')) {
+      res.status(400).json({ success: false, error: e.message ?? 'Invalid upload', code: Codes.VALIDATION_ERROR });
+      return;
+    }
+    const status = e.status ?? e.statusCode;
+    if (status && status >= 400 && status < 500) {
+      res.status(status).json({ success: false, error: 'Bad request', code: Codes.VALIDATION_ERROR });
+      return;
+    }
+    logger.error({ err, reqId: (req as { id?: unknown }).id }, 'unhandled error');
+    res.status(500).json({ success: false, error: 'Internal server error', code: Codes.INTERNAL });
+  };
+}

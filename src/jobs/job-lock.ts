@@ -1,0 +1,26 @@
+import { Op, UniqueConstraintError } from 'sequelize';
+import type { AppContext } from '../app-context.js';
+
+/**
+ * Claims one scheduled run. The run key names the job and its tick, so with several workers or
+ * instances the first to insert the row runs it and the rest skip: each run happens once.
+ */
+export async function claimRun(app: AppContext, job: string, tick: Date): Promise<string | null> {
+  const runKey = `${job}@${tick.toISOString().slice(0, 16)}`;
+  try {
+    await app.models.JobRun.create({ run_key: runKey, job, holder: app.instanceId, status: 'running', started_at: new Date() });
+    return runKey;
+  } catch (err) {
+    if (err instanceof UniqueConstraintError) return null;
+    throw err;
+  }
+}
+
+export async function finishRun(app: AppContext, runKey: string, status: 'ok' | 'failed', detail?: string): Promise<void> {
+  await app.models.JobRun.update({ status, detail: detail?.slice(0, 500) ?? null, finished_at: new Date() }, { where: { run_key: runKey } });
+}
+
+/** Job history older than `days` is dropped. */
+export async function pruneRuns(app: AppContext, days = 7): Promise<number> {
+  return app.models.JobRun.destroy({ where: { started_at: { [Op.lt]: new Date(Date.now() - days * 86400_000) } } });
+}

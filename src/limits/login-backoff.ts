@@ -1,0 +1,61 @@
+import { createMemoryBackoff } from './backoff-memory.js';
+import { createRedisBackoff } from './backoff-redis.js';
+import type { BackoffSettings } from './backoff-rules.js';
+import type { RedisClient } from './rate-limiter.js';
+
+export interface BackoffDecision {
+  allowed: boolean;
+  retryAfterSec: number;
+  /** Consecutive failures recorded for the account so far. */
+  failures: number;
+}
+
+/**
+ * Per-account failed-login backoff. Call reserve() before checking the password and, when it is
+ * allowed, exactly one of recordFailure() / recordSuccess() after. The reservation holds one of the
+ * account's remaining attempts while the check runs, so parallel attempts cannot all slip in
+ * before the first failures are recorded.
+ */
+export interface LoginBackoff {
+  reserve(account: string): Promise<BackoffDecision>;
+  recordFailure(account: string): Promise<void>;
+  recordSuccess(account: string): Promise<void>;
+}
+
+export interface LoginBackoffOptions {
+  /** Failures allowed before the first lock. Default 5. */
+  freeFailures?: number;
+  /** Lock after the freeFailures-th failure; doubles with each further failure. Default 30 s. */
+  baseDelaySec?: number;
+  /** Cap on the lock. Default 15 min. */
+  maxDelaySec?: number;
+  /** Clock in ms since the epoch. Default: Date.now in memory, the Redis server's clock on Redis. */
+  now?: () => number;
+}
+
+const RESERVATION_TTL_MS = 15_000;
+const FORGET_AFTER_MS = 24 * 3600_000;
+
+export function createLoginBackoff(store: 'memory' | { client: RedisClient; prefix: string }, opts: LoginBackoffOptions = {}): LoginBackoff {
+  const settings = toSettings(opts);
+  return store === 'memory' ? createMemoryBackoff(settings) : createRedisBackoff(store.client, store.prefix, settings);
+}
+
+function toSettings(opts: LoginBackoffOptions): BackoffSettings {
+  const freeFailures = opts.freeFailures ?? 5;
+  const baseDelaySec = opts.baseDelaySec ?? 30;
+  const maxDelaySec = opts.maxDelaySec ?? 900;
+  if (!Number.isInteger(freeFailures) || freeFailures < 1) throw new TypeError(`freeFailures must be a positive integer, got ${freeFailures}`);
+  if (!(baseDelaySec > 0) || !(maxDelaySec >= baseDelaySec) || !Number.isFinite(maxDelaySec)) {
+    throw new TypeError(`need 0 < baseDelaySec <= maxDelaySec, got ${baseDelaySec} and ${maxDelaySec}`);
+  }
+  const maxDelayMs = Math.round(maxDelaySec * 1000);
+  return {
+    freeFailures,
+    baseDelayMs: Math.round(baseDelaySec * 1000),
+    maxDelayMs,
+    reservationTtlMs: RESERVATION_TTL_MS,
+    forgetAfterMs: Math.max(FORGET_AFTER_MS, 2 * maxDelayMs),
+    now: opts.now,
+  };
+}

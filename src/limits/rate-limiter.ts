@@ -1,0 +1,33 @@
+import type { createClient } from 'redis';
+
+/** The app's one shared node-redis v5 client, created and connected by the caller. */
+export type RedisClient = ReturnType<typeof createClient>;
+
+/** Same shape as config.rateLimitLogin and friends. */
+export interface LimitRule {
+  points: number;
+  durationSec: number;
+}
+
+export interface LimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the current window ends and the budget returns. */
+  resetAt: number;
+  /** 0 when allowed. */
+  retryAfterSec: number;
+}
+
+/**
+ * A fixed window per (bucket, key), opened by the key's first hit.
+ * bucket is the limit class (e.g. 'login'); key is an IP or 'acct:<email>'.
+ */
+export interface RateLimiter {
+  consume(bucket: string, key: string, rule: LimitRule): Promise<LimitResult>;
+  reset(bucket: string, key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export { createMemoryRateLimiter } from './memory-limiter.js';
+export { createRedisRateLimiter } from './redis-limiter.js';

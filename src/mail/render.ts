@@ -1,0 +1,163 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { findPackageRoot } from './package-root.js';
+import { renderTemplate, type TemplateVars } from './template-engine.js';
+
+/** Every message Gatehouse sends; one folder entry per language under templates/emails/<lang>/. */
+export const EMAIL_TEMPLATES = ['verify-email', 'password-reset', 'password-changed', 'login-link', 'two-factor-code', 'test'] as const;
+export type EmailTemplateName = (typeof EMAIL_TEMPLATES)[number];
+
+export const DEFAULT_EMAIL_LANG = 'en';
+const DEFAULT_BRAND_COLOR = '#2f6fed';
+
+export interface EmailBranding {
+  productName: string;
+  brandColor: string;
+  /** Public base URL of Gatehouse. */
+  publicUrl: string;
+  /** Front-end URL shown in the footer; defaults to publicUrl. */
+  appUrl?: string;
+}
+
+export interface RenderedEmail {
+  subject: string;
+  html: string;
+  text: string;
+  /** The language actually used (after fallback). */
+  lang: string;
+}
+
+/** Data a template cannot do without: sending a reset mail without its link is a bug, not a message. */
+const REQUIRED: Record<EmailTemplateName, { all?: string[]; anyOf?: string[] }> = {
+  'verify-email': { all: ['link'] },
+  'password-reset': { all: ['link'] },
+  'password-changed': {},
+  'login-link': { anyOf: ['link', 'code'] },
+  'two-factor-code': { all: ['code'] },
+  test: {},
+};
+
+interface LangStrings {
+  subjects: Record<string, string>;
+  layout: Record<string, string>;
+}
+
+let templatesDir: string | undefined;
+const fileCache = new Map<string, string | null>();
+
+/** Absolute path of templates/emails in the installed package. */
+export function emailTemplatesDir(): string {
+  templatesDir ??= path.join(findPackageRoot(), 'templates', 'emails');
+  return templatesDir;
+}
+
+// Templates ship with the package and never change while running, so each file is read once.
+function readTemplateFile(...parts: string[]): string | null {
+  const file = path.join(emailTemplatesDir(), ...parts);
+  if (!fileCache.has(file)) {
+    try {
+      fileCache.set(file, readFileSync(file, 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      fileCache.set(file, null);
+    }
+  }
+  return fileCache.get(file) ?? null;
+}
+
+function loadStrings(lang: string): LangStrings | null {
+  const raw = readTemplateFile(lang, 'strings.json');
+  if (raw === null) return null;
+  const parsed = JSON.parse(raw) as Partial<LangStrings>;
+  return { subjects: parsed.subjects ?? {}, layout: parsed.layout ?? {} };
+}
+
+/** "es-MX" → "es"; anything that is not a plain language code (e.g. "../x") → null. */
+function primaryLanguage(lang: string | null | undefined): string | null {
+  const primary = String(lang ?? '').trim().toLowerCase().split(/[-_]/)[0];
+  return /^[a-z]{2,3}$/.test(primary) ? primary : null;
+}
+
+function loadTemplate(name: EmailTemplateName, lang: string) {
+  const strings = loadStrings(lang);
+  const subject = strings?.subjects[name];
+  const html = readTemplateFile(lang, `${name}.html`);
+  const text = readTemplateFile(lang, `${name}.txt`);
+  if (!strings || subject === undefined || html === null || text === null) return null;
+  return { lang, strings, subject, html, text };
+}
+
+const isTemplateName = (t: string): t is EmailTemplateName => (EMAIL_TEMPLATES as readonly string[]).includes(t);
+
+function toVars(template: string, data: Record<string, unknown>): TemplateVars {
+  const vars: TemplateVars = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (value === undefined || value === null) continue;
+    if (typeof value === 'object' || typeof value === 'function') {
+      throw new Error(`Email template "${template}": data.${key} must be a string or number`);
+    }
+    // Control characters would let a user-chosen name forge lines in the plain-text part.
+    vars[key] = String(value).replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  }
+  return vars;
+}
+
+function checkData(template: EmailTemplateName, vars: TemplateVars): void {
+  const { all = [], anyOf = [] } = REQUIRED[template];
+  const missing = all.filter((k) => !vars[k]);
+  if (missing.length) throw new Error(`Email template "${template}" needs data: ${missing.join(', ')}`);
+  if (anyOf.length && !anyOf.some((k) => vars[k])) {
+    throw new Error(`Email template "${template}" needs at least one of: ${anyOf.join(', ')}`);
+  }
+  // Escaping does not make a javascript: href safe; links are built by the server, so this is a bug guard.
+  if (vars.link && /^(javascript|data|vbscript):/i.test(vars.link.replace(/[\s\u0000-\u001f]+/g, ''))) {
+    throw new Error(`Email template "${template}": link has a forbidden scheme`);
+  }
+}
+
+/**
+ * Renders one message in the user's language (primary subtag; falls back to English when the language
+ * or that template is missing). Every value is HTML-escaped in the HTML part; only the layout's body
+ * slot is inserted raw. Throws on an unknown template name or missing required data.
+ */
+export function renderEmail(
+  template: string,
+  lang: string | null | undefined,
+  data: Record<string, unknown>,
+  branding: EmailBranding,
+): RenderedEmail {
+  if (!isTemplateName(template)) {
+    throw new Error(`Unknown email template "${template}" (known: ${EMAIL_TEMPLATES.join(', ')})`);
+  }
+  const vars = toVars(template, data);
+  checkData(template, vars);
+
+  const wanted = primaryLanguage(lang);
+  const candidates = wanted && wanted !== DEFAULT_EMAIL_LANG ? [wanted, DEFAULT_EMAIL_LANG] : [DEFAULT_EMAIL_LANG];
+  const found = candidates.map((l) => loadTemplate(template, l)).find((t) => t !== null);
+  if (!found) throw new Error(`Email template "${template}" is missing from ${path.join(emailTemplatesDir(), DEFAULT_EMAIL_LANG)}`);
+
+  const publicUrl = branding.publicUrl.replace(/\/+$/, '');
+  // Branding comes last so message data can never restyle or re-label the mail.
+  const all: TemplateVars = {
+    ...vars,
+    productName: branding.productName,
+    brandColor: /^#[0-9a-fA-F]{6}$/.test(branding.brandColor) ? branding.brandColor : DEFAULT_BRAND_COLOR,
+    publicUrl,
+    appUrl: (branding.appUrl ?? publicUrl).replace(/\/+$/, ''),
+    lang: found.lang,
+  };
+  const subject = renderTemplate(found.subject, all, { html: false }).replace(/\s+/g, ' ').trim();
+  const layoutVars: TemplateVars = { ...all, subject };
+  for (const [key, value] of Object.entries(found.strings.layout)) {
+    layoutVars[key] = renderTemplate(value, all, { html: false });
+  }
+
+  const layoutHtml = readTemplateFile('layout.html');
+  const layoutText = readTemplateFile('layout.txt');
+  if (layoutHtml === null || layoutText === null) throw new Error(`Email layout is missing from ${emailTemplatesDir()}`);
+
+  const html = renderTemplate(layoutHtml, { ...layoutVars, body: renderTemplate(found.html, all, { html: true }) }, { html: true, raw: ['body'] });
+  const text = renderTemplate(layoutText, { ...layoutVars, body: renderTemplate(found.text, all, { html: false }).trim() }, { html: false, raw: ['body'] });
+  return { subject, html, text, lang: found.lang };
+}

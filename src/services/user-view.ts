@@ -1,0 +1,46 @@
+import type { UserFieldDef } from '../data/models/user.model.js';
+import type { UserRecord } from '../data/repositories/user-repository.js';
+
+/** The spec's User fields, in order. Nothing else from a users row goes on the wire. */
+export const PUBLIC_USER_FIELDS = [
+  'id', 'email', 'name', 'last_name', 'user_name', 'user_type', 'picture', 'phone', 'is_verified', 'two_factor',
+  'lang', 'metadata', 'tmz', 'dob', 'display_name', 'gender', 'title', 'first_time', 'created_at', 'updated_at',
+] as const;
+
+export type PublicUser = Record<string, unknown> & { id: string; email: string; user_type: string };
+
+/** Never readable, whatever a module declares. */
+const isWriteOnly = (name: string) => name.startsWith('acquisition_') || name === 'team_size_range';
+
+const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : typeof v === 'string' && v ? new Date(v).toISOString() : v ?? null);
+const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
+
+/**
+ * The User object of the spec: core fields plus the columns of installed modules (business, privacy),
+ * never a password hash, token, soft-delete column or write-only field.
+ */
+export function toPublicUser(u: UserRecord, moduleFields: UserFieldDef[]): PublicUser {
+  const out: Record<string, unknown> = {};
+  for (const f of PUBLIC_USER_FIELDS) out[f] = u[f] ?? null;
+  out.is_verified = bool(u.is_verified);
+  out.two_factor = bool(u.two_factor);
+  out.first_time = bool(u.first_time);
+  out.metadata = u.metadata && typeof u.metadata === 'object' ? u.metadata : typeof u.metadata === 'string' ? safeJson(u.metadata) : {};
+  out.created_at = iso(u.created_at);
+  out.updated_at = iso(u.updated_at);
+  for (const f of moduleFields) {
+    if (f.writeOnly || isWriteOnly(f.name)) continue;
+    const v = u[f.name];
+    out[f.name] = f.type === 'boolean' ? (v === null || v === undefined ? null : bool(v)) : f.type === 'date' ? iso(v) : v ?? null;
+  }
+  return out as PublicUser;
+}
+
+function safeJson(s: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(s);
+    return v && typeof v === 'object' ? v : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,33 @@
+import { defineConfig } from 'vitest/config';
+
+const integrationFiles = ['test/integration/**/*.test.ts', 'modules/**/*.test.ts'];
+const bothBackends = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
+
+/**
+ * Three tiers (unit, integration, cli). The integration tier runs on SQLite + in-process backends,
+ * and a second time on PostgreSQL + Redis when TEST_DATABASE_URL and TEST_REDIS_URL are set.
+ */
+export default defineConfig({
+  test: {
+    reporters: ['default', ['json', { outputFile: 'test-results/results.json' }]],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    projects: [
+      { extends: true as const, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        extends: true as const,
+        test: { name: 'integration:sqlite', include: integrationFiles, env: { GATEHOUSE_TEST_BACKEND: 'sqlite' } },
+      },
+      ...(bothBackends
+        ? [
+            {
+              extends: true as const,
+              test: { name: 'integration:pg', include: integrationFiles, env: { GATEHOUSE_TEST_BACKEND: 'pg' } },
+            },
+          ]
+        : []),
+      { extends: true as const, test: { name: 'cli', include: ['test/cli/**/*.test.ts'], testTimeout: 300_000 } },
+    ],
+  },
+});
