@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAppContext, type AppContext } from '../../src/app-context.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { createLogger } from '../../src/log/logger.js';
+import { BACKEND, provisionPg, type ProvisionedBackend } from '../helpers/backend.js';
+import { TEST_ENV } from '../helpers/test-app.js';
+
+let app: AppContext;
+let dir: string;
+let pg: ProvisionedBackend | null = null;
+
+async function tables(): Promise<string[]> {
+  const names = await app.sequelize.getQueryInterface().showAllTables();
+  return names.map((n) => (typeof n === 'string' ? n : (n as { tableName: string }).tableName)).sort();
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'gh-mig-'));
+  if (BACKEND === 'pg') pg = await provisionPg();
+  const config = loadConfig({ env: { ...TEST_ENV, GATEHOUSE_DATA_DIR: dir, ...(pg?.env ?? {}) }, skipFile: true });
+  app = await createAppContext(config, { logger: createLogger('silent') });
+});
+afterAll(async () => {
+  await app?.close();
+  await pg?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe(`core migrations on ${BACKEND}`, () => {
+  it('when the database is fresh, then the plan lists every core migration and a dry-run changes nothing', async () => {
+    const plan = await app.migrator.plan();
+    expect(plan.map((p) => p.id)).toEqual([
+      'core/20261121-0900-create-users',
+      'core/20261121-0901-create-sessions',
+      'core/20261121-0902-create-system-tables',
+    ]);
+    const dry = await app.migrator.dryRun();
+    expect(dry).toHaveLength(3);
+    expect(dry[0].sql.join('\n')).toMatch(/CREATE TABLE.*users/i);
+    expect(await tables()).not.toContain('users');
+    expect(await app.migrator.plan()).toHaveLength(3);
+  });
+
+  it('when migrated up, down and up again, then the schema comes back whole', async () => {
+    const progress: string[] = [];
+    await app.migrator.apply({ onProgress: (m, i, n) => progress.push(`${i + 1}/${n} ${m.name}`) });
+    expect(progress).toHaveLength(3);
+    expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'module_state', 'settings', 'job_runs', 'auth_tokens']));
+    expect(await app.migrator.plan()).toEqual([]);
+
+    const reverted = await app.migrator.down('core');
+    expect(reverted).toHaveLength(3);
+    const after = await tables();
+    for (const t of ['users', 'sessions', 'module_state', 'settings', 'job_runs', 'auth_tokens']) expect(after).not.toContain(t);
+    expect(await app.migrator.plan()).toHaveLength(3);
+
+    await app.migrator.apply();
+    expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'auth_tokens']));
+    expect(await app.migrator.executed()).toHaveLength(3);
+  });
+
+  it('when a migration fails in an atomic run, then nothing of the run remains', async () => {
+    const { createMigrator } = await import('../../src/data/migrator.js');
+    const failing = createMigrator(app.sequelize, () => [
+      {
+        id: 'broken',
+        migrations: [
+          {
+            name: '001-ok',
+            up: async ({ queryInterface, transaction }) => {
+              await queryInterface.sequelize.query('CREATE TABLE broken_a (id INTEGER PRIMARY KEY)', { transaction });
+            },
+            down: async () => {},
+          },
+          {
+            name: '002-fails',
+            up: async ({ queryInterface, transaction }) => {
+              await queryInterface.sequelize.query('CREATE TABLE broken_b (id INTEGER PRIMARY KEY, bad nonsense_type(', { transaction });
+            },
+            down: async () => {},
+          },
+        ],
+      },
+    ]);
+    await expect(failing.apply({ atomic: true })).rejects.toThrow();
+    expect(await tables()).not.toContain('broken_a');
+    expect((await failing.plan()).map((p) => p.name)).toEqual(['001-ok', '002-fails']);
+  });
+});
