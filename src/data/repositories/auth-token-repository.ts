@@ -1,0 +1,81 @@
+import { Op, type Model, type ModelStatic } from 'sequelize';
+
+/** One row of auth_tokens: a one-time token (verify, reset, login), stored as hashes only. */
+export interface AuthTokenRecord {
+  id: string;
+  kind: string;
+  user_id: string | null;
+  token_hash: string;
+  code_hash: string | null;
+  channel: string | null;
+  identifier: string | null;
+  attempts: number;
+  meta: Record<string, unknown> | null;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export interface AuthTokenRepository {
+  create(rec: Omit<AuthTokenRecord, 'attempts' | 'used_at'>): Promise<AuthTokenRecord>;
+  findByHash(tokenHash: string): Promise<AuthTokenRecord | null>;
+  findById(id: string): Promise<AuthTokenRecord | null>;
+  /** The newest unused, unexpired token of a kind for an identifier. */
+  findLatestActive(kind: string, identifier: string, now: Date): Promise<AuthTokenRecord | null>;
+  /** Marks a token used; false when it already was (so only one caller ever wins). */
+  markUsed(id: string, now: Date): Promise<boolean>;
+  /** Marks every unused token of a kind for an identifier (or user) used; returns how many. */
+  voidActive(where: { kind: string; identifier?: string; userId?: string }, now: Date): Promise<number>;
+  /** Counts one code attempt unless the token is used or out of attempts; false when refused. */
+  addAttempt(id: string, maxAttempts: number): Promise<boolean>;
+}
+
+const toDate = (v: unknown) => (v instanceof Date ? v : v === null || v === undefined ? null : new Date(String(v)));
+
+export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTokenRepository {
+  const plain = (m: Model | null): AuthTokenRecord | null => {
+    if (!m) return null;
+    const r = m.get({ plain: true }) as AuthTokenRecord;
+    // SQLite hands back strings for some dates depending on how they were written; callers compare times.
+    return { ...r, created_at: toDate(r.created_at)!, expires_at: toDate(r.expires_at)!, used_at: toDate(r.used_at) };
+  };
+
+  return {
+    async create(rec) {
+      return plain(await AuthToken.create({ ...rec, attempts: 0, used_at: null }))!;
+    },
+    async findByHash(tokenHash) {
+      return plain(await AuthToken.findOne({ where: { token_hash: tokenHash } }));
+    },
+    async findById(id) {
+      return plain(await AuthToken.findOne({ where: { id } }));
+    },
+    async findLatestActive(kind, identifier, now) {
+      return plain(
+        await AuthToken.findOne({
+          where: { kind, identifier, used_at: null, expires_at: { [Op.gt]: now } },
+          order: [['created_at', 'DESC']],
+        }),
+      );
+    },
+    async markUsed(id, now) {
+      const [n] = await AuthToken.update({ used_at: now }, { where: { id, used_at: null } });
+      return n === 1;
+    },
+    async voidActive(where, now) {
+      if (where.identifier === undefined && where.userId === undefined) throw new Error('voidActive needs an identifier or a user id');
+      const w: Record<string, unknown> = { kind: where.kind, used_at: null };
+      if (where.identifier !== undefined) w.identifier = where.identifier;
+      if (where.userId !== undefined) w.user_id = where.userId;
+      const [n] = await AuthToken.update({ used_at: now }, { where: w });
+      return n;
+    },
+    async addAttempt(id, maxAttempts) {
+      const [n] = await AuthToken.update(
+        { attempts: AuthToken.sequelize!.literal('attempts + 1') },
+        { where: { id, used_at: null, attempts: { [Op.lt]: maxAttempts } } },
+      );
+      return n === 1;
+    },
+  };
+}

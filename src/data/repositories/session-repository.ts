@@ -1,0 +1,82 @@
+import { Op, type Sequelize } from 'sequelize';
+import { defineSessionModel } from '../models/session.model.js';
+
+export type SessionStatus = 'active' | 'pending_2fa';
+
+export interface SessionRecord {
+  id: string;
+  token_hash: string;
+  session_prefix: string;
+  user_id: string;
+  status: SessionStatus;
+  ip_address: string | null;
+  user_agent: string | null;
+  user_device: string | null;
+  two_factor_verified: boolean;
+  created_at: Date;
+  last_used_at: Date;
+  expires_at: Date;
+}
+
+export interface SessionRepository {
+  create(s: SessionRecord): Promise<SessionRecord>;
+  findByHash(tokenHash: string): Promise<SessionRecord | null>;
+  findById(id: string): Promise<SessionRecord | null>;
+  listByUser(userId: string): Promise<SessionRecord[]>;
+  update(id: string, values: Partial<SessionRecord>): Promise<void>;
+  /** Deletes and returns the token hashes removed (to evict them from caches). */
+  deleteWhere(where: { id?: string; user_id?: string; exceptId?: string }): Promise<string[]>;
+  /** Deletes up to `batch` expired sessions; returns their hashes. */
+  deleteExpired(now: Date, batch: number): Promise<string[]>;
+}
+
+export function createSessionRepository(sequelize: Sequelize): SessionRepository {
+  const Session = defineSessionModel(sequelize);
+  const plain = (m: { get(o: { plain: true }): unknown } | null) => (m ? (m.get({ plain: true }) as SessionRecord) : null);
+
+  async function deleteIds(rows: { id: string; token_hash: string }[]): Promise<string[]> {
+    if (!rows.length) return [];
+    await Session.destroy({ where: { id: rows.map((r) => r.id) } });
+    return rows.map((r) => r.token_hash);
+  }
+
+  return {
+    async create(s) {
+      return plain(await Session.create({ ...s }))!;
+    },
+    async findByHash(tokenHash) {
+      return plain(await Session.findOne({ where: { token_hash: tokenHash } }));
+    },
+    async findById(id) {
+      return plain(await Session.findOne({ where: { id } }));
+    },
+    async listByUser(userId) {
+      const rows = await Session.findAll({ where: { user_id: userId }, order: [['created_at', 'DESC']] });
+      return rows.map((r) => plain(r)!);
+    },
+    async update(id, values) {
+      await Session.update(values, { where: { id } });
+    },
+    async deleteWhere(where) {
+      const cond: Record<string | symbol, unknown> = {};
+      if (where.id) cond.id = where.id;
+      if (where.user_id) cond.user_id = where.user_id;
+      if (where.exceptId) cond[Op.and as unknown as string] = [{ id: { [Op.ne]: where.exceptId } }];
+      if (!where.id && !where.user_id) throw new Error('deleteWhere needs id or user_id');
+      const rows = (await Session.findAll({ where: cond, attributes: ['id', 'token_hash'], raw: true })) as unknown as {
+        id: string;
+        token_hash: string;
+      }[];
+      return deleteIds(rows);
+    },
+    async deleteExpired(now, batch) {
+      const rows = (await Session.findAll({
+        where: { expires_at: { [Op.lt]: now } },
+        attributes: ['id', 'token_hash'],
+        limit: batch,
+        raw: true,
+      })) as unknown as { id: string; token_hash: string }[];
+      return deleteIds(rows);
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Sequelize } from 'sequelize';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log/logger.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export const SQLITE_FILE = 'gatehouse.sqlite';
+
+/** Opens the database the configuration names: PostgreSQL from DATABASE_URL, else an SQLite file in the data dir. */
+export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs'>, logger?: Logger): Sequelize {
+  const logging = logger ? (sql: string) => logger.trace({ sql }, 'sql') : false;
+  const url = config.databaseUrl;
+  if (url && !url.startsWith('sqlite:')) {
+    return new Sequelize(url, {
+      dialect: 'postgres',
+      logging,
+      pool: { max: 10, min: 0, idle: 10_000, acquire: 15_000 },
+      define: { underscored: true, timestamps: false },
+    });
+  }
+  const storage = url?.startsWith('sqlite:') ? url.replace(/^sqlite:(\/\/)?/, '') : path.join(config.dataDirAbs, SQLITE_FILE);
+  mkdirSync(path.dirname(storage), { recursive: true });
+  const sequelize = new Sequelize({
+    dialect: 'sqlite',
+    storage,
+    logging,
+    // SQLite allows one writer: a single shared connection, WAL and a busy timeout keep concurrent
+    // requests (and a second process on the same file) from failing with SQLITE_BUSY.
+    pool: { max: 1, min: 0, idle: 60_000 },
+    retry: { max: 5, match: [/SQLITE_BUSY/] },
+    define: { underscored: true, timestamps: false },
+  });
+  sequelize.addHook('afterConnect', async (connection: unknown) => {
+    const db = connection as { run: (sql: string, cb: (err: Error | null) => void) => void; configure: (opt: string, v: number) => void };
+    db.configure('busyTimeout', 5000);
+    await new Promise<void>((resolve, reject) => db.run('PRAGMA journal_mode=WAL', (e) => (e ? reject(e) : resolve())));
+  });
+  return sequelize;
+}
+
+export const dialectOf = (s: Sequelize): Dialect => (s.getDialect() === 'postgres' ? 'postgres' : 'sqlite');
