@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { Sequelize } from 'sequelize';
 import type { Config } from './config/schema.js';
 import type { Bus, Cache } from './cache/cache.js';
@@ -16,13 +17,27 @@ import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } fro
 import { createLoginBackoff, type LoginBackoff } from './limits/login-backoff.js';
 import { createSessionService, type SessionService } from './services/session-service.js';
 import { createPasswordHasher, type PasswordHasher } from './services/security/passwords.js';
+import { createUserService, type UserService } from './services/user-service.js';
+import { createAuthService, type AuthService } from './services/auth-service.js';
+import { createPictureService, type PictureService } from './services/picture-service.js';
+import { createAccountFlows, type AccountFlows } from './services/account-flows.js';
 import { createHooks, type Hooks } from './modules/hooks.js';
 import type { ModuleRuntime } from './modules/runtime.js';
 import { createModuleRuntime } from './modules/hub/module-runtime.js';
+import type { ModuleManifest } from './modules/define-module.js';
 
 export interface Services {
   sessions: SessionService;
   passwords: PasswordHasher;
+  users: UserService;
+  auth: AuthService;
+  pictures: PictureService;
+  mailer: AccountFlows['mailer'];
+  sms: AccountFlows['sms'];
+  tokens: AccountFlows['tokens'];
+  verification: AccountFlows['verification'];
+  passwordFlows: AccountFlows['passwordFlows'];
+  tokenLogin: AccountFlows['tokenLogin'];
 }
 
 /** Everything a request, a job or a CLI command needs, wired once. */
@@ -51,6 +66,8 @@ export interface AppContext {
 export interface CreateAppContextOptions {
   logger?: Logger;
   clock?: () => Date;
+  /** Modules that can be installed (tests inject test-only ones); default: the shipped registry. */
+  moduleRegistry?: readonly ModuleManifest[];
 }
 
 /** The composition root: the only place that wires real implementations together. */
@@ -89,7 +106,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
 
     // The runtime is filled in once the context exists (module routes need it).
     const ctx = {} as AppContext;
-    const modules = await createModuleRuntime(ctx);
+    const modules = await createModuleRuntime(ctx, { registry: opts.moduleRegistry });
     const migrator = createMigrator(sequelize, () => [coreMigrations, ...modules.installedSources()]);
 
     const sessions = createSessionService({
@@ -103,6 +120,27 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       pendingTtlSec: config.pendingSessionTtl,
     });
     await sessions.subscribe();
+    const passwords = createPasswordHasher(config.bcryptRounds);
+    // Through ctx, so a runtime reloaded or replaced later is the one asked.
+    const users = createUserService({
+      users: repos.users,
+      sessions,
+      passwords,
+      hooks,
+      modules: { isInstalled: (id) => ctx.modules.isInstalled(id) },
+      clock: opts.clock,
+    });
+    const auth = createAuthService({
+      users: repos.users,
+      userService: users,
+      sessions,
+      passwords,
+      hooks,
+      backoff: loginBackoff,
+      config,
+    });
+    const flows = createAccountFlows({ config, logger, models, users: repos.users, userService: users, sessions, passwords, hooks, limiter, clock: opts.clock });
+    closers.unshift(() => flows.mailer.close());
 
     Object.assign(ctx, {
       instanceId: randomUUID(),
@@ -122,13 +160,25 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       modules,
       services: {
         sessions,
-        passwords: createPasswordHasher(config.bcryptRounds),
+        passwords,
+        users,
+        auth,
+        pictures: createPictureService({
+          users: repos.users,
+          dir: path.join(config.dataDirAbs, 'pictures'),
+          publicBaseUrl: config.publicBaseUrl,
+          invalidateUser: (id) => sessions.invalidateUser(id),
+          logger,
+        }),
+        ...flows,
       },
       async close() {
         for (const c of closers.splice(0)) await c().catch(() => undefined);
       },
     } satisfies AppContext);
     closers.unshift(() => modules.close());
+    // Installed modules' fields, hooks and routes from the start (nothing, before the first migration).
+    await modules.reload();
     return ctx;
   } catch (err) {
     for (const c of closers) await c().catch(() => undefined);

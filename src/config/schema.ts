@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -76,8 +77,23 @@ const trustProxy = z.preprocess(
     }
     return v;
   },
-  z.union([z.literal(false), z.number().int().min(1).max(10), z.array(z.string().min(1))]),
+  z.union([
+    z.literal(false),
+    z.number().int().min(1).max(10),
+    z.array(z.string().refine(isProxyAddress, { message: 'expected addresses or CIDRs (or loopback, linklocal, uniquelocal)' })),
+  ]),
 );
+
+/** What Express's `trust proxy` list accepts; checked here so a typo fails at startup, not in Express. */
+function isProxyAddress(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [ip, range, ...rest] = entry.split('/');
+  const family = isIP(ip);
+  if (!family || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d+$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIP(range) === 4;
+}
 
 /** A rate limit written as "attempts/window", e.g. "5/15m". */
 const rateLimit = z.string().transform((v, ctx) => {
@@ -161,6 +177,7 @@ export const CONFIG_KEYS = {
   // Rate limits ("attempts/window")
   RATE_LIMIT_DEFAULT: key('rateLimitDefault', 'limits', rateLimit, 'Default limit of routes without a class.', { default: '300/5m' }),
   RATE_LIMIT_LOGIN: key('rateLimitLogin', 'limits', rateLimit, 'Login.', { default: '5/15m' }),
+  RATE_LIMIT_LOGIN_ACCOUNT: key('rateLimitLoginAccount', 'limits', rateLimit.optional(), 'Login attempts on one account from all sources together. Default: 10 x the Login attempts over the Login window.'),
   RATE_LIMIT_REGISTRATION: key('rateLimitRegistration', 'limits', rateLimit, 'Registration.', { default: '3/1h' }),
   RATE_LIMIT_TOKEN_LOGIN: key('rateLimitTokenLogin', 'limits', rateLimit, 'Token login (also resend-verification, password-reset request).', { default: '10/10m' }),
   RATE_LIMIT_TOKEN_VALIDATE: key('rateLimitTokenValidate', 'limits', rateLimit, 'Token validation.', { default: '20/5m' }),

@@ -4,9 +4,12 @@ import { pinoHttp } from 'pino-http';
 import type { AppContext } from '../app-context.js';
 import { toHandlers, type RouteDef } from './define-route.js';
 import { coreRoutes } from './routes/index.js';
+import { servePictures } from './routes/picture.routes.js';
+import { PICTURES_URL_PATH } from '../services/picture-service.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { redactUrl, requestId } from './middleware/request-id.js';
 import { cors } from './middleware/cors.js';
+import { createRateLimitLayers } from './middleware/rate-limit-gate.js';
 
 /** Mounts one route definition on an express app or router. */
 export function mountRoute(target: express.Router, def: RouteDef<any, any, any>, app: AppContext): void {
@@ -39,15 +42,24 @@ export function createApp(app: AppContext): Express {
     }),
   );
   x.use(helmet());
+  // Preflights are counted before CORS answers them; everything else after CORS (a 429 stays
+  // readable cross-origin) and before body parsing (a flood is refused unread).
+  const limits = createRateLimitLayers(app, coreRoutes);
+  x.use(limits.preflight);
   x.use(cors(config.corsOrigins));
+  x.use(limits.gate);
   x.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
+
+  x.use(PICTURES_URL_PATH, servePictures(app.services.pictures.dir));
 
   const router = express.Router();
   for (const def of coreRoutes) mountRoute(router, def, app);
   x.use(router);
   x.use(app.modules.router);
 
+  x.use(limits.fallback);
   x.use(notFoundHandler);
+  x.use(limits.onError);
   x.use(errorHandler(logger));
   return x;
 }

@@ -8,6 +8,7 @@ import { safeEqual } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
 import { rateLimitFor, type RateLimitClass } from './middleware/rate-limit.js';
 import { zodDetails } from './middleware/errors.js';
+import { assertSameOrigin } from './middleware/csrf.js';
 
 export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
 
@@ -70,6 +71,7 @@ export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Reco
 }
 
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+const JSON_TYPES = ['application/json', 'application/*+json'];
 
 function checkBridge(req: Request, app: AppContext): boolean {
   const secret = app.config.bridgeSecret;
@@ -102,6 +104,10 @@ async function resolveAuth(req: Request, mode: AuthMode, app: AppContext): Promi
 export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): RequestHandler[] {
   const run: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
     const mode = typeof def.auth === 'function' ? def.auth(app.config) : def.auth;
+    // Only where a cookie session authenticates the call; a bridge secret cannot be forged cross-site.
+    if (mode !== 'public' && mode !== 'bridge' && mode !== 'bridge+session') {
+      assertSameOrigin(req, { tokenSource: readSessionToken(req).source, bridge: false }, app.config);
+    }
     const auth = await resolveAuth(req, mode, app);
     res.locals.auth = auth;
     if (def.middleware?.length) {
@@ -110,11 +116,12 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
         if (res.headersSent) return;
       }
     }
+    // A body must be JSON even where the route reads none: form and text posts (the cross-site kinds) are refused.
+    if (BODY_METHODS.has(def.method) && hasBody(req) && !req.is(JSON_TYPES) && !def.middleware?.length) {
+      throw new AppError(415, Codes.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
+    }
     let body: unknown = undefined;
     if (def.body) {
-      if (BODY_METHODS.has(def.method) && hasBody(req) && !req.is('application/json') && !def.middleware?.length) {
-        throw new AppError(415, Codes.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
-      }
       const parsed = def.body.safeParse(req.body ?? {});
       if (!parsed.success) throw badRequest(firstMessage(parsed.error), zodDetails(parsed.error));
       body = parsed.data;

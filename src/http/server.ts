@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../app-context.js';
 import { createApp } from './create-app.js';
+import { answerClientError } from './middleware/client-error.js';
 
 export interface RunningServer {
   server: http.Server;
@@ -17,6 +18,7 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {

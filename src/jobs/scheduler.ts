@@ -6,13 +6,18 @@ import type { JobDef } from './core-jobs.js';
 export interface Scheduler {
   /** Runs a job now under the same once-per-tick lock (used by tests and the CLI). */
   runNow(job: JobDef, tick?: Date): Promise<{ ran: boolean; detail?: string }>;
+  /** Replaces the tasks of a group (`modules`: jobs of installed modules, re-synced on every install). */
+  sync(group: string, jobs: JobDef[]): void;
+  /** Names of the scheduled jobs, per group. */
+  scheduled(): Record<string, string[]>;
   stop(): Promise<void>;
 }
 
 /** Starts node-cron tasks for the given jobs; each tick runs on one instance only. */
 export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
-  const tasks: ScheduledTask[] = [];
+  const groups = new Map<string, { tasks: ScheduledTask[]; names: string[] }>();
   let running = 0;
+  let stopped = false;
 
   async function runNow(job: JobDef, tick = new Date()) {
     const key = await claimRun(app, job.name, tick);
@@ -32,21 +37,31 @@ export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
     }
   }
 
-  for (const job of jobs) {
-    tasks.push(
+  function sync(group: string, list: JobDef[]): void {
+    if (stopped) return;
+    for (const t of groups.get(group)?.tasks ?? []) void t.stop();
+    const tasks = list.map((job) =>
       cron.schedule(job.schedule, (ctx) => {
         const tick = ctx?.triggeredAt ?? new Date();
         void runNow(job, tick);
       }, { name: job.name, noOverlap: true }),
     );
+    groups.set(group, { tasks, names: list.map((j) => j.name) });
   }
 
-  return {
+  sync('core', jobs);
+  const scheduler: Scheduler = {
     runNow,
+    sync,
+    scheduled: () => Object.fromEntries([...groups].map(([g, v]) => [g, v.names])),
     async stop() {
-      for (const t of tasks) await t.stop();
+      stopped = true;
+      for (const g of groups.values()) for (const t of g.tasks) await t.stop();
       const deadline = Date.now() + 10_000;
       while (running > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     },
   };
+  // Module jobs join (and leave) with installs, on every instance that runs a scheduler.
+  app.modules?.attachScheduler?.(scheduler);
+  return scheduler;
 }

@@ -1,6 +1,16 @@
 import type { RequestHandler } from 'express';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { MigrationSource } from '../data/migration-types.js';
+import type { JobDef } from '../jobs/core-jobs.js';
+import type { ModuleEraser, ModuleExporter, ModuleManifest } from './define-module.js';
+import type { InstalledModule } from './hub/state-store.js';
+import type { Problem } from './registry.js';
+import type { ModuleHub } from './hub/hub.js';
+
+/** Where module jobs go: the scheduler replaces a group's tasks on every sync. */
+export interface JobSink {
+  sync(group: string, jobs: JobDef[]): void;
+}
 
 /**
  * What the rest of Gatehouse asks of the module system. The hub (src/modules/hub) implements it
@@ -9,7 +19,9 @@ import type { MigrationSource } from '../data/migration-types.js';
 export interface ModuleRuntime {
   /** Migration sources of installed modules, in dependency order (core excluded). */
   installedSources(): MigrationSource[];
+  /** Installed (enabled or switched off). */
   isInstalled(id: string): boolean;
+  /** Installed and switched on. */
   isEnabled(id: string): boolean;
   /** User columns of installed modules. */
   userFields(): UserFieldDef[];
@@ -18,4 +30,27 @@ export interface ModuleRuntime {
   /** Re-reads module state (after an install on this or another instance). */
   reload(): Promise<void>;
   close(): Promise<void>;
+
+  /** Every module that can be installed, in dependency order. */
+  registry(): readonly ModuleManifest[];
+  manifest(id: string): ModuleManifest | undefined;
+  /** Problems that keep a registry module from being installed (conflicts, missing requirements). */
+  problems(id: string): Problem[];
+  installed(): InstalledModule[];
+  /** The module's settings: its config defaults with the stored overrides applied. */
+  config<T = Record<string, unknown>>(id: string): T;
+  /**
+   * Personal-data exporters and erasers of modules whose data exists: installed (switched off or not),
+   * or uninstalled with their data kept.
+   */
+  exporters(): { module: string; exporter: ModuleExporter }[];
+  erasers(): { module: string; eraser: ModuleEraser }[];
+  /** Jobs of installed, switched-on modules. */
+  jobs(): JobDef[];
+  /** The scheduler registers itself; module jobs follow installs from then on. */
+  attachScheduler(sink: JobSink): void;
+  /** Install, update, switch and uninstall: the same operations the CLI and the HTTP hub offer. */
+  hub: ModuleHub;
+  /** Replaces the registry (tests inject test-only modules) and reloads. */
+  setRegistry(manifests: readonly ModuleManifest[]): Promise<void>;
 }

@@ -1,8 +1,72 @@
 import type { RouteDef } from '../define-route.js';
 import * as health from './health.routes.js';
+import * as auth from './auth.routes.js';
+import * as sessions from './session.routes.js';
+import * as profile from './profile.routes.js';
+import * as adminUsers from './admin-users.routes.js';
+import * as picture from './picture.routes.js';
+import * as password from './password.routes.js';
+import * as verification from './verification.routes.js';
+import * as tokenLogin from './token-login.routes.js';
+import * as hub from './modules-hub.routes.js';
 
 /** The table of contents of the core API: one line per route. */
 export const coreRoutes: RouteDef<any, any, any>[] = [
   health.liveness, // GET /health
   health.readiness, // GET /ready
+  auth.login, // POST /auth/login
+  auth.logout, // POST /auth/logout
+  auth.registerPublic, // POST /auth/register/public
+  auth.registerByAdmin, // POST /auth/register
+  auth.me, // GET /auth/me
+  profile.userMe, // GET /auth/user/me
+  profile.updateUserMe, // PUT /auth/user/me
+  profile.updateProfileLegacy, // PUT /auth/profile
+  profile.updateProfileLegacyPost, // POST /auth/profile
+  sessions.validation, // GET /auth/validation
+  sessions.validationPost, // POST /auth/validation
+  sessions.refresh, // POST /auth/refresh
+  sessions.sessionCurrent, // GET /auth/session/current
+  sessions.bridgeValidate, // POST /auth/bridge/validate
+  sessions.invalidateMe, // POST /auth/invalidate/me
+  adminUsers.listUsers, // GET /auth/admin/users
+  adminUsers.getUser, // GET /auth/admin/users/:id
+  adminUsers.createUser, // POST /auth/admin/users
+  adminUsers.updateUser, // PUT /auth/admin/users/:id
+  adminUsers.deleteUser, // DELETE /auth/admin/users/:id
+  adminUsers.revokeSessionPost, // POST /auth/admin/users/:id/sessions/:sessionId/revoke
+  adminUsers.revokeSession, // DELETE /auth/admin/users/:id/sessions/:sessionId
+  adminUsers.revokeAllSessions, // DELETE /auth/admin/users/:id/sessions
+  adminUsers.listUsersAlias, // GET /auth/users
+  adminUsers.getUserAlias, // GET /auth/users/:id
+  adminUsers.createUserAlias, // POST /auth/users
+  adminUsers.updateUserAlias, // PUT /auth/users/:id
+  adminUsers.deleteUserAlias, // DELETE /auth/users/:id
+  picture.upload, // POST /auth/upload/picture
+  picture.remove, // DELETE /auth/upload/picture
+  password.requestReset, // POST /auth/password-reset/request
+  password.validateReset, // POST /auth/password-reset/validate
+  password.validateResetLegacy, // GET /auth/password-reset/validate/:token
+  password.completeReset, // POST /auth/password-reset/complete
+  password.completeResetLegacy, // POST /auth/password-reset/reset
+  password.changeOwnPassword, // POST /auth/password-change/self
+  password.changePasswordByAdmin, // POST /auth/password-change/admin
+  verification.resendVerification, // POST /auth/resend-verification
+  verification.verifyEmailLink, // GET /auth/token/verify
+  tokenLogin.requestTokenLogin, // POST /auth/token/login
+  tokenLogin.validateTokenLogin, // POST /auth/token/validate
+  tokenLogin.validateTokenLoginGet, // GET /auth/token/validate
+  hub.discover, // GET /api/v1/modules/install
+  hub.statusAll, // GET /api/v1/modules/install/status
+  hub.dryRunMany, // POST /api/v1/modules/install/dry-run
+  hub.runMany, // POST /api/v1/modules/install/run
+  hub.moduleStatus, // GET /api/v1/modules/install/:module_id/status
+  hub.moduleRegistry, // GET /api/v1/modules/install/:module_id/registry
+  hub.moduleDryRun, // POST /api/v1/modules/install/:module_id/dry-run
+  hub.moduleRun, // POST /api/v1/modules/install/:module_id/run
+  hub.updateDryRun, // POST /api/v1/modules/install/:module_id/update/dry-run
+  hub.update, // POST /api/v1/modules/install/:module_id/update
+  hub.enable, // POST /api/v1/modules/install/:module_id/enable
+  hub.disable, // POST /api/v1/modules/install/:module_id/disable
+  hub.uninstall, // POST /api/v1/modules/install/:module_id/uninstall
 ];

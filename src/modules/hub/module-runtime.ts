@@ -1,20 +1,172 @@
+import type express from 'express';
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../app-context.js';
-import type { ModuleRuntime } from '../runtime.js';
+import { CORE_USER_ATTRIBUTES, type UserFieldDef } from '../../data/models/user.model.js';
+import { coreJobs, type JobDef } from '../../jobs/core-jobs.js';
+import { registry as shippedRegistry } from '../../../modules/index.js';
+import type { ModuleManifest } from '../define-module.js';
+import { checkRegistry, type CheckedRegistry } from '../registry.js';
+import type { JobSink, ModuleRuntime } from '../runtime.js';
+import { buildModuleRouter } from './dynamic-router.js';
+import { createModuleHub } from './hub.js';
+import { createStateStore, type InstalledModule } from './state-store.js';
+
+export interface ModuleRuntimeOptions {
+  /** The modules that can be installed; default: the registry shipped in modules/. */
+  registry?: readonly ModuleManifest[];
+  /** How often module state is re-read from the database (installs by another process). */
+  pollMs?: number;
+}
+
+export const MODULES_CHANGED = 'modules:changed';
 
 /**
- * Module runtime over the module_state table. Until the registry of modules/ is wired in, no module
- * can be installed, so the runtime answers "nothing installed" and routes nothing.
+ * Module runtime over the registry and the module_state table. Every instance keeps an in-memory
+ * view (installed modules, their user fields, hooks, routes, jobs) and rebuilds it when the state
+ * changes: at once on `modules:changed` (bus), and at the latest after `pollMs` by comparing the
+ * revision row (a CLI install against an embedded server without Redis).
  */
-export async function createModuleRuntime(_ctx: AppContext): Promise<ModuleRuntime> {
-  const router: RequestHandler = (_req, _res, next) => next();
-  return {
-    installedSources: () => [],
-    isInstalled: () => false,
-    isEnabled: () => false,
-    userFields: () => [],
-    router,
-    async reload() {},
-    async close() {},
+export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOptions = {}): Promise<ModuleRuntime> {
+  const pollMs = opts.pollMs ?? 2000;
+  let manifests: readonly ModuleManifest[] = opts.registry ?? shippedRegistry;
+  let checked: CheckedRegistry | null = null;
+  let installed = new Map<string, InstalledModule>();
+  let configs = new Map<string, Record<string, unknown>>();
+  let withData = new Set<string>();
+  let revision: string | null = null;
+  let current: express.Router | null = null;
+  let sink: JobSink | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let subscribed = false;
+  let closed = false;
+  let chain: Promise<void> = Promise.resolve();
+  const store = createStateStore(() => ctx);
+
+  async function check(): Promise<CheckedRegistry> {
+    // Imported here: the route table imports the hub routes, which need this runtime's types only.
+    const { coreRoutes } = await import('../../http/routes/index.js');
+    return checkRegistry(manifests, {
+      routes: coreRoutes.map((r) => ({ method: r.method, path: r.path })),
+      userColumns: Object.keys(CORE_USER_ATTRIBUTES),
+      jobs: coreJobs.map((j) => j.name),
+    });
+  }
+
+  const ordered = () => checked?.ordered ?? [...manifests];
+  const installedManifests = () => ordered().filter((m) => installed.has(m.id));
+  const enabledManifests = () => installedManifests().filter((m) => installed.get(m.id)!.enabled);
+  // Personal data outlives an uninstall that keeps it: export and erasure still cover such modules.
+  const dataManifests = () => ordered().filter((m) => installed.has(m.id) || withData.has(m.id));
+
+  async function load(): Promise<void> {
+    checked ??= await check();
+    const rev = await store.readRevision();
+    const rows = await store.readStates();
+    const known = new Set(manifests.map((m) => m.id));
+    for (const r of rows) {
+      if (!known.has(r.id)) ctx.logger.warn({ module: r.id }, 'installed module is not in the registry; ignored');
+    }
+    installed = new Map(rows.filter((r) => known.has(r.id)).map((r) => [r.id, r]));
+    configs = await store.readConfigs([...installed.keys()]);
+    withData = await store.readSourcesWithData();
+    revision = rev;
+
+    ctx.repos.users.setExtraFields(runtime.userFields());
+    for (const m of manifests) ctx.hooks.removeOwner(m.id);
+    for (const m of enabledManifests()) {
+      for (const h of m.hooks) ctx.hooks.on(h.event, (payload) => h.handler(payload, ctx), m.id);
+    }
+    current = buildModuleRouter(
+      ctx,
+      installedManifests().map((m) => ({ manifest: m, enabled: installed.get(m.id)!.enabled })),
+    );
+    sink?.sync('modules', runtime.jobs());
+  }
+
+  /** Reloads run one at a time; a reload asked for during one runs after it. */
+  function reload(): Promise<void> {
+    const next = chain.then(load);
+    chain = next.catch(() => undefined);
+    return next.then(startWatching);
+  }
+
+  async function startWatching(): Promise<void> {
+    if (closed) return;
+    if (!subscribed) {
+      subscribed = true;
+      await ctx.bus.subscribe(MODULES_CHANGED, (msg) => {
+        if ((msg as { from?: string } | null)?.from === ctx.instanceId) return;
+        reload().catch((err) => ctx.logger.warn({ err: (err as Error).message }, 'module reload failed'));
+      });
+    }
+    if (!timer && pollMs > 0) {
+      let busy = false;
+      timer = setInterval(() => {
+        if (busy || closed) return;
+        busy = true;
+        store
+          .readRevision()
+          .then((rev) => (rev !== revision ? reload() : undefined))
+          .catch((err) => ctx.logger.debug({ err: (err as Error).message }, 'module revision check failed'))
+          .finally(() => (busy = false));
+      }, pollMs);
+      timer.unref();
+    }
+  }
+
+  const router: RequestHandler = (req, res, next) => {
+    if (current) return current(req, res, next);
+    // First request before any load (a server started without reload): load, then route.
+    reload().then(() => (current ? current(req, res, next) : next()), next);
   };
+
+  const runtime: ModuleRuntime = {
+    installedSources: () => installedManifests().map((m) => ({ id: m.id, migrations: m.migrations })),
+    isInstalled: (id) => installed.has(id),
+    isEnabled: (id) => installed.get(id)?.enabled === true,
+    userFields: (): UserFieldDef[] => installedManifests().flatMap((m) => m.userFields),
+    router,
+    reload,
+    async close() {
+      closed = true;
+      if (timer) clearInterval(timer);
+      timer = null;
+      await chain;
+    },
+    registry: () => ordered(),
+    manifest: (id) => manifests.find((m) => m.id === id),
+    problems: (id) => checked?.problems.get(id) ?? [],
+    installed: () => [...installed.values()],
+    config<T>(id: string): T {
+      const m = manifests.find((x) => x.id === id);
+      if (!m?.config) return {} as T;
+      const parsed = m.config.safeParse(configs.get(id) ?? {});
+      // A stored value that no longer fits the schema falls back to the defaults rather than failing requests.
+      return (parsed.success ? parsed.data : m.config.parse({})) as T;
+    },
+    exporters: () => dataManifests().flatMap((m) => m.exporters.map((exporter) => ({ module: m.id, exporter }))),
+    erasers: () => dataManifests().flatMap((m) => m.erasers.map((eraser) => ({ module: m.id, eraser }))),
+    jobs: (): JobDef[] => enabledManifests().flatMap((m) => m.jobs),
+    attachScheduler(s) {
+      sink = s;
+      s.sync('modules', runtime.jobs());
+    },
+    hub: null as unknown as ModuleRuntime['hub'],
+    async setRegistry(next) {
+      manifests = [...next];
+      checked = null;
+      await reload();
+    },
+  };
+  runtime.hub = createModuleHub({
+    app: () => ctx,
+    runtime,
+    store,
+    async changed() {
+      await reload();
+      await ctx.bus.publish(MODULES_CHANGED, { from: ctx.instanceId, revision });
+    },
+    settleMs: Math.max(pollMs, 0) + 500,
+  });
+  return runtime;
 }

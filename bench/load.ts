@@ -1,0 +1,75 @@
+import autocannon, { type Options, type Result } from 'autocannon';
+
+export interface Measurement {
+  name: string;
+  /** Successful (2xx) responses per second over the measured window. */
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Mean latency, ms. */
+  mean: number;
+  requests: number;
+  non2xx: number;
+  /** Responses per status code. */
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  connections: number;
+  durationSec: number;
+}
+
+export interface LoadSpec {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /**
+   * Bodies handed out round-robin across all connections, so concurrent requests carry different
+   * bodies (logins of different accounts: the per-account backoff holds a slot per attempt in flight).
+   */
+  bodies?: string[];
+  connections: number;
+}
+
+export interface LoadTiming {
+  warmupSec: number;
+  durationSec: number;
+}
+
+/** A warm-up run (discarded: fills caches, JIT, connection pools), then the measured run. */
+export async function measure(name: string, spec: LoadSpec, timing: LoadTiming): Promise<Measurement> {
+  const base: Options = {
+    url: spec.url,
+    method: spec.method ?? 'GET',
+    headers: spec.headers,
+    body: spec.body,
+    requests: spec.bodies ? [{ setupRequest: roundRobin(spec.bodies) }] : undefined,
+    connections: spec.connections,
+    pipelining: 1,
+    timeout: 30,
+  };
+  if (timing.warmupSec > 0) await autocannon({ ...base, duration: timing.warmupSec });
+  const r: Result = await autocannon({ ...base, duration: timing.durationSec, title: name });
+  const seconds = r.duration || timing.durationSec;
+  return {
+    name,
+    rps: round(r['2xx'] / seconds, 1),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    mean: round(r.latency.mean, 2),
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    statuses: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, v]) => [code, v.count])),
+    errors: r.errors,
+    timeouts: r.timeouts,
+    connections: spec.connections,
+    durationSec: round(seconds, 2),
+  };
+}
+
+function roundRobin(bodies: string[]) {
+  let next = 0;
+  return (req: Record<string, unknown>) => ({ ...req, body: bodies[next++ % bodies.length] });
+}
+
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;

@@ -1,0 +1,64 @@
+import type { Measurement } from './load.js';
+import { round } from './load.js';
+
+export interface Check {
+  name: string;
+  value: number;
+  /** Absent: reported for information, no target. */
+  target?: number;
+  pass?: boolean;
+  note?: string;
+}
+
+export interface Row {
+  key: string;
+  label: string;
+  workers: number;
+  m: Measurement;
+}
+
+const pad = (s: string, n: number, right = false) => (right ? s.padStart(n) : s.padEnd(n));
+
+/** The measurements as a fixed-width table; req/s is also given as a ratio to the hello route. */
+export function renderTable(rows: Row[], helloRps: number): string {
+  const head = ['measurement', 'workers', 'conns', 'req/s', 'p50 ms', 'p99 ms', '÷ hello', 'non-2xx', 'errors'];
+  const body = rows.map((r) => [
+    r.label,
+    String(r.workers),
+    String(r.m.connections),
+    r.m.rps.toFixed(1),
+    String(r.m.p50),
+    String(r.m.p99),
+    helloRps > 0 ? round(r.m.rps / helloRps, 3).toFixed(3) : '-',
+    String(r.m.non2xx),
+    String(r.m.errors + r.m.timeouts),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i], i > 0)).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+export function renderChecks(checks: Check[]): string {
+  const width = Math.max(...checks.map((c) => c.name.length));
+  return checks
+    .map((c) => {
+      const verdict = c.target === undefined ? 'INFO' : c.pass ? 'PASS' : 'FAIL';
+      const target = c.target === undefined ? '' : ` (target ≥ ${c.target})`;
+      return `${verdict.padEnd(4)}  ${c.name.padEnd(width)}  ${c.value.toFixed(3)}${target}${c.note ? `  ${c.note}` : ''}`;
+    })
+    .join('\n');
+}
+
+/** A ratio check; a run whose responses were not all 2xx fails whatever its speed. */
+export function ratioCheck(name: string, num: Measurement, den: Measurement, target?: number): Check {
+  const value = den.rps > 0 ? round(num.rps / den.rps, 3) : 0;
+  const clean = [num, den].every((m) => m.non2xx === 0 && m.errors === 0 && m.timeouts === 0);
+  if (target === undefined) return { name, value };
+  return {
+    name,
+    value,
+    target,
+    pass: clean && value >= target,
+    ...(clean ? {} : { note: 'responses were not all 2xx' }),
+  };
+}

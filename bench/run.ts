@@ -1,0 +1,243 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import bcrypt from 'bcrypt';
+import { provisionBackend, type BenchBackend } from './backend.js';
+import { measure, round, type LoadTiming, type Measurement } from './load.js';
+import { BENCH_BRIDGE_SECRET, BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
+import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
+import { ratioCheck, renderChecks, renderTable, type Check, type Row } from './report.js';
+
+/**
+ * `npm run bench`: hello baseline, session validation (GET /auth/validation, POST /auth/bridge/validate)
+ * and login on the real CLI server with one and two workers, PostgreSQL + Redis. See bench/README.md.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url)); // dist/bench/run.js → repository root
+const RESULTS = path.join(ROOT, 'bench', 'results', 'latest.json');
+
+const num = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : d);
+const TIMING: LoadTiming = { durationSec: num(process.env.BENCH_DURATION, 10), warmupSec: num(process.env.BENCH_WARMUP, 2) };
+const CONNECTIONS = num(process.env.BENCH_CONNECTIONS, 50);
+const LOGIN_CONNECTIONS = num(process.env.BENCH_LOGIN_CONNECTIONS, 8);
+const LOGIN_USERS = Math.max(16, 2 * LOGIN_CONNECTIONS);
+const TARGET_VS_HELLO = 0.7;
+const TARGET_TWO_WORKERS = 1.6;
+
+const out = (s = '') => process.stdout.write(`${s}\n`);
+const note = (s: string) => process.stderr.write(`· ${s}\n`);
+
+/** req/s, p50 and p99 of a measurement relative to the hello route (latency ratios: higher is slower). */
+const ratios = (m: Measurement, hello: Measurement) => ({
+  rps: hello.rps > 0 ? round(m.rps / hello.rps, 3) : null,
+  p50: hello.p50 > 0 ? round(m.p50 / hello.p50, 3) : null,
+  p99: hello.p99 > 0 ? round(m.p99 / hello.p99, 3) : null,
+});
+
+async function medianHashMs(rounds: number, samples = 5): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now();
+    await bcrypt.hash(BENCH_PASSWORD, rounds);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return round(times[Math.floor(times.length / 2)], 1);
+}
+
+async function startGatehouse(p: Prepared, workers: number): Promise<ChildServer> {
+  const port = await freePort();
+  const server = await startChild({
+    name: `gatehouse serve --workers ${workers}`,
+    args: [...p.cli, 'serve', '--workers', String(workers), '--data-dir', p.dataDir, '--port', String(port), '--host', '127.0.0.1'],
+    env: { ...p.env, PORT: String(port) },
+    port,
+    readyPath: '/health',
+    cwd: ROOT,
+  });
+  if (workers > 1) await new Promise((r) => setTimeout(r, 1500)); // let every worker finish booting
+  return server;
+}
+
+async function login(url: string, email: string): Promise<string> {
+  const r = await fetch(`${url}/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, password: BENCH_PASSWORD }),
+  });
+  const body = (await r.json().catch(() => ({}))) as { sessionId?: string; session_id?: string; error?: string };
+  const id = body.sessionId ?? body.session_id;
+  if (!r.ok || !id) throw new Error(`login failed: ${r.status} ${JSON.stringify(body)}`);
+  return id;
+}
+
+/** One request of each kind must succeed before it is worth measuring. */
+async function sanity(url: string, session: string): Promise<void> {
+  const v = await fetch(`${url}/auth/validation`, { headers: { 'X-Session-ID': session } });
+  if (v.status !== 200) throw new Error(`GET /auth/validation answered ${v.status}: ${await v.text()}`);
+  const b = await fetch(`${url}/auth/bridge/validate`, { method: 'POST', headers: bridgeHeaders(session), body: '{}' });
+  if (b.status !== 200) throw new Error(`POST /auth/bridge/validate answered ${b.status}: ${await b.text()}`);
+}
+
+const bridgeHeaders = (session: string) => ({
+  'Content-Type': 'application/json',
+  'X-Bridge-Secret': BENCH_BRIDGE_SECRET,
+  'X-Session-ID': session,
+});
+
+async function measureGatehouse(p: Prepared, workers: number, session: string | null) {
+  const server = await startGatehouse(p, workers);
+  try {
+    const sid = session ?? (await login(server.url, p.emails[0]));
+    await sanity(server.url, sid);
+    const suffix = `${workers}w`;
+    note(`GET /auth/validation, ${workers} worker(s)`);
+    const validation = await measure(`validation-${suffix}`, { url: `${server.url}/auth/validation`, headers: { 'X-Session-ID': sid }, connections: CONNECTIONS }, TIMING);
+    note(`POST /auth/bridge/validate, ${workers} worker(s)`);
+    const bridge = await measure(
+      `bridge-${suffix}`,
+      { url: `${server.url}/auth/bridge/validate`, method: 'POST', headers: bridgeHeaders(sid), body: '{}', connections: CONNECTIONS },
+      TIMING,
+    );
+    note(`POST /auth/login, ${workers} worker(s)`);
+    const loginM = await measure(
+      `login-${suffix}`,
+      {
+        url: `${server.url}/auth/login`,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        bodies: p.emails.map((email) => JSON.stringify({ email, password: BENCH_PASSWORD })),
+        connections: LOGIN_CONNECTIONS,
+      },
+      TIMING,
+    );
+    return { session: sid, validation, bridge, login: loginM };
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n--- server output ---\n${server.output()}`);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function measureHello(workers: number): Promise<Measurement> {
+  const port = await freePort();
+  const server = await startChild({
+    name: `hello (${workers} worker(s))`,
+    args: [path.join(ROOT, 'dist', 'bench', 'hello-server.js')],
+    env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', HELLO_WORKERS: String(workers) },
+    port,
+    readyPath: '/health',
+  });
+  try {
+    if (workers > 1) await new Promise((r) => setTimeout(r, 1500));
+    note(`GET /hello, ${workers} worker(s)`);
+    return await measure(`hello-${workers}w`, { url: `${server.url}/hello`, connections: CONNECTIONS }, TIMING);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const cores = os.availableParallelism();
+  const loadBefore = os.loadavg().map((l) => round(l, 2));
+  let backend: BenchBackend | null = null;
+  let prepared: Prepared | null = null;
+  const cleanup = async () => {
+    await stopAll();
+    if (prepared) rmSync(prepared.dataDir, { recursive: true, force: true });
+    await backend?.release().catch((err) => note(`cleanup failed: ${(err as Error).message}`));
+    backend = null;
+  };
+  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+  try {
+    backend = await provisionBackend(process.env);
+    note(`database ${backend.created ? '(fresh) ' : ''}ready; redis prefix ${backend.redisPrefix}`);
+    prepared = await prepare(ROOT, backend, LOGIN_USERS);
+    note(prepared.initNote ?? 'data dir initialised with gatehouse init');
+
+    const hashMs = await medianHashMs(prepared.bcryptRounds);
+    const ceiling = round(cores / (hashMs / 1000), 1);
+    note(`bcrypt cost ${prepared.bcryptRounds}: ${hashMs} ms per hash → login ceiling ${ceiling} req/s on ${cores} cores`);
+
+    const hello = await measureHello(1);
+    const hello2 = await measureHello(2);
+    const one = await measureGatehouse(prepared, 1, null);
+    const two = await measureGatehouse(prepared, 2, one.session);
+
+    const rows: Row[] = [
+      { key: 'hello-1w', label: 'GET /hello (bare express)', workers: 1, m: hello },
+      { key: 'hello-2w', label: 'GET /hello (bare express)', workers: 2, m: hello2 },
+      { key: 'validation-1w', label: 'GET /auth/validation', workers: 1, m: one.validation },
+      { key: 'validation-2w', label: 'GET /auth/validation', workers: 2, m: two.validation },
+      { key: 'bridge-1w', label: 'POST /auth/bridge/validate', workers: 1, m: one.bridge },
+      { key: 'bridge-2w', label: 'POST /auth/bridge/validate', workers: 2, m: two.bridge },
+      { key: 'login-1w', label: 'POST /auth/login', workers: 1, m: one.login },
+      { key: 'login-2w', label: 'POST /auth/login', workers: 2, m: two.login },
+    ];
+    const checks: Check[] = [
+      ratioCheck('GET /auth/validation, 1 worker ÷ hello', one.validation, hello, TARGET_VS_HELLO),
+      ratioCheck('POST /auth/bridge/validate, 1 worker ÷ hello', one.bridge, hello, TARGET_VS_HELLO),
+      ratioCheck('GET /auth/validation, 2 workers ÷ 1 worker', two.validation, one.validation, TARGET_TWO_WORKERS),
+      ratioCheck('POST /auth/bridge/validate, 2 workers ÷ 1 worker', two.bridge, one.bridge, TARGET_TWO_WORKERS),
+      ratioCheck('hello, 2 workers ÷ 1 worker (what this box allows)', hello2, hello),
+      { name: 'POST /auth/login, 1 worker ÷ bcrypt ceiling', value: round(one.login.rps / ceiling, 3) },
+      { name: 'POST /auth/login, 2 workers ÷ bcrypt ceiling', value: round(two.login.rps / ceiling, 3) },
+    ];
+    const pass = checks.every((c) => c.target === undefined || c.pass);
+
+    out();
+    out(renderTable(rows, hello.rps));
+    out();
+    out(`bcrypt cost ${prepared.bcryptRounds}: ${hashMs} ms per hash; ceiling ${ceiling} logins/s (${cores} cores ÷ hash time)`);
+    out();
+    out(renderChecks(checks));
+    out();
+    out(`${pass ? 'PASS' : 'FAIL'}: ${checks.filter((c) => c.pass === false).length} of ${checks.filter((c) => c.target !== undefined).length} targets missed`);
+
+    const result = {
+      date: new Date().toISOString(),
+      runSeconds: round((Date.now() - started) / 1000, 1),
+      machine: {
+        cores,
+        cpu: os.cpus()[0]?.model ?? 'unknown',
+        memoryGb: round(os.totalmem() / 2 ** 30, 1),
+        node: process.version,
+        platform: `${os.platform()} ${os.release()}`,
+        loadavgBefore: loadBefore,
+        loadGeneratorOnSameMachine: true,
+      },
+      setup: {
+        durationSec: TIMING.durationSec,
+        warmupSec: TIMING.warmupSec,
+        connections: CONNECTIONS,
+        loginConnections: LOGIN_CONNECTIONS,
+        loginUsers: LOGIN_USERS,
+        database: backend.created ? 'postgres (fresh database, dropped after the run)' : 'postgres (BENCH_DATABASE_URL)',
+        redis: 'redis (own key prefix, removed after the run)',
+        initVia: prepared.initVia,
+        initNote: prepared.initNote,
+        env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+      },
+      bcrypt: { rounds: prepared.bcryptRounds, hashMs, cores, ceilingRps: ceiling },
+      measurements: Object.fromEntries(rows.map((r) => [r.key, { route: r.label, workers: r.workers, ...r.m, vsHello: ratios(r.m, hello) }])),
+      checks,
+      pass,
+    };
+    mkdirSync(path.dirname(RESULTS), { recursive: true });
+    writeFileSync(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
+    note(`results written to ${path.relative(ROOT, RESULTS)} (${result.runSeconds} s)`);
+    return pass ? 0 : 1;
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,13 @@
+import { defineRoute } from '../../src/http/define-route.js';
+import { listCountries } from './service.js';
+
+/** GET /api/v1/business/countries: the country codes biz_country accepts, for forms. */
+export const countries = defineRoute({
+  method: 'get',
+  path: '/api/v1/business/countries',
+  auth: 'public',
+  module: 'ext-business',
+  handler: () => ({ success: true, data: { countries: listCountries() } }),
+});
+
+export const routes = [countries];

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { defineModule } from '../../src/modules/define-module.js';
+import { createOnboardingProfiles } from './migrations/20261121-1100-create-onboarding-profiles.js';
+import { routes } from './routes.js';
+import { DEFAULT_STEPS, ensureProfile, eraseOnboarding, exportOnboarding } from './service.js';
+
+const config = z.object({
+  steps: z
+    .array(z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'a step is a lower-case name'))
+    .min(1)
+    .max(20)
+    .refine((s) => new Set(s).size === s.length, 'steps must be unique')
+    .default(DEFAULT_STEPS),
+});
+
+/** First-run onboarding: steps, completion, write-only acquisition data, business fields. */
+export default defineModule({
+  id: 'onboarding',
+  version: '1.0.0',
+  description: 'First-run onboarding: steps, completion with write-only acquisition data and team size, business fields',
+  requires: [],
+  config,
+  migrations: [createOnboardingProfiles],
+  routes,
+  hooks: [
+    {
+      event: 'auth.registered',
+      async handler(payload, app) {
+        const user = payload.user as { id?: string } | undefined;
+        if (!user?.id) return;
+        // Registration must not fail because of onboarding bookkeeping.
+        await ensureProfile(app, user.id).catch((err) => app.logger.warn({ err: (err as Error).message }, 'onboarding profile not created'));
+      },
+    },
+  ],
+  jobs: [],
+  emails: [],
+  userFields: [],
+  commands: [],
+  tables: ['onboarding_profiles'],
+  exporters: [{ name: 'onboarding', run: exportOnboarding }],
+  erasers: [{ name: 'onboarding', run: eraseOnboarding }],
+});

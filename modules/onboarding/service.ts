@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import type { Model } from 'sequelize';
+import type { AppContext } from '../../src/app-context.js';
+import type { UserRecord } from '../../src/data/repositories/user-repository.js';
+import { AppError, badRequest } from '../../src/errors/app-error.js';
+import { toPublicUser, type PublicUser } from '../../src/services/user-view.js';
+import { splitInput, type SplitInput } from './input.js';
+import { onboardingModel, WRITE_ONLY_COLUMNS } from './model.js';
+
+export const MODULE_ID = 'onboarding';
+export const DEFAULT_STEPS = ['profile', 'business', 'preferences', 'done'];
+const STEP_DATA_MAX_BYTES = 8192;
+
+export interface OnboardingConfig {
+  steps: string[];
+}
+
+/** The state clients see: never a write-only column. */
+export interface OnboardingState {
+  id: string | null;
+  user_id: string;
+  status: 'not_started' | 'in_progress' | 'completed';
+  step: string | null;
+  completed: boolean;
+  data: Record<string, unknown>;
+  steps: string[];
+  completed_steps: string[];
+  skipped_steps: string[];
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+/** The configured steps; the business step only while ext-business is installed (it has nothing to ask otherwise). */
+export function stepsFor(app: AppContext): string[] {
+  const { steps } = app.modules.config<OnboardingConfig>(MODULE_ID);
+  const list = steps?.length ? steps : DEFAULT_STEPS;
+  return app.modules.isInstalled('ext-business') ? list : list.filter((s) => s !== 'business');
+}
+
+const businessFields = (app: AppContext) =>
+  app.modules.isInstalled('ext-business') ? app.repos.users.extraFields().filter((f) => f.module === 'ext-business') : null;
+
+const arr = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? arr(safe(v)) : []);
+const obj = (v: unknown): Record<string, unknown> =>
+  typeof v === 'string' ? obj(safe(v)) : v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+function safe(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return null;
+  }
+}
+const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+
+function toState(row: Model | null, userId: string, steps: string[]): OnboardingState {
+  const v = (row?.get({ plain: true }) ?? {}) as Record<string, unknown>;
+  const status = (v.status as OnboardingState['status']) ?? 'not_started';
+  return {
+    id: (v.id as string) ?? null,
+    user_id: userId,
+    status,
+    step: status === 'completed' ? null : ((v.step as string) ?? steps[0] ?? null),
+    completed: status === 'completed',
+    data: obj(v.data),
+    steps,
+    completed_steps: arr(v.completed_steps),
+    skipped_steps: arr(v.skipped_steps),
+    started_at: iso(v.started_at),
+    completed_at: iso(v.completed_at),
+  };
+}
+
+async function loadRow(app: AppContext, userId: string): Promise<Model> {
+  const M = onboardingModel(app.sequelize);
+  const existing = await M.findOne({ where: { user_id: userId } });
+  if (existing) return existing;
+  const now = new Date();
+  try {
+    return await M.create({ id: randomUUID(), user_id: userId, status: 'not_started', created_at: now, updated_at: now });
+  } catch {
+    // Two first requests at once: the other one created it.
+    return (await M.findOne({ where: { user_id: userId } }))!;
+  }
+}
+
+export async function getState(app: AppContext, userId: string): Promise<OnboardingState> {
+  const row = await onboardingModel(app.sequelize).findOne({ where: { user_id: userId } });
+  return toState(row, userId, stepsFor(app));
+}
+
+/** A profile for a user who just registered (hook), so the state exists from the start. */
+export async function ensureProfile(app: AppContext, userId: string): Promise<void> {
+  await loadRow(app, userId);
+}
+
+export async function start(app: AppContext, userId: string): Promise<OnboardingState> {
+  const steps = stepsFor(app);
+  const row = await loadRow(app, userId);
+  if (row.get('status') !== 'completed') {
+    const now = new Date();
+    await row.update({ status: 'in_progress', step: nextStep(steps, row), started_at: row.get('started_at') ?? now, updated_at: now });
+  }
+  return toState(row, userId, steps);
+}
+
+function nextStep(steps: string[], row: Model, extraDone: string[] = []): string | null {
+  const done = new Set([...arr(row.get('completed_steps')), ...arr(row.get('skipped_steps')), ...extraDone]);
+  return steps.find((s) => !done.has(s)) ?? null;
+}
+
+function assertStep(steps: string[], step: string): void {
+  if (!steps.includes(step)) {
+    throw new AppError(404, 'ONBOARDING_STEP_NOT_FOUND', `Unknown onboarding step ${step}; the steps are ${steps.join(', ')}`);
+  }
+}
+
+/** Completes (or skips) a step; the last step completes the onboarding. */
+export async function finishStep(
+  app: AppContext,
+  user: UserRecord,
+  step: string,
+  how: 'complete' | 'skip',
+  data?: unknown,
+): Promise<OnboardingState> {
+  const steps = stepsFor(app);
+  assertStep(steps, step);
+  const split = how === 'complete' && data !== undefined ? splitInput(data, businessFields(app), 'keep') : null;
+  if (split && Buffer.byteLength(JSON.stringify(split.rest), 'utf8') > STEP_DATA_MAX_BYTES) {
+    throw badRequest(`data: must be at most ${STEP_DATA_MAX_BYTES} bytes as JSON`);
+  }
+  const row = await loadRow(app, user.id);
+  const completedSteps = arr(row.get('completed_steps')).filter((s) => s !== step);
+  const skippedSteps = arr(row.get('skipped_steps')).filter((s) => s !== step);
+  (how === 'complete' ? completedSteps : skippedSteps).push(step);
+  const stored = obj(row.get('data'));
+  if (split && Object.keys(split.rest).length) stored[step] = split.rest;
+  const now = new Date();
+  const next = steps.find((s) => !completedSteps.includes(s) && !skippedSteps.includes(s)) ?? null;
+  await row.update({
+    completed_steps: completedSteps,
+    skipped_steps: skippedSteps,
+    data: stored,
+    step: next,
+    status: row.get('status') === 'completed' ? 'completed' : next ? 'in_progress' : 'completed',
+    started_at: row.get('started_at') ?? now,
+    ...(next || row.get('status') === 'completed' ? {} : { completed_at: now }),
+    ...(split ? writeOnlyValues(row, split) : {}),
+    updated_at: now,
+  });
+  if (split && Object.keys(split.business).length) await updateUser(app, user, split.business);
+  if (!next) await updateUser(app, user, { first_time: false });
+  return toState(row, user.id, steps);
+}
+
+function writeOnlyValues(row: Model, split: SplitInput): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...split.writeOnly };
+  if (Object.keys(split.extra).length) out.acquisition_extra = { ...obj(row.get('acquisition_extra')), ...split.extra };
+  return out;
+}
+
+async function updateUser(app: AppContext, user: UserRecord, values: Record<string, unknown>): Promise<UserRecord> {
+  const updated = (await app.repos.users.update(user.id, values)) ?? user;
+  await app.services.sessions.invalidateUser(user.id);
+  await app.hooks.run('user.updated', { user: updated });
+  return updated;
+}
+
+/**
+ * First-run completion: stores the write-only acquisition data and team size, the business fields
+ * (ext-business installed), marks the onboarding completed and first_time false.
+ */
+export async function complete(app: AppContext, user: UserRecord, body: unknown): Promise<{ user: PublicUser; state: OnboardingState }> {
+  const split = splitInput(body, businessFields(app), 'reject');
+  const steps = stepsFor(app);
+  const row = await loadRow(app, user.id);
+  const now = new Date();
+  await row.update({
+    status: 'completed',
+    step: null,
+    started_at: row.get('started_at') ?? now,
+    completed_at: row.get('completed_at') ?? now,
+    ...writeOnlyValues(row, split),
+    updated_at: now,
+  });
+  const updated = await updateUser(app, user, { ...split.business, first_time: false });
+  return { user: toPublicUser(updated, app.repos.users.extraFields()), state: toState(row, user.id, steps) };
+}
+
+/** Export: the state, and which write-only fields are stored (their values are never returned). */
+export async function exportOnboarding({ app, userId }: { app: AppContext; userId: string }) {
+  const row = await onboardingModel(app.sequelize).findOne({ where: { user_id: userId } });
+  if (!row) return null;
+  const stored = WRITE_ONLY_COLUMNS.filter((c) => {
+    const v = row.get(c);
+    return v !== null && v !== undefined && !(c === 'acquisition_extra' && !Object.keys(obj(v)).length);
+  });
+  return {
+    state: toState(row, userId, stepsFor(app)),
+    write_only_fields_stored: stored,
+    note: 'Acquisition data and team size are write-only: stored, never returned by any read. Erasure deletes them.',
+  };
+}
+
+export async function eraseOnboarding({ app, userId, transaction }: { app: AppContext; userId: string; transaction: import('sequelize').Transaction }) {
+  await onboardingModel(app.sequelize).destroy({ where: { user_id: userId }, transaction });
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { defineModule } from '../../src/modules/define-module.js';
+import { addPrivacyColumns } from './migrations/20261121-1200-add-privacy-columns.js';
+import { createConsentEvents } from './migrations/20261121-1201-create-consent-events.js';
+import { commands } from './commands.js';
+import { routes } from './routes.js';
+import { DEFAULT_REGIONS, erasePrivacy, exportPrivacy } from './service.js';
+
+const field = (name: string, type: 'string' | 'boolean' | 'date', description: string, length?: number) => ({
+  name,
+  type,
+  description,
+  ...(length ? { length } : {}),
+});
+
+/** GDPR/CCPA consent and privacy region on users, consent history, personal-data export and erasure. */
+export default defineModule({
+  id: 'privacy',
+  version: '1.0.0',
+  description: 'GDPR/CCPA consent and privacy_region, consent history, personal-data export and erasure',
+  requires: [],
+  config: z.object({
+    allowed_regions: z
+      .array(z.string().regex(/^[A-Z]{2,8}(-[A-Z0-9]{1,8})?$/, 'a region is an upper-case code such as EU or US-CA'))
+      .min(1)
+      .default(DEFAULT_REGIONS),
+  }),
+  migrations: [addPrivacyColumns, createConsentEvents],
+  routes,
+  hooks: [],
+  jobs: [],
+  emails: [],
+  // No `schema`: these are written only through /auth/user/me/privacy, never by the profile update.
+  userFields: [
+    field('gdpr_consent', 'boolean', 'GDPR consent given'),
+    field('gdpr_consent_at', 'date', 'When consent was given or withdrawn'),
+    field('gdpr_consent_version', 'string', 'Version of the terms consented to', 32),
+    field('ccpa_applies', 'boolean', 'CCPA applies to the user'),
+    field('ccpa_opt_out', 'boolean', 'Opted out of the sale of personal information'),
+    field('ccpa_opt_out_at', 'date', 'When the opt-out changed'),
+    field('privacy_region', 'string', 'Privacy region (EU, EEA, UK, US-CA, US, OTHER)', 16),
+  ],
+  commands,
+  tables: ['privacy_consent_events'],
+  exporters: [{ name: 'privacy', run: exportPrivacy }],
+  erasers: [{ name: 'privacy', run: erasePrivacy }],
+});

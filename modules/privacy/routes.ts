@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import { defineRoute } from '../../src/http/define-route.js';
+import { clearSessionCookie } from '../../src/http/cookies.js';
+import { AppError, forbidden, notFound } from '../../src/errors/app-error.js';
+import type { UserRecord } from '../../src/data/repositories/user-repository.js';
+import type { AppContext } from '../../src/app-context.js';
+import { assertCanErase, eraseAll, exportAll, history, privacyUpdateSchema, readPrivacy, regionsOf, updatePrivacy } from './service.js';
+
+const MODULE = 'privacy';
+const ADMINS = { roles: ['admin', 'superadmin'] as const };
+const userParams = z.object({ user_id: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a user id') });
+const page = z.object({
+  page: z.coerce.number().int().min(1).max(100_000).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+const confirm = z.literal(true, 'confirm must be true');
+
+async function liveUser(app: AppContext, id: string): Promise<UserRecord> {
+  const user = await app.repos.users.findById(id);
+  if (!user) throw notFound('User not found');
+  return user;
+}
+
+export const read = defineRoute({
+  method: 'get',
+  path: '/auth/user/me/privacy',
+  auth: 'session',
+  module: MODULE,
+  handler: async ({ app, auth }) => ({ success: true, data: { ...(await readPrivacy(app, auth.user!.id)), allowed_regions: regionsOf(app) } }),
+});
+
+export const update = defineRoute({
+  method: 'put',
+  path: '/auth/user/me/privacy',
+  auth: 'session',
+  module: MODULE,
+  body: privacyUpdateSchema,
+  async handler({ app, auth, body }) {
+    const state = await updatePrivacy(app, auth.user!.id, body, { actor: 'self', actorId: auth.user!.id });
+    return { success: true, message: 'Privacy settings updated', data: state };
+  },
+});
+
+export const consentHistory = defineRoute({
+  method: 'get',
+  path: '/auth/user/me/privacy/history',
+  auth: 'session',
+  module: MODULE,
+  query: page,
+  async handler({ app, auth, query }) {
+    const { events, total } = await history(app, auth.user!.id, query.page, query.limit);
+    return { success: true, data: { events, pagination: { page: query.page, limit: query.limit, total, pages: Math.ceil(total / query.limit) } } };
+  },
+});
+
+export const exportMine = defineRoute({
+  method: 'get',
+  path: '/auth/user/me/privacy/export',
+  auth: 'session',
+  module: MODULE,
+  async handler({ app, auth, res }) {
+    const data = await exportAll(app, auth.user!.id, { actor: 'self', actorId: auth.user!.id });
+    res.setHeader('Content-Disposition', `attachment; filename="gatehouse-export-${auth.user!.id}.json"`);
+    res.setHeader('Cache-Control', 'no-store');
+    return { success: true, data };
+  },
+});
+
+export const deleteMine = defineRoute({
+  method: 'post',
+  path: '/auth/user/me/privacy/delete',
+  auth: 'session',
+  module: MODULE,
+  // A password is checked here: the login limit keeps guessing slow.
+  rateLimit: 'login',
+  body: z.strictObject({ confirm, password: z.string().max(1024).optional() }),
+  async handler({ app, auth, body, res }) {
+    const user = await liveUser(app, auth.user!.id);
+    await assertCanErase(app, user, body.password);
+    const result = await eraseAll(app, user, { actor: 'self', actorId: user.id });
+    clearSessionCookie(res, app.config);
+    return { success: true, message: 'Account and personal data deleted', data: result };
+  },
+});
+
+/** An admin may act on users below superadmin; a superadmin on anyone. */
+function assertMayActOn(actor: UserRecord, target: UserRecord): void {
+  if (target.user_type === 'superadmin' && actor.user_type !== 'superadmin') throw forbidden('Only a superadmin may do this for a superadmin');
+}
+
+export const adminExport = defineRoute({
+  method: 'get',
+  path: '/auth/admin/users/:user_id/privacy/export',
+  auth: ADMINS,
+  module: MODULE,
+  rateLimit: 'admin',
+  params: userParams,
+  async handler({ app, auth, params, res }) {
+    const target = await liveUser(app, params.user_id);
+    assertMayActOn(auth.user!, target);
+    const data = await exportAll(app, target.id, { actor: 'admin', actorId: auth.user!.id });
+    res.setHeader('Cache-Control', 'no-store');
+    return { success: true, data };
+  },
+});
+
+export const adminDelete = defineRoute({
+  method: 'post',
+  path: '/auth/admin/users/:user_id/privacy/delete',
+  auth: ADMINS,
+  module: MODULE,
+  rateLimit: 'admin',
+  params: userParams,
+  body: z.strictObject({ confirm }),
+  async handler({ app, auth, params }) {
+    const target = await liveUser(app, params.user_id);
+    assertMayActOn(auth.user!, target);
+    if (target.id === auth.user!.id) throw new AppError(400, 'VALIDATION_ERROR', 'Use POST /auth/user/me/privacy/delete to delete your own account');
+    const result = await eraseAll(app, target, { actor: 'admin', actorId: auth.user!.id });
+    return { success: true, message: 'Account and personal data deleted', data: result };
+  },
+});
+
+export const routes = [read, update, consentHistory, exportMine, deleteMine, adminExport, adminDelete];

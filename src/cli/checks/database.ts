@@ -1,0 +1,29 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fail, ok, oneLine, safeUrl, type Check } from './check.js';
+
+export const databaseCheck: Check = {
+  id: 'database',
+  title: 'Database reachable',
+  category: 'storage',
+  preflight: ['init', 'serve'],
+  async run(ctx) {
+    const config = ctx.requireConfig();
+    const { createSequelize, SQLITE_FILE } = await import('../../data/sequelize.js');
+    const pg = Boolean(config.databaseUrl && !config.databaseUrl.startsWith('sqlite:'));
+    const file = config.databaseUrl?.replace(/^sqlite:(\/\/)?/, '') ?? path.join(config.dataDirAbs, SQLITE_FILE);
+    const where = pg ? `PostgreSQL at ${safeUrl(config.databaseUrl!)}` : `SQLite at ${file}`;
+    // Opening SQLite would create the directory; a check must not.
+    if (!pg && !existsSync(path.dirname(file))) return fail(`${where}: ${path.dirname(file)} does not exist`, 'run gatehouse init');
+    const sequelize = createSequelize(config);
+    try {
+      await sequelize.authenticate();
+      return ok(where);
+    } catch (err) {
+      const reason = oneLine((err as Error).message);
+      return fail(`${where}: ${reason}`, pg ? 'check DATABASE_URL and that PostgreSQL is running' : 'check that the data dir is writable');
+    } finally {
+      await sequelize.close().catch(() => undefined);
+    }
+  },
+};

@@ -1,0 +1,25 @@
+import type { CommandRegistrar } from '../context.js';
+import { registerDoctor } from './doctor.js';
+import { registerInit } from './init.js';
+import { registerMail } from './mail.js';
+import { registerMigrate } from './migrate.js';
+import { registerModuleCommands } from './module.js';
+import { registerServe } from './serve.js';
+import { registerSessions } from './sessions.js';
+import { registerUser } from './user.js';
+
+/**
+ * Every top-level command, one line each, in the order `gatehouse --help` lists them. A registrar
+ * adds its command with `program.command(...)`; command modules import heavy code lazily in their
+ * action so --help and --version stay fast.
+ */
+export const commands: CommandRegistrar[] = [
+  registerInit,
+  registerServe,
+  registerMigrate,
+  registerUser,
+  registerDoctor,
+  registerSessions,
+  registerMail,
+  registerModuleCommands,
+];

@@ -1,0 +1,19 @@
+import type { CommandRegistrar } from '../context.js';
+import { cliLogger, commandUi, loadCliConfig, withApp } from '../context.js';
+import { registerMailCommands } from './mail-test.js';
+
+/** `gatehouse mail test --to ADDRESS`, implemented beside the mailer (mail-test.ts). */
+export const registerMail: CommandRegistrar = (program, rt) => {
+  registerMailCommands(program, {
+    withApp(fn) {
+      // Global options live on the program; the mail command has no config flags of its own.
+      const ui = commandUi(rt, program);
+      const config = loadCliConfig(program);
+      return withApp(config, cliLogger(config, ui), fn);
+    },
+    print(human, json, opts) {
+      if (opts.json) rt.streams.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+      else rt.streams.stdout.write(`${human}\n`);
+    },
+  });
+};

@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import type { AppContext } from '../app-context.js';
+import { loadConfig } from '../config/load-config.js';
+import type { Config, ConfigKey } from '../config/schema.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { Ui, type CliStreams } from './ui.js';
+
+/** Options every command accepts (declared once on the program). */
+export interface GlobalOptions {
+  dataDir?: string;
+  verbose?: boolean;
+}
+
+/** What commands share with run.ts. */
+export interface CliRuntime {
+  streams: CliStreams;
+  /** Set by a command that finished but must exit non-zero (doctor with a failed check). */
+  exitCode: number;
+}
+
+/** Adds one top-level command (and its subcommands) to the program. */
+export type CommandRegistrar = (program: Command, rt: CliRuntime) => void;
+
+export type ConfigFlags = Partial<Record<ConfigKey, unknown>>;
+
+/** The Ui for a command, from its own and the global options (--json, --yes, --no-prompt, --verbose). */
+export function commandUi(rt: CliRuntime, cmd: Command): Ui {
+  const o = cmd.optsWithGlobals<{ json?: boolean; yes?: boolean; prompt?: boolean; verbose?: boolean }>();
+  return new Ui(rt.streams, o);
+}
+
+export function globalOptions(cmd: Command): GlobalOptions {
+  return cmd.optsWithGlobals<GlobalOptions>();
+}
+
+/**
+ * Loads the configuration with `--data-dir` and the command's flags as the top layer. A ConfigError
+ * propagates to run.ts, which prints every wrong key and exits 1 before anything is opened.
+ */
+export function loadCliConfig(cmd: Command, flags: ConfigFlags = {}, opts: { skipFile?: boolean } = {}): Config {
+  return loadConfig({ flags: { GATEHOUSE_DATA_DIR: globalOptions(cmd).dataDir, ...flags }, skipFile: opts.skipFile });
+}
+
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/**
+ * Logs of one-shot commands go to stderr and stay quiet (warnings and worse) unless --verbose, so
+ * they never mix with results on stdout.
+ */
+export function cliLogger(config: Config, ui: Ui): Logger {
+  const level = ui.verbose || LEVELS.indexOf(config.logLevel) > LEVELS.indexOf('warn') ? config.logLevel : 'warn';
+  return createLogger(level, ui.streams.stderr);
+}
+
+/** Opens the app context (database, Redis, modules); imported lazily so --help stays fast. */
+export async function openApp(config: Config, logger: Logger): Promise<AppContext> {
+  const { createAppContext } = await import('../app-context.js');
+  return createAppContext(config, { logger });
+}
+
+/** Runs `fn` with an app context, closing it afterwards whatever happens. */
+export async function withApp<T>(config: Config, logger: Logger, fn: (app: AppContext) => Promise<T>): Promise<T> {
+  const app = await openApp(config, logger);
+  try {
+    return await fn(app);
+  } finally {
+    await app.close();
+  }
+}

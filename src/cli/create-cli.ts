@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { findPackageRoot } from '../mail/package-root.js';
+import { commands } from './commands/index.js';
+import type { CliRuntime } from './context.js';
+import { reportError } from './report-error.js';
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(path.join(findPackageRoot(import.meta.url), 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** The program with every command registered; errors are thrown (exitOverride), never exit. */
+export function createCli(rt: CliRuntime): Command {
+  const program = new Command('gatehouse')
+    .description('Gatehouse: self-hosted authentication and user management')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .option('--data-dir <dir>', 'data directory: config.json, SQLite file, outbox (env GATEHOUSE_DATA_DIR; default ./data)')
+    .option('--verbose', 'debug logs, and the stack trace of an error')
+    .helpOption('-h, --help', 'show help for the command')
+    .configureHelp({ showGlobalOptions: true })
+    .configureOutput({
+      writeOut: (s) => rt.streams.stdout.write(s),
+      writeErr: (s) => rt.streams.stderr.write(s),
+    })
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  program.addHelpCommand(false);
+  for (const register of commands) register(program, rt);
+  return program;
+}
+
+/** Parses argv, runs the command and returns the exit code: 0 ok, 1 failure, 2 usage. */
+export async function runCli(argv: string[], rt: CliRuntime): Promise<number> {
+  const program = createCli(rt);
+  try {
+    await program.parseAsync(argv);
+    return rt.exitCode;
+  } catch (err) {
+    return reportError(err, rt, { verbose: argv.includes('--verbose'), json: argv.includes('--json') });
+  }
+}

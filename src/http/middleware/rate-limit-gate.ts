@@ -1,0 +1,84 @@
+import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
+import type { AppContext } from '../../app-context.js';
+import type { RouteDef } from '../define-route.js';
+import { limitRequest, sendTooMany, wasCounted, type RateLimitClass } from './rate-limit.js';
+
+export interface RateLimitLayers {
+  /** Before CORS, which answers preflights itself: counts them in default. */
+  preflight: RequestHandler;
+  /** After CORS (so a 429 is readable cross-origin), before body parsing: counts every other request once. */
+  gate: RequestHandler;
+  /** Before the 404 handler: safety net for anything the gate let through uncounted. */
+  fallback: RequestHandler;
+  /** Before the error handler: the same net for error answers. */
+  onError: ErrorRequestHandler;
+}
+
+type Routes = readonly RouteDef<any, any, any>[];
+const CLASS = Symbol('rateLimitClass');
+type Classified = Request & { [CLASS]?: RateLimitClass };
+
+/** An express router that only records the class of the route a request would reach. */
+function buildClassifier(groups: Routes[]): express.Router {
+  const classifier = express.Router();
+  for (const routes of groups) {
+    for (const def of routes) {
+      const cls = def.rateLimit ?? 'default';
+      classifier[def.method](def.path, (req: Request, _res, next) => {
+        (req as Classified)[CLASS] = cls;
+        next('router');
+      });
+    }
+  }
+  return classifier;
+}
+
+/**
+ * The layers that put every request in exactly one budget and X-RateLimit-* on every answer.
+ * The gate matches the request against the core routes and every module route in the registry
+ * (installed or not, since the registry can change at run time) with a router of its own, so the
+ * path rules are Express's; it counts the request in the matched route's class, or in default for
+ * anything else (unknown paths, static files; preflights by `preflight`). A flood is thus refused before its body
+ * is read, and the route's own limiter (defineRoute) finds its class counted and does nothing.
+ */
+export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): RateLimitLayers {
+  let moduleRouteSets: Routes[] = [];
+  let classifier = buildClassifier([coreRoutes]);
+
+  // Rebuilt only when the module registry hands out different route lists.
+  const currentClassifier = (): express.Router => {
+    const sets = (app.modules.registry?.() ?? []).map((m) => m.routes);
+    if (sets.length !== moduleRouteSets.length || sets.some((s, i) => s !== moduleRouteSets[i])) {
+      moduleRouteSets = sets;
+      classifier = buildClassifier([coreRoutes, ...sets]);
+    }
+    return classifier;
+  };
+
+  const count = (cls: RateLimitClass): RequestHandler => (req, res, next) => {
+    limitRequest(app, req, res, cls).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
+  };
+  const countDefault = count('default');
+
+  const preflight: RequestHandler = (req, res, next) => (req.method === 'OPTIONS' ? countDefault(req, res, next) : next());
+
+  const gate: RequestHandler = (req, res, next) => {
+    if (!app.config.rateLimitsEnabled || wasCounted(req)) return next();
+    currentClassifier()(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      return count((req as Classified)[CLASS] ?? 'default')(req, res, next);
+    });
+  };
+
+  const fallback: RequestHandler = (req, res, next) => (wasCounted(req) ? next() : countDefault(req, res, next));
+
+  const onError: ErrorRequestHandler = (err, req, res, next) => {
+    if (res.headersSent || wasCounted(req)) return next(err);
+    limitRequest(app, req, res, 'default').then(
+      (r) => (r && !r.allowed ? sendTooMany(res, r) : next(err)),
+      () => next(err),
+    );
+  };
+
+  return { preflight, gate, fallback, onError };
+}

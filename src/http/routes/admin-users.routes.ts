@@ -1,0 +1,132 @@
+import type { SessionRecord } from '../../data/repositories/session-repository.js';
+import type { AdminUpdateInput, CreateUserInput } from '../../services/user-service.js';
+import { defineRoute, type RouteDef } from '../define-route.js';
+import { adminCreateBody } from '../schemas/auth.schemas.js';
+import {
+  adminUpdateBody,
+  deleteUserBody,
+  deleteUserQuery,
+  listUsersQuery,
+  userIdParams,
+  userSessionParams,
+} from '../schemas/admin-users.schemas.js';
+import { iso } from './auth-responses.js';
+
+/**
+ * Admin user management. Two path families are served by the same handlers: /auth/admin/users
+ * (documented) and /auth/users (what the starters call).
+ */
+
+const ADMIN = { roles: ['admin', 'superadmin'] } as const;
+type Def<B = any, Q = any, P = any> = Omit<RouteDef<B, Q, P>, 'method' | 'path'>;
+
+function sessionRow(s: SessionRecord, now = Date.now()) {
+  const expired = new Date(s.expires_at).getTime() <= now;
+  return {
+    id: s.id,
+    sessionPrefix: s.session_prefix,
+    ipAddress: s.ip_address,
+    userAgent: s.user_agent,
+    userDevice: s.user_device,
+    lastUsedAt: iso(s.last_used_at),
+    createdAt: iso(s.created_at),
+    expiresAt: iso(s.expires_at),
+    status: expired ? 'expired' : s.status === 'active' ? 'active' : 'pending',
+  };
+}
+
+const list: Def = {
+  auth: ADMIN,
+  rateLimit: 'admin',
+  query: listUsersQuery,
+  async handler({ query, app }) {
+    const { users, total } = await app.services.users.list(query);
+    const pagination = {
+      page: query.page,
+      limit: query.limit,
+      total,
+      pages: Math.ceil(total / query.limit),
+      hasMore: query.page * query.limit < total,
+    };
+    return { success: true, data: { users: users.map(app.services.users.toPublic), pagination }, meta: pagination };
+  },
+};
+
+const detail: Def = {
+  auth: ADMIN,
+  rateLimit: 'admin',
+  params: userIdParams,
+  async handler({ params, app }) {
+    const user = await app.services.users.get(params.id);
+    const sessions = (await app.services.users.listSessions(user.id)).map((s) => sessionRow(s));
+    return { success: true, data: { user: app.services.users.toPublic(user), sessions, sessionCount: sessions.length } };
+  },
+};
+
+const create: Def = {
+  auth: ADMIN,
+  rateLimit: 'admin',
+  body: adminCreateBody,
+  async handler({ body, auth, app }) {
+    const user = await app.services.users.create(body as CreateUserInput, { actor: auth.user, verified: true });
+    return { success: true, message: 'User created', data: { user: app.services.users.toPublic(user) } };
+  },
+};
+
+const update: Def = {
+  auth: ADMIN,
+  rateLimit: 'admin',
+  params: userIdParams,
+  body: adminUpdateBody,
+  async handler({ params, body, auth, app }) {
+    const user = await app.services.users.adminUpdate(auth.user, params.id, body as AdminUpdateInput);
+    return { success: true, message: 'User updated', data: { user: app.services.users.toPublic(user) } };
+  },
+};
+
+const remove: Def = {
+  auth: ADMIN,
+  rateLimit: 'admin',
+  params: userIdParams,
+  body: deleteUserBody,
+  query: deleteUserQuery,
+  async handler({ params, body, query, auth, app }) {
+    await app.services.users.softDelete(auth.user, params.id, body.reason ?? query.reason ?? null);
+    return { success: true, message: 'User deleted' };
+  },
+};
+
+const revokeOne: Def = {
+  auth: ADMIN,
+  rateLimit: 'admin',
+  params: userSessionParams,
+  async handler({ params, auth, app }) {
+    await app.services.users.revokeSession(auth.user, params.id, params.sessionId);
+    return { success: true, message: 'Session revoked' };
+  },
+};
+
+const revokeAll: Def = {
+  auth: ADMIN,
+  rateLimit: 'admin',
+  params: userIdParams,
+  async handler({ params, auth, app }) {
+    const revoked = await app.services.users.revokeAllSessions(auth.user, params.id);
+    return { success: true, message: 'Sessions revoked', data: { revoked } };
+  },
+};
+
+export const listUsers = defineRoute({ ...list, method: 'get', path: '/auth/admin/users' });
+export const getUser = defineRoute({ ...detail, method: 'get', path: '/auth/admin/users/:id' });
+export const createUser = defineRoute({ ...create, method: 'post', path: '/auth/admin/users' });
+export const updateUser = defineRoute({ ...update, method: 'put', path: '/auth/admin/users/:id' });
+export const deleteUser = defineRoute({ ...remove, method: 'delete', path: '/auth/admin/users/:id' });
+export const revokeSessionPost = defineRoute({ ...revokeOne, method: 'post', path: '/auth/admin/users/:id/sessions/:sessionId/revoke' });
+export const revokeSession = defineRoute({ ...revokeOne, method: 'delete', path: '/auth/admin/users/:id/sessions/:sessionId' });
+export const revokeAllSessions = defineRoute({ ...revokeAll, method: 'delete', path: '/auth/admin/users/:id/sessions' });
+
+export const listUsersAlias = defineRoute({ ...list, method: 'get', path: '/auth/users' });
+export const getUserAlias = defineRoute({ ...detail, method: 'get', path: '/auth/users/:id' });
+export const createUserAlias = defineRoute({ ...create, method: 'post', path: '/auth/users' });
+export const updateUserAlias = defineRoute({ ...update, method: 'put', path: '/auth/users/:id' });
+export const deleteUserAlias = defineRoute({ ...remove, method: 'delete', path: '/auth/users/:id' });

@@ -1,0 +1,50 @@
+import type { Request } from 'express';
+import type { AppContext } from '../../app-context.js';
+import type { SessionRecord } from '../../data/repositories/session-repository.js';
+import type { UserRecord } from '../../data/repositories/user-repository.js';
+import type { ClientInfo } from '../../services/auth-service.js';
+import type { PublicUser } from '../../services/user-view.js';
+
+/** Response shapes shared by the login-like routes (the contract's spellings, snake and camel). */
+
+export const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : null);
+
+export const clientInfo = (req: Request): ClientInfo => ({
+  ip: req.ip ?? req.socket.remoteAddress ?? null,
+  userAgent: req.get('user-agent') ?? null,
+});
+
+/** The session id is the token itself: it is what clients send back as X-Session-ID. */
+export function sessionFields(token: string, session: SessionRecord) {
+  const exp = iso(session.expires_at);
+  return { sessionId: token, session_id: token, expiresAt: exp, expires_at: exp };
+}
+
+/** `{success, user, sessionId, session_id, expiresAt, expires_at}`: login, refresh, token login. */
+export function loginShape(app: AppContext, user: UserRecord, token: string, session: SessionRecord) {
+  return { success: true, user: app.services.users.toPublic(user), ...sessionFields(token, session) };
+}
+
+/**
+ * What a pending two-factor session learns about its user: enough to show "code sent to …",
+ * not the profile the second factor protects.
+ */
+function pendingUser(u: PublicUser) {
+  const { id, email, name, last_name, user_name, user_type, picture, two_factor } = u;
+  return { id, email, name, last_name, user_name, user_type, picture, two_factor };
+}
+
+/** HTTP 200 with success:false, as the clients need to recognise the two-factor step. */
+export async function pendingShape(app: AppContext, user: UserRecord, token: string, methods?: unknown[]) {
+  return {
+    success: false,
+    requires_2fa: true,
+    message: 'Two-factor authentication required',
+    sessionId: token,
+    session_id: token,
+    available_methods: methods ?? (await app.services.auth.twoFactorMethods(user)),
+    user: pendingUser(app.services.users.toPublic(user)),
+  };
+}
+
+export const isPending = (s: SessionRecord) => s.status !== 'active';

@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import type { AppContext } from '../../app-context.js';
+import type { AuthState } from '../request-context.js';
+import { defineRoute, type AuthMode } from '../define-route.js';
+import { moduleEnvelope } from '../../modules/envelope.js';
+import { MODULE_ID_RE } from '../../modules/define-module.js';
+
+/** The module hub over HTTP: admins may read, only a superadmin changes anything. */
+const READ: AuthMode = { roles: ['admin', 'superadmin'] };
+const WRITE: AuthMode = { roles: ['superadmin'] };
+const BASE = '/api/v1/modules/install';
+
+const moduleId = z.string().regex(MODULE_ID_RE, 'must be a module id');
+const params = z.object({ module_id: moduleId });
+const config = z.record(z.string(), z.record(z.string(), z.unknown()), 'config must map module ids to settings');
+const selection = z
+  .strictObject({ module_id: moduleId.optional(), modules: z.array(moduleId).min(1).max(50).optional(), config: config.optional() })
+  .refine((b) => Boolean(b.module_id) !== Boolean(b.modules), 'send module_id or modules (one of them)');
+const perModule = z.strictObject({ config: z.record(z.string(), z.unknown()).optional() }).optional();
+const idsOf = (b: { module_id?: string; modules?: string[] }) => (b.module_id ? [b.module_id] : [...new Set(b.modules)]);
+const actor = (id: string) => `http:${id}`;
+
+export const discover = defineRoute({
+  method: 'get',
+  path: BASE,
+  auth: READ,
+  rateLimit: 'admin',
+  handler: ({ app, auth }) => moduleEnvelope({ modules: app.modules.hub.list() }, auth),
+});
+
+export const statusAll = defineRoute({
+  method: 'get',
+  path: `${BASE}/status`,
+  auth: READ,
+  rateLimit: 'admin',
+  handler: async ({ app, auth }) => moduleEnvelope({ modules: await app.modules.hub.status() }, auth),
+});
+
+export const dryRunMany = defineRoute({
+  method: 'post',
+  path: `${BASE}/dry-run`,
+  auth: WRITE,
+  rateLimit: 'admin',
+  body: selection,
+  async handler({ app, auth, body }) {
+    const plans = await app.modules.hub.planInstall(idsOf(body), { config: body.config });
+    return moduleEnvelope({ dry_run: true, ok: plans.every((p) => p.ok), plans }, auth);
+  },
+});
+
+export const runMany = defineRoute({
+  method: 'post',
+  path: `${BASE}/run`,
+  auth: WRITE,
+  rateLimit: 'admin',
+  body: selection,
+  async handler({ app, auth, body }) {
+    const result = await app.modules.hub.install(idsOf(body), { config: body.config, actor: actor(auth.user!.id) });
+    return moduleEnvelope({ ...result, statuses: await app.modules.hub.status(result.modules) }, auth);
+  },
+});
+
+export const moduleStatus = defineRoute({
+  method: 'get',
+  path: `${BASE}/:module_id/status`,
+  auth: READ,
+  rateLimit: 'admin',
+  params,
+  handler: async ({ app, auth, params: p }) => moduleEnvelope((await app.modules.hub.status([p.module_id]))[0], auth),
+});
+
+export const moduleRegistry = defineRoute({
+  method: 'get',
+  path: `${BASE}/:module_id/registry`,
+  auth: READ,
+  rateLimit: 'admin',
+  params,
+  handler: ({ app, auth, params: p }) => moduleEnvelope(app.modules.hub.registryEntry(p.module_id), auth),
+});
+
+export const moduleDryRun = defineRoute({
+  method: 'post',
+  path: `${BASE}/:module_id/dry-run`,
+  auth: WRITE,
+  rateLimit: 'admin',
+  params,
+  body: perModule,
+  async handler({ app, auth, params: p, body }) {
+    const [plan] = await app.modules.hub.planInstall([p.module_id], { config: body?.config ? { [p.module_id]: body.config } : undefined });
+    return moduleEnvelope(plan, auth);
+  },
+});
+
+/** A run answers with the module's status after it, plus what changed. */
+async function statusAfter(app: AppContext, id: string, result: object, auth: AuthState) {
+  const [status] = await app.modules.hub.status([id]);
+  return moduleEnvelope({ ...status, result }, auth);
+}
+
+export const moduleRun = defineRoute({
+  method: 'post',
+  path: `${BASE}/:module_id/run`,
+  auth: WRITE,
+  rateLimit: 'admin',
+  params,
+  body: perModule,
+  async handler({ app, auth, params: p, body }) {
+    const config = body?.config ? { [p.module_id]: body.config } : undefined;
+    const result = await app.modules.hub.install([p.module_id], { config, actor: actor(auth.user!.id) });
+    return statusAfter(app, p.module_id, result, auth);
+  },
+});
+
+export const updateDryRun = defineRoute({
+  method: 'post',
+  path: `${BASE}/:module_id/update/dry-run`,
+  auth: WRITE,
+  rateLimit: 'admin',
+  params,
+  handler: async ({ app, auth, params: p }) => moduleEnvelope(await app.modules.hub.planUpdate(p.module_id), auth),
+});
+
+export const update = defineRoute({
+  method: 'post',
+  path: `${BASE}/:module_id/update`,
+  auth: WRITE,
+  rateLimit: 'admin',
+  params,
+  async handler({ app, auth, params: p }) {
+    const result = await app.modules.hub.update(p.module_id, { actor: actor(auth.user!.id) });
+    return statusAfter(app, p.module_id, result, auth);
+  },
+});
+
+export const enable = defineRoute({
+  method: 'post',
+  path: `${BASE}/:module_id/enable`,
+  auth: WRITE,
+  rateLimit: 'admin',
+  params,
+  async handler({ app, auth, params: p }) {
+    return statusAfter(app, p.module_id, await app.modules.hub.enable(p.module_id, { actor: actor(auth.user!.id) }), auth);
+  },
+});
+
+export const disable = defineRoute({
+  method: 'post',
+  path: `${BASE}/:module_id/disable`,
+  auth: WRITE,
+  rateLimit: 'admin',
+  params,
+  async handler({ app, auth, params: p }) {
+    return statusAfter(app, p.module_id, await app.modules.hub.disable(p.module_id, { actor: actor(auth.user!.id) }), auth);
+  },
+});
+
+export const uninstall = defineRoute({
+  method: 'post',
+  path: `${BASE}/:module_id/uninstall`,
+  auth: WRITE,
+  rateLimit: 'admin',
+  params,
+  body: z.strictObject({ drop_data: z.boolean('drop_data must be true or false').optional() }).optional(),
+  async handler({ app, auth, params: p, body }) {
+    const result = await app.modules.hub.uninstall(p.module_id, { dropData: body?.drop_data === true, actor: actor(auth.user!.id) });
+    return statusAfter(app, p.module_id, result, auth);
+  },
+});

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import type { AppContext } from '../../app-context.js';
+import { badRequest } from '../../errors/app-error.js';
+import { invalidToken } from '../../services/account-flow-deps.js';
+import { defineRoute } from '../define-route.js';
+import { emailField } from './verification.routes.js';
+
+export const RESET_REQUEST_MESSAGE = 'If the address is registered, a password reset email has been sent.';
+const RESET_DONE_MESSAGE = 'Password has been reset successfully';
+const PASSWORD_UPDATED = 'Password updated successfully';
+
+const tokenField = z.string().min(1).max(200);
+// Length is checked by the password policy (with its own message); this only bounds the input.
+const passwordField = z.string().max(1000);
+
+/** The password under whichever name the client uses; 400 when none is given. */
+function pickPassword(body: Record<string, string | undefined>, names: string[]): { value: string; field: string } {
+  for (const field of names) {
+    const value = body[field];
+    if (value !== undefined) return { value, field };
+  }
+  throw badRequest(`${names[0]} is required`, [{ field: names[0], message: 'required' }]);
+}
+
+const validAnswer = { success: true, valid: true, message: 'Token is valid' };
+
+async function checkResetToken(app: AppContext, token: string) {
+  if (!(await app.services.passwordFlows.isResetTokenValid(token))) {
+    throw invalidToken({ valid: false, message: 'Invalid or expired token' });
+  }
+  return validAnswer;
+}
+
+/** Always the same answer; the link base is the client's resetUrl only when allow-listed. */
+export const requestReset = defineRoute({
+  method: 'post',
+  path: '/auth/password-reset/request',
+  auth: 'public',
+  rateLimit: 'token-login',
+  body: z.object({ email: emailField, resetUrl: z.string().max(2000).optional(), reset_url: z.string().max(2000).optional() }),
+  async handler({ app, body }) {
+    await app.services.passwordFlows.requestReset(body.email, body.resetUrl ?? body.reset_url);
+    return { success: true, message: RESET_REQUEST_MESSAGE };
+  },
+});
+
+export const validateReset = defineRoute({
+  method: 'post',
+  path: '/auth/password-reset/validate',
+  auth: 'public',
+  rateLimit: 'token-validate',
+  body: z.object({ token: tokenField }),
+  handler: ({ app, body }) => checkResetToken(app, body.token),
+});
+
+/** Legacy form used by @pubflow/core 0.5: the token in the path. */
+export const validateResetLegacy = defineRoute({
+  method: 'get',
+  path: '/auth/password-reset/validate/:token',
+  auth: 'public',
+  rateLimit: 'token-validate',
+  params: z.object({ token: tokenField }),
+  handler: ({ app, params }) => checkResetToken(app, params.token),
+});
+
+const completeBody = z.object({
+  token: tokenField,
+  password: passwordField.optional(),
+  new_password: passwordField.optional(),
+  newPassword: passwordField.optional(),
+});
+
+const completeHandler = async ({ app, body }: { app: AppContext; body: z.infer<typeof completeBody> }) => {
+  const { value, field } = pickPassword(body, ['password', 'new_password', 'newPassword']);
+  await app.services.passwordFlows.completeReset(body.token, value, field);
+  return { success: true, message: RESET_DONE_MESSAGE };
+};
+
+export const completeReset = defineRoute({
+  method: 'post',
+  path: '/auth/password-reset/complete',
+  auth: 'public',
+  rateLimit: 'token-validate',
+  body: completeBody,
+  handler: completeHandler,
+});
+
+/** Legacy name of /complete. */
+export const completeResetLegacy = defineRoute({
+  method: 'post',
+  path: '/auth/password-reset/reset',
+  auth: 'public',
+  rateLimit: 'token-validate',
+  body: completeBody,
+  handler: completeHandler,
+});
+
+/** Own password; the login class, since a stolen session could otherwise guess the current password. */
+export const changeOwnPassword = defineRoute({
+  method: 'post',
+  path: '/auth/password-change/self',
+  auth: 'session',
+  rateLimit: 'login',
+  body: z.object({
+    current_password: passwordField.optional(),
+    currentPassword: passwordField.optional(),
+    new_password: passwordField.optional(),
+    newPassword: passwordField.optional(),
+  }),
+  async handler({ app, body, auth }) {
+    const current = pickPassword(body, ['current_password', 'currentPassword']);
+    const next = pickPassword(body, ['new_password', 'newPassword']);
+    await app.services.passwordFlows.changeOwn({ user: auth.user!, sessionId: auth.session!.id }, current.value, next.value);
+    return { success: true, message: PASSWORD_UPDATED };
+  },
+});
+
+export const changePasswordByAdmin = defineRoute({
+  method: 'post',
+  path: '/auth/password-change/admin',
+  auth: { roles: ['admin', 'superadmin'] },
+  rateLimit: 'admin',
+  body: z.object({
+    user_id: z.string().min(1).max(64).optional(),
+    userId: z.string().min(1).max(64).optional(),
+    new_password: passwordField.optional(),
+    newPassword: passwordField.optional(),
+    password: passwordField.optional(),
+  }),
+  async handler({ app, body, auth }) {
+    const userId = body.user_id ?? body.userId;
+    if (!userId) throw badRequest('user_id is required', [{ field: 'user_id', message: 'required' }]);
+    const next = pickPassword(body, ['new_password', 'newPassword', 'password']);
+    await app.services.passwordFlows.changeByAdmin({ user: auth.user!, sessionId: auth.session!.id }, userId, next.value);
+    return { success: true, message: PASSWORD_UPDATED };
+  },
+});

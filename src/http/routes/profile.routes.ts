@@ -1,0 +1,35 @@
+import { unauthorized } from '../../errors/app-error.js';
+import { defineRoute, type RouteDef } from '../define-route.js';
+import { USER_ALIASES, jsonObject, withAliases } from '../schemas/aliases.js';
+import { isPending, pendingShape, sessionFields } from './auth-responses.js';
+
+/**
+ * Current user, login-compatible. Both the bridge secret and a session are required; a pending
+ * two-factor session is answered (with the pending shape), so the session is checked here.
+ */
+export const userMe = defineRoute({
+  method: 'get',
+  path: '/auth/user/me',
+  auth: 'bridge',
+  async handler({ auth, app }) {
+    if (!auth.token) throw unauthorized();
+    const { session, user } = await app.services.sessions.validate(auth.token, { allowPending: true });
+    if (isPending(session)) return pendingShape(app, user, auth.token);
+    const pub = app.services.users.toPublic(user);
+    // `data` is the user itself plus a `user` copy: clients read both.
+    return { success: true, user: pub, ...sessionFields(auth.token, session), data: { ...pub, user: pub } };
+  },
+});
+
+const updateProfile: Omit<RouteDef<any>, 'method' | 'path'> = {
+  auth: 'session',
+  body: withAliases(USER_ALIASES, jsonObject),
+  async handler({ body, auth, app }) {
+    const user = await app.services.users.updateProfile(auth.user!, body);
+    return { success: true, message: 'Profile updated', data: { user: app.services.users.toPublic(user) } };
+  },
+};
+
+export const updateUserMe = defineRoute({ ...updateProfile, method: 'put', path: '/auth/user/me' });
+export const updateProfileLegacy = defineRoute({ ...updateProfile, method: 'put', path: '/auth/profile' });
+export const updateProfileLegacyPost = defineRoute({ ...updateProfile, method: 'post', path: '/auth/profile' });

@@ -1,0 +1,149 @@
+import type { AppContext } from '../../app-context.js';
+import type { SessionRecord } from '../../data/repositories/session-repository.js';
+import type { UserRecord } from '../../data/repositories/user-repository.js';
+import { AppError, isAppError } from '../../errors/app-error.js';
+import { checkBridgeContext } from '../../services/bridge-checks.js';
+import { invalidSession, type ValidSession } from '../../services/session-service.js';
+import { setSessionCookie } from '../cookies.js';
+import { defineRoute } from '../define-route.js';
+import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
+import { iso, isPending, loginShape, pendingShape, sessionFields } from './auth-responses.js';
+
+/** A full session counts as two-factor verified: it passed the step or its user has none. */
+const sessionView = (s: SessionRecord) => ({
+  id: s.id,
+  status: s.status === 'active' ? 'active' : 'pending',
+  two_factor_verified: s.status === 'active',
+  created_at: iso(s.created_at),
+  last_used_at: iso(s.last_used_at),
+  expires_at: iso(s.expires_at),
+  expiresAt: iso(s.expires_at),
+});
+
+async function validationAnswer(app: AppContext, token: string | null | undefined) {
+  if (!token) throw invalidSession();
+  const { session, user } = await app.services.sessions.validate(token, { allowPending: true });
+  if (isPending(session)) return pendingShape(app, user, token);
+  const exp = iso(session.expires_at);
+  return { success: true, user: app.services.users.toPublic(user), session: sessionView(session), expires_at: exp, expiresAt: exp };
+}
+
+/** Missing, unknown and expired sessions all answer 401 "Invalid session" / "Session expired". */
+export const validation = defineRoute({
+  method: 'get',
+  path: '/auth/validation',
+  auth: 'public',
+  handler: ({ auth, app }) => validationAnswer(app, auth.token),
+});
+
+/** The legacy client posts `{sessionId}`. */
+export const validationPost = defineRoute({
+  method: 'post',
+  path: '/auth/validation',
+  auth: 'public',
+  body: sessionIdBody,
+  handler: ({ body, auth, app }) => validationAnswer(app, body.sessionId || body.session_id || auth.token),
+});
+
+export const refresh = defineRoute({
+  method: 'post',
+  path: '/auth/refresh',
+  auth: 'session',
+  async handler({ res, auth, app }) {
+    const v = await app.services.sessions.refresh(auth.token!);
+    if (auth.tokenSource === 'cookie') setSessionCookie(res, app.config, auth.token!, new Date(v.session.expires_at));
+    return { ...loginShape(app, v.user, auth.token!, v.session), message: 'Session refreshed' };
+  },
+});
+
+/** Resolves the cookie after a social login (any token source works). */
+export const sessionCurrent = defineRoute({
+  method: 'get',
+  path: '/auth/session/current',
+  auth: 'session-or-pending',
+  async handler({ auth, app }) {
+    if (isPending(auth.session!)) return pendingShape(app, auth.user!, auth.token!);
+    return {
+      success: true,
+      requires_2fa: false,
+      user: app.services.users.toPublic(auth.user!),
+      ...sessionFields(auth.token!, auth.session!),
+    };
+  },
+});
+
+const CACHE_SOURCE: Record<ValidSession['source'], string> = { local: 'ultra', shared: 'unified', db: 'db' };
+
+function bridgeUser(app: AppContext, u: UserRecord) {
+  const p = app.services.users.toPublic(u);
+  return { ...p, userType: p.user_type, lastName: p.last_name, userName: p.user_name, isVerified: p.is_verified, twoFactor: p.two_factor };
+}
+
+/** Every failure carries valid:false (some callers read `success || valid`). */
+const asInvalid = (err: unknown) =>
+  isAppError(err) && err.status === 401 ? new AppError(401, err.code, err.message, undefined, { ...err.extra, valid: false }) : err;
+
+/**
+ * Backend-to-backend validation; benchmarked, so the warm path reads only caches (the session
+ * service writes lastUsedAt at most once a minute, off the request).
+ */
+export const bridgeValidate = defineRoute({
+  method: 'post',
+  path: '/auth/bridge/validate',
+  auth: 'bridge',
+  body: bridgeValidateBody,
+  async handler({ req, body, app }) {
+    const q = (req.query as Record<string, unknown>).session_id;
+    const header = req.get('x-session-id');
+    const token = (typeof q === 'string' && q) || body.session_id || body.sessionId || header?.trim() || null;
+    let v: ValidSession;
+    try {
+      if (!token) throw invalidSession();
+      v = await app.services.sessions.validate(token, { allowPending: true });
+      checkBridgeContext(v.session, {
+        mode: body.validation_mode ?? 'disabled',
+        ip: body.ip ?? body.ip_address,
+        userAgent: body.user_agent,
+        deviceId: body.device_id ?? body.device_fingerprint,
+      });
+    } catch (err) {
+      throw asInvalid(err);
+    }
+    const { session: s, user, source } = v;
+    if (isPending(s)) return { ...(await pendingShape(app, user, token)), valid: false };
+    const exp = iso(s.expires_at);
+    return {
+      success: true,
+      valid: true,
+      user: bridgeUser(app, user),
+      session: {
+        id: s.id,
+        userId: s.user_id,
+        user_id: s.user_id,
+        expiresAt: exp,
+        expires_at: exp,
+        ipAddress: s.ip_address,
+        userAgent: s.user_agent,
+        lastUsedAt: iso(s.last_used_at),
+        two_factor_verified: true,
+      },
+      expires_at: exp,
+      expiresAt: exp,
+      cached: source !== 'db',
+      cacheSource: CACHE_SOURCE[source],
+      timestamp: new Date().toISOString(),
+    };
+  },
+});
+
+export const invalidateMe = defineRoute({
+  method: 'post',
+  path: '/auth/invalidate/me',
+  auth: 'session',
+  rateLimit: 'cache-invalidation',
+  async handler({ auth, app }) {
+    await app.services.sessions.invalidateUser(auth.user!.id);
+    const fresh = await app.services.users.get(auth.user!.id);
+    return { success: true, message: 'User cache invalidated', data: { user: app.services.users.toPublic(fresh) } };
+  },
+});

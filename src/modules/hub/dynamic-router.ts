@@ -1,0 +1,26 @@
+import express, { type RequestHandler } from 'express';
+import type { AppContext } from '../../app-context.js';
+import { AppError } from '../../errors/app-error.js';
+import { Codes } from '../../errors/codes.js';
+import { toHandlers } from '../../http/define-route.js';
+import type { ModuleManifest } from '../define-module.js';
+
+export const moduleDisabled = (id: string) => new AppError(503, Codes.MODULE_DISABLED, `Module ${id} is disabled`);
+
+/**
+ * A router with the routes of installed modules. A switched-off module keeps its paths, answered
+ * 503 MODULE_DISABLED; a module that is not installed has none (404).
+ */
+export function buildModuleRouter(app: AppContext, modules: { manifest: ModuleManifest; enabled: boolean }[]): express.Router {
+  const router = express.Router();
+  for (const { manifest, enabled } of modules) {
+    for (const def of manifest.routes) {
+      const off: RequestHandler = () => {
+        throw moduleDisabled(manifest.id);
+      };
+      if (enabled) router[def.method](def.path, ...toHandlers(def, app));
+      else router[def.method](def.path, off);
+    }
+  }
+  return router;
+}

@@ -1,0 +1,44 @@
+import type { Config } from '../config/schema.js';
+import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
+import { AppError } from '../errors/app-error.js';
+import type { Logger } from '../log/logger.js';
+import type { AccountNotifier } from './account-notify.js';
+import type { PasswordHasher } from './security/passwords.js';
+import type { SessionService } from './session-service.js';
+import type { TokenService } from './token-service.js';
+import type { UserService } from './user-service.js';
+import type { Hooks } from '../modules/hooks.js';
+
+/** What the mail and SMS account flows (verification, password, token login) are built from. */
+export interface AccountFlowDeps {
+  config: Config;
+  logger: Logger;
+  users: UserRepository;
+  tokens: TokenService;
+  sessions: SessionService;
+  passwords: PasswordHasher;
+  /** Password writes go through the user service, the one place that changes a password. */
+  userService: Pick<UserService, 'setPassword'>;
+  hooks: Hooks;
+  notify: AccountNotifier;
+  clock?: () => Date;
+}
+
+export const INVALID_TOKEN = 'INVALID_TOKEN';
+
+/** One answer for every bad token (unknown, used, expired, voided): nothing tells them apart. */
+export const invalidToken = (extra?: Record<string, unknown>) =>
+  new AppError(400, INVALID_TOKEN, 'Invalid or expired token', undefined, extra);
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+const truthy = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
+export const isVerified = (u: UserRecord) => truthy(u.is_verified);
+
+/** A user who may receive account mail or sign in: present, not disabled, not deleted. */
+export const isActiveUser = (u: UserRecord | null): u is UserRecord => !!u && !u.disabled_at && !u.deleted_at;
+
+/** "2026-11-21 14:05 UTC", for the password-changed notice. */
+export const mailTime = (d: Date) => `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+export const minutes = (seconds: number) => Math.max(1, Math.round(seconds / 60));

@@ -1,0 +1,112 @@
+import type { Config } from '../config/schema.js';
+import type { SessionRecord } from '../data/repositories/session-repository.js';
+import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
+import { AppError, forbidden } from '../errors/app-error.js';
+import { Codes } from '../errors/codes.js';
+import type { LoginBackoff } from '../limits/login-backoff.js';
+import type { Hooks } from '../modules/hooks.js';
+import type { SessionService } from './session-service.js';
+import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
+import type { CreateUserInput, UserService } from './user-service.js';
+
+export interface ClientInfo {
+  ip?: string | null;
+  userAgent?: string | null;
+  /** Key of the failed-login backoff (account + caller's network, see rate-limit.ts loginAttemptKey); default: the account. */
+  throttleKey?: string;
+}
+
+export interface LoginResult {
+  /** 'pending' when the user has two-factor on: the session can only do the two-factor steps. */
+  status: 'active' | 'pending';
+  user: UserRecord;
+  token: string;
+  session: SessionRecord;
+  /** Two-factor methods offered (filled by the two-factor module through a hook); [] when active. */
+  methods: unknown[];
+}
+
+export interface RegisterResult {
+  user: UserRecord;
+  /** Absent when the email must be verified first. */
+  session: { token: string; session: SessionRecord } | null;
+}
+
+export interface AuthServiceDeps {
+  users: UserRepository;
+  userService: UserService;
+  sessions: SessionService;
+  passwords: PasswordHasher;
+  hooks: Hooks;
+  backoff: LoginBackoff;
+  config: Pick<Config, 'requireEmailVerification' | 'registrationEnabled'>;
+}
+
+export const invalidCredentials = () => new AppError(401, Codes.INVALID_CREDENTIALS, 'Invalid credentials');
+
+/** Login, public registration and logout: the flows that issue and end sessions. */
+export function createAuthService(deps: AuthServiceDeps) {
+  const { users, sessions, passwords, hooks, backoff, config } = deps;
+
+  /** Methods a pending session may use; handlers of 'auth.two_factor.methods' push into the list. */
+  async function twoFactorMethods(user: UserRecord): Promise<unknown[]> {
+    const methods: unknown[] = [];
+    await hooks.run('auth.two_factor.methods', { user, methods });
+    return methods;
+  }
+
+  return {
+    twoFactorMethods,
+
+    /**
+     * Email or user name + password. Unknown users, wrong passwords, and deleted or disabled accounts
+     * all get the same 401 after the same bcrypt work; "not verified" is told only once the password
+     * is right. Throws 429 (with `retry_after`) while the account is backing off.
+     */
+    async login(identifier: string, password: string, client: ClientInfo = {}): Promise<LoginResult> {
+      const account = identifier.trim().toLowerCase();
+      const throttle = client.throttleKey ?? account;
+      const decision = await backoff.reserve(throttle);
+      if (!decision.allowed) {
+        throw new AppError(429, Codes.RATE_LIMITED, 'Too many failed login attempts; try again later', undefined, {
+          retry_after: decision.retryAfterSec,
+        });
+      }
+      const user = account ? await users.findByLogin(account) : null;
+      const ok = await passwords.verify(password, user?.password_hash ?? null);
+      if (!user || !ok || user.disabled_at || user.deleted_at) {
+        await backoff.recordFailure(throttle);
+        throw invalidCredentials();
+      }
+      await backoff.recordSuccess(throttle);
+      if (config.requireEmailVerification && !user.is_verified) {
+        throw new AppError(403, Codes.EMAIL_NOT_VERIFIED, 'Email not verified');
+      }
+      const pending = Boolean(user.two_factor);
+      const { token, session } = await sessions.create(user.id, { ...client, status: pending ? 'pending_2fa' : 'active' });
+      if (pending) return { status: 'pending', user, token, session, methods: await twoFactorMethods(user) };
+      await hooks.run('auth.login', { user, session });
+      return { status: 'active', user, token, session, methods: [] };
+    },
+
+    /** Creates a customer (whatever type was asked for); a session unless verification is required. */
+    async registerPublic(input: Omit<CreateUserInput, 'user_type' | 'is_verified'>, client: ClientInfo = {}): Promise<RegisterResult> {
+      if (!config.registrationEnabled) throw forbidden('Registration is disabled', Codes.REGISTRATION_DISABLED);
+      assertPasswordPolicy(input.password);
+      const user = await deps.userService.create(
+        { ...input, user_type: 'customer', is_verified: false },
+        { actor: null, verified: false },
+      );
+      await hooks.run('auth.registered', { user });
+      if (config.requireEmailVerification) return { user, session: null };
+      return { user, session: await sessions.create(user.id, client) };
+    },
+
+    /** Ends the session everywhere at once. */
+    async logout(token: string): Promise<void> {
+      await sessions.revokeToken(token);
+    },
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

@@ -1,0 +1,107 @@
+import type { AuthTokenRecord } from '../data/repositories/auth-token-repository.js';
+import type { UserRecord } from '../data/repositories/user-repository.js';
+import { AppError, forbidden, notFound } from '../errors/app-error.js';
+import { chooseLinkBase, frontEndBase, withParams } from './account-links.js';
+import { invalidToken, isActiveUser, isVerified, mailTime, minutes, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
+import { assertPasswordPolicy } from './security/passwords.js';
+
+export const INVALID_CURRENT_PASSWORD = 'INVALID_CURRENT_PASSWORD';
+
+export interface PasswordChangeActor {
+  user: UserRecord;
+  sessionId: string;
+}
+
+/**
+ * Password reset by mailed link, and password change (own, or by an admin). Every change stamps
+ * password_changed_at, which voids reset links issued before it, ends sessions, and mails a notice.
+ */
+export function createPasswordService(deps: AccountFlowDeps) {
+  const { config, users, tokens, notify, passwords } = deps;
+  const clock = deps.clock ?? (() => new Date());
+
+  /** A reset token only counts while its account is usable, still has that address, and has not changed password since. */
+  async function resetTarget(rec: AuthTokenRecord | null): Promise<UserRecord | null> {
+    if (!rec?.user_id) return null;
+    const user = await users.findById(rec.user_id);
+    if (!isActiveUser(user) || normalizeEmail(user.email) !== rec.identifier) return null;
+    const changed = user.password_changed_at ? new Date(user.password_changed_at).getTime() : null;
+    if (changed !== null && rec.created_at.getTime() < changed) return null;
+    return user;
+  }
+
+  /** Stores the new hash (ending sessions but `keepSessionId`), voids reset links, mails a notice. */
+  async function applyNewPassword(user: UserRecord, password: string, keepSessionId?: string): Promise<void> {
+    const updated = await deps.userService.setPassword(user.id, password, { exceptSessionId: keepSessionId });
+    await tokens.voidForUser('password_reset', user.id);
+    const when = updated.password_changed_at ? new Date(updated.password_changed_at) : clock();
+    await notify.email({ to: user.email, template: 'password-changed', lang: user.lang, data: { name: user.name ?? undefined, time: mailTime(when) } });
+  }
+
+  return {
+    /**
+     * Mails a reset link when the address has an account; the same work and answer otherwise. The link
+     * base is the client's resetUrl only when allow-listed, else APP_URL/reset-password.
+     */
+    async requestReset(emailInput: string, clientUrl?: string | null): Promise<void> {
+      const email = normalizeEmail(emailInput);
+      const base = chooseLinkBase(clientUrl, `${frontEndBase(config)}/reset-password`, config);
+      const user = await users.findByEmail(email);
+      // Counted for unknown addresses too: the same work either way.
+      const allowed = await notify.mayMessage(email);
+      if (!isActiveUser(user) || !allowed) {
+        await tokens.decoy('password_reset', email);
+        return;
+      }
+      const t = await tokens.issue({ kind: 'password_reset', userId: user.id, identifier: email, channel: 'email', ttlSec: config.resetTokenTtl });
+      await notify.email({
+        to: email,
+        template: 'password-reset',
+        lang: user.lang,
+        data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), expiresMinutes: minutes(config.resetTokenTtl) },
+      });
+    },
+
+    /** Whether a reset token would be accepted now (does not use it up). */
+    async isResetTokenValid(token: string): Promise<boolean> {
+      return (await resetTarget(await tokens.peek('password_reset', token))) !== null;
+    },
+
+    /** Sets the new password from a reset link; the link dies whatever happens after it is presented. */
+    async completeReset(token: string, password: unknown, field = 'password'): Promise<void> {
+      assertPasswordPolicy(password, field);
+      const user = await resetTarget(await tokens.consume('password_reset', token));
+      if (!user) throw invalidToken();
+      await applyNewPassword(user, password);
+      if (!isVerified(user)) {
+        // The link proved control of the mailbox, so the address counts as verified too.
+        await users.update(user.id, { is_verified: true });
+        await deps.sessions.invalidateUser(user.id);
+      }
+    },
+
+    /** Changes the caller's own password; their other sessions end, this one stays. */
+    async changeOwn(actor: PasswordChangeActor, current: string, next: unknown): Promise<void> {
+      assertPasswordPolicy(next, 'new_password');
+      const fresh = await users.findById(actor.user.id);
+      if (!isActiveUser(fresh) || !(await passwords.verify(current, fresh.password_hash))) {
+        throw new AppError(400, INVALID_CURRENT_PASSWORD, 'Current password is incorrect', { field: 'current_password' });
+      }
+      await applyNewPassword(fresh, next, actor.sessionId);
+    },
+
+    /** An admin sets someone's password; only a superadmin may touch a superadmin. All their sessions end. */
+    async changeByAdmin(actor: PasswordChangeActor, userId: string, next: unknown): Promise<void> {
+      assertPasswordPolicy(next, 'new_password');
+      const target = await users.findById(userId);
+      if (!target) throw notFound('User not found', 'USER_NOT_FOUND');
+      if (target.user_type === 'superadmin' && actor.user.user_type !== 'superadmin') {
+        throw forbidden("Only a superadmin may change a superadmin's password");
+      }
+      // An admin resetting their own password through this route keeps the session they are using.
+      await applyNewPassword(target, next, target.id === actor.user.id ? actor.sessionId : undefined);
+    },
+  };
+}
+
+export type PasswordService = ReturnType<typeof createPasswordService>;

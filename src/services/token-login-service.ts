@@ -1,0 +1,139 @@
+import type { SessionRecord } from '../data/repositories/session-repository.js';
+import type { UserRecord } from '../data/repositories/user-repository.js';
+import { badRequest } from '../errors/app-error.js';
+import { chooseLinkBase, withParams } from './account-links.js';
+import { invalidToken, isActiveUser, isVerified, minutes, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
+import { CODE_DIGITS } from './token-service.js';
+
+export type TokenLoginType = 'email' | 'sms' | 'phone';
+
+/** The route that signs in with a mailed link (GET /auth/token/validate?token=). */
+export const TOKEN_VALIDATE_PATH = '/auth/token/validate';
+
+export const MESSAGE_EMAIL_SENT = 'Verification email sent successfully';
+export const MESSAGE_CODE_SENT = 'Verification code sent';
+
+const E164 = /^\+[1-9]\d{6,14}$/;
+
+/** "+1 (555) 010-9999" → "+15550109999"; null unless the result is E.164. */
+export function normalizePhone(input: string): string | null {
+  const s = input.replace(/[\s().-]/g, '');
+  return E164.test(s) ? s : null;
+}
+
+const SMS_TEXT: Record<string, (p: string, code: string, m: number) => string> = {
+  en: (p, code, m) => `${p} code: ${code}. It expires in ${m} minutes. Do not share it.`,
+  es: (p, code, m) => `Código de ${p}: ${code}. Caduca en ${m} minutos. No lo compartas.`,
+};
+const smsText = (lang: string | null, product: string, code: string, m: number) =>
+  (SMS_TEXT[String(lang ?? '').slice(0, 2).toLowerCase()] ?? SMS_TEXT.en)(product, code, m);
+
+export interface TokenLoginRequest {
+  identifier: string;
+  type?: TokenLoginType;
+  redirectUrl?: string | null;
+}
+
+export interface TokenLoginProof {
+  token?: string;
+  tokenId?: string;
+  identifier?: string;
+  code?: string;
+}
+
+export interface TokenLoginResult {
+  /** 'pending' when the user has two-factor on: the session can only do the two-factor steps. */
+  status: 'active' | 'pending';
+  /** Two-factor methods offered (filled by the two-factor module through a hook); [] when active. */
+  methods: unknown[];
+  user: UserRecord;
+  sessionToken: string;
+  session: SessionRecord;
+  tokenId: string;
+}
+
+function resolveChannel(identifier: string, type?: TokenLoginType): { channel: 'email' | 'sms'; address: string } {
+  const channel = type === 'email' || (!type && identifier.includes('@')) ? 'email' : 'sms';
+  if (channel === 'email') {
+    const address = normalizeEmail(identifier);
+    if (!/^[^\s@]+@[^\s@]+$/.test(address)) throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
+    return { channel, address };
+  }
+  const phone = normalizePhone(identifier);
+  if (!phone) throw badRequest('identifier: must be a phone number in E.164 form, e.g. +15551234567', [{ field: 'identifier', message: 'must be an E.164 phone number' }]);
+  return { channel, address: phone };
+}
+
+/**
+ * Passwordless sign-in: a link plus a 6-digit code by mail, or a code by SMS. The answer (and its
+ * token_id) looks the same whether or not the address has an account; nothing is sent when it has not.
+ */
+export function createTokenLoginService(deps: AccountFlowDeps) {
+  const { config, users, tokens, notify, sessions } = deps;
+
+  return {
+    async request(input: TokenLoginRequest): Promise<{ message: string; token_id: string }> {
+      const { channel, address } = resolveChannel(input.identifier, input.type);
+      const message = channel === 'email' ? MESSAGE_EMAIL_SENT : MESSAGE_CODE_SENT;
+      const user = channel === 'email' ? await users.findByEmail(address) : await users.findByPhone(address);
+      const allowed = await notify.mayMessage(address);
+      if (!isActiveUser(user) || !allowed) {
+        const d = await tokens.decoy('login', address, true);
+        return { message, token_id: d.id };
+      }
+      const t = await tokens.issue({ kind: 'login', userId: user.id, identifier: address, channel, ttlSec: config.loginTokenTtl, withCode: true });
+      const expiresMinutes = minutes(config.loginTokenTtl);
+      if (channel === 'email') {
+        const base = chooseLinkBase(input.redirectUrl, `${config.publicBaseUrl}${TOKEN_VALIDATE_PATH}`, config);
+        await notify.email({
+          to: address,
+          template: 'login-link',
+          lang: user.lang,
+          data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), code: t.code!, expiresMinutes },
+        });
+      } else {
+        await notify.sms(address, smsText(user.lang, config.productName, t.code!, expiresMinutes));
+      }
+      return { message, token_id: t.id };
+    },
+
+    /** Exchanges a link token, or a code with its token_id or address, for a new active session. */
+    async validate(proof: TokenLoginProof, client: { ip?: string | null; userAgent?: string | null }): Promise<TokenLoginResult> {
+      const rec = await consumeProof(proof);
+      if (!rec?.user_id) throw invalidToken();
+      const user = await users.findById(rec.user_id);
+      if (!isActiveUser(user)) throw invalidToken();
+      // The proof is for the address it went to; if the account's address changed since, it proves nothing.
+      const current = rec.channel === 'email' ? normalizeEmail(user.email) : user.phone;
+      if (current !== rec.identifier) throw invalidToken();
+      let signedIn = user;
+      if (rec.channel === 'email' && !isVerified(user)) {
+        signedIn = (await users.update(user.id, { is_verified: true })) ?? user;
+        await sessions.invalidateUser(user.id);
+      }
+      // A mailed link or code replaces the password, not the second factor: two-factor users get a
+      // pending session, exactly as a password login would give them.
+      const pending = Boolean(signedIn.two_factor);
+      const { token, session } = await sessions.create(user.id, { ip: client.ip, userAgent: client.userAgent, status: pending ? 'pending_2fa' : 'active' });
+      const methods: unknown[] = [];
+      if (pending) await deps.hooks.run('auth.two_factor.methods', { user: signedIn, methods });
+      else await deps.hooks.run('auth.login', { user: signedIn, session });
+      return { status: pending ? 'pending' : 'active', user: signedIn, sessionToken: token, session, tokenId: rec.id, methods };
+    },
+  };
+
+  async function consumeProof(p: TokenLoginProof) {
+    if (p.token) return tokens.consume('login', p.token);
+    if (p.code === undefined || (!p.tokenId && !p.identifier)) {
+      throw badRequest('token, or code with token_id or identifier, is required', [{ field: 'token', message: 'required' }]);
+    }
+    const code = p.code.replace(/\s+/g, '');
+    if (!new RegExp(`^\\d{${CODE_DIGITS}}$`).test(code)) return null;
+    if (p.tokenId) return tokens.consumeCode('login', { id: p.tokenId }, code);
+    const id = p.identifier!;
+    const address = id.includes('@') ? normalizeEmail(id) : normalizePhone(id);
+    return address ? tokens.consumeCode('login', { identifier: address }, code) : null;
+  }
+}
+
+export type TokenLoginService = ReturnType<typeof createTokenLoginService>;

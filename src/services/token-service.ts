@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import type { AuthTokenRecord, AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
+import { randomCode, randomToken, safeEqual, sha256 } from './security/tokens.js';
+
+/** The one-time tokens Gatehouse issues; the value is the `kind` column. */
+export type TokenKind = 'verify_email' | 'password_reset' | 'login';
+
+const PREFIX: Record<TokenKind, string> = { verify_email: 'vfy', password_reset: 'rst', login: 'lgn' };
+
+/** Wrong codes a token survives; the next one voids it (a 6-digit code must not be guessable). */
+export const MAX_CODE_ATTEMPTS = 5;
+export const CODE_DIGITS = 6;
+
+export interface IssueInput {
+  kind: TokenKind;
+  userId: string;
+  /** The address the token was sent to (normalised email or E.164 phone). */
+  identifier: string;
+  channel?: 'email' | 'sms';
+  ttlSec: number;
+  /** Also issue a short numeric code tied to this token. */
+  withCode?: boolean;
+}
+
+export interface IssuedToken {
+  id: string;
+  token: string;
+  code: string | null;
+  expiresAt: Date;
+}
+
+export type CodeRef = { id: string } | { identifier: string };
+
+export interface TokenServiceDeps {
+  repo: AuthTokenRepository;
+  clock?: () => Date;
+}
+
+// The code hash is bound to its row, so equal codes on different rows never share a hash.
+const codeHash = (tokenId: string, code: string) => sha256(`${tokenId}:${code}`);
+
+/**
+ * One-time tokens in auth_tokens: random, stored as SHA-256 hashes, single use, expiring. Issuing a
+ * token voids the earlier unused ones of the same kind for the same address, so only the newest works.
+ */
+export function createTokenService(deps: TokenServiceDeps) {
+  const clock = deps.clock ?? (() => new Date());
+  const live = (r: AuthTokenRecord | null, kind: TokenKind, now: Date): r is AuthTokenRecord =>
+    !!r && r.kind === kind && !r.used_at && r.expires_at.getTime() > now.getTime();
+
+  return {
+    async issue(input: IssueInput): Promise<IssuedToken> {
+      const now = clock();
+      await deps.repo.voidActive({ kind: input.kind, identifier: input.identifier }, now);
+      const id = randomUUID();
+      const token = randomToken(PREFIX[input.kind]);
+      const code = input.withCode ? randomCode(CODE_DIGITS) : null;
+      const expiresAt = new Date(now.getTime() + input.ttlSec * 1000);
+      await deps.repo.create({
+        id,
+        kind: input.kind,
+        user_id: input.userId,
+        token_hash: sha256(token),
+        code_hash: code ? codeHash(id, code) : null,
+        channel: input.channel ?? null,
+        identifier: input.identifier,
+        meta: null,
+        created_at: now,
+        expires_at: expiresAt,
+      });
+      return { id, token, code, expiresAt };
+    },
+
+    /**
+     * What `issue` costs, without storing anything: for addresses with no account, so the answer
+     * takes about as long and the work (one write query, random values, hashes) is the same.
+     */
+    async decoy(kind: TokenKind, identifier: string, withCode = false): Promise<{ id: string }> {
+      await deps.repo.voidActive({ kind, identifier }, clock());
+      const id = randomUUID();
+      sha256(randomToken(PREFIX[kind]));
+      if (withCode) codeHash(id, randomCode(CODE_DIGITS));
+      return { id };
+    },
+
+    /** The live token of this kind for a clear token value, without using it up. */
+    async peek(kind: TokenKind, token: string): Promise<AuthTokenRecord | null> {
+      if (!token || token.length > 200) return null;
+      const rec = await deps.repo.findByHash(sha256(token));
+      return live(rec, kind, clock()) ? rec : null;
+    },
+
+    /** Uses a token up; null when unknown, of another kind, expired, or already used (even concurrently). */
+    async consume(kind: TokenKind, token: string): Promise<AuthTokenRecord | null> {
+      const rec = await this.peek(kind, token);
+      if (!rec) return null;
+      return (await deps.repo.markUsed(rec.id, clock())) ? rec : null;
+    },
+
+    /**
+     * Uses a token up by its short code, found by token id or by the address it was sent to (the
+     * newest one). Every try counts; after MAX_CODE_ATTEMPTS wrong codes the token is void.
+     */
+    async consumeCode(kind: TokenKind, ref: CodeRef, code: string): Promise<AuthTokenRecord | null> {
+      const now = clock();
+      const rec = 'id' in ref ? await deps.repo.findById(ref.id) : await deps.repo.findLatestActive(kind, ref.identifier, now);
+      if (!live(rec, kind, now) || !rec.code_hash) return null;
+      if (!(await deps.repo.addAttempt(rec.id, MAX_CODE_ATTEMPTS))) return null;
+      if (!safeEqual(codeHash(rec.id, String(code)), rec.code_hash)) {
+        if (rec.attempts + 1 >= MAX_CODE_ATTEMPTS) await deps.repo.markUsed(rec.id, now);
+        return null;
+      }
+      return (await deps.repo.markUsed(rec.id, now)) ? rec : null;
+    },
+
+    /** Voids every unused token of a kind for a user (e.g. after the password changed). */
+    voidForUser: (kind: TokenKind, userId: string) => deps.repo.voidActive({ kind, userId }, clock()),
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

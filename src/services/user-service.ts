@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto';
+import type { SessionRecord } from '../data/repositories/session-repository.js';
+import type { UserListQuery, UserRecord, UserRepository } from '../data/repositories/user-repository.js';
+import { AppError, conflict, forbidden, notFound } from '../errors/app-error.js';
+import { Codes } from '../errors/codes.js';
+import type { Hooks } from '../modules/hooks.js';
+import type { ModuleRuntime } from '../modules/runtime.js';
+import { parseProfileInput, invalidInput } from './profile-input.js';
+import type { SessionService } from './session-service.js';
+import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
+import { adminUpdateSchema, createUserSchema, text, type AdminUpdateInput } from './user-fields.js';
+import { toPublicUser, type PublicUser } from './user-view.js';
+
+export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
+export type { AdminUpdateInput, PublicUser };
+
+export interface CreateUserInput {
+  email: string;
+  password?: string | null;
+  name?: string | null;
+  last_name?: string | null;
+  user_name?: string | null;
+  user_type?: UserType;
+  phone?: string | null;
+  title?: string | null;
+  lang?: string | null;
+  is_verified?: boolean;
+}
+
+export type UserListParams = UserListQuery;
+
+export interface UserService {
+  /**
+   * Validates (email format, password policy, user_name format and uniqueness; duplicates → 409),
+   * hashes and inserts. actor null = system (CLI, init, public registration). Only a superadmin actor
+   * (or the system) may create a superadmin. `verified` is the default of is_verified when the input
+   * does not say.
+   */
+  create(input: CreateUserInput, opts: { actor: UserRecord | null; verified?: boolean }): Promise<UserRecord>;
+  /** The spec's User object (installed modules' fields included, write-only ones never). */
+  toPublic(u: UserRecord): PublicUser;
+  /** A live (not deleted) user, or 404 — malformed ids included. */
+  get(id: string): Promise<UserRecord>;
+  list(params: UserListParams): Promise<{ users: UserRecord[]; total: number }>;
+  /** A user's own profile update (see parseProfileInput for what is refused). */
+  updateProfile(user: UserRecord, input: unknown): Promise<UserRecord>;
+  /** An admin's update; a role or email change, or disabling, signs the user out everywhere. */
+  adminUpdate(actor: UserRecord | null, id: string, input: AdminUpdateInput): Promise<UserRecord>;
+  /** Soft delete: the row stays (with reason), sessions are revoked. */
+  softDelete(actor: UserRecord | null, id: string, reason?: string | null): Promise<UserRecord>;
+  /** Sets a new password (policy checked) and revokes every session but `exceptSessionId`. */
+  setPassword(id: string, password: string, opts?: { exceptSessionId?: string }): Promise<UserRecord>;
+  listSessions(userId: string): Promise<SessionRecord[]>;
+  revokeSession(actor: UserRecord | null, userId: string, sessionId: string): Promise<void>;
+  revokeAllSessions(actor: UserRecord | null, userId: string): Promise<number>;
+}
+
+export interface UserServiceDeps {
+  users: UserRepository;
+  sessions: Pick<SessionService, 'invalidateUser' | 'revokeAllForUser' | 'revokeById' | 'listForUser'>;
+  passwords: PasswordHasher;
+  hooks: Hooks;
+  modules: Pick<ModuleRuntime, 'isInstalled'>;
+  clock?: () => Date;
+}
+
+const ID_RE = /^[A-Za-z0-9-]{1,64}$/;
+const isSuper = (u: { user_type: string } | null) => u?.user_type === 'superadmin';
+
+const emailTaken = () => conflict('Email already registered', Codes.EMAIL_TAKEN);
+const userNameTaken = () => conflict('User name already taken', Codes.USER_NAME_TAKEN);
+
+/** Maps a unique-index race (two inserts passing the pre-check at once) to the 409 the pre-check gives. */
+function uniqueViolation(err: unknown): AppError | null {
+  const e = err as { name?: string; fields?: Record<string, unknown> | string[]; original?: { message?: string } };
+  if (e?.name !== 'SequelizeUniqueConstraintError') return null;
+  const text = JSON.stringify(e.fields ?? '') + (e.original?.message ?? '');
+  return /user_name/.test(text) ? userNameTaken() : emailTaken();
+}
+
+export function createUserService(deps: UserServiceDeps): UserService {
+  const clock = deps.clock ?? (() => new Date());
+  const { users, sessions, hooks } = deps;
+
+  async function assertEmailFree(email: string, exceptId?: string): Promise<void> {
+    const existing = await users.findByEmail(email, { includeDeleted: true });
+    if (existing && existing.id !== exceptId) throw emailTaken();
+  }
+  async function assertUserNameFree(userName: string | null | undefined, exceptId?: string): Promise<void> {
+    if (userName && (await users.userNameTaken(userName, exceptId))) throw userNameTaken();
+  }
+  /** Admins manage everyone but superadmins; the system and superadmins manage everyone. */
+  function assertCanManage(actor: UserRecord | null, target: UserRecord): void {
+    if (actor && isSuper(target) && !isSuper(actor)) throw forbidden('Only a superadmin can manage a superadmin');
+  }
+  async function write(id: string, patch: Partial<UserRecord>): Promise<UserRecord> {
+    try {
+      const updated = await users.update(id, patch);
+      if (!updated) throw notFound('User not found');
+      return updated;
+    } catch (err) {
+      throw uniqueViolation(err) ?? err;
+    }
+  }
+  async function changed(user: UserRecord, event: 'user.updated' | 'user.deleted'): Promise<void> {
+    await sessions.invalidateUser(user.id);
+    await hooks.run(event, { user });
+  }
+
+  const service: UserService = {
+    async create(raw, opts) {
+      const parsed = createUserSchema.safeParse(raw);
+      if (!parsed.success) throw invalidInput(parsed.error);
+      const input = parsed.data;
+      const userType = input.user_type ?? 'customer';
+      if (userType === 'superadmin' && opts.actor && !isSuper(opts.actor)) {
+        throw forbidden('Only a superadmin can create a superadmin');
+      }
+      if (input.password !== undefined && input.password !== null) assertPasswordPolicy(input.password);
+      await assertEmailFree(input.email);
+      await assertUserNameFree(input.user_name);
+      const now = clock();
+      try {
+        return await users.create({
+          id: randomUUID(),
+          email: input.email,
+          name: input.name ?? null,
+          last_name: input.last_name ?? null,
+          user_name: input.user_name ?? null,
+          user_type: userType,
+          phone: input.phone ?? null,
+          title: input.title ?? null,
+          lang: input.lang ?? null,
+          is_verified: input.is_verified ?? opts.verified ?? false,
+          password_hash: input.password ? await deps.passwords.hash(input.password) : null,
+          password_changed_at: input.password ? now : null,
+          metadata: {},
+          created_at: now,
+          updated_at: now,
+        });
+      } catch (err) {
+        throw uniqueViolation(err) ?? err;
+      }
+    },
+
+    toPublic: (u) => toPublicUser(u, users.extraFields()),
+
+    async get(id) {
+      const u = typeof id === 'string' && ID_RE.test(id) ? await users.findById(id) : null;
+      if (!u) throw notFound('User not found');
+      return u;
+    },
+
+    async list(params) {
+      const { rows, total } = await users.list(params);
+      return { users: rows, total };
+    },
+
+    async updateProfile(user, input) {
+      const patch = parseProfileInput(input, {
+        current: user,
+        businessInstalled: deps.modules.isInstalled('ext-business'),
+        extraFields: users.extraFields(),
+      });
+      if (patch.user_name) await assertUserNameFree(patch.user_name, user.id);
+      const updated = Object.keys(patch).length ? await write(user.id, patch) : await service.get(user.id);
+      await changed(updated, 'user.updated');
+      return updated;
+    },
+
+    async adminUpdate(actor, id, raw) {
+      const parsed = adminUpdateSchema.safeParse(raw);
+      if (!parsed.success) throw invalidInput(parsed.error);
+      const { disabled, ...input } = parsed.data;
+      const target = await service.get(id);
+      assertCanManage(actor, target);
+      const self = actor?.id === target.id;
+      const roleChange = input.user_type !== undefined && input.user_type !== target.user_type;
+      if (roleChange && self) throw forbidden('You cannot change your own role');
+      if (roleChange && actor && !isSuper(actor) && input.user_type === 'superadmin') {
+        throw forbidden('Only a superadmin can promote to superadmin');
+      }
+      if (disabled && self) throw forbidden('You cannot disable your own account');
+      const emailChange = input.email !== undefined && input.email !== target.email;
+      if (emailChange) await assertEmailFree(input.email!, target.id);
+      if (input.user_name && input.user_name !== target.user_name) await assertUserNameFree(input.user_name, target.id);
+
+      const patch: Partial<UserRecord> = { ...input };
+      const disabling = disabled === true && !target.disabled_at;
+      if (disabled !== undefined) patch.disabled_at = disabled ? (target.disabled_at ?? clock()) : null;
+      const updated = await write(target.id, patch);
+      if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id);
+      await changed(updated, 'user.updated');
+      return updated;
+    },
+
+    async softDelete(actor, id, reason) {
+      const target = await service.get(id);
+      if (actor?.id === target.id) throw forbidden('You cannot delete your own account');
+      assertCanManage(actor, target);
+      const r = reason === undefined || reason === null || reason === '' ? null : text(500).safeParse(reason);
+      if (r && !r.success) throw invalidInput(r.error, 'reason');
+      const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null });
+      await sessions.revokeAllForUser(target.id);
+      await changed(deleted, 'user.deleted');
+      return deleted;
+    },
+
+    async setPassword(id, password, opts = {}) {
+      assertPasswordPolicy(password);
+      const target = await service.get(id);
+      const updated = await write(target.id, { password_hash: await deps.passwords.hash(password), password_changed_at: clock() });
+      await sessions.revokeAllForUser(target.id, opts.exceptSessionId);
+      await sessions.invalidateUser(target.id);
+      return updated;
+    },
+
+    async listSessions(userId) {
+      return sessions.listForUser(userId);
+    },
+
+    async revokeSession(actor, userId, sessionId) {
+      const target = await service.get(userId);
+      assertCanManage(actor, target);
+      const owned = (await sessions.listForUser(target.id)).some((s) => s.id === sessionId);
+      if (!owned || !(await sessions.revokeById(sessionId))) throw notFound('Session not found');
+    },
+
+    async revokeAllSessions(actor, userId) {
+      const target = await service.get(userId);
+      assertCanManage(actor, target);
+      return sessions.revokeAllForUser(target.id);
+    },
+  };
+  return service;
+}

@@ -1,0 +1,74 @@
+import type { UserRecord } from '../data/repositories/user-repository.js';
+import type { Hooks } from '../modules/hooks.js';
+import { withParams } from './account-links.js';
+import { isActiveUser, isVerified, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
+
+/** The route the verification link opens (GET /auth/token/verify). */
+export const VERIFY_PATH = '/auth/token/verify';
+
+/**
+ * Email verification: the link mailed on registration (when REQUIRE_EMAIL_VERIFICATION is on) and on
+ * request, and what opening it does.
+ */
+export function createVerificationService(deps: AccountFlowDeps) {
+  const { config, users, tokens, notify, sessions } = deps;
+  const log = deps.logger.child({ component: 'verification' });
+
+  async function sendFor(user: UserRecord): Promise<boolean> {
+    const email = normalizeEmail(user.email);
+    const t = await tokens.issue({ kind: 'verify_email', userId: user.id, identifier: email, channel: 'email', ttlSec: config.verifyTokenTtl });
+    const link = withParams(`${config.publicBaseUrl}${VERIFY_PATH}`, { token: t.token });
+    return notify.email({ to: email, template: 'verify-email', lang: user.lang, data: { name: user.name ?? undefined, link } });
+  }
+
+  return {
+    sendFor,
+
+    /** Sends the verification mail after public registration; a failure is logged, the account stays. */
+    attach(hooks: Hooks): () => void {
+      return hooks.on('auth.registered', async (payload) => {
+        if (!config.requireEmailVerification) return;
+        const id = (payload.user as { id?: unknown } | undefined)?.id;
+        if (typeof id !== 'string') return;
+        try {
+          const user = await users.findById(id);
+          if (isActiveUser(user) && !isVerified(user)) await sendFor(user);
+        } catch (err) {
+          log.error({ userId: id, reason: (err as Error).message }, 'verification mail after registration failed');
+        }
+      });
+    },
+
+    /**
+     * Sends a fresh link when the address belongs to an unverified account; otherwise does the same
+     * token work without storing or sending, so neither the answer nor its timing tells which.
+     */
+    async resend(emailInput: string): Promise<void> {
+      const email = normalizeEmail(emailInput);
+      const user = await users.findByEmail(email);
+      const allowed = await notify.mayMessage(email);
+      if (isActiveUser(user) && !isVerified(user) && allowed) {
+        await sendFor(user);
+        return;
+      }
+      await tokens.decoy('verify_email', email);
+    },
+
+    /**
+     * Uses a verification token up and marks the address verified. Null when the token is bad, or when
+     * the account's email changed since the link was sent (the link proved the old address only).
+     */
+    async verify(token: string): Promise<UserRecord | null> {
+      const rec = await tokens.consume('verify_email', token);
+      if (!rec?.user_id) return null;
+      const user = await users.findById(rec.user_id);
+      if (!isActiveUser(user) || normalizeEmail(user.email) !== rec.identifier) return null;
+      if (isVerified(user)) return user;
+      const updated = await users.update(user.id, { is_verified: true });
+      await sessions.invalidateUser(user.id);
+      return updated ?? user;
+    },
+  };
+}
+
+export type VerificationService = ReturnType<typeof createVerificationService>;

@@ -1,0 +1,141 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { removeTempDirs, runCli, startCli, tempDir, type RunningCli } from '../helpers/cli.js';
+
+afterAll(removeTempDirs);
+
+const LISTENING = /Gatehouse listening on (http:\/\/127\.0\.0\.1:\d+)/;
+const running: RunningCli[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) {
+    if (r.child.exitCode === null && r.child.signalCode === null) {
+      r.child.kill('SIGKILL');
+      await r.exited;
+    }
+  }
+});
+
+function serve(args: string[], env?: Record<string, string>): RunningCli {
+  const r = startCli(['serve', '--port', '0', ...args], { env });
+  running.push(r);
+  return r;
+}
+
+const get = async (url: string) => {
+  const res = await fetch(url);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+describe('gatehouse serve', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = tempDir();
+    const r = await runCli(['init', '--yes', '--data-dir', dir]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it('when started on an initialised dir, then it answers /health and /ready, hints at the first superadmin, and exits 0 on SIGTERM', async () => {
+    const s = serve(['--data-dir', dir]);
+    const url = (await s.waitFor(LISTENING))[1];
+    expect(await get(`${url}/health`)).toEqual({ status: 200, body: { success: true, status: 'ok' } });
+    const ready = await get(`${url}/ready`);
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: 'ready', checks: { database: 'ok' } });
+    await s.waitFor(/No superadmin yet/);
+    expect(s.stdout).toContain(`gatehouse user create --type superadmin --email you@example.com --data-dir ${dir}`);
+
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+    expect(s.stderr).toContain('SIGTERM: finishing in-flight requests');
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+  });
+
+  it('when a request is in flight at SIGTERM, then it is answered before the process exits', async () => {
+    const s = serve(['--data-dir', dir]);
+    const url = (await s.waitFor(LISTENING))[1];
+    // A slow client: the server holds the connection open waiting for the rest of the body.
+    const net = await import('node:net');
+    const { port } = new URL(url);
+    const sock = net.connect(Number(port), '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    const body = JSON.stringify({ email: 'x@example.com', password: 'wrong password' });
+    sock.write(`POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    let answer = '';
+    sock.on('data', (d) => (answer += d));
+    const closed = new Promise((r) => sock.once('close', r));
+    await new Promise((r) => setTimeout(r, 200));
+    s.child.kill('SIGTERM');
+    await s.waitFor(/SIGTERM/);
+    sock.end(body);
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 \d{3}/);
+    expect(answer).not.toMatch(/^HTTP\/1\.1 5\d\d/);
+    expect((await s.exited).code).toBe(0);
+  });
+
+  it('when --workers 2 runs and a worker is killed, then requests keep succeeding and a new worker takes its place', async () => {
+    const s = serve(['--data-dir', dir, '--workers', '2']);
+    const url = (await s.waitFor(LISTENING))[1];
+    expect(s.stdout).toMatch(/\(2 workers\)/);
+    await s.waitFor(/worker \d+ listening[\s\S]*worker \d+ listening/);
+    const pids = [...s.stderr.matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
+    expect(new Set(pids).size).toBe(2);
+
+    process.kill(pids[0], 'SIGKILL');
+    for (let i = 0; i < 5; i++) expect((await get(`${url}/health`)).status).toBe(200);
+    await s.waitFor(new RegExp(`worker ${pids[0]} exited \\(signal SIGKILL\\); starting a new one`));
+    await s.waitFor(/worker \d+ listening[\s\S]*worker \d+ listening[\s\S]*worker \d+ listening/);
+    const now = [...s.stderr.matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
+    const replacement = now[2];
+    expect(pids).not.toContain(replacement);
+    expect(() => process.kill(replacement, 0)).not.toThrow();
+    expect((await get(`${url}/ready`)).status).toBe(200);
+
+    s.child.kill('SIGTERM');
+    expect((await s.exited).code).toBe(0);
+    for (const pid of [pids[1], replacement]) expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
+
+describe('gatehouse serve preflight', () => {
+  it('when migrations are pending, then it refuses to start in one line naming gatehouse migrate, and --migrate starts it', async () => {
+    const dir = tempDir();
+    const refused = await runCli(['serve', '--port', '0', '--data-dir', dir]);
+    expect(refused.code).toBe(1);
+    const lines = refused.stderr.trim().split('\n');
+    expect(lines[0]).toMatch(/^error: refusing to start: \d+ pending migrations/);
+    expect(lines[1]).toContain(`gatehouse migrate --data-dir ${dir}`);
+    expect(refused.stdout).not.toContain('listening');
+
+    const s = serve(['--data-dir', dir, '--migrate']);
+    const url = (await s.waitFor(LISTENING))[1];
+    expect(s.stderr).toMatch(/✔ Applying \d+ migrations/);
+    expect((await get(`${url}/ready`)).status).toBe(200);
+    s.child.kill('SIGINT');
+    expect((await s.exited).code).toBe(0);
+  });
+
+  it('when Redis is configured but down, then it refuses to start and says so', async () => {
+    const dir = tempDir();
+    const r = await runCli(['serve', '--port', '0', '--data-dir', dir, '--migrate'], { env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: refusing to start: Redis is not reachable/m);
+    expect(r.stderr).toContain('hint: check REDIS_URL');
+  });
+
+  it('when the port is taken, then it exits 1 with a hint instead of a stack', async () => {
+    const net = await import('node:net');
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const dir = tempDir();
+      const r = await runCli(['serve', '--data-dir', dir, '--migrate', '--port', String(port)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`error: port ${port} on 127.0.0.1 is already in use`);
+      expect(r.stderr).not.toContain('    at ');
+    } finally {
+      blocker.close();
+    }
+  });
+});

@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import { linkIn, mailTo, mailsTo, tokenIn } from './flows-helpers.js';
+
+const NEW_PASSWORD = 'Brand-New-Secret-77';
+const REQUEST_ANSWER = { success: true, message: 'If the address is registered, a password reset email has been sent.' };
+const RESET_SUBJECT = /^Reset your Gatehouse password$/;
+const CHANGED_SUBJECT = /^Your Gatehouse password was changed$/;
+
+let sink: SmtpSink;
+let t: TestApp;
+
+beforeAll(async () => {
+  sink = await startSmtpSink();
+  t = await startTestApp({
+    env: {
+      SMTP_URL: sink.url,
+      REQUIRE_EMAIL_VERIFICATION: 'true',
+      APP_URL: 'https://app.example.test',
+      RESET_URL_ALLOWLIST: 'https://accounts.example.test,myapp://reset',
+    },
+  });
+});
+
+afterAll(async () => {
+  await t?.close();
+  await sink?.close();
+});
+
+const requestReset = (email: string, extra: Record<string, unknown> = {}) =>
+  t.request('POST', '/auth/password-reset/request', { body: { email, ...extra } });
+
+/** Requests a reset and returns the token from the mail (the n-th reset mail to that address). */
+async function resetToken(email: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const before = mailsTo(sink, email).length;
+  expect((await requestReset(email, extra)).body).toEqual(REQUEST_ANSWER);
+  await sink.waitFor(() => mailsTo(sink, email).length > before);
+  return tokenIn(mailsTo(sink, email)[before]);
+}
+
+const login = (email: string, password: string) => t.request('POST', '/auth/login', { body: { email, password } });
+
+describe('password reset', () => {
+  it('when the mailed link is used, then the password changes, sessions end and a notice is mailed', async () => {
+    const { user, token: session } = await makeSession(t, { email: uniqueEmail('reset'), name: 'Ana' });
+    expect((await requestReset(user.email.toUpperCase())).body).toEqual(REQUEST_ANSWER);
+
+    const mail = await mailTo(sink, user.email, RESET_SUBJECT);
+    const link = linkIn(mail);
+    expect(link.origin + link.pathname).toBe('https://app.example.test/reset-password');
+    expect(mail.text).toContain('60 minutes');
+    const token = tokenIn(link);
+    expect(token).toMatch(/^rst_/);
+
+    const valid = await t.request('POST', '/auth/password-reset/validate', { body: { token } });
+    expect(valid.status).toBe(200);
+    expect(valid.body).toEqual({ success: true, valid: true, message: 'Token is valid' });
+    const legacy = await t.request('GET', `/auth/password-reset/validate/${token}`);
+    expect(legacy.body).toEqual({ success: true, valid: true, message: 'Token is valid' });
+
+    const done = await t.request('POST', '/auth/password-reset/complete', { body: { token, password: NEW_PASSWORD } });
+    expect(done.status).toBe(200);
+    expect(done.body).toEqual({ success: true, message: 'Password has been reset successfully' });
+
+    expect((await t.request('GET', '/auth/validation', { session })).status).toBe(401);
+    expect((await login(user.email, DEFAULT_PASSWORD)).status).toBe(401);
+    expect((await login(user.email, NEW_PASSWORD)).status).toBe(200);
+    const notice = await mailTo(sink, user.email, CHANGED_SUBJECT);
+    expect(notice.text).toContain('Hi Ana,');
+  });
+
+  it('when a used token is presented again, then validate says invalid and complete is refused', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('reset-reuse') });
+    const token = await resetToken(user.email);
+    expect((await t.request('POST', '/auth/password-reset/reset', { body: { token, new_password: NEW_PASSWORD } })).status).toBe(200);
+
+    const again = await t.request('POST', '/auth/password-reset/complete', { body: { token, password: 'Another-Secret-88' } });
+    expect(again.status).toBe(400);
+    expect(again.body).toMatchObject({ success: false, error: 'Invalid or expired token', code: 'INVALID_TOKEN' });
+    const valid = await t.request('POST', '/auth/password-reset/validate', { body: { token } });
+    expect(valid.status).toBe(400);
+    expect(valid.body).toMatchObject({ success: false, valid: false, error: 'Invalid or expired token', code: 'INVALID_TOKEN' });
+    const legacy = await t.request('GET', `/auth/password-reset/validate/${token}`);
+    expect(legacy.status).toBe(400);
+    expect(legacy.body).toMatchObject({ valid: false, message: 'Invalid or expired token' });
+    expect((await login(user.email, NEW_PASSWORD)).status).toBe(200);
+  });
+
+  it('when the token has expired, then it is refused and the password stays', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('reset-expired') });
+    const token = await resetToken(user.email);
+    await t.app.models.AuthToken.update({ expires_at: new Date(Date.now() - 1000) }, { where: { user_id: user.id, kind: 'password_reset' } });
+    expect((await t.request('POST', '/auth/password-reset/validate', { body: { token } })).status).toBe(400);
+    expect((await t.request('POST', '/auth/password-reset/complete', { body: { token, password: NEW_PASSWORD } })).status).toBe(400);
+    expect((await login(user.email, DEFAULT_PASSWORD)).status).toBe(200);
+  });
+
+  it('when a newer link is requested, then the older link is void', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('reset-newer') });
+    const older = await resetToken(user.email);
+    const newer = await resetToken(user.email);
+    expect((await t.request('POST', '/auth/password-reset/complete', { body: { token: older, password: NEW_PASSWORD } })).status).toBe(400);
+    expect((await t.request('POST', '/auth/password-reset/complete', { body: { token: newer, password: NEW_PASSWORD } })).status).toBe(200);
+  });
+
+  it('when the password changes after the link was sent, then the link is void', async () => {
+    const { user, token: session } = await makeSession(t, { email: uniqueEmail('reset-changed') });
+    const token = await resetToken(user.email);
+    const change = await t.request('POST', '/auth/password-change/self', { session, body: { current_password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD } });
+    expect(change.status).toBe(200);
+    expect((await t.request('POST', '/auth/password-reset/validate', { body: { token } })).status).toBe(400);
+  });
+
+  it('when the new password breaks the policy, then 400 names the rule and the link still works', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('reset-weak') });
+    const token = await resetToken(user.email);
+    const weak = await t.request('POST', '/auth/password-reset/complete', { body: { token, password: 'short' } });
+    expect(weak.status).toBe(400);
+    expect(weak.body.code).toBe('WEAK_PASSWORD');
+    const missing = await t.request('POST', '/auth/password-reset/complete', { body: { token } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.code).toBe('VALIDATION_ERROR');
+    expect((await t.request('POST', '/auth/password-reset/complete', { body: { token, password: NEW_PASSWORD } })).status).toBe(200);
+  });
+
+  it('when an unverified user resets by mail, then the address counts as verified', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('reset-unverified'), is_verified: false });
+    const token = await resetToken(user.email);
+    await t.request('POST', '/auth/password-reset/complete', { body: { token, password: NEW_PASSWORD } });
+    expect((await login(user.email, NEW_PASSWORD)).status).toBe(200);
+  });
+});
+
+describe('password reset request', () => {
+  it('when the address is unknown, disabled or known, then the answer is identical and only the known one gets mail', async () => {
+    const known = await makeUser(t, { email: uniqueEmail('reset-known') });
+    const disabled = await makeUser(t, { email: uniqueEmail('reset-disabled'), disabled_at: new Date() });
+    const unknown = uniqueEmail('reset-unknown');
+    const answers = [];
+    for (const email of [unknown, disabled.email, known.email]) {
+      const r = await requestReset(email);
+      answers.push({ status: r.status, body: r.body, keys: [...r.headers.keys()].filter((k) => !/date|request-id|ratelimit|content-length|etag/.test(k)).sort() });
+    }
+    expect(answers[0].status).toBe(200);
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+    await mailTo(sink, known.email, RESET_SUBJECT);
+    expect(mailsTo(sink, unknown)).toHaveLength(0);
+    expect(mailsTo(sink, disabled.email)).toHaveLength(0);
+  });
+
+  it('when the client names an allow-listed resetUrl, then the link points there with the token appended', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('reset-allowed') });
+    await resetToken(user.email, { resetUrl: 'https://accounts.example.test/recover?lang=es#top' });
+    const link = linkIn(mailsTo(sink, user.email).at(-1)!);
+    expect(link.origin + link.pathname).toBe('https://accounts.example.test/recover');
+    expect(link.searchParams.get('lang')).toBe('es');
+    expect(link.searchParams.get('token')).toMatch(/^rst_/);
+
+    await resetToken(user.email, { reset_url: 'myapp://reset/password' });
+    expect(mailsTo(sink, user.email).at(-1)!.text).toMatch(/myapp:\/\/reset\/password\?token=rst_/);
+  });
+
+  it('when the client names a resetUrl outside the allow-list, then it is ignored and the default link is mailed', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('reset-evil') });
+    for (const evil of ['https://evil.example.net/steal', 'https://accounts.example.test.evil.net/x', 'javascript:alert(1)//', 'otherapp://reset', 'not a url']) {
+      const before = mailsTo(sink, user.email).length;
+      const r = await requestReset(user.email, { resetUrl: evil });
+      expect(r.body).toEqual(REQUEST_ANSWER);
+      await sink.waitFor(() => mailsTo(sink, user.email).length > before);
+      const mail = mailsTo(sink, user.email)[before];
+      const link = linkIn(mail);
+      expect(link.origin + link.pathname, evil).toBe('https://app.example.test/reset-password');
+      expect(`${mail.text}\n${mail.html}`).not.toContain('evil');
+      expect(`${mail.text}`).not.toContain('otherapp');
+    }
+  });
+});

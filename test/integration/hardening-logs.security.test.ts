@@ -1,0 +1,120 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAppContext, type AppContext } from '../../src/app-context.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { startServer, type RunningServer } from '../../src/http/server.js';
+import { createLogger } from '../../src/log/logger.js';
+import { BACKEND, provisionPg, type ProvisionedBackend } from '../helpers/backend.js';
+import { TEST_BRIDGE_SECRET, TEST_ENV } from '../helpers/test-app.js';
+
+/*
+ * The real app at log level trace (SQL included), its log captured from the logger's destination
+ * stream, driven through the flows that carry secrets; no secret may show up in the captured text.
+ */
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PASSWORD = 'Sup3r-Secret-Passw0rd!';
+const WRONG_PASSWORD = 'Wr0ng-But-Secret-Guess!';
+const email = `logs.${randomUUID()}@example.test`;
+
+let log = '';
+let app: AppContext;
+let server: RunningServer;
+let provisioned: ProvisionedBackend | null = null;
+let dataDir = '';
+const redisPrefix = `gh-logs:${randomUUID()}:`;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-logs-'));
+  if (BACKEND === 'pg') provisioned = await provisionPg();
+  const env = {
+    ...TEST_ENV,
+    GATEHOUSE_DATA_DIR: dataDir,
+    ...(provisioned?.env ?? {}),
+    // Redis on both backends, so the limiter's fail-open warning can be provoked too.
+    REDIS_URL,
+    REDIS_PREFIX: redisPrefix,
+    LOG_LEVEL: 'trace',
+  };
+  const config = loadConfig({ env, skipFile: true });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      log += chunk.toString();
+      cb();
+    },
+  });
+  app = await createAppContext(config, { logger: createLogger('trace', sink) });
+  await app.migrator.apply();
+  await app.modules.reload();
+  server = await startServer(app, { port: 0, host: '127.0.0.1' });
+});
+
+afterAll(async () => {
+  await server?.close(1000);
+  await app?.close();
+  await provisioned?.drop();
+  const r = createClient({ url: REDIS_URL });
+  await r.connect();
+  for await (const keys of r.scanIterator({ MATCH: `${redisPrefix}*`, COUNT: 500 })) if (keys.length) await r.del(keys);
+  await r.quit();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function call(method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)['Content-Type'] ??= 'application/json';
+  }
+  const res = await fetch(server.url + p, init);
+  const text = await res.text();
+  return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) : null };
+}
+
+describe('secrets in logs', () => {
+  it('when login, validation, bridge calls and bad input have been logged at trace level, then no password, session token or bridge secret is in the log', async () => {
+    const reg = await call('POST', '/auth/register/public', { email, password: PASSWORD, name: 'Log' });
+    expect(reg.status).toBe(200);
+    expect((await call('POST', '/auth/login', { email, password: WRONG_PASSWORD })).status).toBe(401);
+    const ok = await call('POST', '/auth/login', { email, password: PASSWORD });
+    expect(ok.status).toBe(200);
+    const token: string = ok.json.session_id ?? ok.json.sessionId;
+    const regToken: string = reg.json.data.session_id;
+    expect(token).toMatch(/^ses_/);
+
+    // The token by every way it can travel.
+    expect((await call('GET', '/auth/validation', undefined, { 'X-Session-ID': token })).status).toBe(200);
+    expect((await call('GET', `/auth/validation?session_id=${token}`)).status).toBe(200);
+    expect((await call('POST', '/auth/validation', { sessionId: token })).status).toBe(200);
+    expect((await call('GET', '/auth/me', undefined, { Cookie: `session_id=${token}` })).status).toBe(200);
+    expect((await call('POST', '/auth/bridge/validate', { session_id: token }, { 'X-Bridge-Secret': TEST_BRIDGE_SECRET })).status).toBe(200);
+    expect((await call('POST', '/auth/bridge/validate', { session_id: token }, { 'X-Bridge-Secret': `${TEST_BRIDGE_SECRET}x` })).status).toBe(401);
+
+    // Bad input that carries secrets.
+    expect((await call('POST', '/auth/login', `{"email":"${email}","password":"${PASSWORD}"`)).status).toBe(400);
+    expect((await call('POST', '/auth/register/public', { email: 'not-an-email', password: PASSWORD })).status).toBe(400);
+    expect((await call('PUT', '/auth/user/me', { name: 'x'.repeat(10), password: PASSWORD }, { 'X-Session-ID': token })).status).toBeLessThan(500);
+    expect((await call('POST', '/auth/logout', undefined, { 'X-Session-ID': regToken })).status).toBe(200);
+
+    // The limiter failing open logs a warning; it must not carry the key material either.
+    await app.redis!.set(`${redisPrefix}rl:default:127.0.0.1`, 'wrong type');
+    expect((await call('GET', `/health?session_id=${token}`)).status).toBe(200);
+    await app.redis!.del(`${redisPrefix}rl:default:127.0.0.1`);
+
+    await new Promise((r) => setTimeout(r, 50));
+    // The capture works and is broad: request lines and SQL are in it.
+    expect(log).toContain('request completed');
+    expect(log).toContain('"sql"');
+    expect(log).toContain('failing open');
+    expect(log).toContain('[redacted]');
+
+    for (const secret of [PASSWORD, WRONG_PASSWORD, token, token.slice(4), regToken.slice(4), TEST_BRIDGE_SECRET, TEST_ENV.COOKIE_SECRET]) {
+      expect(log.includes(secret), `log leaks ${secret.slice(0, 6)}…`).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { UserFieldDef } from '../../src/data/models/user.model.js';
+import type { UserRecord, UserRepository } from '../../src/data/repositories/user-repository.js';
+import { createHooks } from '../../src/modules/hooks.js';
+import { createUserService, type UserServiceDeps } from '../../src/services/user-service.js';
+
+/** An in-memory users table with just what the service asks of the repository. */
+function fakeUsers(extra: UserFieldDef[] = []): UserRepository {
+  const rows = new Map<string, UserRecord>();
+  const copy = (u: UserRecord | undefined) => (u ? { ...u } : null);
+  return {
+    async findById(id, o) {
+      const u = rows.get(id);
+      return u && (o?.includeDeleted || !u.deleted_at) ? copy(u) : null;
+    },
+    async findByEmail(email, o) {
+      return copy([...rows.values()].find((u) => u.email === email.toLowerCase() && (o?.includeDeleted || !u.deleted_at)));
+    },
+    async findByLogin() { return null; },
+    async findByPhone() { return null; },
+    async userNameTaken(name, exceptId) {
+      return [...rows.values()].some((u) => u.user_name?.toLowerCase() === name.toLowerCase() && u.id !== exceptId);
+    },
+    async create(v) {
+      rows.set(v.id, { ...(v as UserRecord) });
+      return copy(rows.get(v.id))!;
+    },
+    async update(id, v) {
+      const u = rows.get(id);
+      if (!u) return null;
+      Object.assign(u, v, { updated_at: new Date() });
+      return copy(u);
+    },
+    async list() { return { rows: [...rows.values()], total: rows.size }; },
+    async count() { return rows.size; },
+    extraFields: () => extra,
+    setExtraFields() {},
+  };
+}
+
+function setup(opts: { extra?: UserFieldDef[]; installed?: string[] } = {}) {
+  const calls: string[] = [];
+  const hooks = createHooks();
+  const events: string[] = [];
+  hooks.on('user.updated', () => void events.push('updated'));
+  hooks.on('user.deleted', () => void events.push('deleted'));
+  const deps: UserServiceDeps = {
+    users: fakeUsers(opts.extra),
+    sessions: {
+      invalidateUser: async (id) => void calls.push(`invalidate:${id}`),
+      revokeAllForUser: async (id, except) => (calls.push(`revokeAll:${id}:${except ?? ''}`), 1),
+      revokeById: async (id) => (calls.push(`revoke:${id}`), true),
+      listForUser: async () => [],
+    },
+    passwords: { hash: async (p) => `hashed:${p}`, verify: async () => false },
+    hooks,
+    modules: { isInstalled: (id) => (opts.installed ?? []).includes(id) },
+    clock: () => new Date('2026-11-21T12:00:00Z'),
+  };
+  return { service: createUserService(deps), calls, events };
+}
+
+const PW = 'Correct-Horse-42';
+const admin = { id: 'admin-1', user_type: 'admin' } as UserRecord;
+const sup = { id: 'super-1', user_type: 'superadmin' } as UserRecord;
+
+describe('user service: create', () => {
+  it('when input is valid, then email is lower-cased, the password hashed, and defaults applied', async () => {
+    const { service } = setup();
+    const u = await service.create({ email: ' Ana@Example.TEST ', password: PW, name: ' Ana ' }, { actor: null });
+    expect(u).toMatchObject({ email: 'ana@example.test', name: 'Ana', user_type: 'customer', is_verified: false, password_hash: `hashed:${PW}` });
+  });
+
+  it('when opts.verified is true, then it is the default, but the input can still say false', async () => {
+    const { service } = setup();
+    expect((await service.create({ email: 'a@x.test', password: PW }, { actor: admin, verified: true })).is_verified).toBe(true);
+    expect((await service.create({ email: 'b@x.test', password: PW, is_verified: false }, { actor: admin, verified: true })).is_verified).toBe(false);
+  });
+
+  it('when the email or user name exists, then 409 with its own code', async () => {
+    const { service } = setup();
+    await service.create({ email: 'a@x.test', password: PW, user_name: 'Taken' }, { actor: null });
+    await expect(service.create({ email: 'A@x.test', password: PW }, { actor: null })).rejects.toMatchObject({ status: 409, code: 'EMAIL_TAKEN' });
+    await expect(service.create({ email: 'c@x.test', password: PW, user_name: 'taken' }, { actor: null })).rejects.toMatchObject({ status: 409, code: 'USER_NAME_TAKEN' });
+  });
+
+  it('when a non-superadmin actor asks for a superadmin, then 403; the system and a superadmin may', async () => {
+    const { service } = setup();
+    await expect(service.create({ email: 'a@x.test', password: PW, user_type: 'superadmin' }, { actor: admin })).rejects.toMatchObject({ status: 403 });
+    await expect(service.create({ email: 'b@x.test', password: PW, user_type: 'superadmin' }, { actor: null })).resolves.toBeTruthy();
+    await expect(service.create({ email: 'c@x.test', password: PW, user_type: 'superadmin' }, { actor: sup })).resolves.toBeTruthy();
+  });
+
+  it('when the password breaks the policy or a field is bad, then 400', async () => {
+    const { service } = setup();
+    await expect(service.create({ email: 'a@x.test', password: 'short' }, { actor: null })).rejects.toMatchObject({ status: 400 });
+    await expect(service.create({ email: 'nope', password: PW }, { actor: null })).rejects.toMatchObject({ status: 400 });
+    await expect(service.create({ email: 'a@x.test', user_name: 'x y' }, { actor: null })).rejects.toMatchObject({ status: 400 });
+    await expect(service.create({ email: 'a@x.test', role: 'admin' } as never, { actor: null })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('user service: profile and module fields', () => {
+  const bizFields: (UserFieldDef & { schema?: z.ZodType })[] = [
+    { name: 'is_business', type: 'boolean', module: 'ext-business' },
+    { name: 'biz_name', type: 'string', length: 10, module: 'ext-business' },
+    { name: 'biz_country', type: 'string', module: 'ext-business', schema: z.string().regex(/^[A-Z]{2}$/) },
+    { name: 'acquisition_source', type: 'string', module: 'onboarding', writeOnly: true },
+  ];
+
+  it('when ext-business is installed, then business fields are validated (module schema first) and written', async () => {
+    const { service, calls, events } = setup({ extra: bizFields, installed: ['ext-business'] });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const updated = await service.updateProfile(u, { is_business: true, biz_name: 'ACME', biz_country: 'ES' });
+    expect(updated).toMatchObject({ is_business: true, biz_name: 'ACME', biz_country: 'ES' });
+    expect(calls).toContain(`invalidate:${u.id}`);
+    expect(events).toEqual(['updated']);
+    await expect(service.updateProfile(u, { biz_country: 'Spain' })).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+    await expect(service.updateProfile(u, { biz_name: 'x'.repeat(11) })).rejects.toMatchObject({ status: 400 });
+    await expect(service.updateProfile(u, { is_business: 'yes' })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('when ext-business is not installed, then business fields answer module_not_installed', async () => {
+    const { service } = setup({ extra: bizFields, installed: [] });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    await expect(service.updateProfile(u, { biz_name: 'ACME' })).rejects.toMatchObject({ status: 400, code: 'module_not_installed' });
+  });
+
+  it('when a user is shown, then module fields appear but write-only ones never do', async () => {
+    const { service } = setup({ extra: bizFields, installed: ['ext-business'] });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const pub = service.toPublic({ ...u, biz_name: 'ACME', acquisition_source: 'ads' });
+    expect(pub.biz_name).toBe('ACME');
+    expect('acquisition_source' in pub).toBe(false);
+    expect('password_hash' in pub).toBe(false);
+  });
+});
+
+describe('user service: admin actions', () => {
+  it('when the role changes, then sessions are revoked; a plain edit keeps them', async () => {
+    const { service, calls } = setup();
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    await service.adminUpdate(admin, u.id, { name: 'New' });
+    expect(calls.filter((c) => c.startsWith('revokeAll'))).toEqual([]);
+    await service.adminUpdate(admin, u.id, { user_type: 'writer' });
+    expect(calls).toContain(`revokeAll:${u.id}:`);
+  });
+
+  it('when disabled is set and cleared, then disabled_at follows', async () => {
+    const { service } = setup();
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    expect((await service.adminUpdate(admin, u.id, { disabled: true })).disabled_at).toEqual(new Date('2026-11-21T12:00:00Z'));
+    expect((await service.adminUpdate(admin, u.id, { disabled: false })).disabled_at).toBeNull();
+  });
+
+  it('when the system (CLI) acts, then superadmins can be managed without an actor', async () => {
+    const { service } = setup();
+    const s = await service.create({ email: 's@x.test', password: PW, user_type: 'superadmin' }, { actor: null });
+    expect((await service.adminUpdate(null, s.id, { user_type: 'admin' })).user_type).toBe('admin');
+    expect((await service.softDelete(null, s.id, 'cleanup')).deletion_reason).toBe('cleanup');
+  });
+
+  it('when a user is soft-deleted, then the row stays with its reason, sessions go and user.deleted fires', async () => {
+    const { service, calls, events } = setup();
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const d = await service.softDelete(admin, u.id, 'spam');
+    expect(d.deleted_at).toBeTruthy();
+    expect(calls).toContain(`revokeAll:${u.id}:`);
+    expect(events).toContain('deleted');
+    await expect(service.get(u.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('when a password is set, then the policy applies and other sessions are revoked', async () => {
+    const { service, calls } = setup();
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    await expect(service.setPassword(u.id, 'password')).rejects.toMatchObject({ status: 400 });
+    const updated = await service.setPassword(u.id, 'Another-Horse-43', { exceptSessionId: 'keep' });
+    expect(updated.password_hash).toBe('hashed:Another-Horse-43');
+    expect(calls).toContain(`revokeAll:${u.id}:keep`);
+  });
+
+  it('when an id is malformed or unknown, then 404', async () => {
+    const { service } = setup();
+    await expect(service.get("1' OR 1=1")).rejects.toMatchObject({ status: 404 });
+    await expect(service.get('missing')).rejects.toMatchObject({ status: 404 });
+  });
+});
