@@ -106,7 +106,7 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     const mode = typeof def.auth === 'function' ? def.auth(app.config) : def.auth;
     // Only where a cookie session authenticates the call; a bridge secret cannot be forged cross-site.
     if (mode !== 'public' && mode !== 'bridge' && mode !== 'bridge+session') {
-      assertSameOrigin(req, { tokenSource: readSessionToken(req).source, bridge: false }, app.config);
+      assertSameOrigin(req, { tokenSource: readSessionToken(req).source, bridge: checkBridge(req, app) }, app.config);
     }
     const auth = await resolveAuth(req, mode, app);
     res.locals.auth = auth;

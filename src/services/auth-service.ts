@@ -12,6 +12,7 @@ import type { CreateUserInput, UserService } from './user-service.js';
 export interface ClientInfo {
   ip?: string | null;
   userAgent?: string | null;
+  deviceId?: string | null;
   /** Key of the failed-login backoff (account + caller's network, see rate-limit.ts loginAttemptKey); default: the account. */
   throttleKey?: string;
 }

@@ -19,8 +19,8 @@ const mismatch = (what: string) => new AppError(401, Codes.INVALID_SESSION, `${w
 /**
  * Binds a bridge validation to the client the session was issued to: standard checks the IP,
  * advanced adds the User-Agent, strict adds the device. A value is compared only when both sides
- * know it, so a caller that sends nothing is not refused. Sessions do not record a device id yet,
- * so strict mode checks what the session has: IP and User-Agent.
+ * know it, so a caller that sends nothing is not refused — except in strict mode, where a session
+ * bound to a device at login must be presented with that same device id.
  */
 export function checkBridgeContext(session: SessionRecord, ctx: BridgeContext): void {
   if (ctx.mode === 'disabled') return;
@@ -29,6 +29,5 @@ export function checkBridgeContext(session: SessionRecord, ctx: BridgeContext): 
   if (ctx.userAgent && session.user_agent && ctx.userAgent.trim().slice(0, 512) !== session.user_agent.trim()) {
     throw mismatch('User agent');
   }
-  const recorded = (session as SessionRecord & { device_id?: string | null }).device_id;
-  if (ctx.mode === 'strict' && ctx.deviceId && recorded && ctx.deviceId !== recorded) throw mismatch('Device ID');
+  if (ctx.mode === 'strict' && session.device_id && ctx.deviceId !== session.device_id) throw mismatch('Device ID');
 }

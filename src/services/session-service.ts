@@ -41,6 +41,8 @@ export interface SessionServiceDeps {
 export interface CreateSessionInput {
   ip?: string | null;
   userAgent?: string | null;
+  /** A client-chosen device id; strict bridge validation compares it. */
+  deviceId?: string | null;
   status?: SessionStatus;
 }
 
@@ -149,6 +151,7 @@ export function createSessionService(deps: SessionServiceDeps) {
         ip_address: input.ip?.slice(0, 64) ?? null,
         user_agent: input.userAgent?.slice(0, 512) ?? null,
         user_device: describeDevice(input.userAgent),
+        device_id: input.deviceId?.slice(0, 128) ?? null,
         two_factor_verified: false,
         created_at: now,
         last_used_at: now,

@@ -93,6 +93,26 @@ describe('POST /auth/bridge/validate', () => {
     expect(ok.status).toBe(200);
   });
 
+  it('when the session was bound to a device at login, then strict mode demands that same device id', async () => {
+    const user = await makeUser(t);
+    const login = await t.request('POST', '/auth/login', {
+      body: { email: user.email, password: 'Correct-Horse-42', device_id: 'device-A' },
+      headers: { 'User-Agent': 'vitest' },
+    });
+    expect(login.status).toBe(200);
+    const token = login.body.sessionId as string;
+    const strict = (device_id?: string) =>
+      validate({ session_id: token, validation_mode: 'strict', ip: '127.0.0.1', user_agent: 'vitest', ...(device_id ? { device_id } : {}) });
+    expect((await strict('device-A')).status).toBe(200);
+    const other = await strict('device-B');
+    expect(other.status).toBe(401);
+    expect(other.body).toMatchObject({ success: false, valid: false, error: 'Device ID mismatch' });
+    expect((await strict()).body.error).toBe('Device ID mismatch');
+    // Modes below strict do not look at the device.
+    const advanced = await validate({ session_id: token, validation_mode: 'advanced', ip: '127.0.0.1', user_agent: 'vitest', device_id: 'device-B' });
+    expect(advanced.status).toBe(200);
+  });
+
   it('when the mode is disabled or none, then context is not checked', async () => {
     const { token } = await makeSession(t);
     for (const mode of ['disabled', 'none', undefined]) {

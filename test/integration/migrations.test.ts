@@ -36,30 +36,31 @@ describe(`core migrations on ${BACKEND}`, () => {
       'core/20261121-0900-create-users',
       'core/20261121-0901-create-sessions',
       'core/20261121-0902-create-system-tables',
+      'core/20261121-0903-add-session-device-id',
     ]);
     const dry = await app.migrator.dryRun();
-    expect(dry).toHaveLength(3);
+    expect(dry).toHaveLength(4);
     expect(dry[0].sql.join('\n')).toMatch(/CREATE TABLE.*users/i);
     expect(await tables()).not.toContain('users');
-    expect(await app.migrator.plan()).toHaveLength(3);
+    expect(await app.migrator.plan()).toHaveLength(4);
   });
 
   it('when migrated up, down and up again, then the schema comes back whole', async () => {
     const progress: string[] = [];
     await app.migrator.apply({ onProgress: (m, i, n) => progress.push(`${i + 1}/${n} ${m.name}`) });
-    expect(progress).toHaveLength(3);
+    expect(progress).toHaveLength(4);
     expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'module_state', 'settings', 'job_runs', 'auth_tokens']));
     expect(await app.migrator.plan()).toEqual([]);
 
     const reverted = await app.migrator.down('core');
-    expect(reverted).toHaveLength(3);
+    expect(reverted).toHaveLength(4);
     const after = await tables();
     for (const t of ['users', 'sessions', 'module_state', 'settings', 'job_runs', 'auth_tokens']) expect(after).not.toContain(t);
-    expect(await app.migrator.plan()).toHaveLength(3);
+    expect(await app.migrator.plan()).toHaveLength(4);
 
     await app.migrator.apply();
     expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'auth_tokens']));
-    expect(await app.migrator.executed()).toHaveLength(3);
+    expect(await app.migrator.executed()).toHaveLength(4);
   });
 
   it('when a migration fails in an atomic run, then nothing of the run remains', async () => {

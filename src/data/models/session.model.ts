@@ -12,6 +12,7 @@ export function defineSessionModel(sequelize: Sequelize): ModelStatic<Model> {
       ip_address: DataTypes.STRING(64),
       user_agent: DataTypes.STRING(512),
       user_device: DataTypes.STRING(100),
+      device_id: DataTypes.STRING(128),
       two_factor_verified: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       created_at: { type: DataTypes.DATE, allowNull: false },
       last_used_at: { type: DataTypes.DATE, allowNull: false },

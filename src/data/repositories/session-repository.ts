@@ -12,6 +12,7 @@ export interface SessionRecord {
   ip_address: string | null;
   user_agent: string | null;
   user_device: string | null;
+  device_id: string | null;
   two_factor_verified: boolean;
   created_at: Date;
   last_used_at: Date;

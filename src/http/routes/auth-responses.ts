@@ -12,7 +12,15 @@ export const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toI
 export const clientInfo = (req: Request): ClientInfo => ({
   ip: req.ip ?? req.socket.remoteAddress ?? null,
   userAgent: req.get('user-agent') ?? null,
+  deviceId: deviceIdOf(req),
 });
+
+/** A client-chosen device id (header X-Device-ID, or device_id / deviceId in the body), bound to the session for strict bridge checks. */
+function deviceIdOf(req: Request): string | null {
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const v = req.get('x-device-id') ?? body.device_id ?? body.deviceId;
+  return typeof v === 'string' && v.trim() && v.length <= 128 ? v.trim() : null;
+}
 
 /** The session id is the token itself: it is what clients send back as X-Session-ID. */
 export function sessionFields(token: string, session: SessionRecord) {
