@@ -45,6 +45,19 @@ export interface AuthServiceDeps {
 
 export const invalidCredentials = () => new AppError(401, Codes.INVALID_CREDENTIALS, 'Invalid credentials');
 
+/**
+ * The backoff must hold for login to be safe, so when its store (Redis) fails the login is refused
+ * with a clear 503 rather than let through unthrottled or answered with a 500.
+ */
+async function guard<T>(op: Promise<T>): Promise<T> {
+  try {
+    return await op;
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Login is temporarily unavailable; try again shortly');
+  }
+}
+
 /** Login, public registration and logout: the flows that issue and end sessions. */
 export function createAuthService(deps: AuthServiceDeps) {
   const { users, sessions, passwords, hooks, backoff, config } = deps;
@@ -67,7 +80,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     async login(identifier: string, password: string, client: ClientInfo = {}): Promise<LoginResult> {
       const account = identifier.trim().toLowerCase();
       const throttle = client.throttleKey ?? account;
-      const decision = await backoff.reserve(throttle);
+      const decision = await guard(backoff.reserve(throttle));
       if (!decision.allowed) {
         throw new AppError(429, Codes.RATE_LIMITED, 'Too many failed login attempts; try again later', undefined, {
           retry_after: decision.retryAfterSec,
@@ -76,10 +89,10 @@ export function createAuthService(deps: AuthServiceDeps) {
       const user = account ? await users.findByLogin(account) : null;
       const ok = await passwords.verify(password, user?.password_hash ?? null);
       if (!user || !ok || user.disabled_at || user.deleted_at) {
-        await backoff.recordFailure(throttle);
+        await guard(backoff.recordFailure(throttle));
         throw invalidCredentials();
       }
-      await backoff.recordSuccess(throttle);
+      await guard(backoff.recordSuccess(throttle));
       if (config.requireEmailVerification && !user.is_verified) {
         throw new AppError(403, Codes.EMAIL_NOT_VERIFIED, 'Email not verified');
       }
