@@ -423,7 +423,8 @@ run_init() {
   [[ -z $MAIL_FROM ]] || args+=(--mail-from "$MAIL_FROM")
   [[ -z $ADMIN_EMAIL ]] || args+=(--admin-email "$ADMIN_EMAIL" --admin-password-file "$ADMIN_PASSWORD_FILE")
   local status=0
-  (cd "$DATA_DIR" && "$NODE_BIN" "$cli" "${args[@]}") || status=$?
+  # umask 077: the SQLite file init creates holds password hashes; only the service may read it.
+  (umask 077 && cd "$DATA_DIR" && "$NODE_BIN" "$cli" "${args[@]}") || status=$?
   ((status == 0)) || die "gatehouse init failed (exit $status); see its messages above"
   # init ran as root; the service must own what it wrote (config.json, SQLite file).
   ((MANAGE_USER)) && chown -R "$SERVICE_USER:" "$DATA_DIR"
