@@ -3,6 +3,7 @@ import type { AppContext } from '../app-context.js';
 import { loadConfig } from '../config/load-config.js';
 import type { Config, ConfigKey } from '../config/schema.js';
 import { createLogger, type Logger } from '../log/logger.js';
+import { CliError } from './errors.js';
 import { Ui, type CliStreams } from './ui.js';
 
 /** Options every command accepts (declared once on the program). */
@@ -44,11 +45,11 @@ export function loadCliConfig(cmd: Command, flags: ConfigFlags = {}, opts: { ski
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 /**
- * Logs of one-shot commands go to stderr and stay quiet (warnings and worse) unless --verbose, so
- * they never mix with results on stdout.
+ * Logs of one-shot commands go to stderr and stay quiet (warnings and worse; debug with --verbose),
+ * so they never mix with results on stdout.
  */
 export function cliLogger(config: Config, ui: Ui): Logger {
-  const level = ui.verbose || LEVELS.indexOf(config.logLevel) > LEVELS.indexOf('warn') ? config.logLevel : 'warn';
+  const level = ui.verbose ? 'debug' : LEVELS.indexOf(config.logLevel) > LEVELS.indexOf('warn') ? config.logLevel : 'warn';
   return createLogger(level, ui.streams.stderr);
 }
 
@@ -56,6 +57,20 @@ export function cliLogger(config: Config, ui: Ui): Logger {
 export async function openApp(config: Config, logger: Logger): Promise<AppContext> {
   const { createAppContext } = await import('../app-context.js');
   return createAppContext(config, { logger });
+}
+
+/**
+ * Refuses to work on a schema with pending migrations (missing tables or columns would surface as
+ * obscure SQL errors), pointing at the command that fixes it.
+ */
+export async function requireSchema(app: AppContext): Promise<void> {
+  const pending = await app.migrator.plan();
+  if (!pending.length) return;
+  const n = pending.length;
+  throw new CliError(
+    `the database schema is not up to date (${n} pending migration${n === 1 ? '' : 's'})`,
+    `run gatehouse migrate --data-dir ${app.config.dataDirAbs} (or gatehouse init)`,
+  );
 }
 
 /** Runs `fn` with an app context, closing it afterwards whatever happens. */

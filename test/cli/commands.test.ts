@@ -31,6 +31,16 @@ describe('gatehouse migrate', () => {
   });
 });
 
+describe('commands on a data dir without the schema', () => {
+  it('when user create runs before migrate, then it exits 1 pointing at gatehouse migrate', async () => {
+    const dir = tempDir();
+    const r = await runCli(['user', 'create', '--data-dir', dir, '--email', 'early@example.com', '--type', 'admin']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: the database schema is not up to date \(\d+ pending migrations\)$/m);
+    expect(r.stderr).toContain(`hint: run gatehouse migrate --data-dir ${dir}`);
+  });
+});
+
 describe('commands on an initialised data dir', () => {
   let dir: string;
 

@@ -21,7 +21,7 @@ function serve(args: string[], env?: Record<string, string>): RunningCli {
 }
 
 const get = async (url: string) => {
-  const res = await fetch(url);
+  const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 
@@ -66,7 +66,8 @@ describe('gatehouse serve', () => {
     await new Promise((r) => setTimeout(r, 200));
     s.child.kill('SIGTERM');
     await s.waitFor(/SIGTERM/);
-    sock.end(body);
+    // write, not end: a half-closed client socket makes Node abort the request on purpose.
+    sock.write(body);
     await closed;
     expect(answer).toMatch(/^HTTP\/1\.1 \d{3}/);
     expect(answer).not.toMatch(/^HTTP\/1\.1 5\d\d/);
@@ -82,8 +83,9 @@ describe('gatehouse serve', () => {
     expect(new Set(pids).size).toBe(2);
 
     process.kill(pids[0], 'SIGKILL');
-    for (let i = 0; i < 5; i++) expect((await get(`${url}/health`)).status).toBe(200);
+    // A connection handed to the worker as it died is lost with it; once the primary knows, none is.
     await s.waitFor(new RegExp(`worker ${pids[0]} exited \\(signal SIGKILL\\); starting a new one`));
+    for (let i = 0; i < 5; i++) expect((await get(`${url}/health`)).status).toBe(200);
     await s.waitFor(/worker \d+ listening[\s\S]*worker \d+ listening[\s\S]*worker \d+ listening/);
     const now = [...s.stderr.matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
     const replacement = now[2];
@@ -138,4 +140,23 @@ describe('gatehouse serve preflight', () => {
       blocker.close();
     }
   });
+
+  it('when workers keep crashing, then the primary gives up after a few restarts and exits 1', async () => {
+    const net = await import('node:net');
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const dir = tempDir();
+      const s = startCli(['serve', '--data-dir', dir, '--migrate', '--workers', '2', '--port', String(port)]);
+      running.push(s);
+      const { code } = await s.exited;
+      expect(code).toBe(1);
+      expect(s.stderr).toMatch(/starting a new one in 500 ms[\s\S]*starting a new one in 1000 ms/);
+      expect(s.stderr).toMatch(/workers exited 5 times within 60s; giving up/);
+      expect(s.stdout).not.toContain('Gatehouse listening');
+    } finally {
+      blocker.close();
+    }
+  }, 120_000);
 });

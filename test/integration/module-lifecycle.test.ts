@@ -136,6 +136,13 @@ describe(`module lifecycle with test-only modules (${BACKEND})`, () => {
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ installed_version: '1.1.0', update_available: false });
     expect(await tableNames(t)).toContain('test_base_extra');
+
+    // A registry older than what is installed is no update.
+    await t.app.modules.setRegistry([...shipped, broken, base, child, clash, sneaky]);
+    const down = await post('/test-base/update');
+    expect(down.status).toBe(409);
+    expect(down.body.error).toMatch(/downgrades are not supported/);
+    await t.app.modules.setRegistry([...shipped, broken, v2, child, clash, sneaky]);
   });
 
   it('when a module claims a core route or creates an undeclared table, then the plan names the conflict and a run is refused', async () => {

@@ -10,8 +10,8 @@ import { registerUser } from './user.js';
 
 /**
  * Every top-level command, one line each, in the order `gatehouse --help` lists them. A registrar
- * adds its command with `program.command(...)`; command modules import heavy code lazily in their
- * action so --help and --version stay fast.
+ * adds its command with `program.command(...)`. The app context (database, HTTP) is imported only
+ * when a command opens it (context.ts openApp), so --help and --version stay fast.
  */
 export const commands: CommandRegistrar[] = [
   registerInit,

@@ -1,5 +1,5 @@
 import type { CommandRegistrar } from '../context.js';
-import { cliLogger, commandUi, loadCliConfig, withApp } from '../context.js';
+import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
 import { registerMailCommands } from './mail-test.js';
 
 /** `gatehouse mail test --to ADDRESS`, implemented beside the mailer (mail-test.ts). */
@@ -9,7 +9,10 @@ export const registerMail: CommandRegistrar = (program, rt) => {
       // Global options live on the program; the mail command has no config flags of its own.
       const ui = commandUi(rt, program);
       const config = loadCliConfig(program);
-      return withApp(config, cliLogger(config, ui), fn);
+      return withApp(config, cliLogger(config, ui), async (app) => {
+        await requireSchema(app);
+        return fn(app);
+      });
     },
     print(human, json, opts) {
       if (opts.json) rt.streams.stdout.write(`${JSON.stringify(json, null, 2)}\n`);

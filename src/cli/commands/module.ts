@@ -8,13 +8,30 @@ import type { Ui } from '../ui.js';
 
 type Run = (ui: Ui, app: AppContext) => Promise<void>;
 
-/** Opens the app for a module command; the hub publishes `modules:changed` so running servers follow. */
-function action(rt: CliRuntime, run: Run) {
+/** Modules build on the core tables; their own pending migrations are the hub's business (update). */
+async function requireCoreSchema(app: AppContext): Promise<void> {
+  const n = (await app.migrator.plan(['core'])).length;
+  if (n) {
+    throw new CliError(
+      `the database schema is not up to date (${n} pending core migration${n === 1 ? '' : 's'})`,
+      `run gatehouse migrate --data-dir ${app.config.dataDirAbs} (or gatehouse init)`,
+    );
+  }
+}
+
+/**
+ * Opens the app for a module command (on an up-to-date schema unless `anySchema`); the hub publishes
+ * `modules:changed` so running servers follow.
+ */
+function action(rt: CliRuntime, run: Run, opts: { anySchema?: boolean } = {}) {
   return async (...args: unknown[]) => {
     const cmd = args[args.length - 1] as Command;
     const ui = commandUi(rt, cmd);
     const config = loadCliConfig(cmd);
-    await withApp(config, cliLogger(config, ui), (app) => run(ui, app));
+    await withApp(config, cliLogger(config, ui), async (app) => {
+      if (!opts.anySchema) await requireCoreSchema(app);
+      await run(ui, app);
+    });
   };
 }
 
@@ -87,14 +104,14 @@ async function confirmChange(ui: Ui, message: string, destructive: boolean): Pro
 }
 
 export const registerModuleCommands: CommandRegistrar = (program, rt) => {
-  const mod = program.command('module').description('Module hub: module list | status | install | update | enable | disable | uninstall | exec');
+  const mod = program.command('module').description('Module hub: module list | status | install | update | enable | disable | uninstall | unlock | exec');
 
   mod.command('list').description('List the modules of the registry with versions and descriptions').option('--json', 'print the result as JSON')
     .action(action(rt, async (ui, app) => {
       const list = app.modules.hub.list();
       for (const m of list) ui.print(`${m.module_id.padEnd(16)} ${m.module_version.padEnd(8)} ${(m.installed ? (m.enabled ? 'installed' : 'disabled') : 'available').padEnd(10)} ${m.module_description}`);
       ui.result({ success: true, modules: list });
-    }));
+    }, { anySchema: true }));
 
   mod.command('status [id]').description('Installed or not, version, components, switched on or off').option('--json', 'print the result as JSON')
     .action(async (id: string | undefined, _opts: unknown, cmd: Command) => {
@@ -108,6 +125,8 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
   mod.command('install <id...>').description('Plan (dry-run) and install modules: migrations and state in one transaction')
     .option('--dry-run', 'print the plan; the migrations run in a transaction that is rolled back, nothing changes')
     .option('--set <key=value>', 'a module setting (repeatable; one module only)', collect)
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--no-prompt', 'never ask: a change that needs confirmation without --yes is an error (exit 2)')
     .option('--json', 'print the result as JSON')
     .action(async (ids: string[], opts: { dryRun?: boolean; set?: string[] }, cmd: Command) => {
       const settings = parseSettings(opts.set);
@@ -133,6 +152,8 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
 
   mod.command('update <id>').description("Apply a newer registry version's migrations")
     .option('--dry-run', 'print the plan; nothing changes')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--no-prompt', 'never ask: a change that needs confirmation without --yes is an error (exit 2)')
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { dryRun?: boolean }, cmd: Command) => {
       await action(rt, async (ui, app) => {
@@ -164,6 +185,8 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
 
   mod.command('uninstall <id>').description('Uninstall a module; its data stays unless --drop-data (a reinstall reuses it)')
     .option('--drop-data', "also revert the module's migrations: its tables and columns are deleted")
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--no-prompt', 'never ask: a change that needs confirmation without --yes is an error (exit 2)')
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { dropData?: boolean }, cmd: Command) => {
       await action(rt, async (ui, app) => {
@@ -171,6 +194,25 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
         const result = await ui.task(`Uninstalling ${id}`, (progress) => app.modules.hub.uninstall(id, { dropData: opts.dropData, actor: 'cli', onProgress: (e) => progress(describe(e)) }));
         ui.print(opts.dropData ? `Uninstalled ${id}; its data was deleted.` : `Uninstalled ${id}; its data was kept (reinstalling reuses it).`);
         ui.result({ success: true, result });
+      })(cmd);
+    });
+
+  mod.command('unlock').description('Remove the hub lock a crashed install left behind (it also expires after 10 minutes)')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--json', 'print the result as JSON')
+    .action(async (_opts: unknown, cmd: Command) => {
+      await action(rt, async (ui, app) => {
+        const { LOCK_KEY } = await import('../../modules/hub/install-lock.js');
+        const row = await app.models.Setting.findByPk(LOCK_KEY);
+        if (!row) {
+          ui.print('No hub lock is held.');
+          ui.result({ success: true, removed: false });
+          return;
+        }
+        await confirmChange(ui, `Remove the lock held since ${String(row.get('updated_at'))}? Only if no install is running.`, true);
+        await row.destroy();
+        ui.print('Hub lock removed.');
+        ui.result({ success: true, removed: true });
       })(cmd);
     });
 

@@ -39,9 +39,12 @@ export const registerServe: CommandRegistrar = (program, rt) => {
       if (cluster.isWorker) return serveWorker(cmd, flags);
       const ui = commandUi(rt, cmd);
       const config = loadCliConfig(cmd, flags);
-      const logger = createLogger(config.logLevel);
+      const logger = createLogger(ui.verbose ? 'debug' : config.logLevel);
       const app = await prepare(config, ui, logger, Boolean(opts.migrate));
       try {
+        if (opts.workers > 1 && !config.redisUrl) {
+          ui.warn(`--workers ${opts.workers} without REDIS_URL: rate limits and session caches are per worker; set REDIS_URL to share them`);
+        }
         if (opts.workers > 1) rt.exitCode = await servePrimary(app, ui, opts.workers);
         else await serveSingle(app, ui);
       } finally {

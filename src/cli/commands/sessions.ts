@@ -1,5 +1,5 @@
 import type { CommandRegistrar } from '../context.js';
-import { cliLogger, commandUi, loadCliConfig, withApp } from '../context.js';
+import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
 
 export const registerSessions: CommandRegistrar = (program, rt) => {
   const sessions = program.command('sessions').description('Manage sessions: sessions prune');
@@ -10,7 +10,10 @@ export const registerSessions: CommandRegistrar = (program, rt) => {
     .action(async (_opts, cmd) => {
       const ui = commandUi(rt, cmd);
       const config = loadCliConfig(cmd);
-      const deleted = await withApp(config, cliLogger(config, ui), (app) => app.services.sessions.pruneExpired());
+      const deleted = await withApp(config, cliLogger(config, ui), async (app) => {
+        await requireSchema(app);
+        return app.services.sessions.pruneExpired();
+      });
       ui.print(`${deleted} expired session${deleted === 1 ? '' : 's'} deleted`);
       ui.result({ success: true, deleted });
     });

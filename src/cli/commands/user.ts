@@ -1,6 +1,6 @@
 import { Option } from 'commander';
 import type { CommandRegistrar } from '../context.js';
-import { cliLogger, commandUi, loadCliConfig, withApp } from '../context.js';
+import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
 import { generatePassword, readPasswordStdin } from '../secrets.js';
 
 export const USER_TYPES = ['superadmin', 'admin', 'writer', 'customer'] as const;
@@ -31,12 +31,13 @@ export const registerUser: CommandRegistrar = (program, rt) => {
       const config = loadCliConfig(cmd);
       const given = opts.passwordStdin ? await readPasswordStdin(rt.streams.stdin, '--password-stdin') : null;
       const password = given ?? generatePassword();
-      const created = await withApp(config, cliLogger(config, ui), (app) =>
-        app.services.users.create(
+      const created = await withApp(config, cliLogger(config, ui), async (app) => {
+        await requireSchema(app);
+        return app.services.users.create(
           { email: opts.email, password, user_type: opts.type, name: opts.name, last_name: opts.lastName, user_name: opts.userName },
           { actor: null, verified: true },
-        ),
-      );
+        );
+      });
       ui.print(`Created ${created.user_type} ${created.email}`);
       ui.print(`id: ${created.id}`);
       if (!given) ui.print(`password: ${password}   (shown once; store it now)`);

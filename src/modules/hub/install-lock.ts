@@ -3,6 +3,7 @@ import { Op, UniqueConstraintError } from 'sequelize';
 import type { AppContext } from '../../app-context.js';
 import { AppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
+import { asObject } from './state-store.js';
 
 export const LOCK_KEY = 'modules.install_lock';
 /** A lock older than this was left by a process that died mid-install; it may be taken over. */
@@ -22,7 +23,7 @@ export async function withInstallLock<T>(app: AppContext, what: string, fn: () =
   } catch (err) {
     if (!(err instanceof UniqueConstraintError)) throw err;
     const row = await Setting.findByPk(LOCK_KEY);
-    const value = parse(row?.get('value'));
+    const value = asObject(row?.get('value'));
     const running = typeof value.what === 'string' ? ` (${value.what})` : '';
     throw new AppError(409, Codes.INSTALL_LOCKED, `Another module operation is running${running}; try again when it has finished`);
   }
@@ -30,17 +31,6 @@ export async function withInstallLock<T>(app: AppContext, what: string, fn: () =
     return await fn();
   } finally {
     const row = await Setting.findByPk(LOCK_KEY).catch(() => null);
-    if (row && parse(row.get('value')).holder === holder) await row.destroy().catch(() => undefined);
+    if (row && asObject(row.get('value')).holder === holder) await row.destroy().catch(() => undefined);
   }
-}
-
-function parse(v: unknown): Record<string, unknown> {
-  if (typeof v === 'string') {
-    try {
-      return JSON.parse(v) as Record<string, unknown>;
-    } catch {
-      return {};
-    }
-  }
-  return v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
 }

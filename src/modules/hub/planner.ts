@@ -1,6 +1,6 @@
 import { Codes } from '../../errors/codes.js';
 import type { ModuleManifest } from '../define-module.js';
-import type { Problem } from '../registry.js';
+import { compareVersions, type Problem } from '../registry.js';
 import { existingTables, hubMigrator, requireManifest, userColumns, type HubDeps } from './hub-deps.js';
 
 export interface ModulePlan {
@@ -61,6 +61,9 @@ export async function planChange(d: HubDeps, action: 'install' | 'update', ids: 
       problems.push({ code: Codes.MODULE_ALREADY_INSTALLED, message: `${m.id} is already installed (version ${state.version}); use update` });
     }
     if (action === 'update' && !state) problems.push({ code: Codes.MODULE_NOT_INSTALLED, message: `${m.id} is not installed` });
+    if (action === 'update' && state && compareVersions(m.version, state.version) < 0) {
+      problems.push({ code: Codes.MODULE_CONFLICT, message: `the registry has ${m.id} ${m.version}, older than the installed ${state.version}; downgrades are not supported` });
+    }
     const dependencies = m.requires.map((r) => ({ module_id: r, installed: installed.has(r), included: wanted.has(r) }));
     for (const dep of dependencies) {
       if (!dep.installed && !dep.included) {

@@ -18,7 +18,8 @@ export const REVISION_KEY = 'modules.revision';
 export const configKey = (id: string) => `module.${id}.config`;
 
 const asBool = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
-const asObject = (v: unknown): Record<string, unknown> => {
+/** A JSON column's value as an object, whether the driver parsed it or not. */
+export const asObject = (v: unknown): Record<string, unknown> => {
   if (typeof v === 'string') {
     try {
       return asObject(JSON.parse(v));

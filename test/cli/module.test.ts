@@ -1,0 +1,117 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { json, removeTempDirs, runCli, startCli, tempDir, type RunningCli } from '../helpers/cli.js';
+
+afterAll(removeTempDirs);
+
+const LISTENING = /Gatehouse listening on (http:\/\/127\.0\.0\.1:\d+)/;
+const running: RunningCli[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) {
+    if (r.child.exitCode === null && r.child.signalCode === null) {
+      r.child.kill('SIGKILL');
+      await r.exited;
+    }
+  }
+});
+
+async function call(url: string, method: string, path: string, opts: { session?: string; body?: unknown } = {}) {
+  const headers: Record<string, string> = {};
+  if (opts.session) headers['X-Session-ID'] = opts.session;
+  if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(url + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+async function eventually(check: () => Promise<boolean>, ms: number): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - start;
+    if (Date.now() - start > ms) return -1;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('gatehouse module', () => {
+  let dir: string;
+  const cli = (...args: string[]) => runCli([...args, '--data-dir', dir]);
+
+  beforeAll(async () => {
+    dir = tempDir();
+    const r = await runCli(['init', '--yes', '--data-dir', dir]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it('when list and status run on a fresh install, then they show the registry with nothing installed', async () => {
+    const list = await cli('module', 'list');
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^ext-business\s+1\.0\.0\s+available\s+Business profile fields/m);
+    expect(list.stdout).toMatch(/^privacy\s+1\.0\.0\s+available/m);
+    const status = json(await cli('module', 'status', '--json'));
+    expect(status.modules.map((m: { status: string }) => m.status)).toEqual(['not_installed', 'not_installed', 'not_installed']);
+  });
+
+  it('when install --dry-run runs, then it prints the plan with its SQL and changes nothing', async () => {
+    const r = await cli('module', 'install', 'ext-business', '--dry-run');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Install ext-business 1.0.0');
+    expect(r.stdout).toMatch(/ALTER TABLE .users. ADD .biz_country/);
+    expect(r.stdout).toContain('user fields: is_business (boolean), biz_name (string)');
+    expect(r.stdout).toContain('Dry run: nothing was changed.');
+    const status = json(await cli('module', 'status', 'ext-business', '--json'));
+    expect(status.modules[0]).toMatchObject({ status: 'not_installed', installed_version: null });
+    expect(status.modules[0].components[0]).toMatchObject({ component_type: 'migration', installed: false, status: 'pending' });
+  });
+
+  it('when install runs while a server is up, then the server accepts the business fields within seconds, without a restart', async () => {
+    const user = json(await cli('user', 'create', '--json', '--email', 'biz@example.com', '--type', 'customer'));
+    const s = startCli(['serve', '--port', '0', '--data-dir', dir]);
+    running.push(s);
+    const url = (await s.waitFor(LISTENING))[1];
+    const login = await call(url, 'POST', '/auth/login', { body: { email: 'biz@example.com', password: user.password } });
+    expect(login.status).toBe(200);
+    const session = login.body.sessionId as string;
+    const before = await call(url, 'PUT', '/auth/user/me', { session, body: { is_business: true, biz_name: 'Acme' } });
+    expect(before.body.code).toBe('module_not_installed');
+
+    const install = await cli('module', 'install', 'ext-business', '--json');
+    expect(install.code, install.stderr).toBe(0);
+    expect(json(install).modules[0]).toMatchObject({ module_id: 'ext-business', status: 'installed', installed_version: '1.0.0' });
+    expect(install.stderr).toMatch(/✔ Installing ext-business \(1 migrations applied\)/);
+
+    const took = await eventually(async () => (await call(url, 'PUT', '/auth/user/me', { session, body: { is_business: true, biz_name: 'Acme' } })).status === 200, 6000);
+    expect(took).toBeGreaterThanOrEqual(0);
+    const me = await call(url, 'GET', '/auth/me', { session });
+    expect(me.body.data.user).toMatchObject({ is_business: true, biz_name: 'Acme' });
+
+    expect((await cli('module', 'disable', 'ext-business')).code).toBe(0);
+    expect(await eventually(async () => (await call(url, 'GET', '/api/v1/business/countries')).status === 503, 6000)).toBeGreaterThanOrEqual(0);
+    expect((await cli('module', 'enable', 'ext-business')).code).toBe(0);
+    expect(await eventually(async () => (await call(url, 'GET', '/api/v1/business/countries')).status === 200, 6000)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('when uninstall --drop-data is run without --yes and no terminal, then it refuses; with --yes it drops the data', async () => {
+    const refused = await cli('module', 'uninstall', 'ext-business', '--drop-data');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('pass --yes');
+    expect(json(await cli('module', 'status', 'ext-business', '--json')).modules[0].status).toBe('installed');
+    const r = await cli('module', 'uninstall', 'ext-business', '--drop-data', '--yes', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    expect(json(r).result).toMatchObject({ data_dropped: true, migrations: ['ext-business/20261121-1000-add-business-columns'] });
+    const again = await cli('module', 'uninstall', 'ext-business');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('Module ext-business is not installed');
+  });
+
+  it('when a module command is run through exec, then it needs the module installed and runs with its arguments', async () => {
+    const notYet = await cli('module', 'exec', 'privacy:export', 'biz@example.com');
+    expect(notYet.code).toBe(1);
+    expect(notYet.stderr).toContain('module privacy is not installed');
+    expect((await cli('module', 'install', 'privacy', '--yes')).code).toBe(0);
+    const r = await cli('module', 'exec', 'privacy:export', 'biz@example.com', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    expect(json(r).result.core.user.email).toBe('biz@example.com');
+    const unknown = await cli('module', 'exec', 'privacy:nothing');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('privacy:export');
+  });
+});
