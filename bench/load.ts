@@ -16,6 +16,8 @@ export interface Measurement {
   timeouts: number;
   connections: number;
   durationSec: number;
+  /** Server CPU time (all its processes) per completed request, µs; null when unknown. */
+  cpuUsPerReq: number | null;
 }
 
 export interface LoadSpec {
@@ -36,8 +38,16 @@ export interface LoadTiming {
   durationSec: number;
 }
 
-/** A warm-up run (discarded: fills caches, JIT, connection pools), then the measured run. */
-export async function measure(name: string, spec: LoadSpec, timing: LoadTiming): Promise<Measurement> {
+/**
+ * A warm-up run (discarded: fills caches, JIT, connection pools), then the measured run.
+ * `serverCpuMs` reads the server's CPU time, sampled around the measured run only.
+ */
+export async function measure(
+  name: string,
+  spec: LoadSpec,
+  timing: LoadTiming,
+  serverCpuMs: () => number | null = () => null,
+): Promise<Measurement> {
   const base: Options = {
     url: spec.url,
     method: spec.method ?? 'GET',
@@ -49,7 +59,9 @@ export async function measure(name: string, spec: LoadSpec, timing: LoadTiming):
     timeout: 30,
   };
   if (timing.warmupSec > 0) await autocannon({ ...base, duration: timing.warmupSec });
+  const cpuBefore = serverCpuMs();
   const r: Result = await autocannon({ ...base, duration: timing.durationSec, title: name });
+  const cpuAfter = serverCpuMs();
   const seconds = r.duration || timing.durationSec;
   return {
     name,
@@ -64,6 +76,7 @@ export async function measure(name: string, spec: LoadSpec, timing: LoadTiming):
     timeouts: r.timeouts,
     connections: spec.connections,
     durationSec: round(seconds, 2),
+    cpuUsPerReq: cpuBefore !== null && cpuAfter !== null && r.requests.total > 0 ? round(((cpuAfter - cpuBefore) * 1000) / r.requests.total, 1) : null,
   };
 }
 

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -8,6 +9,8 @@ export interface ChildServer {
   url: string;
   pid: number;
   output(): string;
+  /** CPU time (user + system, ms) used so far by the child and its workers; null where /proc is unavailable. */
+  cpuMs(): number | null;
   stop(): Promise<void>;
 }
 
@@ -16,6 +19,36 @@ const running = new Set<ChildServer>();
 /** Stops every child still running (they sit in their own process groups, so Ctrl-C does not reach them). */
 export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((c) => c.stop()));
+}
+
+const TICKS_PER_SEC = 100; // USER_HZ on Linux
+
+/**
+ * CPU time of every live process in the group (the child started it, so its cluster workers are in
+ * it). Unlike req/s, this barely moves when other work shares the machine.
+ */
+export function groupCpuMs(pgid: number): number | null {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  let ticks = 0;
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // Fields after the parenthesised command: state ppid pgrp ... utime(14) stime(15), 1-based overall.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[2]) !== pgid) continue;
+    ticks += Number(f[11]) + Number(f[12]);
+  }
+  return (ticks * 1000) / TICKS_PER_SEC;
 }
 
 /** A port nobody listens on right now (the OS picks it). */
@@ -65,6 +98,7 @@ export async function startChild(opts: StartOptions): Promise<ChildServer> {
     url,
     pid: child.pid!,
     output: () => tail,
+    cpuMs: () => groupCpuMs(child.pid!),
     stop: async () => {
       await stopChild(child, exited);
       running.delete(server);

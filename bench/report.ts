@@ -21,7 +21,7 @@ const pad = (s: string, n: number, right = false) => (right ? s.padStart(n) : s.
 
 /** The measurements as a fixed-width table; req/s is also given as a ratio to the hello route. */
 export function renderTable(rows: Row[], helloRps: number): string {
-  const head = ['measurement', 'workers', 'conns', 'req/s', 'p50 ms', 'p99 ms', '÷ hello', 'non-2xx', 'errors'];
+  const head = ['measurement', 'workers', 'conns', 'req/s', 'p50 ms', 'p99 ms', '÷ hello', 'CPU µs/req', 'non-2xx', 'errors'];
   const body = rows.map((r) => [
     r.label,
     String(r.workers),
@@ -30,6 +30,7 @@ export function renderTable(rows: Row[], helloRps: number): string {
     String(r.m.p50),
     String(r.m.p99),
     helloRps > 0 ? round(r.m.rps / helloRps, 3).toFixed(3) : '-',
+    r.m.cpuUsPerReq === null ? '-' : r.m.cpuUsPerReq.toFixed(0),
     String(r.m.non2xx),
     String(r.m.errors + r.m.timeouts),
   ]);
@@ -61,4 +62,13 @@ export function ratioCheck(name: string, num: Measurement, den: Measurement, tar
     pass: clean && value >= target,
     ...(clean ? {} : { note: 'responses were not all 2xx' }),
   };
+}
+
+/**
+ * hello's server CPU per request ÷ this route's: the throughput ratio a dedicated core would give,
+ * and far less sensitive to other work on the machine than req/s.
+ */
+export function cpuCheck(name: string, route: Measurement, hello: Measurement): Check | null {
+  if (!route.cpuUsPerReq || !hello.cpuUsPerReq) return null;
+  return { name, value: round(hello.cpuUsPerReq / route.cpuUsPerReq, 3), note: `${hello.cpuUsPerReq} vs ${route.cpuUsPerReq} µs of server CPU per request` };
 }

@@ -7,7 +7,7 @@ import { provisionBackend, type BenchBackend } from './backend.js';
 import { measure, round, type LoadTiming, type Measurement } from './load.js';
 import { BENCH_BRIDGE_SECRET, BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
 import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
-import { ratioCheck, renderChecks, renderTable, type Check, type Row } from './report.js';
+import { cpuCheck, ratioCheck, renderChecks, renderTable, type Check, type Row } from './report.js';
 
 /**
  * `npm run bench`: hello baseline, session validation (GET /auth/validation, POST /auth/bridge/validate)
@@ -93,12 +93,13 @@ async function measureGatehouse(p: Prepared, workers: number, session: string | 
     await sanity(server.url, sid);
     const suffix = `${workers}w`;
     note(`GET /auth/validation, ${workers} worker(s)`);
-    const validation = await measure(`validation-${suffix}`, { url: `${server.url}/auth/validation`, headers: { 'X-Session-ID': sid }, connections: CONNECTIONS }, TIMING);
+    const validation = await measure(`validation-${suffix}`, { url: `${server.url}/auth/validation`, headers: { 'X-Session-ID': sid }, connections: CONNECTIONS }, TIMING, server.cpuMs);
     note(`POST /auth/bridge/validate, ${workers} worker(s)`);
     const bridge = await measure(
       `bridge-${suffix}`,
       { url: `${server.url}/auth/bridge/validate`, method: 'POST', headers: bridgeHeaders(sid), body: '{}', connections: CONNECTIONS },
       TIMING,
+      server.cpuMs,
     );
     note(`POST /auth/login, ${workers} worker(s)`);
     const loginM = await measure(
@@ -111,6 +112,7 @@ async function measureGatehouse(p: Prepared, workers: number, session: string | 
         connections: LOGIN_CONNECTIONS,
       },
       TIMING,
+      server.cpuMs,
     );
     return { session: sid, validation, bridge, login: loginM };
   } catch (err) {
@@ -132,7 +134,7 @@ async function measureHello(workers: number): Promise<Measurement> {
   try {
     if (workers > 1) await new Promise((r) => setTimeout(r, 1500));
     note(`GET /hello, ${workers} worker(s)`);
-    return await measure(`hello-${workers}w`, { url: `${server.url}/hello`, connections: CONNECTIONS }, TIMING);
+    return await measure(`hello-${workers}w`, { url: `${server.url}/hello`, connections: CONNECTIONS }, TIMING, server.cpuMs);
   } finally {
     await server.stop();
   }
@@ -184,6 +186,10 @@ async function main(): Promise<number> {
       ratioCheck('hello, 2 workers ÷ 1 worker (what this box allows)', hello2, hello),
       { name: 'POST /auth/login, 1 worker ÷ bcrypt ceiling', value: round(one.login.rps / ceiling, 3) },
       { name: 'POST /auth/login, 2 workers ÷ bcrypt ceiling', value: round(two.login.rps / ceiling, 3) },
+      ...[
+        cpuCheck('GET /auth/validation, CPU/request of hello ÷ its own', one.validation, hello),
+        cpuCheck('POST /auth/bridge/validate, CPU/request of hello ÷ its own', one.bridge, hello),
+      ].filter((c): c is Check => c !== null),
     ];
     const pass = checks.every((c) => c.target === undefined || c.pass);
 

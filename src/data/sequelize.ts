@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { Sequelize } from 'sequelize';
 import type { Config } from '../config/schema.js';
@@ -21,7 +21,9 @@ export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs
     });
   }
   const storage = url?.startsWith('sqlite:') ? url.replace(/^sqlite:(\/\/)?/, '') : path.join(config.dataDirAbs, SQLITE_FILE);
-  mkdirSync(path.dirname(storage), { recursive: true });
+  mkdirSync(path.dirname(storage), { recursive: true, mode: 0o750 });
+  // The file holds password hashes: create it owner-only (SQLite gives its -wal/-shm files the same mode).
+  if (!existsSync(storage)) closeSync(openSync(storage, 'a', 0o600));
   const sequelize = new Sequelize({
     dialect: 'sqlite',
     storage,

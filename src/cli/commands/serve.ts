@@ -100,11 +100,13 @@ async function superadminHint(app: AppContext, ui: Ui): Promise<void> {
 }
 
 async function serveSingle(app: AppContext, ui: Ui): Promise<void> {
+  // Handlers go in before anything is announced, so a signal right after "listening" still shuts down gracefully.
+  const stopping = waitForStop();
   const server = await listen(app);
   const jobs = await startJobs(app);
   ui.print(`Gatehouse listening on ${server.url}`);
   await superadminHint(app, ui);
-  const signal = await waitForStop();
+  const signal = await stopping;
   ui.note(`${signal}: finishing in-flight requests, then stopping`);
   await server.close(GRACE_MS);
   await jobs?.stop();
@@ -125,9 +127,10 @@ async function serveWorker(cmd: Command, flags: ConfigFlags): Promise<void> {
   const config = loadCliConfig(cmd, flags);
   const app = await openApp(config, createLogger(config.logLevel));
   try {
+    const stopping = waitForStop({ orPrimaryGone: true });
     const server = await listen(app);
     process.send?.({ type: WORKER_LISTENING, url: server.url, pid: process.pid });
-    await waitForStop({ orPrimaryGone: true });
+    await stopping;
     await server.close(GRACE_MS);
   } finally {
     await app.close();

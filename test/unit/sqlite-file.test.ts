@@ -1,0 +1,22 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSequelize, SQLITE_FILE } from '../../src/data/sequelize.js';
+
+describe('embedded SQLite file', () => {
+  it('when the database file is created, then only its owner can read it', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-sqlite-'));
+    const old = process.umask(0o022);
+    try {
+      const s = createSequelize({ databaseUrl: undefined, dataDirAbs: path.join(dir, 'data') });
+      await s.query('CREATE TABLE t (id INTEGER)');
+      await s.close();
+      expect(statSync(path.join(dir, 'data', SQLITE_FILE)).mode & 0o777).toBe(0o600);
+      expect(statSync(path.join(dir, 'data')).mode & 0o007).toBe(0);
+    } finally {
+      process.umask(old);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
