@@ -75,6 +75,8 @@ describe(`ext-business (${BACKEND})`, () => {
       expect(r.status, `${field}=${String(value)}`).toBe(400);
       expect(JSON.stringify(r.body.details ?? r.body.error)).toContain(field);
     }
+    const country = await put(token, { biz_country: 'XX' });
+    expect(country.body.error).toBe('biz_country: must be an ISO 3166-1 alpha-2 country code such as ES or US');
     const me = await t.request('GET', '/auth/user/me', { session: token, bridge: true });
     expect(me.body.user).toMatchObject({ biz_country: null, biz_postal_code: null, biz_name: null, is_business: null });
   });

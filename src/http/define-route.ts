@@ -4,6 +4,7 @@ import type { AppContext } from '../app-context.js';
 import type { Config } from '../config/schema.js';
 import { AppError, badRequest, forbidden, unauthorized } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
+import { issueMessage } from '../errors/zod-issues.js';
 import { safeEqual } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
 import { rateLimitFor, type RateLimitClass } from './middleware/rate-limit.js';
@@ -148,5 +149,5 @@ function firstMessage(err: z.ZodError): string {
   const i = err.issues[0];
   if (!i) return 'Invalid input';
   const field = i.path.join('.');
-  return field ? `${field}: ${i.message}` : i.message;
+  return field ? `${field}: ${issueMessage(i)}` : issueMessage(i);
 }

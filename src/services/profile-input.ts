@@ -3,6 +3,7 @@ import type { UserFieldDef } from '../data/models/user.model.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, badRequest } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
+import { issueMessage } from '../errors/zod-issues.js';
 import { BUSINESS_FIELDS, PRIVACY_FIELDS, clearable, isAcquisitionField, profileFields, profileSchema, text } from './user-fields.js';
 
 /** A module's user field may carry its own validator (set by the module's manifest). */
@@ -18,7 +19,7 @@ export interface ProfileInputContext {
 export function invalidInput(err: z.ZodError, prefix?: string): AppError {
   const details = err.issues.map((i) => ({
     field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || null,
-    message: i.message,
+    message: issueMessage(i),
   }));
   const first = details[0];
   return badRequest(first?.field ? `${first.field}: ${first.message}` : (first?.message ?? 'Invalid input'), details);

@@ -3,9 +3,10 @@ import type { z } from 'zod';
 import type { Logger } from '../../log/logger.js';
 import { isAppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
+import { issueMessage } from '../../errors/zod-issues.js';
 
 export const zodDetails = (err: z.ZodError) =>
-  err.issues.map((i) => ({ field: i.path.join('.') || null, message: i.message }));
+  err.issues.map((i) => ({ field: i.path.join('.') || null, message: issueMessage(i) }));
 
 export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json({ success: false, error: 'Not found', code: Codes.NOT_FOUND });

@@ -1,0 +1,24 @@
+import type { z } from 'zod';
+
+type Issue = z.core.$ZodIssue;
+
+/** Issue kinds that only say "not this type"; a sibling branch's rule is more useful to a client. */
+const GENERIC = new Set(['invalid_type', 'invalid_value', 'invalid_union']);
+
+/**
+ * The message to show for one issue. A union ("null, '' or a country code") fails as a whole with
+ * zod's bare "Invalid input"; the rule of the branch that got furthest says what is actually wrong.
+ */
+export function issueMessage(issue: Issue): string {
+  if (issue.code !== 'invalid_union') return issue.message;
+  const nested = (issue as { errors?: Issue[][] }).errors ?? [];
+  for (const branch of nested) {
+    const specific = branch.find((i) => !GENERIC.has(i.code));
+    if (specific) return specific.message;
+  }
+  for (const branch of nested) {
+    const inner = branch.find((i) => i.code === 'invalid_union');
+    if (inner) return issueMessage(inner);
+  }
+  return issue.message;
+}
