@@ -212,6 +212,7 @@ async function main(): Promise<number> {
         node: process.version,
         platform: `${os.platform()} ${os.release()}`,
         loadavgBefore: loadBefore,
+        loadavgAfter: os.loadavg().map((l) => round(l, 2)),
         loadGeneratorOnSameMachine: true,
       },
       setup: {
