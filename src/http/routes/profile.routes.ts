@@ -14,7 +14,8 @@ export const userMe = defineRoute({
   async handler({ auth, app }) {
     if (!auth.token) throw unauthorized();
     const { session, user } = await app.services.sessions.validate(auth.token, { allowPending: true });
-    if (isPending(session)) return pendingShape(app, user, auth.token);
+    // Pending too: the spec's shape for this route always carries sessionId and expiresAt.
+    if (isPending(session)) return { ...(await pendingShape(app, user, auth.token)), ...sessionFields(auth.token, session) };
     const pub = app.services.users.toPublic(user);
     // `data` is the user itself plus a `user` copy: clients read both.
     return { success: true, user: pub, ...sessionFields(auth.token, session), data: { ...pub, user: pub } };

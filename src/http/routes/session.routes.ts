@@ -36,13 +36,23 @@ export const validation = defineRoute({
   handler: ({ auth, app }) => validationAnswer(app, auth.token),
 });
 
-/** The legacy client posts `{sessionId}`. */
+/**
+ * The legacy client (pubflow 0.1) posts `{sessionId}` and reads its session from `data`
+ * (`{sessionId, user, expiresAt, lastUsedAt}`); the answer is the GET one plus that `data`.
+ */
 export const validationPost = defineRoute({
   method: 'post',
   path: '/auth/validation',
   auth: 'public',
   body: sessionIdBody,
-  handler: ({ body, auth, app }) => validationAnswer(app, body.sessionId || body.session_id || auth.token),
+  async handler({ body, auth, app }) {
+    const token = body.sessionId || body.session_id || auth.token;
+    const answer = await validationAnswer(app, token);
+    if (!('session' in answer)) return answer;
+    const { user, session, expiresAt } = answer;
+    const data = { sessionId: token, session_id: token, user, expiresAt, expires_at: expiresAt, lastUsedAt: session.last_used_at };
+    return { ...answer, data };
+  },
 });
 
 export const refresh = defineRoute({
