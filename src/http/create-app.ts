@@ -23,24 +23,32 @@ export function createApp(app: AppContext): Express {
   x.disable('x-powered-by');
   x.set('trust proxy', config.trustProxy);
   x.set('query parser', 'simple');
+  // API answers are small and per-user: hashing every body for an ETag costs more than it saves.
+  x.set('etag', false);
   x.use(requestId);
-  x.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => (req as { id?: string }).id ?? '',
-      serializers: {
-        // Only what's needed: no headers (cookies, secrets), and no secrets in the query string.
-        req: (req: { id?: string; method?: string; url?: string; remoteAddress?: string }) => ({
-          id: req.id,
-          method: req.method,
-          url: redactUrl(req.url ?? ''),
-          remoteAddress: req.remoteAddress,
-        }),
-        res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+  // Access lines are info; above that level pino-http would still build a child logger per request
+  // for nothing, so it is mounted only when its lines can be written (failures are logged by the
+  // error handler whatever the level).
+  if (logger.isLevelEnabled('info')) {
+    x.use(
+      pinoHttp({
+        logger,
+        genReqId: (req) => (req as { id?: string }).id ?? '',
+        serializers: {
+          // Only what's needed: no headers (cookies, secrets), and no secrets in the query string.
+          req: (req: { id?: string; method?: string; url?: string; remoteAddress?: string }) => ({
+            id: req.id,
+            method: req.method,
+            url: redactUrl(req.url ?? ''),
+            remoteAddress: req.remoteAddress,
+          }),
+          res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+        },
+        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      }),
+    );
+  }
+
   x.use(helmet());
   // Preflights are counted before CORS answers them; everything else after CORS (a 429 stays
   // readable cross-origin) and before body parsing (a flood is refused unread).
