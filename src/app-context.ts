@@ -129,6 +129,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       hooks,
       modules: { isInstalled: (id) => ctx.modules.isInstalled(id) },
       clock: opts.clock,
+      logger,
     });
     const auth = createAuthService({
       users: repos.users,
@@ -138,6 +139,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       hooks,
       backoff: loginBackoff,
       config,
+      logger,
     });
     const flows = createAccountFlows({ config, logger, models, users: repos.users, userService: users, sessions, passwords, hooks, limiter, clock: opts.clock });
     closers.unshift(() => flows.mailer.close());

@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import { AppError, badRequest, forbidden, unauthorized } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import { issueMessage } from '../errors/zod-issues.js';
+import { nestsDeeperThan, nulPath } from '../services/security/json-depth.js';
 import { safeEqual } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
 import { rateLimitFor, type RateLimitClass } from './middleware/rate-limit.js';
@@ -72,6 +73,8 @@ export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Reco
 }
 
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+/** Far beyond any real payload; deeper input would overflow the recursive validators and serialisers. */
+export const MAX_BODY_DEPTH = 64;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 function checkBridge(req: Request, app: AppContext): boolean {
@@ -120,6 +123,13 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     // A body must be JSON even where the route reads none: form and text posts (the cross-site kinds) are refused.
     if (BODY_METHODS.has(def.method) && hasBody(req) && !req.is(JSON_TYPES) && !def.middleware?.length) {
       throw new AppError(415, Codes.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
+    }
+    if (nestsDeeperThan(req.body, MAX_BODY_DEPTH)) {
+      throw badRequest(`Body must not nest deeper than ${MAX_BODY_DEPTH} levels`, [{ field: null, message: 'nested too deeply' }]);
+    }
+    for (const input of [req.body, req.query, req.params]) {
+      const at = nulPath(input);
+      if (at !== null) throw badRequest(`${at || 'input'}: must not contain NUL characters`, [{ field: at || null, message: 'must not contain NUL characters' }]);
     }
     let body: unknown = undefined;
     if (def.body) {

@@ -4,7 +4,9 @@ import type { UserRecord, UserRepository } from '../data/repositories/user-repos
 import { AppError, forbidden } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { LoginBackoff } from '../limits/login-backoff.js';
+import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
+import { runAfterHooks } from './after-hooks.js';
 import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
 import type { CreateUserInput, UserService } from './user-service.js';
@@ -41,6 +43,8 @@ export interface AuthServiceDeps {
   hooks: Hooks;
   backoff: LoginBackoff;
   config: Pick<Config, 'requireEmailVerification' | 'registrationEnabled'>;
+  /** Where failing after-event hooks are reported. */
+  logger?: Logger;
 }
 
 export const invalidCredentials = () => new AppError(401, Codes.INVALID_CREDENTIALS, 'Invalid credentials');
@@ -99,7 +103,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       const pending = Boolean(user.two_factor);
       const { token, session } = await sessions.create(user.id, { ...client, status: pending ? 'pending_2fa' : 'active' });
       if (pending) return { status: 'pending', user, token, session, methods: await twoFactorMethods(user) };
-      await hooks.run('auth.login', { user, session });
+      await runAfterHooks(hooks, deps.logger, 'auth.login', { user, session });
       return { status: 'active', user, token, session, methods: [] };
     },
 
@@ -111,9 +115,10 @@ export function createAuthService(deps: AuthServiceDeps) {
         { ...input, user_type: 'customer', is_verified: false },
         { actor: null, verified: false },
       );
-      await hooks.run('auth.registered', { user });
-      if (config.requireEmailVerification) return { user, session: null };
-      return { user, session: await sessions.create(user.id, client) };
+      // The session first: once the account exists, nothing after it may turn the answer into an error.
+      const session = config.requireEmailVerification ? null : await sessions.create(user.id, client);
+      await runAfterHooks(hooks, deps.logger, 'auth.registered', { user });
+      return { user, session };
     },
 
     /** Ends the session everywhere at once. */

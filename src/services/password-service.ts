@@ -54,7 +54,8 @@ export function createPasswordService(deps: AccountFlowDeps) {
         return;
       }
       const t = await tokens.issue({ kind: 'password_reset', userId: user.id, identifier: email, channel: 'email', ttlSec: config.resetTokenTtl });
-      await notify.email({
+      // Not awaited: an SMTP round trip would make this answer slower than the one for unknown addresses.
+      void notify.email({
         to: email,
         template: 'password-reset',
         lang: user.lang,

@@ -1,29 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import type { Bus, Cache } from '../cache/cache.js';
-import { Lru } from '../cache/lru.js';
 import type { SessionRecord, SessionRepository, SessionStatus } from '../data/repositories/session-repository.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import { AppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
 import { randomToken, sha256 } from './security/tokens.js';
+import { createSessionCache, type CacheSource } from './session-cache.js';
 import { describeDevice } from './user-agent.js';
+
+export { CHANNEL_SESSION_REVOKED, CHANNEL_USER_CHANGED } from './session-cache.js';
 
 export const SESSION_TOKEN_PREFIX = 'ses';
 const PREFIX_LENGTH = 12;
 /** lastUsedAt is written at most this often per session (keeps validation read-only). */
 const TOUCH_INTERVAL_MS = 60_000;
-const LOCAL_TTL_MS = 60_000;
-const SHARED_TTL_SEC = 300;
-
-export const CHANNEL_SESSION_REVOKED = 'session:revoked';
-export const CHANNEL_USER_CHANGED = 'user:changed';
 
 export interface ValidSession {
   session: SessionRecord;
   user: UserRecord;
   /** Where the answer came from: local memory, the shared cache, or the database. */
-  source: 'local' | 'shared' | 'db';
+  source: CacheSource;
 }
 
 export interface SessionServiceDeps {
@@ -50,92 +47,33 @@ export interface CreateSessionInput {
 export const invalidSession = () => new AppError(401, Codes.INVALID_SESSION, 'Invalid session');
 export const expiredSession = () => new AppError(401, Codes.SESSION_EXPIRED, 'Session expired');
 
-type Revived<T> = T & { [k: string]: unknown };
-const DATE_FIELDS = ['created_at', 'last_used_at', 'expires_at', 'updated_at', 'password_changed_at', 'disabled_at', 'deleted_at'];
-function revive<T>(json: string): Revived<T> {
-  const o = JSON.parse(json) as Record<string, unknown>;
-  for (const f of DATE_FIELDS) if (typeof o[f] === 'string') o[f] = new Date(o[f] as string);
-  return o as Revived<T>;
-}
-
 /**
  * Sessions: opaque tokens, stored as SHA-256 hashes. Validation goes hash → in-process LRU → shared
- * cache → database; revocation deletes the row, the shared entry, and tells every instance to drop
- * its local copy.
+ * cache → database; revocation deletes the row, leaves a tombstone, drops the shared entry, and tells
+ * every instance to drop its local copy (session-cache.ts keeps in-flight reads from undoing that).
  */
 export function createSessionService(deps: SessionServiceDeps) {
   const clock = deps.clock ?? (() => new Date());
-  const localSessions = new Lru<SessionRecord>(100_000);
-  const localUsers = new Lru<UserRecord>(100_000);
-  const sKey = (hash: string) => `s:${hash}`;
-  const uKey = (id: string) => `u:${id}`;
-
-  const dropLocalSession = (hash: string) => localSessions.delete(hash);
-  const dropLocalUser = (id: string) => localUsers.delete(id);
-
-  async function subscribe(): Promise<void> {
-    await deps.bus.subscribe(CHANNEL_SESSION_REVOKED, (m) => {
-      for (const h of (m as { hashes?: string[] }).hashes ?? []) dropLocalSession(h);
-    });
-    await deps.bus.subscribe(CHANNEL_USER_CHANGED, (m) => {
-      const id = (m as { userId?: string }).userId;
-      if (id) dropLocalUser(id);
-    });
-  }
-
-  async function forgetSessions(hashes: string[]): Promise<void> {
-    if (!hashes.length) return;
-    for (const h of hashes) dropLocalSession(h);
-    await deps.shared?.del(...hashes.map(sKey));
-    await deps.bus.publish(CHANNEL_SESSION_REVOKED, { hashes });
-  }
-
-  async function loadSession(hash: string): Promise<{ s: SessionRecord; source: ValidSession['source'] } | null> {
-    const local = localSessions.get(hash);
-    if (local) return { s: local, source: 'local' };
-    const cached = await deps.shared?.get(sKey(hash));
-    if (cached) {
-      const s = revive<SessionRecord>(cached);
-      localSessions.set(hash, s, LOCAL_TTL_MS);
-      return { s, source: 'shared' };
-    }
-    const s = await deps.sessions.findByHash(hash);
-    if (!s) return null;
-    localSessions.set(hash, s, LOCAL_TTL_MS);
-    await deps.shared?.set(sKey(hash), JSON.stringify(s), SHARED_TTL_SEC);
-    return { s, source: 'db' };
-  }
-
-  async function loadUser(id: string): Promise<UserRecord | null> {
-    const local = localUsers.get(id);
-    if (local) return local;
-    const cached = await deps.shared?.get(uKey(id));
-    if (cached) {
-      const u = revive<UserRecord>(cached);
-      localUsers.set(id, u, LOCAL_TTL_MS);
-      return u;
-    }
-    const u = await deps.users.findById(id);
-    if (!u) return null;
-    localUsers.set(id, u, LOCAL_TTL_MS);
-    await deps.shared?.set(uKey(id), JSON.stringify(u), SHARED_TTL_SEC);
-    return u;
-  }
+  const cache = createSessionCache({
+    findSession: (hash) => deps.sessions.findByHash(hash),
+    findUser: (id) => deps.users.findById(id),
+    shared: deps.shared,
+    bus: deps.bus,
+  });
+  const forgetSessions = cache.forgetSessions;
 
   function touch(s: SessionRecord, hash: string): void {
     const now = clock();
     if (now.getTime() - new Date(s.last_used_at).getTime() < TOUCH_INTERVAL_MS) return;
     s.last_used_at = now;
-    localSessions.set(hash, s, LOCAL_TTL_MS);
     // Fire and forget: validation must not wait on a write.
-    void Promise.all([
-      deps.sessions.update(s.id, { last_used_at: now }),
-      deps.shared?.set(sKey(hash), JSON.stringify(s), SHARED_TTL_SEC),
-    ]).catch((err: Error) => deps.logger.warn({ err: err.message }, 'could not record session use'));
+    void Promise.all([deps.sessions.update(s.id, { last_used_at: now }), cache.storeSession(hash, s)]).catch((err: Error) =>
+      deps.logger.warn({ err: err.message }, 'could not record session use'),
+    );
   }
 
   return {
-    subscribe,
+    subscribe: () => cache.subscribe(),
 
     async create(userId: string, input: CreateSessionInput = {}): Promise<{ token: string; session: SessionRecord }> {
       const token = randomToken(SESSION_TOKEN_PREFIX);
@@ -164,18 +102,18 @@ export function createSessionService(deps: SessionServiceDeps) {
     async validate(token: string | undefined | null, opts: { allowPending?: boolean } = {}): Promise<ValidSession> {
       if (!token || token.length > 200) throw invalidSession();
       const hash = sha256(token);
-      const found = await loadSession(hash);
+      const found = await cache.session(hash);
       if (!found) throw invalidSession();
       const { s, source } = found;
       if (new Date(s.expires_at).getTime() <= clock().getTime()) {
-        await forgetSessions([hash]);
+        await forgetSessions([hash], { revoked: false });
         await deps.sessions.deleteWhere({ id: s.id });
         throw expiredSession();
       }
       if (s.status !== 'active' && !opts.allowPending) {
         throw new AppError(401, Codes.TWO_FACTOR_REQUIRED, 'Two-factor authentication required');
       }
-      const user = await loadUser(s.user_id);
+      const user = await cache.user(s.user_id);
       if (!user || user.deleted_at || user.disabled_at) throw invalidSession();
       touch(s, hash);
       return { session: s, user, source };
@@ -186,7 +124,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       const v = await this.validate(token);
       const expires = new Date(clock().getTime() + deps.ttlSec * 1000);
       await deps.sessions.update(v.session.id, { expires_at: expires });
-      await forgetSessions([v.session.token_hash]);
+      await forgetSessions([v.session.token_hash], { revoked: false });
       return { ...v, session: { ...v.session, expires_at: expires } };
     },
 
@@ -196,14 +134,14 @@ export function createSessionService(deps: SessionServiceDeps) {
       if (!s) return null;
       const expires = new Date(clock().getTime() + deps.ttlSec * 1000);
       await deps.sessions.update(s.id, { status: 'active', two_factor_verified: true, expires_at: expires });
-      await forgetSessions([s.token_hash]);
+      await forgetSessions([s.token_hash], { revoked: false });
       return { ...s, status: 'active', two_factor_verified: true, expires_at: expires };
     },
 
     async revokeToken(token: string): Promise<boolean> {
       const hash = sha256(token);
       const s = await deps.sessions.findByHash(hash);
-      await forgetSessions([hash]);
+      await forgetSessions([hash], { revoked: true });
       if (!s) return false;
       await deps.sessions.deleteWhere({ id: s.id });
       return true;
@@ -211,25 +149,21 @@ export function createSessionService(deps: SessionServiceDeps) {
 
     async revokeById(sessionId: string): Promise<boolean> {
       const hashes = await deps.sessions.deleteWhere({ id: sessionId });
-      await forgetSessions(hashes);
+      await forgetSessions(hashes, { revoked: true });
       return hashes.length > 0;
     },
 
     /** Revokes every session of a user, optionally keeping one (the caller's own). Returns the count. */
     async revokeAllForUser(userId: string, exceptSessionId?: string): Promise<number> {
       const hashes = await deps.sessions.deleteWhere({ user_id: userId, exceptId: exceptSessionId });
-      await forgetSessions(hashes);
+      await forgetSessions(hashes, { revoked: true });
       return hashes.length;
     },
 
     listForUser: (userId: string) => deps.sessions.listByUser(userId),
 
     /** Drops cached copies of a user everywhere, so the next validation reads fresh data. */
-    async invalidateUser(userId: string): Promise<void> {
-      dropLocalUser(userId);
-      await deps.shared?.del(uKey(userId));
-      await deps.bus.publish(CHANNEL_USER_CHANGED, { userId });
-    },
+    invalidateUser: (userId: string): Promise<void> => cache.forgetUser(userId),
 
     /** Deletes expired sessions in batches; returns how many went. */
     async pruneExpired(batch = 500, maxBatches = 1000): Promise<number> {
@@ -237,7 +171,8 @@ export function createSessionService(deps: SessionServiceDeps) {
       for (let i = 0; i < maxBatches; i++) {
         const hashes = await deps.sessions.deleteExpired(clock(), batch);
         if (!hashes.length) break;
-        await forgetSessions(hashes);
+        // Expired rows fail validation on their own; no tombstones needed.
+        await forgetSessions(hashes, { revoked: false });
         total += hashes.length;
         if (hashes.length < batch) break;
       }

@@ -3,6 +3,7 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import { badRequest } from '../errors/app-error.js';
 import { chooseLinkBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, minutes, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
+import { runAfterHooks } from './after-hooks.js';
 import { CODE_DIGITS } from './token-service.js';
 
 export type TokenLoginType = 'email' | 'sms' | 'phone';
@@ -83,16 +84,17 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
       }
       const t = await tokens.issue({ kind: 'login', userId: user.id, identifier: address, channel, ttlSec: config.loginTokenTtl, withCode: true });
       const expiresMinutes = minutes(config.loginTokenTtl);
+      // Sent without waiting: an SMTP or SMS round trip would make this answer slower than the decoy's.
       if (channel === 'email') {
         const base = chooseLinkBase(input.redirectUrl, `${config.publicBaseUrl}${TOKEN_VALIDATE_PATH}`, config);
-        await notify.email({
+        void notify.email({
           to: address,
           template: 'login-link',
           lang: user.lang,
           data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), code: t.code!, expiresMinutes },
         });
       } else {
-        await notify.sms(address, smsText(user.lang, config.productName, t.code!, expiresMinutes));
+        void notify.sms(address, smsText(user.lang, config.productName, t.code!, expiresMinutes));
       }
       return { message, token_id: t.id };
     },
@@ -117,7 +119,7 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
       const { token, session } = await sessions.create(user.id, { ip: client.ip, userAgent: client.userAgent, status: pending ? 'pending_2fa' : 'active' });
       const methods: unknown[] = [];
       if (pending) await deps.hooks.run('auth.two_factor.methods', { user: signedIn, methods });
-      else await deps.hooks.run('auth.login', { user: signedIn, session });
+      else await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user: signedIn, session });
       return { status: pending ? 'pending' : 'active', user: signedIn, sessionToken: token, session, tokenId: rec.id, methods };
     },
   };

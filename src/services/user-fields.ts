@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nestsDeeperThan } from './security/json-depth.js';
 
 /**
  * Validators for user columns, shared by the HTTP bodies and the user service (CLI included).
@@ -78,9 +79,16 @@ export const tmzField = z
   });
 
 export const METADATA_MAX_BYTES = 8192;
-export const metadataField = z
-  .record(z.string(), z.unknown(), 'must be an object')
-  .refine((v) => Buffer.byteLength(JSON.stringify(v), 'utf8') <= METADATA_MAX_BYTES, `must be at most ${METADATA_MAX_BYTES} bytes as JSON`);
+export const METADATA_MAX_DEPTH = 32;
+
+// Depth first: the size check stringifies, which recursion-deep input would overflow.
+export const metadataField = z.record(z.string(), z.unknown(), 'must be an object').superRefine((v, ctx) => {
+  if (nestsDeeperThan(v, METADATA_MAX_DEPTH)) {
+    ctx.addIssue({ code: 'custom', message: `must nest at most ${METADATA_MAX_DEPTH} levels deep` });
+  } else if (Buffer.byteLength(JSON.stringify(v), 'utf8') > METADATA_MAX_BYTES) {
+    ctx.addIssue({ code: 'custom', message: `must be at most ${METADATA_MAX_BYTES} bytes as JSON` });
+  }
+});
 
 export const USER_TYPES = ['customer', 'writer', 'admin', 'superadmin'] as const;
 export const userTypeField = z.enum(USER_TYPES, `must be one of ${USER_TYPES.join(', ')}`);

@@ -3,8 +3,10 @@ import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserListQuery, UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import { AppError, conflict, forbidden, notFound } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
+import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
 import type { ModuleRuntime } from '../modules/runtime.js';
+import { runAfterHooks } from './after-hooks.js';
 import { parseProfileInput, invalidInput } from './profile-input.js';
 import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
@@ -62,6 +64,8 @@ export interface UserServiceDeps {
   hooks: Hooks;
   modules: Pick<ModuleRuntime, 'isInstalled'>;
   clock?: () => Date;
+  /** Where failing after-event hooks are reported. */
+  logger?: Logger;
 }
 
 const ID_RE = /^[A-Za-z0-9-]{1,64}$/;
@@ -102,9 +106,9 @@ export function createUserService(deps: UserServiceDeps): UserService {
       throw uniqueViolation(err) ?? err;
     }
   }
-  async function changed(user: UserRecord, event: 'user.updated' | 'user.deleted'): Promise<void> {
+  async function changed(user: UserRecord): Promise<void> {
     await sessions.invalidateUser(user.id);
-    await hooks.run(event, { user });
+    await runAfterHooks(hooks, deps.logger, 'user.updated', { user });
   }
 
   const service: UserService = {
@@ -164,7 +168,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
       });
       if (patch.user_name) await assertUserNameFree(patch.user_name, user.id);
       const updated = Object.keys(patch).length ? await write(user.id, patch) : await service.get(user.id);
-      await changed(updated, 'user.updated');
+      await changed(updated);
       return updated;
     },
 
@@ -189,8 +193,10 @@ export function createUserService(deps: UserServiceDeps): UserService {
       const disabling = disabled === true && !target.disabled_at;
       if (disabled !== undefined) patch.disabled_at = disabled ? (target.disabled_at ?? clock()) : null;
       const updated = await write(target.id, patch);
+      // Drop cached copies before revoking: if revocation fails, a disabled user is refused all the same.
+      await sessions.invalidateUser(updated.id);
       if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id);
-      await changed(updated, 'user.updated');
+      await runAfterHooks(hooks, deps.logger, 'user.updated', { user: updated });
       return updated;
     },
 
@@ -201,8 +207,9 @@ export function createUserService(deps: UserServiceDeps): UserService {
       const r = reason === undefined || reason === null || reason === '' ? null : text(500).safeParse(reason);
       if (r && !r.success) throw invalidInput(r.error, 'reason');
       const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null });
+      await sessions.invalidateUser(deleted.id);
       await sessions.revokeAllForUser(target.id);
-      await changed(deleted, 'user.deleted');
+      await runAfterHooks(hooks, deps.logger, 'user.deleted', { user: deleted });
       return deleted;
     },
 

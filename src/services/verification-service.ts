@@ -14,11 +14,16 @@ export function createVerificationService(deps: AccountFlowDeps) {
   const { config, users, tokens, notify, sessions } = deps;
   const log = deps.logger.child({ component: 'verification' });
 
-  async function sendFor(user: UserRecord): Promise<boolean> {
+  /** Issues a fresh link; the returned promise is the mail going out (it never rejects). */
+  async function issueFor(user: UserRecord): Promise<{ sent: Promise<boolean> }> {
     const email = normalizeEmail(user.email);
     const t = await tokens.issue({ kind: 'verify_email', userId: user.id, identifier: email, channel: 'email', ttlSec: config.verifyTokenTtl });
     const link = withParams(`${config.publicBaseUrl}${VERIFY_PATH}`, { token: t.token });
-    return notify.email({ to: email, template: 'verify-email', lang: user.lang, data: { name: user.name ?? undefined, link } });
+    return { sent: notify.email({ to: email, template: 'verify-email', lang: user.lang, data: { name: user.name ?? undefined, link } }) };
+  }
+
+  async function sendFor(user: UserRecord): Promise<boolean> {
+    return (await issueFor(user)).sent;
   }
 
   return {
@@ -48,7 +53,8 @@ export function createVerificationService(deps: AccountFlowDeps) {
       const user = await users.findByEmail(email);
       const allowed = await notify.mayMessage(email);
       if (isActiveUser(user) && !isVerified(user) && allowed) {
-        await sendFor(user);
+        // Not awaited: an SMTP round trip would make this answer slower than the one for unknown addresses.
+        void (await issueFor(user)).sent;
         return;
       }
       await tokens.decoy('verify_email', email);

@@ -12,7 +12,14 @@ export const requestId: RequestHandler = (req, res, next) => {
   next();
 };
 
+// Gatehouse's own tokens (session, reset, verification, login) wherever they sit: the legacy reset
+// check carries one as a path segment, and a query key may arrive percent-encoded (`%74oken=`).
+const OWN_TOKEN = /\b(ses|rst|vfy|lgn)_[A-Za-z0-9_-]{16,}/g;
+
 /** Strips secrets from a URL before it is logged. */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:session_id|token|code|sessionId)=)[^&#]*/gi, '$1[redacted]');
+  return url
+    .replace(/([?&](?:session_id|token|code|sessionId)=)[^&#]*/gi, '$1[redacted]')
+    .replace(/(\/password-reset\/validate\/)[^/?#]+/gi, '$1[redacted]')
+    .replace(OWN_TOKEN, '$1_[redacted]');
 }

@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import type { Bus, Cache } from '../cache/cache.js';
+import { Lru } from '../cache/lru.js';
+import type { SessionRecord } from '../data/repositories/session-repository.js';
+import type { UserRecord } from '../data/repositories/user-repository.js';
+
+const LOCAL_TTL_MS = 60_000;
+const SHARED_TTL_SEC = 300;
+/** Longer than any read can be in flight. */
+const EVICTED_TTL_MS = 5 * 60_000;
+
+export const CHANNEL_SESSION_REVOKED = 'session:revoked';
+export const CHANNEL_USER_CHANGED = 'user:changed';
+
+export type CacheSource = 'local' | 'shared' | 'db';
+
+export interface SessionCacheDeps {
+  findSession(hash: string): Promise<SessionRecord | null>;
+  findUser(id: string): Promise<UserRecord | null>;
+  /** Shared cache (Redis) when configured; null keeps only the in-process layer. */
+  shared: Cache | null;
+  bus: Bus;
+}
+
+type Revived<T> = T & { [k: string]: unknown };
+const DATE_FIELDS = ['created_at', 'last_used_at', 'expires_at', 'updated_at', 'password_changed_at', 'disabled_at', 'deleted_at'];
+function revive<T>(json: string): Revived<T> {
+  const o = JSON.parse(json) as Record<string, unknown>;
+  for (const f of DATE_FIELDS) if (typeof o[f] === 'string') o[f] = new Date(o[f] as string);
+  return o as Revived<T>;
+}
+
+/** What validation needs of a user; the password hash stays in the database, never in a cache. */
+const cacheable = (u: UserRecord): UserRecord => ({ ...u, password_hash: null });
+
+/**
+ * The session and user caches: an in-process LRU in front of the shared cache in front of the
+ * database, kept coherent across instances.
+ *
+ * A reader that loaded a row from the database may write it to the caches after a writer has
+ * already evicted them (the read started before the write). Left alone, that stale copy would
+ * outlive a logout or revocation, and the once-a-minute `lastUsedAt` refresh would keep it alive
+ * for good. So every cache fill follows "write, then check": a revocation first leaves a tombstone
+ * (`r:<hash>`) and a user change a new version marker (`uv:<id>`), then evicts; a reader writes the
+ * caches and only then looks for a tombstone or a changed marker, undoing its write if it finds
+ * one. Either the reader sees the writer's mark, or its write landed before the writer's eviction.
+ * In process, a record of when each key was last evicted (locally or by a bus message) does the same.
+ */
+export function createSessionCache(deps: SessionCacheDeps) {
+  const { shared } = deps;
+  const sessions = new Lru<SessionRecord>(100_000);
+  const users = new Lru<UserRecord>(100_000);
+  // When each key was last evicted, as a position in one counter: a fill that started before that
+  // position may hold the evicted copy. Per key, so evictions of other sessions cost a fill nothing.
+  let position = 0;
+  const sessionEvicted = new Lru<number>(100_000);
+  const userEvicted = new Lru<number>(100_000);
+  const evictedSince = (lru: Lru<number>, key: string, mark: number) => (lru.get(key) ?? -1) > mark;
+  const sKey = (hash: string) => `s:${hash}`;
+  const rKey = (hash: string) => `r:${hash}`;
+  const uKey = (id: string) => `u:${id}`;
+  const vKey = (id: string) => `uv:${id}`;
+
+  function dropSessions(hashes: string[]): void {
+    for (const h of hashes) {
+      sessions.delete(h);
+      sessionEvicted.set(h, ++position, EVICTED_TTL_MS);
+    }
+  }
+  function dropUser(id: string): void {
+    users.delete(id);
+    userEvicted.set(id, ++position, EVICTED_TTL_MS);
+  }
+
+  const isRevoked = async (hash: string) => Boolean(await shared?.get(rKey(hash)));
+
+  async function undoSession(hash: string): Promise<void> {
+    sessions.delete(hash);
+    await shared?.del(sKey(hash));
+  }
+
+  return {
+    async subscribe(): Promise<void> {
+      await deps.bus.subscribe(CHANNEL_SESSION_REVOKED, (m) => dropSessions((m as { hashes?: string[] }).hashes ?? []));
+      await deps.bus.subscribe(CHANNEL_USER_CHANGED, (m) => {
+        const id = (m as { userId?: string }).userId;
+        if (id) dropUser(id);
+      });
+    },
+
+    async session(hash: string): Promise<{ s: SessionRecord; source: CacheSource } | null> {
+      const local = sessions.get(hash);
+      if (local) return { s: local, source: 'local' };
+      const mark = position;
+      if (shared) {
+        // One round trip (node-redis pipelines both); a tombstone outranks any copy.
+        const [cached, revoked] = await Promise.all([shared.get(sKey(hash)), isRevoked(hash)]);
+        if (revoked) return null;
+        if (cached) {
+          const s = revive<SessionRecord>(cached);
+          if (!evictedSince(sessionEvicted, hash, mark)) sessions.set(hash, s, LOCAL_TTL_MS);
+          return { s, source: 'shared' };
+        }
+      }
+      const s = await deps.findSession(hash);
+      if (!s) return null;
+      sessions.set(hash, s, LOCAL_TTL_MS);
+      await shared?.set(sKey(hash), JSON.stringify(s), SHARED_TTL_SEC);
+      const revoked = await isRevoked(hash);
+      if (revoked || evictedSince(sessionEvicted, hash, mark)) {
+        // Something was evicted while this row was in flight, perhaps this one: read again, uncached.
+        await undoSession(hash);
+        const fresh = revoked ? null : await deps.findSession(hash);
+        return fresh ? { s: fresh, source: 'db' } : null;
+      }
+      return { s, source: 'db' };
+    },
+
+    /** Stores a changed copy of a cached session (lastUsedAt), unless it was revoked meanwhile. */
+    async storeSession(hash: string, s: SessionRecord): Promise<void> {
+      // Evicted since it was read (logout, revocation, message from another instance): leave it out.
+      if (!sessions.get(hash)) return;
+      sessions.set(hash, s, LOCAL_TTL_MS);
+      if (!shared) return;
+      await shared.set(sKey(hash), JSON.stringify(s), SHARED_TTL_SEC);
+      if (await isRevoked(hash)) await undoSession(hash);
+    },
+
+    /**
+     * Evicts sessions everywhere. `revoked` leaves tombstones first, so an in-flight read of a
+     * deleted row cannot put it back; plain updates (refresh, activation) only evict.
+     */
+    async forgetSessions(hashes: string[], opts: { revoked: boolean }): Promise<void> {
+      if (!hashes.length) return;
+      dropSessions(hashes);
+      if (shared) {
+        if (opts.revoked) await Promise.all(hashes.map((h) => shared.set(rKey(h), '1', SHARED_TTL_SEC)));
+        await shared.del(...hashes.map(sKey));
+      }
+      await deps.bus.publish(CHANNEL_SESSION_REVOKED, { hashes });
+    },
+
+    async user(id: string): Promise<UserRecord | null> {
+      const local = users.get(id);
+      if (local) return local;
+      const mark = position;
+      // The version marker is read with the copy (one round trip), before any database read.
+      const [cached, before] = shared ? await Promise.all([shared.get(uKey(id)), shared.get(vKey(id))]) : [null, null];
+      if (cached) {
+        const u = revive<UserRecord>(cached);
+        if (!evictedSince(userEvicted, id, mark)) users.set(id, u, LOCAL_TTL_MS);
+        return u;
+      }
+      const row = await deps.findUser(id);
+      if (!row) return null;
+      const u = cacheable(row);
+      users.set(id, u, LOCAL_TTL_MS);
+      await shared?.set(uKey(id), JSON.stringify(u), SHARED_TTL_SEC);
+      const after = (await shared?.get(vKey(id))) ?? null;
+      if (after !== before || evictedSince(userEvicted, id, mark)) {
+        users.delete(id);
+        await shared?.del(uKey(id));
+        const fresh = await deps.findUser(id);
+        return fresh ? cacheable(fresh) : null;
+      }
+      return u;
+    },
+
+    /** Drops cached copies of a user everywhere, so the next validation reads fresh data. */
+    async forgetUser(id: string): Promise<void> {
+      dropUser(id);
+      if (shared) {
+        await shared.set(vKey(id), randomUUID(), SHARED_TTL_SEC);
+        await shared.del(uKey(id));
+      }
+      await deps.bus.publish(CHANNEL_USER_CHANGED, { userId: id });
+    },
+  };
+}
+
+export type SessionCache = ReturnType<typeof createSessionCache>;
