@@ -47,7 +47,11 @@ export function createAccountFlows(input: AccountFlowsInput): AccountFlows {
   const { config, logger, clock } = input;
   const mailer = createMailer(config, logger);
   const sms = createSmsSender(config, logger);
-  const tokens = createTokenService({ repo: createAuthTokenRepository(input.models.AuthToken), clock });
+  const tokens = createTokenService({
+    repo: createAuthTokenRepository(input.models.AuthToken),
+    clock,
+    codeKey: config.cookieSecret ?? config.bridgeSecret,
+  });
   const notify = createAccountNotifier({ mailer, sms, limiter: input.limiter, config, logger });
   const deps = { ...input, tokens, notify };
   const verification = createVerificationService(deps);

@@ -86,7 +86,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       const throttle = client.throttleKey ?? account;
       const decision = await guard(backoff.reserve(throttle));
       if (!decision.allowed) {
-        throw new AppError(429, Codes.RATE_LIMITED, 'Too many failed login attempts; try again later', undefined, {
+        throw new AppError(429, Codes.RATE_LIMITED, 'Too many login attempts for this account; try again later', undefined, {
           retry_after: decision.retryAfterSec,
         });
       }

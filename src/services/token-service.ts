@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { AuthTokenRecord, AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
 import { randomCode, randomToken, safeEqual, sha256 } from './security/tokens.js';
 
@@ -34,10 +34,12 @@ export type CodeRef = { id: string } | { identifier: string };
 export interface TokenServiceDeps {
   repo: AuthTokenRepository;
   clock?: () => Date;
+  /**
+   * Server-side key for code hashes. A 6-digit code has only a million values, so a plain hash read
+   * from the database could be reversed while the code lives; keyed, it can't without the secret.
+   */
+  codeKey?: string;
 }
-
-// The code hash is bound to its row, so equal codes on different rows never share a hash.
-const codeHash = (tokenId: string, code: string) => sha256(`${tokenId}:${code}`);
 
 /**
  * One-time tokens in auth_tokens: random, stored as SHA-256 hashes, single use, expiring. Issuing a
@@ -45,6 +47,9 @@ const codeHash = (tokenId: string, code: string) => sha256(`${tokenId}:${code}`)
  */
 export function createTokenService(deps: TokenServiceDeps) {
   const clock = deps.clock ?? (() => new Date());
+  // Bound to its row, so equal codes on different rows never share a hash.
+  const codeHash = (tokenId: string, code: string) =>
+    deps.codeKey ? createHmac('sha256', deps.codeKey).update(`${tokenId}:${code}`).digest('hex') : sha256(`${tokenId}:${code}`);
   const live = (r: AuthTokenRecord | null, kind: TokenKind, now: Date): r is AuthTokenRecord =>
     !!r && r.kind === kind && !r.used_at && r.expires_at.getTime() > now.getTime();
 

@@ -131,3 +131,17 @@ describe('token service', () => {
     expect(await tokens.consume('login', login.token)).not.toBeNull();
   });
 });
+
+describe('keyed code hashes', () => {
+  it('when a code key is set, then the stored code hash cannot be recomputed from the id and code alone', async () => {
+    const keyed = createTokenService({ repo: createAuthTokenRepository(AuthToken), clock: () => now, codeKey: 'server-secret-0123456789abcdef' });
+    const t = await keyed.issue({ kind: 'login', userId, identifier: `${userId}:keyed`, ttlSec: 600, withCode: true });
+    const row = (await AuthToken.findByPk(t.id))!.get({ plain: true }) as { code_hash: string };
+    expect(row.code_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row.code_hash).not.toBe(sha256(`${t.id}:${t.code}`));
+    // The same service (same key) still accepts the code; a service with another key does not.
+    const other = createTokenService({ repo: createAuthTokenRepository(AuthToken), clock: () => now, codeKey: 'another-secret-0123456789abcd' });
+    expect(await other.consumeCode('login', { id: t.id }, t.code!)).toBeNull();
+    expect(await keyed.consumeCode('login', { id: t.id }, t.code!)).not.toBeNull();
+  });
+});

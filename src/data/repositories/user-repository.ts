@@ -68,7 +68,12 @@ const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 export function createUserRepository(sequelize: Sequelize): UserRepository {
   let extra: UserFieldDef[] = [];
   let User: ModelStatic<Model> = defineUserModel(sequelize, extra);
-  const like = dialectOf(sequelize) === 'postgres' ? Op.iLike : Op.like;
+  const like = dialectOf(sequelize) === 'postgres' ? 'ILIKE' : 'LIKE';
+  const qi = sequelize.getQueryInterface();
+  // An explicit ESCAPE: SQLite has no default escape character, so a search for "50%" or "a_b"
+  // would otherwise match far more than it names.
+  const contains = (column: string, pattern: string) =>
+    sequelize.literal(`${qi.quoteIdentifier(column)} ${like} ${sequelize.escape(pattern)} ESCAPE '\\'`);
   const plain = (m: Model | null) => (m ? (m.get({ plain: true }) as UserRecord) : null);
   const notDeleted = (includeDeleted?: boolean): WhereOptions => (includeDeleted ? {} : { deleted_at: null });
 
@@ -112,9 +117,7 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
       const where: WhereOptions[] = [notDeleted(query.includeDeleted)];
       if (query.q) {
         const pattern = `%${escapeLike(query.q.trim())}%`;
-        where.push({
-          [Op.or]: ['email', 'name', 'last_name', 'user_name'].map((c) => ({ [c]: { [like]: pattern } })),
-        });
+        where.push({ [Op.or]: ['email', 'name', 'last_name', 'user_name'].map((c) => contains(c, pattern)) });
       }
       if (query.user_type) where.push({ user_type: query.user_type });
       if (query.is_verified !== undefined) where.push({ is_verified: query.is_verified });
