@@ -1,20 +1,16 @@
 import express, { type Express } from 'express';
-import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import type { AppContext } from '../app-context.js';
-import { toHandlers, type RouteDef } from './define-route.js';
+import { toHandlers } from './define-route.js';
 import { coreRoutes } from './routes/index.js';
+import { createCoreRouter } from './exact-routes.js';
 import { servePictures } from './routes/picture.routes.js';
 import { PICTURES_URL_PATH } from '../services/picture-service.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { redactUrl, requestId } from './middleware/request-id.js';
 import { cors } from './middleware/cors.js';
+import { securityHeaders } from './middleware/security-headers.js';
 import { createRateLimitLayers } from './middleware/rate-limit-gate.js';
-
-/** Mounts one route definition on an express app or router. */
-export function mountRoute(target: express.Router, def: RouteDef<any, any, any>, app: AppContext): void {
-  target[def.method](def.path, ...toHandlers(def, app));
-}
 
 /** Builds the express app (no listen). */
 export function createApp(app: AppContext): Express {
@@ -49,7 +45,7 @@ export function createApp(app: AppContext): Express {
     );
   }
 
-  x.use(helmet());
+  x.use(securityHeaders());
   // Preflights are counted before CORS answers them; everything else after CORS (a 429 stays
   // readable cross-origin) and before body parsing (a flood is refused unread).
   const limits = createRateLimitLayers(app, coreRoutes);
@@ -60,9 +56,7 @@ export function createApp(app: AppContext): Express {
 
   x.use(PICTURES_URL_PATH, servePictures(app.services.pictures.dir));
 
-  const router = express.Router();
-  for (const def of coreRoutes) mountRoute(router, def, app);
-  x.use(router);
+  x.use(...createCoreRouter(coreRoutes.map((def) => ({ method: def.method, path: def.path, handlers: toHandlers(def, app) }))));
   x.use(app.modules.router);
 
   x.use(limits.fallback);

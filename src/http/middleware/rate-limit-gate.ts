@@ -18,6 +18,19 @@ type Routes = readonly RouteDef<any, any, any>[];
 const CLASS = Symbol('rateLimitClass');
 type Classified = Request & { [CLASS]?: RateLimitClass };
 
+/** Classes of parameter-free routes by `METHOD /exact/path`: one Map lookup before any routing. */
+function buildExactClasses(groups: Routes[]): Map<string, RateLimitClass> {
+  const exact = new Map<string, RateLimitClass>();
+  for (const routes of groups) {
+    for (const def of routes) {
+      const key = `${def.method.toUpperCase()} ${def.path}`;
+      // The first route for a key wins, as in the router.
+      if (!/[:*?(){}]/.test(def.path) && !exact.has(key)) exact.set(key, def.rateLimit ?? 'default');
+    }
+  }
+  return exact;
+}
+
 /** An express router that only records the class of the route a request would reach. */
 function buildClassifier(groups: Routes[]): express.Router {
   const classifier = express.Router();
@@ -44,6 +57,7 @@ function buildClassifier(groups: Routes[]): express.Router {
 export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): RateLimitLayers {
   let moduleRouteSets: Routes[] = [];
   let classifier = buildClassifier([coreRoutes]);
+  let exactClasses = buildExactClasses([coreRoutes]);
 
   // Rebuilt only when the module registry hands out different route lists.
   const currentClassifier = (): express.Router => {
@@ -51,6 +65,7 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
     if (sets.length !== moduleRouteSets.length || sets.some((s, i) => s !== moduleRouteSets[i])) {
       moduleRouteSets = sets;
       classifier = buildClassifier([coreRoutes, ...sets]);
+      exactClasses = buildExactClasses([coreRoutes, ...sets]);
     }
     return classifier;
   };
@@ -64,7 +79,10 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
 
   const gate: RequestHandler = (req, res, next) => {
     if (!app.config.rateLimitsEnabled || wasCounted(req)) return next();
-    currentClassifier()(req, res, (err?: unknown) => {
+    const router = currentClassifier();
+    const known = exactClasses.get(`${req.method} ${req.path}`);
+    if (known) return count(known)(req, res, next);
+    router(req, res, (err?: unknown) => {
       if (err) return next(err);
       return count((req as Classified)[CLASS] ?? 'default')(req, res, next);
     });
