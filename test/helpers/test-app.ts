@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { createAppContext, type AppContext } from '../../src/app-context.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
@@ -60,6 +61,20 @@ export interface StartTestAppOptions {
   env?: Record<string, string>;
   /** Start a second instance on the same database, data dir and Redis as this one. */
   sharing?: TestApp;
+  /** Where the app's log lines go (see captureLog); default stdout at the configured level. */
+  logTo?: NodeJS.WritableStream;
+}
+
+/** A log destination that keeps every line, for tests that read what the app logged. */
+export function captureLog(): { stream: Writable; text(): string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      text += chunk.toString();
+      cb();
+    },
+  });
+  return { stream, text: () => text };
 }
 
 /**
@@ -79,7 +94,7 @@ export async function startTestApp(opts: StartTestAppOptions = {}): Promise<Test
     env = { ...TEST_ENV, GATEHOUSE_DATA_DIR: dataDir, ...(provisioned?.env ?? {}), ...opts.env };
   }
   const config = loadConfig({ env, skipFile: true });
-  const app = await createAppContext(config, { logger: createLogger(config.logLevel) });
+  const app = await createAppContext(config, { logger: createLogger(config.logLevel, opts.logTo) });
   await app.migrator.apply();
   await app.modules.reload();
   const server = await startServer(app, { port: 0, host: '127.0.0.1' });

@@ -1,16 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAppContext, type AppContext } from '../../src/app-context.js';
-import { loadConfig } from '../../src/config/load-config.js';
-import { startServer, type RunningServer } from '../../src/http/server.js';
-import { createLogger } from '../../src/log/logger.js';
-import { BACKEND, provisionPg, type ProvisionedBackend } from '../helpers/backend.js';
-import { TEST_BRIDGE_SECRET, TEST_ENV } from '../helpers/test-app.js';
+import { captureLog, startTestApp, TEST_BRIDGE_SECRET, TEST_ENV, type TestApp } from '../helpers/test-app.js';
 
 /*
  * The real app at log level trace (SQL included), its log captured from the logger's destination
@@ -22,47 +13,24 @@ const PASSWORD = 'Sup3r-Secret-Passw0rd!';
 const WRONG_PASSWORD = 'Wr0ng-But-Secret-Guess!';
 const email = `logs.${randomUUID()}@example.test`;
 
-let log = '';
-let app: AppContext;
-let server: RunningServer;
-let provisioned: ProvisionedBackend | null = null;
-let dataDir = '';
+const captured = captureLog();
+let t: TestApp;
 const redisPrefix = `gh-logs:${randomUUID()}:`;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-logs-'));
-  if (BACKEND === 'pg') provisioned = await provisionPg();
-  const env = {
-    ...TEST_ENV,
-    GATEHOUSE_DATA_DIR: dataDir,
-    ...(provisioned?.env ?? {}),
+  t = await startTestApp({
     // Redis on both backends, so the limiter's fail-open warning can be provoked too.
-    REDIS_URL,
-    REDIS_PREFIX: redisPrefix,
-    LOG_LEVEL: 'trace',
-  };
-  const config = loadConfig({ env, skipFile: true });
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      log += chunk.toString();
-      cb();
-    },
+    env: { REDIS_URL, REDIS_PREFIX: redisPrefix, LOG_LEVEL: 'trace' },
+    logTo: captured.stream,
   });
-  app = await createAppContext(config, { logger: createLogger('trace', sink) });
-  await app.migrator.apply();
-  await app.modules.reload();
-  server = await startServer(app, { port: 0, host: '127.0.0.1' });
 });
 
 afterAll(async () => {
-  await server?.close(1000);
-  await app?.close();
-  await provisioned?.drop();
+  await t?.close();
   const r = createClient({ url: REDIS_URL });
   await r.connect();
   for await (const keys of r.scanIterator({ MATCH: `${redisPrefix}*`, COUNT: 500 })) if (keys.length) await r.del(keys);
   await r.quit();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function call(method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -71,7 +39,7 @@ async function call(method: string, p: string, body?: unknown, headers: Record<s
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     (init.headers as Record<string, string>)['Content-Type'] ??= 'application/json';
   }
-  const res = await fetch(server.url + p, init);
+  const res = await fetch(t.url + p, init);
   const text = await res.text();
   return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) : null };
 }
@@ -102,11 +70,12 @@ describe('secrets in logs', () => {
     expect((await call('POST', '/auth/logout', undefined, { 'X-Session-ID': regToken })).status).toBe(200);
 
     // The limiter failing open logs a warning; it must not carry the key material either.
-    await app.redis!.set(`${redisPrefix}rl:default:127.0.0.1`, 'wrong type');
+    await t.app.redis!.set(`${redisPrefix}rl:default:127.0.0.1`, 'wrong type');
     expect((await call('GET', `/health?session_id=${token}`)).status).toBe(200);
-    await app.redis!.del(`${redisPrefix}rl:default:127.0.0.1`);
+    await t.app.redis!.del(`${redisPrefix}rl:default:127.0.0.1`);
 
     await new Promise((r) => setTimeout(r, 50));
+    const log = captured.text();
     // The capture works and is broad: request lines and SQL are in it.
     expect(log).toContain('request completed');
     expect(log).toContain('"sql"');
