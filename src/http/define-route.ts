@@ -83,17 +83,14 @@ function checkBridge(req: Request, app: AppContext): boolean {
   return Boolean(secret) && typeof given === 'string' && safeEqual(given, secret);
 }
 
-async function resolveAuth(req: Request, mode: AuthMode, app: AppContext): Promise<AuthState> {
-  const { token, source } = readSessionToken(req);
-  const state: AuthState = { token, tokenSource: source, session: null, user: null, bridge: false };
-  if (mode === 'public') {
-    state.bridge = checkBridge(req, app);
-    return state;
-  }
+/** `seen` is what the request carries (token, where from, a valid bridge secret), read once per request. */
+async function resolveAuth(seen: Pick<AuthState, 'token' | 'tokenSource' | 'bridge'>, mode: AuthMode, app: AppContext): Promise<AuthState> {
+  const { token } = seen;
+  const state: AuthState = { ...seen, session: null, user: null };
+  if (mode === 'public') return state;
   if (mode === 'bridge' || mode === 'bridge+session') {
     if (!app.config.bridgeSecret) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Bridge validation is not configured');
-    if (!checkBridge(req, app)) throw unauthorized('Invalid bridge secret', Codes.INVALID_BRIDGE_SECRET);
-    state.bridge = true;
+    if (!seen.bridge) throw unauthorized('Invalid bridge secret', Codes.INVALID_BRIDGE_SECRET);
     if (mode === 'bridge') return state;
   }
   if (!token) throw unauthorized('Authentication required');
@@ -108,11 +105,11 @@ async function resolveAuth(req: Request, mode: AuthMode, app: AppContext): Promi
 export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): RequestHandler[] {
   const run: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
     const mode = typeof def.auth === 'function' ? def.auth(app.config) : def.auth;
+    const { token, source } = readSessionToken(req);
+    const seen = { token, tokenSource: source, bridge: checkBridge(req, app) };
     // Only where a cookie session authenticates the call; a bridge secret cannot be forged cross-site.
-    if (mode !== 'public' && mode !== 'bridge' && mode !== 'bridge+session') {
-      assertSameOrigin(req, { tokenSource: readSessionToken(req).source, bridge: checkBridge(req, app) }, app.config);
-    }
-    const auth = await resolveAuth(req, mode, app);
+    if (mode !== 'public' && mode !== 'bridge' && mode !== 'bridge+session') assertSameOrigin(req, seen, app.config);
+    const auth = await resolveAuth(seen, mode, app);
     res.locals.auth = auth;
     if (def.middleware?.length) {
       for (const mw of def.middleware) {
