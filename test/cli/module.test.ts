@@ -1,18 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { json, removeTempDirs, runCli, startCli, tempDir, type RunningCli } from '../helpers/cli.js';
+import { json, LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
 
 afterAll(removeTempDirs);
 
-const LISTENING = /Gatehouse listening on (http:\/\/127\.0\.0\.1:\d+)/;
-const running: RunningCli[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) {
-    if (r.child.exitCode === null && r.child.signalCode === null) {
-      r.child.kill('SIGKILL');
-      await r.exited;
-    }
-  }
-});
+afterEach(stopStartedClis);
 
 async function call(url: string, method: string, path: string, opts: { session?: string; body?: unknown } = {}) {
   const headers: Record<string, string> = {};
@@ -65,7 +56,6 @@ describe('gatehouse module', () => {
   it('when install runs while a server is up, then the server accepts the business fields within seconds, without a restart', async () => {
     const user = json(await cli('user', 'create', '--json', '--email', 'biz@example.com', '--type', 'customer'));
     const s = startCli(['serve', '--port', '0', '--data-dir', dir]);
-    running.push(s);
     const url = (await s.waitFor(LISTENING))[1];
     const login = await call(url, 'POST', '/auth/login', { body: { email: 'biz@example.com', password: user.password } });
     expect(login.status).toBe(200);

@@ -1,23 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { removeTempDirs, runCli, startCli, tempDir, type RunningCli } from '../helpers/cli.js';
+import { LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir, type RunningCli } from '../helpers/cli.js';
 
 afterAll(removeTempDirs);
 
-const LISTENING = /Gatehouse listening on (http:\/\/127\.0\.0\.1:\d+)/;
-const running: RunningCli[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) {
-    if (r.child.exitCode === null && r.child.signalCode === null) {
-      r.child.kill('SIGKILL');
-      await r.exited;
-    }
-  }
-});
+afterEach(stopStartedClis);
 
 function serve(args: string[], env?: Record<string, string>): RunningCli {
-  const r = startCli(['serve', '--port', '0', ...args], { env });
-  running.push(r);
-  return r;
+  return startCli(['serve', '--port', '0', ...args], { env });
 }
 
 const get = async (url: string) => {
@@ -149,7 +138,6 @@ describe('gatehouse serve preflight', () => {
     try {
       const dir = tempDir();
       const s = startCli(['serve', '--data-dir', dir, '--migrate', '--workers', '2', '--port', String(port)]);
-      running.push(s);
       const { code } = await s.exited;
       expect(code).toBe(1);
       expect(s.stderr).toMatch(/starting a new one in 500 ms[\s\S]*starting a new one in 1000 ms/);

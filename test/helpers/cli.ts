@@ -62,7 +62,22 @@ export interface RunningCli {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts a long-running command (serve) and lets the test watch its output. */
+/** The line `serve` prints once it accepts requests; group 1 is its URL. */
+export const LISTENING = /Gatehouse listening on (http:\/\/127\.0\.0\.1:\d+)/;
+
+const started: RunningCli[] = [];
+
+/** Kills whatever startCli started that is still running (call it in afterEach: a failed test leaves no server behind). */
+export async function stopStartedClis(): Promise<void> {
+  for (const r of started.splice(0)) {
+    if (r.child.exitCode === null && r.child.signalCode === null) {
+      r.child.kill('SIGKILL');
+      await r.exited;
+    }
+  }
+}
+
+/** Starts a long-running command (serve) and lets the test watch its output; stopStartedClis() reaps it. */
 export function startCli(args: string[], opts: { env?: Record<string, string> } = {}): RunningCli {
   const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(opts.env), cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -79,7 +94,7 @@ export function startCli(args: string[], opts: { env?: Record<string, string> } 
       resolve({ code, signal });
     }),
   );
-  return {
+  const running: RunningCli = {
     child,
     get stdout() {
       return stdout;
@@ -106,6 +121,8 @@ export function startCli(args: string[], opts: { env?: Record<string, string> } 
       });
     },
   };
+  started.push(running);
+  return running;
 }
 
 const dirs: string[] = [];
