@@ -8,22 +8,30 @@ export type Dialect = 'sqlite' | 'postgres';
 
 export const SQLITE_FILE = 'gatehouse.sqlite';
 
+/** The SQLite file the configuration names (a `sqlite:` DATABASE_URL, else one in the data dir); null for PostgreSQL. */
+export function sqliteFile(config: Pick<Config, 'databaseUrl' | 'dataDirAbs'>): string | null {
+  const url = config.databaseUrl;
+  if (!url) return path.join(config.dataDirAbs, SQLITE_FILE);
+  return url.startsWith('sqlite:') ? url.replace(/^sqlite:(\/\/)?/, '') : null;
+}
+
 /** Opens the database the configuration names: PostgreSQL from DATABASE_URL, else an SQLite file in the data dir. */
 export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs'>, logger?: Logger): Sequelize {
   const logging = logger ? (sql: string) => logger.trace({ sql }, 'sql') : false;
-  const url = config.databaseUrl;
-  if (url && !url.startsWith('sqlite:')) {
-    return new Sequelize(url, {
+  const storage = sqliteFile(config);
+  if (storage === null) {
+    return new Sequelize(config.databaseUrl!, {
       dialect: 'postgres',
       logging,
       pool: { max: 10, min: 0, idle: 10_000, acquire: 15_000 },
       define: { underscored: true, timestamps: false },
     });
   }
-  const storage = url?.startsWith('sqlite:') ? url.replace(/^sqlite:(\/\/)?/, '') : path.join(config.dataDirAbs, SQLITE_FILE);
-  mkdirSync(path.dirname(storage), { recursive: true, mode: 0o750 });
-  // The file holds password hashes: create it owner-only (SQLite gives its -wal/-shm files the same mode).
-  if (!existsSync(storage)) closeSync(openSync(storage, 'a', 0o600));
+  if (storage !== ':memory:') {
+    mkdirSync(path.dirname(storage), { recursive: true, mode: 0o750 });
+    // The file holds password hashes: create it owner-only (SQLite gives its -wal/-shm files the same mode).
+    if (!existsSync(storage)) closeSync(openSync(storage, 'a', 0o600));
+  }
   const sequelize = new Sequelize({
     dialect: 'sqlite',
     storage,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +16,23 @@ describe('embedded SQLite file', () => {
       expect(statSync(path.join(dir, 'data')).mode & 0o007).toBe(0);
     } finally {
       process.umask(old);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('in-memory SQLite', () => {
+  it('when DATABASE_URL is sqlite::memory:, then no file is created on disk', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-sqlite-mem-'));
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const s = createSequelize({ databaseUrl: 'sqlite::memory:', dataDirAbs: path.join(dir, 'data') });
+      await s.query('CREATE TABLE t (id INTEGER)');
+      await s.close();
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      process.chdir(cwd);
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -9,12 +9,12 @@ export const databaseCheck: Check = {
   preflight: ['init', 'serve'],
   async run(ctx) {
     const config = ctx.requireConfig();
-    const { createSequelize, SQLITE_FILE } = await import('../../data/sequelize.js');
-    const pg = Boolean(config.databaseUrl && !config.databaseUrl.startsWith('sqlite:'));
-    const file = config.databaseUrl?.replace(/^sqlite:(\/\/)?/, '') ?? path.join(config.dataDirAbs, SQLITE_FILE);
+    const { createSequelize, sqliteFile } = await import('../../data/sequelize.js');
+    const file = sqliteFile(config);
+    const pg = file === null;
     const where = pg ? `PostgreSQL at ${safeUrl(config.databaseUrl!)}` : `SQLite at ${file}`;
     // Opening SQLite would create the directory; a check must not.
-    if (!pg && !existsSync(path.dirname(file))) return fail(`${where}: ${path.dirname(file)} does not exist`, 'run gatehouse init');
+    if (file !== null && !existsSync(path.dirname(file))) return fail(`${where}: ${path.dirname(file)} does not exist`, 'run gatehouse init');
     const sequelize = createSequelize(config);
     try {
       await sequelize.authenticate();
