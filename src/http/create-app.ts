@@ -1,15 +1,17 @@
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppContext } from '../app-context.js';
 import { toHandlers } from './define-route.js';
 import { coreRoutes } from './routes/index.js';
 import { createCoreRouter } from './exact-routes.js';
+import { sequence } from './sequence.js';
 import { servePictures } from './routes/picture.routes.js';
 import { PICTURES_URL_PATH } from '../services/picture-service.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { redactUrl, requestId } from './middleware/request-id.js';
 import { cors } from './middleware/cors.js';
-import { securityHeaders } from './middleware/security-headers.js';
+import { jsonBody } from './middleware/json-body.js';
+import { apiSecurityHeaders } from './middleware/security-headers.js';
 import { createRateLimitLayers } from './middleware/rate-limit-gate.js';
 
 /** Builds the express app (no listen). */
@@ -21,12 +23,13 @@ export function createApp(app: AppContext): Express {
   x.set('query parser', 'simple');
   // API answers are small and per-user: hashing every body for an ETag costs more than it saves.
   x.set('etag', false);
-  x.use(requestId);
+  // App-wide middleware runs as one layer (see sequence.ts), in this order.
+  const front: RequestHandler[] = [requestId];
   // Access lines are info; above that level pino-http would still build a child logger per request
   // for nothing, so it is mounted only when its lines can be written (failures are logged by the
   // error handler whatever the level).
   if (logger.isLevelEnabled('info')) {
-    x.use(
+    front.push(
       pinoHttp({
         logger,
         genReqId: (req) => (req as { id?: string }).id ?? '',
@@ -45,18 +48,19 @@ export function createApp(app: AppContext): Express {
     );
   }
 
-  x.use(securityHeaders());
+  front.push(apiSecurityHeaders());
   // Preflights are counted before CORS answers them; everything else after CORS (a 429 stays
   // readable cross-origin) and before body parsing (a flood is refused unread).
   const limits = createRateLimitLayers(app, coreRoutes);
-  x.use(limits.preflight);
-  x.use(cors(config.corsOrigins));
-  x.use(limits.gate);
-  x.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
+  front.push(limits.preflight, cors(config.corsOrigins), limits.gate);
+  front.push(jsonBody(config.bodyLimit));
+  const [exactRoutes, routedRoutes] = createCoreRouter(coreRoutes.map((def) => ({ method: def.method, path: def.path, handlers: toHandlers(def, app) })));
+  // Parameter-free core routes are answered from here; none of them lies under the pictures path.
+  front.push(exactRoutes);
+  x.use(sequence(front));
 
   x.use(PICTURES_URL_PATH, servePictures(app.services.pictures.dir));
-
-  x.use(...createCoreRouter(coreRoutes.map((def) => ({ method: def.method, path: def.path, handlers: toHandlers(def, app) }))));
+  x.use(routedRoutes);
   x.use(app.modules.router);
 
   x.use(limits.fallback);

@@ -6,11 +6,13 @@ import { AppError, badRequest, forbidden, unauthorized } from '../errors/app-err
 import { Codes } from '../errors/codes.js';
 import { issueMessage } from '../errors/zod-issues.js';
 import { nestsDeeperThan, nulPath } from '../services/security/json-depth.js';
-import { safeEqual } from '../services/security/tokens.js';
+import { secretMatcher } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
 import { rateLimitFor, type RateLimitClass } from './middleware/rate-limit.js';
 import { zodDetails } from './middleware/errors.js';
 import { assertSameOrigin } from './middleware/csrf.js';
+import { sendJson } from './respond.js';
+import { readAsJson } from './middleware/json-body.js';
 
 export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
 
@@ -77,10 +79,15 @@ const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 export const MAX_BODY_DEPTH = 64;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
+const bridgeMatchers = new WeakMap<Config, (given: string | undefined | null) => boolean>();
+
 function checkBridge(req: Request, app: AppContext): boolean {
-  const secret = app.config.bridgeSecret;
   const given = req.headers['x-bridge-secret'];
-  return Boolean(secret) && typeof given === 'string' && safeEqual(given, secret);
+  const secret = app.config.bridgeSecret;
+  if (typeof given !== 'string' || !secret) return false;
+  let matches = bridgeMatchers.get(app.config);
+  if (!matches) bridgeMatchers.set(app.config, (matches = secretMatcher(secret)));
+  return matches(given);
 }
 
 /** `seen` is what the request carries (token, where from, a valid bridge secret), read once per request. */
@@ -103,44 +110,53 @@ async function resolveAuth(seen: Pick<AuthState, 'token' | 'tokenSource' | 'brid
 
 /** Express handlers for one route: auth, rate limit, validation, handler, JSON answer. */
 export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): RequestHandler[] {
+  const fixedMode = typeof def.auth === 'function' ? null : def.auth;
+  const readsBody = BODY_METHODS.has(def.method);
+  const middleware = def.middleware?.length ? def.middleware : null;
   const run: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
-    const mode = typeof def.auth === 'function' ? def.auth(app.config) : def.auth;
-    const { token, source } = readSessionToken(req);
+    const mode = fixedMode ?? (def.auth as (c: Config) => AuthMode)(app.config);
+    // Express 5 parses the query string again on every read of req.query: read it once.
+    const rawQuery = (req.query ?? {}) as Record<string, unknown>;
+    const { token, source } = readSessionToken(req, rawQuery);
     const seen = { token, tokenSource: source, bridge: checkBridge(req, app) };
     // Only where a cookie session authenticates the call; a bridge secret cannot be forged cross-site.
     if (mode !== 'public' && mode !== 'bridge' && mode !== 'bridge+session') assertSameOrigin(req, seen, app.config);
     const auth = await resolveAuth(seen, mode, app);
     res.locals.auth = auth;
-    if (def.middleware?.length) {
-      for (const mw of def.middleware) {
+    if (middleware) {
+      for (const mw of middleware) {
         await new Promise<void>((resolve, reject) => mw(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
         if (res.headersSent) return;
       }
     }
     // A body must be JSON even where the route reads none: form and text posts (the cross-site kinds) are refused.
-    if (BODY_METHODS.has(def.method) && hasBody(req) && !req.is(JSON_TYPES) && !def.middleware?.length) {
+    if (readsBody && !middleware && hasBody(req) && !readAsJson(req) && !req.is(JSON_TYPES)) {
       throw new AppError(415, Codes.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
     }
     if (nestsDeeperThan(req.body, MAX_BODY_DEPTH)) {
       throw badRequest(`Body must not nest deeper than ${MAX_BODY_DEPTH} levels`, [{ field: null, message: 'nested too deeply' }]);
     }
-    for (const input of [req.body, req.query, req.params]) {
-      const at = nulPath(input);
-      if (at !== null) throw badRequest(`${at || 'input'}: must not contain NUL characters`, [{ field: at || null, message: 'must not contain NUL characters' }]);
-    }
+    refuseNul(req.body);
+    refuseNul(rawQuery);
+    refuseNul(req.params);
     let body: unknown = undefined;
     if (def.body) {
       const parsed = def.body.safeParse(req.body ?? {});
       if (!parsed.success) throw badRequest(firstMessage(parsed.error), zodDetails(parsed.error));
       body = parsed.data;
     }
-    const query = parseWith(def.query, req.query ?? {});
+    const query = parseWith(def.query, rawQuery);
     const params = parseWith(def.params, req.params ?? {});
     const result = await def.handler({ req, res, body, query, params, auth, app });
-    if (!res.headersSent && result !== undefined) res.status(200).json(result);
+    if (!res.headersSent && result !== undefined) sendJson(res, 200, result);
     else if (!res.headersSent) next();
   };
   return [rateLimitFor(def.rateLimit, app), run];
+}
+
+function refuseNul(input: unknown): void {
+  const at = nulPath(input);
+  if (at !== null) throw badRequest(`${at || 'input'}: must not contain NUL characters`, [{ field: at || null, message: 'must not contain NUL characters' }]);
 }
 
 const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;

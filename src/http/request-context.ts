@@ -35,10 +35,13 @@ export function parseCookies(header: string | undefined): Record<string, string>
 }
 
 /** The session token from `X-Session-ID`, then `?session_id=`, then the `session_id` cookie. */
-export function readSessionToken(req: Request): { token: string | null; source: AuthState['tokenSource'] } {
+export function readSessionToken(
+  req: Request,
+  query: Record<string, unknown> | undefined = req.query as Record<string, unknown> | undefined,
+): { token: string | null; source: AuthState['tokenSource'] } {
   const header = req.headers['x-session-id'];
   if (typeof header === 'string' && header.trim()) return { token: header.trim(), source: 'header' };
-  const q = (req.query as Record<string, unknown> | undefined)?.session_id;
+  const q = query?.session_id;
   if (typeof q === 'string' && q.trim()) return { token: q.trim(), source: 'query' };
   const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
   if (cookie) return { token: cookie, source: 'cookie' };

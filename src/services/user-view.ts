@@ -16,10 +16,26 @@ const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : typeof v === 
 const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
 
 /**
+ * Views already built, per user record. Records are replaced, never changed in place, when a user
+ * changes (the caches drop them and read the row again), and the module field list is a new array
+ * whenever a module adds or removes columns; so a view is reused while both are the same objects.
+ */
+const views = new WeakMap<UserRecord, { fields: UserFieldDef[]; view: PublicUser }>();
+
+/**
  * The User object of the spec: core fields plus the columns of installed modules (business, privacy),
- * never a password hash, token, soft-delete column or write-only field.
+ * never a password hash, token, soft-delete column or write-only field. Frozen: it is shared by every
+ * answer about this user until the user changes.
  */
 export function toPublicUser(u: UserRecord, moduleFields: UserFieldDef[]): PublicUser {
+  const hit = views.get(u);
+  if (hit && hit.fields === moduleFields) return hit.view;
+  const view = Object.freeze(buildPublicUser(u, moduleFields));
+  views.set(u, { fields: moduleFields, view });
+  return view;
+}
+
+function buildPublicUser(u: UserRecord, moduleFields: UserFieldDef[]): PublicUser {
   const out: Record<string, unknown> = {};
   for (const f of PUBLIC_USER_FIELDS) out[f] = u[f] ?? null;
   out.is_verified = bool(u.is_verified);

@@ -28,11 +28,12 @@ function expectJsonError(r: TestResponse, status: number, code?: string): void {
 }
 
 describe('security headers', () => {
-  it('when any answer goes out, then helmet headers are on it and X-Powered-By is not', async () => {
-    for (const r of [await req('GET', '/health'), await req('GET', '/nope')]) {
+  it('when any answer goes out, then the API security headers are on it, nothing may cache it, and X-Powered-By is not', async () => {
+    for (const r of [await req('GET', '/health'), await req('GET', '/nope'), await req('POST', '/auth/login', { body: { email: 'x@example.com', password: 'wrong-password' } })]) {
       expect(r.headers.get('x-content-type-options')).toBe('nosniff');
-      expect(r.headers.get('x-frame-options')).toBe('SAMEORIGIN');
-      expect(r.headers.get('content-security-policy')).toContain("default-src 'self'");
+      expect(r.headers.get('x-frame-options')).toBe('DENY');
+      expect(r.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
+      expect(r.headers.get('cache-control')).toBe('no-store');
       expect(r.headers.get('referrer-policy')).toBe('no-referrer');
       expect(r.headers.get('x-powered-by')).toBeNull();
     }

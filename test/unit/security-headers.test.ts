@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import helmet from 'helmet';
 import { describe, expect, it } from 'vitest';
-import { securityHeaders } from '../../src/http/middleware/security-headers.js';
+import { API_HELMET, apiSecurityHeaders, securityHeaders } from '../../src/http/middleware/security-headers.js';
 
 async function headersOf(mw: express.RequestHandler): Promise<Record<string, string>> {
   const app = express();
@@ -34,5 +34,16 @@ describe('precomputed security headers', () => {
     expect(ours['x-content-type-options']).toBe('nosniff');
     expect(ours['strict-transport-security']).toMatch(/max-age=\d+/);
     expect(ours['x-powered-by']).toBeUndefined();
+  });
+
+  it("when the API set is sent, then it is helmet's with the API options plus Cache-Control: no-store", async () => {
+    const ours = await headersOf(apiSecurityHeaders());
+    const theirs = await headersOf(helmet(API_HELMET));
+    expect(ours).toEqual({ ...theirs, 'cache-control': 'no-store' });
+    expect(ours['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+    expect(ours['x-frame-options']).toBe('DENY');
+    expect(ours['referrer-policy']).toBe('no-referrer');
+    expect(ours['cross-origin-resource-policy']).toBe('same-origin');
+    expect(ours['x-xss-protection']).toBeUndefined();
   });
 });

@@ -104,9 +104,10 @@ export function servePictures(dir: string): express.Router {
       dotfiles: 'ignore',
       redirect: false,
       fallthrough: true,
-      maxAge: '365d',
-      immutable: true,
+      cacheControl: false, // set below: the app-wide no-store would otherwise win
       setHeaders(res) {
+        // A picture's name never gets other bytes, so it can be cached for good.
+        res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
         res.setHeader('X-Content-Type-Options', 'nosniff');
         res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
         res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');

@@ -1,10 +1,11 @@
 import type { AppContext } from '../../app-context.js';
 import type { SessionRecord } from '../../data/repositories/session-repository.js';
-import type { UserRecord } from '../../data/repositories/user-repository.js';
 import { AppError, isAppError } from '../../errors/app-error.js';
 import { checkBridgeContext } from '../../services/bridge-checks.js';
 import { invalidSession, type ValidSession } from '../../services/session-service.js';
 import { setSessionCookie } from '../cookies.js';
+import { JsonText, jsonObject } from '../respond.js';
+import type { PublicUser } from '../../services/user-view.js';
 import { defineRoute } from '../define-route.js';
 import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
 import { iso, isPending, loginShape, pendingShape, sessionFields } from './auth-responses.js';
@@ -28,12 +29,39 @@ async function validationAnswer(app: AppContext, token: string | null | undefine
   return { success: true, user: app.services.users.toPublic(user), session: sessionView(session), expires_at: exp, expiresAt: exp };
 }
 
+/**
+ * Answer parts built once per session record and reused while it and its user view stay the same.
+ * Cached records are replaced when a session or user changes, except lastUsedAt, which the session
+ * service updates in place (at most once a minute); so that and the other mutable fields are compared.
+ */
+function perSession<T>(build: (s: SessionRecord, user: PublicUser) => T): (s: SessionRecord, user: PublicUser) => T {
+  const memo = new WeakMap<SessionRecord, { user: PublicUser; lastUsed: unknown; expires: unknown; status: unknown; value: T }>();
+  return (s, user) => {
+    const hit = memo.get(s);
+    if (hit && hit.user === user && hit.lastUsed === s.last_used_at && hit.expires === s.expires_at && hit.status === s.status) return hit.value;
+    const value = build(s, user);
+    memo.set(s, { user, lastUsed: s.last_used_at, expires: s.expires_at, status: s.status, value });
+    return value;
+  };
+}
+
+/** The whole GET answer of an active session, serialised: the hot path of every app behind Gatehouse. */
+const validationText = perSession((session, user) => {
+  const exp = iso(session.expires_at);
+  return jsonObject({ success: true, user, session: sessionView(session), expires_at: exp, expiresAt: exp });
+});
+
 /** Missing, unknown and expired sessions all answer 401 "Invalid session" / "Session expired". */
 export const validation = defineRoute({
   method: 'get',
   path: '/auth/validation',
   auth: 'public',
-  handler: ({ auth, app }) => validationAnswer(app, auth.token),
+  async handler({ auth, app }) {
+    if (!auth.token) throw invalidSession();
+    const { session, user } = await app.services.sessions.validate(auth.token, { allowPending: true });
+    if (isPending(session)) return pendingShape(app, user, auth.token);
+    return validationText(session, app.services.users.toPublic(user));
+  },
 });
 
 /**
@@ -84,10 +112,23 @@ export const sessionCurrent = defineRoute({
 
 const CACHE_SOURCE: Record<ValidSession['source'], string> = { local: 'ultra', shared: 'unified', db: 'db' };
 
-function bridgeUser(app: AppContext, u: UserRecord) {
-  const p = app.services.users.toPublic(u);
-  return { ...p, userType: p.user_type, lastName: p.last_name, userName: p.user_name, isVerified: p.is_verified, twoFactor: p.two_factor };
-}
+/** The bridge answer's user (the public user plus the camelCase aliases its clients read) and session, serialised. */
+const bridgeParts = perSession((s, p) => {
+  const exp = iso(s.expires_at);
+  const user = { ...p, userType: p.user_type, lastName: p.last_name, userName: p.user_name, isVerified: p.is_verified, twoFactor: p.two_factor };
+  const session = {
+    id: s.id,
+    userId: s.user_id,
+    user_id: s.user_id,
+    expiresAt: exp,
+    expires_at: exp,
+    ipAddress: s.ip_address,
+    userAgent: s.user_agent,
+    lastUsedAt: iso(s.last_used_at),
+    two_factor_verified: true,
+  };
+  return { exp, user: new JsonText(JSON.stringify(user)), session: new JsonText(JSON.stringify(session)) };
+});
 
 /** Every failure carries valid:false (some callers read `success || valid`). */
 const asInvalid = (err: unknown) =>
@@ -102,8 +143,8 @@ export const bridgeValidate = defineRoute({
   path: '/auth/bridge/validate',
   auth: 'bridge',
   body: bridgeValidateBody,
-  async handler({ req, body, app }) {
-    const q = (req.query as Record<string, unknown>).session_id;
+  async handler({ req, body, query, app }) {
+    const q = query.session_id;
     const header = req.get('x-session-id');
     const token = (typeof q === 'string' && q) || body.session_id || body.sessionId || header?.trim() || null;
     let v: ValidSession;
@@ -121,28 +162,18 @@ export const bridgeValidate = defineRoute({
     }
     const { session: s, user, source } = v;
     if (isPending(s)) return { ...(await pendingShape(app, user, token)), valid: false };
-    const exp = iso(s.expires_at);
-    return {
+    const parts = bridgeParts(s, app.services.users.toPublic(user));
+    return jsonObject({
       success: true,
       valid: true,
-      user: bridgeUser(app, user),
-      session: {
-        id: s.id,
-        userId: s.user_id,
-        user_id: s.user_id,
-        expiresAt: exp,
-        expires_at: exp,
-        ipAddress: s.ip_address,
-        userAgent: s.user_agent,
-        lastUsedAt: iso(s.last_used_at),
-        two_factor_verified: true,
-      },
-      expires_at: exp,
-      expiresAt: exp,
+      user: parts.user,
+      session: parts.session,
+      expires_at: parts.exp,
+      expiresAt: parts.exp,
       cached: source !== 'db',
       cacheSource: CACHE_SOURCE[source],
       timestamp: new Date().toISOString(),
-    };
+    });
   },
 });
 

@@ -1,0 +1,100 @@
+import express, { type Request, type RequestHandler } from 'express';
+
+const READ_AS_JSON = Symbol('readAsJson');
+type Marked = Request & { [READ_AS_JSON]?: true };
+
+/** `100kb`, `1mb`, `512b` (the config schema's format) in bytes. */
+export function parseSize(size: string): number {
+  const m = /^(\d+)(b|kb|mb)$/i.exec(size.trim());
+  if (!m) throw new Error(`not a size: ${size}`);
+  const unit = m[2].toLowerCase();
+  return Number(m[1]) * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
+}
+
+/** The two spellings nearly every client sends; anything else goes through body-parser. */
+const PLAIN_JSON = new Set(['application/json', 'application/json;charset=utf-8']);
+
+/** An error body-parser would raise, so the error handler answers both the same way. */
+function bodyError(status: number, type: string, message: string): Error {
+  return Object.assign(new Error(message), { status, statusCode: status, type, expose: true });
+}
+
+/**
+ * JSON bodies. The common case (`application/json`, UTF-8, identity encoding, a Content-Length
+ * within the limit) is read here: a few Buffer pushes and JSON.parse, with body-parser's rules
+ * (an empty body is `{}`, only an object or array at the top, a leading BOM ignored) and its error
+ * types (`entity.too.large`, `entity.parse.failed`). Everything else (chunked, compressed, other
+ * charsets, `+json` types) is handed to express.json with the same limit, unchanged.
+ */
+export function jsonBody(limit: string): RequestHandler {
+  const maxBytes = parseSize(limit);
+  const fallback = express.json({ limit, type: ['application/json', 'application/*+json'] });
+  return (req, res, next) => {
+    const h = req.headers;
+    const lengthHeader = h['content-length'];
+    const type = h['content-type'];
+    if (lengthHeader === undefined && h['transfer-encoding'] === undefined) return next(); // no body
+    if (
+      lengthHeader === undefined ||
+      type === undefined ||
+      h['transfer-encoding'] !== undefined ||
+      (h['content-encoding'] !== undefined && h['content-encoding'].toLowerCase() !== 'identity') ||
+      !PLAIN_JSON.has(type.toLowerCase().replace(/[\s"]/g, ''))
+    ) {
+      return fallback(req, res, next);
+    }
+    const length = Number(lengthHeader);
+    if (!Number.isSafeInteger(length) || length < 0) return fallback(req, res, next);
+    if (length > maxBytes) return next(bodyError(413, 'entity.too.large', 'request entity too large'));
+    (req as Marked)[READ_AS_JSON] = true;
+    if (length === 0) {
+      req.body = {};
+      return next();
+    }
+    readJson(req, length, next);
+  };
+}
+
+function readJson(req: Request, length: number, next: (err?: unknown) => void): void {
+  let first: Buffer | null = null;
+  let rest: Buffer[] | null = null;
+  let received = 0;
+  let settled = false;
+  // The listeners stay until the request is dropped: an 'error' (client gone) after the end must
+  // still find one, and removing them costs more than leaving them on a finished stream.
+  const done = (err?: unknown) => {
+    if (settled) return;
+    settled = true;
+    next(err);
+  };
+  req.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+    if (first === null) first = chunk;
+    else (rest ??= [first]).push(chunk);
+  });
+  req.on('end', () => {
+    if (received !== length) return done(bodyError(400, 'request.size.invalid', 'request size did not match content length'));
+    const raw = rest ? Buffer.concat(rest, received) : (first as Buffer | null);
+    let text = raw ? raw.toString('utf8') : '';
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    try {
+      req.body = parseStrict(text);
+    } catch (err) {
+      return done(bodyError(400, 'entity.parse.failed', (err as Error).message));
+    }
+    done();
+  });
+  // A client that goes away mid-body: Node destroys the request with an 'aborted' error.
+  req.on('error', (err: Error) => done(bodyError(400, 'request.aborted', err.message)));
+}
+
+/** body-parser's strict mode: empty is `{}`, otherwise the first non-blank character opens an object or array. */
+function parseStrict(text: string): unknown {
+  if (text.length === 0) return {};
+  const first = /\S/.exec(text)?.[0];
+  if (first !== '{' && first !== '[') throw new SyntaxError(`Unexpected token ${first ?? 'end of input'} in JSON`);
+  return JSON.parse(text);
+}
+
+/** Whether this reader took the body as JSON (spares a second Content-Type parse in defineRoute). */
+export const readAsJson = (req: Request): boolean => (req as Marked)[READ_AS_JSON] === true;

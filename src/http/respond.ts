@@ -1,0 +1,40 @@
+import type { ServerResponse } from 'node:http';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A value already serialised: sendJson writes it as is, jsonObject inlines it. */
+export class JsonText {
+  constructor(readonly text: string) {}
+  /** So that a JsonText that ends up inside a plain value still serialises to its content. */
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
+/**
+ * An object serialised now, whose top-level values may be JsonText (cached parts, e.g. a user view
+ * that is the same for every request until the user changes). `undefined` members are left out, as
+ * JSON.stringify does.
+ */
+export function jsonObject(fields: Record<string, unknown>): JsonText {
+  let out = '';
+  for (const key of Object.keys(fields)) {
+    const v = fields[key];
+    if (v === undefined) continue;
+    out += `${out ? ',' : '{'}${JSON.stringify(key)}:${v instanceof JsonText ? v.text : JSON.stringify(v)}`;
+  }
+  return new JsonText(out ? `${out}}` : '{}');
+}
+
+/**
+ * Writes `value` as a JSON answer. What express's res.json does for us minus what we switched off
+ * (ETag, freshness, settings look-ups), and the body goes out as a string so Node writes the head
+ * and the body in one call instead of two. HEAD answers get the headers only (Node drops the body).
+ */
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = value instanceof JsonText ? value.text : (JSON.stringify(value) ?? 'null');
+  res.statusCode = status;
+  if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
