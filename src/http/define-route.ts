@@ -90,18 +90,24 @@ function checkBridge(req: Request, app: AppContext): boolean {
   return matches(given);
 }
 
-/** `seen` is what the request carries (token, where from, a valid bridge secret), read once per request. */
-async function resolveAuth(seen: Pick<AuthState, 'token' | 'tokenSource' | 'bridge'>, mode: AuthMode, app: AppContext): Promise<AuthState> {
-  const { token } = seen;
-  const state: AuthState = { ...seen, session: null, user: null };
+/**
+ * `seen` is what the request carries (token, where from, a valid bridge secret), read once per request.
+ * Answers without a promise where no session is looked up (public and bridge-only routes).
+ */
+function resolveAuth(seen: Pick<AuthState, 'token' | 'tokenSource' | 'bridge'>, mode: AuthMode, app: AppContext): AuthState | Promise<AuthState> {
+  const state: AuthState = { token: seen.token, tokenSource: seen.tokenSource, bridge: seen.bridge, session: null, user: null };
   if (mode === 'public') return state;
   if (mode === 'bridge' || mode === 'bridge+session') {
     if (!app.config.bridgeSecret) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Bridge validation is not configured');
     if (!seen.bridge) throw unauthorized('Invalid bridge secret', Codes.INVALID_BRIDGE_SECRET);
     if (mode === 'bridge') return state;
   }
-  if (!token) throw unauthorized('Authentication required');
-  const v = await app.services.sessions.validate(token, { allowPending: mode === 'session-or-pending' });
+  return withSession(state, mode, app);
+}
+
+async function withSession(state: AuthState, mode: AuthMode, app: AppContext): Promise<AuthState> {
+  if (!state.token) throw unauthorized('Authentication required');
+  const v = await app.services.sessions.validate(state.token, { allowPending: mode === 'session-or-pending' });
   state.session = v.session;
   state.user = v.user;
   if (typeof mode === 'object' && !mode.roles.includes(v.user.user_type as UserType)) throw forbidden();
@@ -121,7 +127,8 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     const seen = { token, tokenSource: source, bridge: checkBridge(req, app) };
     // Only where a cookie session authenticates the call; a bridge secret cannot be forged cross-site.
     if (mode !== 'public' && mode !== 'bridge' && mode !== 'bridge+session') assertSameOrigin(req, seen, app.config);
-    const auth = await resolveAuth(seen, mode, app);
+    const resolved = resolveAuth(seen, mode, app);
+    const auth = resolved instanceof Promise ? await resolved : resolved;
     res.locals.auth = auth;
     if (middleware) {
       for (const mw of middleware) {

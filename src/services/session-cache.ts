@@ -88,6 +88,10 @@ export function createSessionCache(deps: SessionCacheDeps) {
       });
     },
 
+    /** The in-process copies only, without waiting: the warm path of every validation. */
+    localSession: (hash: string): SessionRecord | undefined => sessions.get(hash),
+    localUser: (id: string): UserRecord | undefined => users.get(id),
+
     async session(hash: string): Promise<{ s: SessionRecord; source: CacheSource } | null> {
       const local = sessions.get(hash);
       if (local) return { s: local, source: 'local' };

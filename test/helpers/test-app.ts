@@ -63,6 +63,8 @@ export interface StartTestAppOptions {
   sharing?: TestApp;
   /** Where the app's log lines go (see captureLog); default stdout at the configured level. */
   logTo?: NodeJS.WritableStream;
+  /** The services' notion of now (sessions, tokens), for tests that move time. */
+  clock?: () => Date;
 }
 
 /** A log destination that keeps every line, for tests that read what the app logged. */
@@ -94,7 +96,7 @@ export async function startTestApp(opts: StartTestAppOptions = {}): Promise<Test
     env = { ...TEST_ENV, GATEHOUSE_DATA_DIR: dataDir, ...(provisioned?.env ?? {}), ...opts.env };
   }
   const config = loadConfig({ env, skipFile: true });
-  const app = await createAppContext(config, { logger: createLogger(config.logLevel, opts.logTo) });
+  const app = await createAppContext(config, { logger: createLogger(config.logLevel, opts.logTo), clock: opts.clock });
   await app.migrator.apply();
   await app.modules.reload();
   const server = await startServer(app, { port: 0, host: '127.0.0.1' });

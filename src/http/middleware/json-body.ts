@@ -51,8 +51,30 @@ export function jsonBody(limit: string): RequestHandler {
       req.body = {};
       return next();
     }
-    readJson(req, length, next);
+    // A small body nearly always comes in the packet that brought the headers. Node parses the whole
+    // packet before it runs microtasks, so by then the body sits in the request's buffer: take it in
+    // one read instead of flowing the stream. Otherwise (a body still on its way) listen for it.
+    queueMicrotask(() => {
+      if (req.readableLength === length && !req.readableFlowing && !req.destroyed) {
+        const raw = req.read(length) as Buffer | null;
+        if (raw && raw.length === length) return finish(req, raw, next);
+        if (raw) return next(bodyError(400, 'request.size.invalid', 'request size did not match content length'));
+      }
+      readJson(req, length, next);
+    });
   };
+}
+
+/** Parses a complete body into req.body (body-parser's rules), then continues or fails with its error. */
+function finish(req: Request, raw: Buffer | null, next: (err?: unknown) => void): void {
+  let text = raw ? raw.toString('utf8') : '';
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    req.body = parseStrict(text);
+  } catch (err) {
+    return next(bodyError(400, 'entity.parse.failed', (err as Error).message));
+  }
+  next();
 }
 
 function readJson(req: Request, length: number, next: (err?: unknown) => void): void {
@@ -74,15 +96,7 @@ function readJson(req: Request, length: number, next: (err?: unknown) => void): 
   });
   req.on('end', () => {
     if (received !== length) return done(bodyError(400, 'request.size.invalid', 'request size did not match content length'));
-    const raw = rest ? Buffer.concat(rest, received) : (first as Buffer | null);
-    let text = raw ? raw.toString('utf8') : '';
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    try {
-      req.body = parseStrict(text);
-    } catch (err) {
-      return done(bodyError(400, 'entity.parse.failed', (err as Error).message));
-    }
-    done();
+    finish(req, rest ? Buffer.concat(rest, received) : (first as Buffer | null), done);
   });
   // A client that goes away mid-body: Node destroys the request with an 'aborted' error.
   req.on('error', (err: Error) => done(bodyError(400, 'request.aborted', err.message)));

@@ -105,10 +105,10 @@ export async function limitRequest(app: AppContext, req: Request, res: Response,
 /** Route-level limiter (defineRoute): a no-op when the early gate already counted this class. */
 export function rateLimitFor(cls: RateLimitClass | undefined, app: AppContext): RequestHandler {
   const bucket = cls ?? 'default';
-  return async (req, res, next) => {
-    const r = await limitRequest(app, req, res, bucket);
-    if (r && !r.allowed) return sendTooMany(res, r);
-    next();
+  return (req, res, next) => {
+    // Usually the gate has counted the request already: then nothing to wait for.
+    if (!app.config.rateLimitsEnabled || countedIn(req, bucket)) return next();
+    limitRequest(app, req, res, bucket).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
   };
 }
 

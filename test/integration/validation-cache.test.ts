@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeSession } from '../helpers/factories.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+
+/**
+ * GET /auth/validation and POST /auth/bridge/validate reuse answers serialised for a cached session
+ * and user view. These prove that a reused answer is never stale: a user change or a lastUsedAt
+ * update (which the session service makes in place, once a minute) shows on the next request.
+ */
+let t: TestApp;
+let now = Date.now();
+beforeAll(async () => {
+  t = await startTestApp({ clock: () => new Date(now) });
+});
+afterAll(async () => t?.close());
+
+const getValidation = (token: string) => t.request<any>('GET', '/auth/validation', { session: token });
+const bridge = (token: string) => t.request<any>('POST', '/auth/bridge/validate', { bridge: true, body: { session_id: token } });
+
+describe('reused validation answers', () => {
+  it('when a minute passes between validations, then the next answers carry the new lastUsedAt', async () => {
+    const { token } = await makeSession(t);
+    const first = await getValidation(token);
+    const firstBridge = await bridge(token);
+    expect((await getValidation(token)).body).toEqual(first.body); // served again from the cache
+    expect(firstBridge.body.session.lastUsedAt).toBe(first.body.session.last_used_at);
+
+    now += 2 * 60_000;
+    const later = await getValidation(token);
+    expect(later.status).toBe(200);
+    expect(later.body.session.last_used_at).toBe(new Date(now).toISOString());
+    expect(later.body.session.last_used_at).not.toBe(first.body.session.last_used_at);
+    expect((await bridge(token)).body.session.lastUsedAt).toBe(new Date(now).toISOString());
+  });
+
+  it('when the user changes their profile, then both answers show the change at once', async () => {
+    const { token } = await makeSession(t, { name: 'Before' });
+    expect((await getValidation(token)).body.user.name).toBe('Before');
+    expect((await bridge(token)).body.user.name).toBe('Before');
+
+    const put = await t.request('PUT', '/auth/user/me', { session: token, body: { name: 'After' } });
+    expect(put.status).toBe(200);
+    expect((await getValidation(token)).body.user.name).toBe('After');
+    const b = await bridge(token);
+    expect(b.body.user.name).toBe('After');
+    expect(b.body.user.userName).toBe(b.body.user.user_name);
+  });
+
+  it('when one user has two sessions, then each answer names its own session', async () => {
+    const { user, token } = await makeSession(t);
+    const other = await t.app.services.sessions.create(user.id, { ip: '127.0.0.2', userAgent: 'second' });
+    const a = await bridge(token);
+    const b = await bridge(other.token);
+    expect(a.body.session.id).not.toBe(b.body.session.id);
+    expect(b.body.session).toMatchObject({ id: other.session.id, ipAddress: '127.0.0.2', userAgent: 'second' });
+    expect((await getValidation(other.token)).body.session.id).toBe(other.session.id);
+  });
+
+  it('when a session is logged out, then neither answer is served from what was cached', async () => {
+    const { token } = await makeSession(t);
+    expect((await getValidation(token)).status).toBe(200);
+    expect((await t.request('POST', '/auth/logout', { session: token })).status).toBe(200);
+    expect((await getValidation(token)).status).toBe(401);
+    expect((await bridge(token)).status).toBe(401);
+  });
+});
