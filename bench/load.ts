@@ -18,6 +18,8 @@ export interface Measurement {
   durationSec: number;
   /** Server CPU time (all its processes) per completed request, µs; null when unknown. */
   cpuUsPerReq: number | null;
+  /** The load generator's own CPU time (this process) per completed request, µs. */
+  clientCpuUsPerReq: number | null;
 }
 
 export interface LoadSpec {
@@ -60,7 +62,9 @@ export async function measure(
   };
   if (timing.warmupSec > 0) await autocannon({ ...base, duration: timing.warmupSec });
   const cpuBefore = serverCpuMs();
+  const clientBefore = process.cpuUsage();
   const r: Result = await autocannon({ ...base, duration: timing.durationSec, title: name });
+  const client = process.cpuUsage(clientBefore);
   const cpuAfter = serverCpuMs();
   const seconds = r.duration || timing.durationSec;
   return {
@@ -77,8 +81,44 @@ export async function measure(
     connections: spec.connections,
     durationSec: round(seconds, 2),
     cpuUsPerReq: cpuBefore !== null && cpuAfter !== null && r.requests.total > 0 ? round(((cpuAfter - cpuBefore) * 1000) / r.requests.total, 1) : null,
+    clientCpuUsPerReq: r.requests.total > 0 ? round((client.user + client.system) / r.requests.total, 1) : null,
   };
 }
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+const medianOrNull = (xs: (number | null)[]): number | null => (xs.some((x) => x === null) ? null : round(median(xs as number[]), 1));
+
+/** Several rounds of one measurement as one: medians of the rates, latencies and CPU; sums of the counts. */
+export function combine(rounds: Measurement[]): Measurement {
+  const [first] = rounds;
+  const statuses: Record<string, number> = {};
+  for (const m of rounds) for (const [code, n] of Object.entries(m.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
+  const sum = (f: (m: Measurement) => number) => rounds.reduce((acc, m) => acc + f(m), 0);
+  return {
+    name: first.name,
+    rps: round(median(rounds.map((m) => m.rps)), 1),
+    p50: median(rounds.map((m) => m.p50)),
+    p99: median(rounds.map((m) => m.p99)),
+    mean: round(median(rounds.map((m) => m.mean)), 2),
+    requests: sum((m) => m.requests),
+    non2xx: sum((m) => m.non2xx),
+    statuses,
+    errors: sum((m) => m.errors),
+    timeouts: sum((m) => m.timeouts),
+    connections: first.connections,
+    durationSec: round(sum((m) => m.durationSec), 2),
+    cpuUsPerReq: medianOrNull(rounds.map((m) => m.cpuUsPerReq)),
+    clientCpuUsPerReq: medianOrNull(rounds.map((m) => m.clientCpuUsPerReq)),
+  };
+}
+
+/** The median over rounds of num ÷ den measured in the same round: drift of the machine cancels out. */
+export const roundRatio = (nums: Measurement[], dens: Measurement[]): number =>
+  round(median(nums.map((m, i) => (dens[i].rps > 0 ? m.rps / dens[i].rps : 0))), 3);
 
 function roundRobin(bodies: string[]) {
   let next = 0;

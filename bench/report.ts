@@ -19,9 +19,12 @@ export interface Row {
 
 const pad = (s: string, n: number, right = false) => (right ? s.padStart(n) : s.padEnd(n));
 
-/** The measurements as a fixed-width table; req/s is also given as a ratio to the hello route. */
-export function renderTable(rows: Row[], helloRps: number): string {
-  const head = ['measurement', 'workers', 'conns', 'req/s', 'p50 ms', 'p99 ms', '÷ hello', 'CPU µs/req', 'non-2xx', 'errors'];
+/**
+ * The measurements as a fixed-width table. `÷ hello` is the median over rounds of the route's req/s
+ * divided by hello's with the same workers in the same round; server and client CPU are µs per request.
+ */
+export function renderTable(rows: (Row & { vsHello: number | null })[]): string {
+  const head = ['measurement', 'workers', 'conns', 'req/s', 'p50 ms', 'p99 ms', '÷ hello', 'server CPU', 'client CPU', 'non-2xx', 'errors'];
   const body = rows.map((r) => [
     r.label,
     String(r.workers),
@@ -29,8 +32,9 @@ export function renderTable(rows: Row[], helloRps: number): string {
     r.m.rps.toFixed(1),
     String(r.m.p50),
     String(r.m.p99),
-    helloRps > 0 ? round(r.m.rps / helloRps, 3).toFixed(3) : '-',
+    r.vsHello === null ? '-' : r.vsHello.toFixed(3),
     r.m.cpuUsPerReq === null ? '-' : r.m.cpuUsPerReq.toFixed(0),
+    r.m.clientCpuUsPerReq === null ? '-' : r.m.clientCpuUsPerReq.toFixed(0),
     String(r.m.non2xx),
     String(r.m.errors + r.m.timeouts),
   ]);
@@ -50,9 +54,11 @@ export function renderChecks(checks: Check[]): string {
     .join('\n');
 }
 
-/** A ratio check; a run whose responses were not all 2xx fails whatever its speed. */
-export function ratioCheck(name: string, num: Measurement, den: Measurement, target?: number): Check {
-  const value = den.rps > 0 ? round(num.rps / den.rps, 3) : 0;
+/**
+ * A ratio check; a run whose responses were not all 2xx fails whatever its speed. `value` overrides
+ * num.rps ÷ den.rps (e.g. a median of per-round ratios).
+ */
+export function ratioCheck(name: string, num: Measurement, den: Measurement, target?: number, value = den.rps > 0 ? round(num.rps / den.rps, 3) : 0): Check {
   const clean = [num, den].every((m) => m.non2xx === 0 && m.errors === 0 && m.timeouts === 0);
   if (target === undefined) return { name, value };
   return {
@@ -71,4 +77,16 @@ export function ratioCheck(name: string, num: Measurement, den: Measurement, tar
 export function cpuCheck(name: string, route: Measurement, hello: Measurement): Check | null {
   if (!route.cpuUsPerReq || !hello.cpuUsPerReq) return null;
   return { name, value: round(hello.cpuUsPerReq / route.cpuUsPerReq, 3), note: `${hello.cpuUsPerReq} vs ${route.cpuUsPerReq} µs of server CPU per request` };
+}
+
+/**
+ * What two workers can give at most on this machine when the load generator runs on it too: the
+ * cores are shared by the workers (s µs of CPU per request) and the generator (a µs per request), so
+ * 2 workers reach at most cores ÷ (s + a) requests per µs against one worker's 1 ÷ s; never more than 2.
+ */
+export function twoWorkerCeiling(name: string, one: Measurement, cores: number): Check | null {
+  const s = one.cpuUsPerReq;
+  const a = one.clientCpuUsPerReq;
+  if (!s || !a) return null;
+  return { name, value: round(Math.min(2, (cores * s) / (s + a)), 3), note: `${cores} cores, server ${s} µs + load generator ${a} µs per request` };
 }

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import bcrypt from 'bcrypt';
 import { provisionBackend, type BenchBackend } from './backend.js';
-import { measure, round, type LoadTiming, type Measurement } from './load.js';
+import { combine, measure, round, roundRatio, type LoadSpec, type LoadTiming, type Measurement } from './load.js';
 import { BENCH_BRIDGE_SECRET, BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
 import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
-import { cpuCheck, ratioCheck, renderChecks, renderTable, type Check, type Row } from './report.js';
+import { cpuCheck, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, type Check, type Row } from './report.js';
 
 /**
  * `npm run bench`: hello baseline, session validation (GET /auth/validation, POST /auth/bridge/validate)
@@ -18,7 +18,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url)); // dist/bench/run
 const RESULTS = path.join(ROOT, 'bench', 'results', 'latest.json');
 
 const num = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : d);
-const TIMING: LoadTiming = { durationSec: num(process.env.BENCH_DURATION, 10), warmupSec: num(process.env.BENCH_WARMUP, 2) };
+const TIMING: LoadTiming = { durationSec: num(process.env.BENCH_DURATION, 5), warmupSec: num(process.env.BENCH_WARMUP, 2) };
+const ROUNDS = Math.round(num(process.env.BENCH_ROUNDS, 3));
+/** Login is bcrypt-bound (a few per second): one longer window instead of rounds. */
+const LOGIN_SECONDS = num(process.env.BENCH_LOGIN_DURATION, 10);
 const CONNECTIONS = num(process.env.BENCH_CONNECTIONS, 50);
 const LOGIN_CONNECTIONS = num(process.env.BENCH_LOGIN_CONNECTIONS, 8);
 const LOGIN_USERS = Math.max(16, 2 * LOGIN_CONNECTIONS);
@@ -86,43 +89,7 @@ const bridgeHeaders = (session: string) => ({
   'X-Session-ID': session,
 });
 
-async function measureGatehouse(p: Prepared, workers: number, session: string | null) {
-  const server = await startGatehouse(p, workers);
-  try {
-    const sid = session ?? (await login(server.url, p.emails[0]));
-    await sanity(server.url, sid);
-    const suffix = `${workers}w`;
-    note(`GET /auth/validation, ${workers} worker(s)`);
-    const validation = await measure(`validation-${suffix}`, { url: `${server.url}/auth/validation`, headers: { 'X-Session-ID': sid }, connections: CONNECTIONS }, TIMING, server.cpuMs);
-    note(`POST /auth/bridge/validate, ${workers} worker(s)`);
-    const bridge = await measure(
-      `bridge-${suffix}`,
-      { url: `${server.url}/auth/bridge/validate`, method: 'POST', headers: bridgeHeaders(sid), body: '{}', connections: CONNECTIONS },
-      TIMING,
-      server.cpuMs,
-    );
-    note(`POST /auth/login, ${workers} worker(s)`);
-    const loginM = await measure(
-      `login-${suffix}`,
-      {
-        url: `${server.url}/auth/login`,
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        bodies: p.emails.map((email) => JSON.stringify({ email, password: BENCH_PASSWORD })),
-        connections: LOGIN_CONNECTIONS,
-      },
-      TIMING,
-      server.cpuMs,
-    );
-    return { session: sid, validation, bridge, login: loginM };
-  } catch (err) {
-    throw new Error(`${(err as Error).message}\n--- server output ---\n${server.output()}`);
-  } finally {
-    await server.stop();
-  }
-}
-
-async function measureHello(workers: number): Promise<Measurement> {
+async function startHello(workers: number): Promise<ChildServer> {
   const port = await freePort();
   const server = await startChild({
     name: `hello (${workers} worker(s))`,
@@ -131,12 +98,61 @@ async function measureHello(workers: number): Promise<Measurement> {
     port,
     readyPath: '/health',
   });
+  if (workers > 1) await new Promise((r) => setTimeout(r, 1500));
+  return server;
+}
+
+interface Phase {
+  session: string;
+  hello: Measurement[];
+  validation: Measurement[];
+  bridge: Measurement[];
+  login: Measurement;
+}
+
+/**
+ * Hello and Gatehouse with the same number of workers, both running; each round measures hello,
+ * validation and bridge validation one after the other, so a ratio compares measurements taken
+ * seconds apart (the machine's speed drifts over minutes when it is shared). Login once at the end.
+ */
+async function measurePhase(p: Prepared, workers: number, session: string | null): Promise<Phase> {
+  const hello = await startHello(workers);
+  const server = await startGatehouse(p, workers);
   try {
-    if (workers > 1) await new Promise((r) => setTimeout(r, 1500));
-    note(`GET /hello, ${workers} worker(s)`);
-    return await measure(`hello-${workers}w`, { url: `${server.url}/hello`, connections: CONNECTIONS }, TIMING, server.cpuMs);
+    const sid = session ?? (await login(server.url, p.emails[0]));
+    await sanity(server.url, sid);
+    const specs: Record<'hello' | 'validation' | 'bridge', [LoadSpec, ChildServer]> = {
+      hello: [{ url: `${hello.url}/hello`, connections: CONNECTIONS }, hello],
+      validation: [{ url: `${server.url}/auth/validation`, headers: { 'X-Session-ID': sid }, connections: CONNECTIONS }, server],
+      bridge: [{ url: `${server.url}/auth/bridge/validate`, method: 'POST', headers: bridgeHeaders(sid), body: '{}', connections: CONNECTIONS }, server],
+    };
+    const out: Pick<Phase, 'hello' | 'validation' | 'bridge'> = { hello: [], validation: [], bridge: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const key of ['hello', 'validation', 'bridge'] as const) {
+        const [spec, target] = specs[key];
+        note(`${key}, ${workers} worker(s), round ${round + 1} of ${ROUNDS}`);
+        const timing = { durationSec: TIMING.durationSec, warmupSec: round === 0 ? TIMING.warmupSec : 0 };
+        out[key].push(await measure(`${key}-${workers}w`, spec, timing, target.cpuMs));
+      }
+    }
+    note(`POST /auth/login, ${workers} worker(s)`);
+    const loginM = await measure(
+      `login-${workers}w`,
+      {
+        url: `${server.url}/auth/login`,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        bodies: p.emails.map((email) => JSON.stringify({ email, password: BENCH_PASSWORD })),
+        connections: LOGIN_CONNECTIONS,
+      },
+      { durationSec: LOGIN_SECONDS, warmupSec: TIMING.warmupSec },
+      server.cpuMs,
+    );
+    return { session: sid, ...out, login: loginM };
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n--- server output ---\n${server.output()}`);
   } finally {
-    await server.stop();
+    await Promise.all([server.stop(), hello.stop()]);
   }
 }
 
@@ -163,38 +179,54 @@ async function main(): Promise<number> {
     const ceiling = round(cores / (hashMs / 1000), 1);
     note(`bcrypt cost ${prepared.bcryptRounds}: ${hashMs} ms per hash → login ceiling ${ceiling} req/s on ${cores} cores`);
 
-    const hello = await measureHello(1);
-    const hello2 = await measureHello(2);
-    const one = await measureGatehouse(prepared, 1, null);
-    const two = await measureGatehouse(prepared, 2, one.session);
+    const one = await measurePhase(prepared, 1, null);
+    const two = await measurePhase(prepared, 2, one.session);
+    const m = {
+      hello1: combine(one.hello),
+      hello2: combine(two.hello),
+      validation1: combine(one.validation),
+      validation2: combine(two.validation),
+      bridge1: combine(one.bridge),
+      bridge2: combine(two.bridge),
+    };
+    const vsHello = {
+      validation1: roundRatio(one.validation, one.hello),
+      validation2: roundRatio(two.validation, two.hello),
+      bridge1: roundRatio(one.bridge, one.hello),
+      bridge2: roundRatio(two.bridge, two.hello),
+    };
+    const hello = m.hello1;
 
-    const rows: Row[] = [
-      { key: 'hello-1w', label: 'GET /hello (bare express)', workers: 1, m: hello },
-      { key: 'hello-2w', label: 'GET /hello (bare express)', workers: 2, m: hello2 },
-      { key: 'validation-1w', label: 'GET /auth/validation', workers: 1, m: one.validation },
-      { key: 'validation-2w', label: 'GET /auth/validation', workers: 2, m: two.validation },
-      { key: 'bridge-1w', label: 'POST /auth/bridge/validate', workers: 1, m: one.bridge },
-      { key: 'bridge-2w', label: 'POST /auth/bridge/validate', workers: 2, m: two.bridge },
-      { key: 'login-1w', label: 'POST /auth/login', workers: 1, m: one.login },
-      { key: 'login-2w', label: 'POST /auth/login', workers: 2, m: two.login },
+    const rows: (Row & { vsHello: number | null })[] = [
+      { key: 'hello-1w', label: 'GET /hello (bare express)', workers: 1, m: m.hello1, vsHello: 1 },
+      { key: 'hello-2w', label: 'GET /hello (bare express)', workers: 2, m: m.hello2, vsHello: 1 },
+      { key: 'validation-1w', label: 'GET /auth/validation', workers: 1, m: m.validation1, vsHello: vsHello.validation1 },
+      { key: 'validation-2w', label: 'GET /auth/validation', workers: 2, m: m.validation2, vsHello: vsHello.validation2 },
+      { key: 'bridge-1w', label: 'POST /auth/bridge/validate', workers: 1, m: m.bridge1, vsHello: vsHello.bridge1 },
+      { key: 'bridge-2w', label: 'POST /auth/bridge/validate', workers: 2, m: m.bridge2, vsHello: vsHello.bridge2 },
+      { key: 'login-1w', label: 'POST /auth/login', workers: 1, m: one.login, vsHello: null },
+      { key: 'login-2w', label: 'POST /auth/login', workers: 2, m: two.login, vsHello: null },
     ];
     const checks: Check[] = [
-      ratioCheck('GET /auth/validation, 1 worker ÷ hello', one.validation, hello, TARGET_VS_HELLO),
-      ratioCheck('POST /auth/bridge/validate, 1 worker ÷ hello', one.bridge, hello, TARGET_VS_HELLO),
-      ratioCheck('GET /auth/validation, 2 workers ÷ 1 worker', two.validation, one.validation, TARGET_TWO_WORKERS),
-      ratioCheck('POST /auth/bridge/validate, 2 workers ÷ 1 worker', two.bridge, one.bridge, TARGET_TWO_WORKERS),
-      ratioCheck('hello, 2 workers ÷ 1 worker (what this box allows)', hello2, hello),
+      ratioCheck('GET /auth/validation, 1 worker ÷ hello', m.validation1, hello, TARGET_VS_HELLO, vsHello.validation1),
+      ratioCheck('POST /auth/bridge/validate, 1 worker ÷ hello', m.bridge1, hello, TARGET_VS_HELLO, vsHello.bridge1),
+      ratioCheck('GET /auth/validation, 2 workers ÷ 1 worker', m.validation2, m.validation1, TARGET_TWO_WORKERS),
+      ratioCheck('POST /auth/bridge/validate, 2 workers ÷ 1 worker', m.bridge2, m.bridge1, TARGET_TWO_WORKERS),
+      ratioCheck('hello, 2 workers ÷ 1 worker (what this box allows)', m.hello2, m.hello1),
+      ...[
+        twoWorkerCeiling('hello, ceiling of 2 workers ÷ 1 on this box', m.hello1, cores),
+        twoWorkerCeiling('GET /auth/validation, ceiling of 2 workers ÷ 1 on this box', m.validation1, cores),
+        twoWorkerCeiling('POST /auth/bridge/validate, ceiling of 2 workers ÷ 1 on this box', m.bridge1, cores),
+        cpuCheck('GET /auth/validation, CPU/request of hello ÷ its own', m.validation1, hello),
+        cpuCheck('POST /auth/bridge/validate, CPU/request of hello ÷ its own', m.bridge1, hello),
+      ].filter((c): c is Check => c !== null),
       { name: 'POST /auth/login, 1 worker ÷ bcrypt ceiling', value: round(one.login.rps / ceiling, 3) },
       { name: 'POST /auth/login, 2 workers ÷ bcrypt ceiling', value: round(two.login.rps / ceiling, 3) },
-      ...[
-        cpuCheck('GET /auth/validation, CPU/request of hello ÷ its own', one.validation, hello),
-        cpuCheck('POST /auth/bridge/validate, CPU/request of hello ÷ its own', one.bridge, hello),
-      ].filter((c): c is Check => c !== null),
     ];
     const pass = checks.every((c) => c.target === undefined || c.pass);
 
     out();
-    out(renderTable(rows, hello.rps));
+    out(renderTable(rows));
     out();
     out(`bcrypt cost ${prepared.bcryptRounds}: ${hashMs} ms per hash; ceiling ${ceiling} logins/s (${cores} cores ÷ hash time)`);
     out();
@@ -217,6 +249,8 @@ async function main(): Promise<number> {
       },
       setup: {
         durationSec: TIMING.durationSec,
+        rounds: ROUNDS,
+        loginDurationSec: LOGIN_SECONDS,
         warmupSec: TIMING.warmupSec,
         connections: CONNECTIONS,
         loginConnections: LOGIN_CONNECTIONS,
@@ -228,7 +262,10 @@ async function main(): Promise<number> {
         env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'production' },
       },
       bcrypt: { rounds: prepared.bcryptRounds, hashMs, cores, ceilingRps: ceiling },
-      measurements: Object.fromEntries(rows.map((r) => [r.key, { route: r.label, workers: r.workers, ...r.m, vsHello: ratios(r.m, hello) }])),
+      measurements: Object.fromEntries(
+        rows.map((r) => [r.key, { route: r.label, workers: r.workers, ...r.m, vsHello: { ...ratios(r.m, r.workers === 1 ? m.hello1 : m.hello2), rpsSameRound: r.vsHello } }]),
+      ),
+      rounds: { 1: { hello: one.hello, validation: one.validation, bridge: one.bridge }, 2: { hello: two.hello, validation: two.validation, bridge: two.bridge } },
       checks,
       pass,
     };
