@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND } from '../../test/helpers/backend.js';
 import { DEFAULT_PASSWORD, makeSession } from '../../test/helpers/factories.js';
 import { startTestApp, type TestApp } from '../../test/helpers/test-app.js';
+import { pictureForm, png } from '../../test/integration/picture-images.js';
 
 const PRIVACY_FIELDS = ['gdpr_consent', 'gdpr_consent_at', 'gdpr_consent_version', 'ccpa_applies', 'ccpa_opt_out', 'ccpa_opt_out_at', 'privacy_region'];
 let t: TestApp;
@@ -93,6 +96,11 @@ describe(`privacy (${BACKEND})`, () => {
     await t.request('PUT', '/auth/user/me', { session: token, body: { biz_name: 'Gone Ltd' } });
     await putPrivacy(token, { gdpr_consent: true, gdpr_consent_version: 'v2' });
     await t.request('POST', '/auth/user/me/onboarding/complete', { session: token, body: { acquisition_source: 'ads' } });
+    const uploaded = await t.request<any>('POST', '/auth/upload/picture', { session: token, raw: pictureForm(png()) });
+    expect(uploaded.status).toBe(200);
+    const pictureUrl: string = uploaded.body.data.user.picture;
+    const pictureFile = path.join(t.app.services.pictures.dir, path.basename(new URL(pictureUrl).pathname));
+    expect(existsSync(pictureFile)).toBe(true);
 
     expect((await t.request('POST', '/auth/user/me/privacy/delete', { session: token, body: {} })).status).toBe(400);
     expect((await t.request('POST', '/auth/user/me/privacy/delete', { session: token, body: { confirm: true } })).status).toBe(400);
@@ -115,6 +123,9 @@ describe(`privacy (${BACKEND})`, () => {
     expect(events).toEqual([{ kind: 'account_erased' }]);
     const [sessions] = await t.app.sequelize.query('SELECT id FROM sessions WHERE user_id = ?', { replacements: [user.id] });
     expect(sessions).toEqual([]);
+    // The uploaded picture was personal data as well: the file is gone and its URL answers 404.
+    expect(existsSync(pictureFile)).toBe(false);
+    expect((await fetch(t.url + new URL(pictureUrl).pathname)).status).toBe(404);
   });
 
   it('when an admin exports or erases a user, then it works for users below superadmin only', async () => {

@@ -120,11 +120,14 @@ export async function exportAll(app: AppContext, userId: string, by: Actor) {
 
 /**
  * Erasure across core and every module with data, in one transaction: the user row is anonymized,
- * module data erased by each module; then sessions are revoked everywhere and caches dropped.
+ * module data erased by each module; then sessions are revoked everywhere, caches dropped and the
+ * uploaded picture file deleted.
  */
 export async function eraseAll(app: AppContext, user: UserRecord, by: Actor): Promise<{ user_id: string; erased: string[] }> {
   const erased = ['core'];
   const reason = { self: 'erasure requested by the user', admin: `erasure by admin ${by.actorId}`, system: 'erasure by an operator (CLI)' }[by.actor];
+  // The stored picture is personal data too; the row is read fresh (the caller's copy may be cached).
+  const picture = (await app.repos.users.findById(user.id))?.picture ?? null;
   await app.sequelize.transaction(async (transaction: Transaction) => {
     for (const { module, eraser } of app.modules.erasers()) {
       await eraser.run({ app, userId: user.id, transaction });
@@ -136,6 +139,8 @@ export async function eraseAll(app: AppContext, user: UserRecord, by: Actor): Pr
   });
   await app.services.sessions.revokeAllForUser(user.id);
   await app.services.sessions.invalidateUser(user.id);
+  // After the commit: a rolled-back erasure must not have lost the file.
+  await app.services.pictures.discard(user.id, picture);
   await app.hooks.run('user.erased', { user_id: user.id }).catch((err) => app.logger.warn({ err: (err as Error).message }, 'user.erased hook failed'));
   return { user_id: user.id, erased };
 }

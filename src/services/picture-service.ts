@@ -112,6 +112,11 @@ export interface PictureService {
   remove(userId: string): Promise<UserRecord>;
   /** The stored file name behind a picture URL, if this user uploaded it here; null otherwise. */
   ownedFileName(userId: string, pictureUrl: string | null | undefined): string | null;
+  /**
+   * Deletes the file behind a picture URL the user no longer points at (an erased account); only a
+   * file this user uploaded, and nothing when there is none.
+   */
+  discard(userId: string, pictureUrl: string | null | undefined): Promise<void>;
 }
 
 const FILE_NAME_RE = /^([0-9a-f]{10})([0-9a-f]{32})\.(jpg|png|webp)$/;
@@ -195,6 +200,9 @@ export function createPictureService(deps: PictureServiceDeps): PictureService {
         await removeFile(ownedFileName(userId, before.picture));
         return user;
       });
+    },
+    discard(userId, pictureUrl) {
+      return serial(userId, () => removeFile(ownedFileName(userId, pictureUrl)));
     },
   };
 }
