@@ -90,3 +90,12 @@ export function twoWorkerCeiling(name: string, one: Measurement, cores: number):
   if (!s || !a) return null;
   return { name, value: round(Math.min(2, (cores * s) / (s + a)), 3), note: `${cores} cores, server ${s} µs + load generator ${a} µs per request` };
 }
+
+/**
+ * Server CPU per request with two workers ÷ with one: about 1 when the workers do not get in each
+ * other's way (no shared lock, no round trip on the hot path), whatever cores the machine has.
+ */
+export function cpuScaling(name: string, two: Measurement, one: Measurement): Check | null {
+  if (!two.cpuUsPerReq || !one.cpuUsPerReq) return null;
+  return { name, value: round(two.cpuUsPerReq / one.cpuUsPerReq, 3), note: `${two.cpuUsPerReq} vs ${one.cpuUsPerReq} µs of server CPU per request` };
+}

@@ -7,7 +7,7 @@ import { provisionBackend, type BenchBackend } from './backend.js';
 import { combine, measure, round, roundRatio, type LoadSpec, type LoadTiming, type Measurement } from './load.js';
 import { BENCH_BRIDGE_SECRET, BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
 import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
-import { cpuCheck, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, type Check, type Row } from './report.js';
+import { cpuCheck, cpuScaling, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, type Check, type Row } from './report.js';
 
 /**
  * `npm run bench`: hello baseline, session validation (GET /auth/validation, POST /auth/bridge/validate)
@@ -217,6 +217,8 @@ async function main(): Promise<number> {
         twoWorkerCeiling('hello, ceiling of 2 workers ÷ 1 on this box', m.hello1, cores),
         twoWorkerCeiling('GET /auth/validation, ceiling of 2 workers ÷ 1 on this box', m.validation1, cores),
         twoWorkerCeiling('POST /auth/bridge/validate, ceiling of 2 workers ÷ 1 on this box', m.bridge1, cores),
+        cpuScaling('GET /auth/validation, server CPU/request with 2 workers ÷ with 1', m.validation2, m.validation1),
+        cpuScaling('POST /auth/bridge/validate, server CPU/request with 2 workers ÷ with 1', m.bridge2, m.bridge1),
         cpuCheck('GET /auth/validation, CPU/request of hello ÷ its own', m.validation1, hello),
         cpuCheck('POST /auth/bridge/validate, CPU/request of hello ÷ its own', m.bridge1, hello),
       ].filter((c): c is Check => c !== null),
