@@ -76,6 +76,7 @@ describe(`privacy (${BACKEND})`, () => {
     const r = await t.request('GET', '/auth/user/me/privacy/export', { session: token });
     expect(r.status).toBe(200);
     expect(r.headers.get('content-disposition')).toMatch(/attachment/);
+    expect(r.headers.get('cache-control')).toBe('no-store'); // app-wide, like every API answer
     const data = r.body.data;
     expect(data.user_id).toBe(user.id);
     expect(data.core.user).toMatchObject({ id: user.id, email: user.email, phone: '+34 600 000 000' });
@@ -133,6 +134,7 @@ describe(`privacy (${BACKEND})`, () => {
     const root = await makeSession(t, { user_type: 'superadmin' });
     const customer = await makeSession(t, { name: 'Target' });
     const exp = await t.request('GET', `/auth/admin/users/${customer.user.id}/privacy/export`, { session: admin.token });
+    expect(exp.headers.get('cache-control')).toBe('no-store');
     expect(exp.status).toBe(200);
     expect(exp.body.data.core.user.name).toBe('Target');
     expect((await t.request('GET', `/auth/admin/users/${root.user.id}/privacy/export`, { session: admin.token })).status).toBe(403);

@@ -61,7 +61,6 @@ export const exportMine = defineRoute({
   async handler({ app, auth, res }) {
     const data = await exportAll(app, auth.user!.id, { actor: 'self', actorId: auth.user!.id });
     res.setHeader('Content-Disposition', `attachment; filename="gatehouse-export-${auth.user!.id}.json"`);
-    res.setHeader('Cache-Control', 'no-store');
     return { success: true, data };
   },
 });
@@ -95,11 +94,10 @@ export const adminExport = defineRoute({
   module: MODULE,
   rateLimit: 'admin',
   params: userParams,
-  async handler({ app, auth, params, res }) {
+  async handler({ app, auth, params }) {
     const target = await liveUser(app, params.user_id);
     assertMayActOn(auth.user!, target);
     const data = await exportAll(app, target.id, { actor: 'admin', actorId: auth.user!.id });
-    res.setHeader('Cache-Control', 'no-store');
     return { success: true, data };
   },
 });

@@ -20,6 +20,8 @@ const int = (min: number, max: number) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number().int().min(min).max(max));
 
 const DURATION_RE = /^(\d+)\s*(ms|s|m|h|d)?$/;
+/** A byte size such as `100kb`, `1mb`, `512b` (BODY_LIMIT); parsed by the JSON body reader. */
+export const SIZE_PATTERN = /^(\d+)(b|kb|mb)$/i;
 const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
 
 /** Parses "90", "15m", "7d" into seconds. */
@@ -133,7 +135,7 @@ export const CONFIG_KEYS = {
   PUBLIC_URL: key('publicUrl', 'server', url(['http', 'https']).optional(), 'Public base URL (links in mail, picture URLs, Secure cookies when https). Default http://HOST:PORT.'),
   TRUST_PROXY: key('trustProxy', 'server', trustProxy, 'Reverse proxies to trust for client IPs: false, a hop count, or a comma list of addresses/CIDRs.', { default: false }),
   CORS_ORIGINS: key('corsOrigins', 'server', list, 'Comma list of browser origins allowed to call the API with credentials.', { default: [] }),
-  BODY_LIMIT: key('bodyLimit', 'server', z.string().regex(/^\d+(b|kb|mb)$/i, 'expected a size such as 100kb'), 'Maximum JSON body size.', { default: '100kb' }),
+  BODY_LIMIT: key('bodyLimit', 'server', z.string().regex(SIZE_PATTERN, 'expected a size such as 100kb'), 'Maximum JSON body size.', { default: '100kb' }),
   LOG_LEVEL: key('logLevel', 'server', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level.', { default: 'info' }),
   JOBS_ENABLED: key('jobsEnabled', 'server', bool, 'Run scheduled jobs (session expiry, token cleanup).', { default: true }),
 

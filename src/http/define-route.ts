@@ -79,16 +79,6 @@ const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 export const MAX_BODY_DEPTH = 64;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-const bridgeMatchers = new WeakMap<Config, (given: string | undefined | null) => boolean>();
-
-function checkBridge(req: Request, app: AppContext): boolean {
-  const given = req.headers['x-bridge-secret'];
-  const secret = app.config.bridgeSecret;
-  if (typeof given !== 'string' || !secret) return false;
-  let matches = bridgeMatchers.get(app.config);
-  if (!matches) bridgeMatchers.set(app.config, (matches = secretMatcher(secret)));
-  return matches(given);
-}
 
 /**
  * `seen` is what the request carries (token, where from, a valid bridge secret), read once per request.
@@ -119,12 +109,13 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
   const fixedMode = typeof def.auth === 'function' ? null : def.auth;
   const readsBody = BODY_METHODS.has(def.method);
   const middleware = def.middleware?.length ? def.middleware : null;
+  const isBridgeSecret = app.config.bridgeSecret ? secretMatcher(app.config.bridgeSecret) : () => false;
   const run: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
     const mode = fixedMode ?? (def.auth as (c: Config) => AuthMode)(app.config);
     // Express 5 parses the query string again on every read of req.query: read it once.
     const rawQuery = (req.query ?? {}) as Record<string, unknown>;
     const { token, source } = readSessionToken(req, rawQuery);
-    const seen = { token, tokenSource: source, bridge: checkBridge(req, app) };
+    const seen = { token, tokenSource: source, bridge: isBridgeSecret(req.headers['x-bridge-secret']) };
     // Only where a cookie session authenticates the call; a bridge secret cannot be forged cross-site.
     if (mode !== 'public' && mode !== 'bridge' && mode !== 'bridge+session') assertSameOrigin(req, seen, app.config);
     const resolved = resolveAuth(seen, mode, app);

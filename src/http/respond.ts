@@ -2,28 +2,13 @@ import type { ServerResponse } from 'node:http';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** A value already serialised: sendJson writes it as is, jsonObject inlines it. */
+/** A value already serialised (a cached answer): sendJson writes it as is. */
 export class JsonText {
   constructor(readonly text: string) {}
   /** So that a JsonText that ends up inside a plain value still serialises to its content. */
   toJSON(): unknown {
     return JSON.parse(this.text);
   }
-}
-
-/**
- * An object serialised now, whose top-level values may be JsonText (cached parts, e.g. a user view
- * that is the same for every request until the user changes). `undefined` members are left out, as
- * JSON.stringify does.
- */
-export function jsonObject(fields: Record<string, unknown>): JsonText {
-  let out = '';
-  for (const key of Object.keys(fields)) {
-    const v = fields[key];
-    if (v === undefined) continue;
-    out += `${out ? ',' : '{'}${JSON.stringify(key)}:${v instanceof JsonText ? v.text : JSON.stringify(v)}`;
-  }
-  return new JsonText(out ? `${out}}` : '{}');
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir, type RunningCli } from '../helpers/cli.js';
 
@@ -7,6 +8,13 @@ afterEach(stopStartedClis);
 
 function serve(args: string[], env?: Record<string, string>): RunningCli {
   return startCli(['serve', '--port', '0', ...args], { env });
+}
+
+/** A port some other server already listens on. */
+async function occupyPort(): Promise<{ blocker: Server; port: number }> {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  return { blocker, port: (blocker.address() as AddressInfo).port };
 }
 
 const get = async (url: string) => {
@@ -115,10 +123,7 @@ describe('gatehouse serve preflight', () => {
   });
 
   it('when the port is taken, then it exits 1 with a hint instead of a stack', async () => {
-    const net = await import('node:net');
-    const blocker = net.createServer();
-    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
-    const port = (blocker.address() as { port: number }).port;
+    const { blocker, port } = await occupyPort();
     try {
       const dir = tempDir();
       const r = await runCli(['serve', '--data-dir', dir, '--migrate', '--port', String(port)]);
@@ -131,10 +136,7 @@ describe('gatehouse serve preflight', () => {
   });
 
   it('when workers keep crashing, then the primary gives up after a few restarts and exits 1', async () => {
-    const net = await import('node:net');
-    const blocker = net.createServer();
-    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
-    const port = (blocker.address() as { port: number }).port;
+    const { blocker, port } = await occupyPort();
     try {
       const dir = tempDir();
       const s = startCli(['serve', '--data-dir', dir, '--migrate', '--workers', '2', '--port', String(port)]);

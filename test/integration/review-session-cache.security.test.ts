@@ -65,6 +65,15 @@ async function instanceB(opts: { sessions?: Partial<SessionRepository>; users?: 
   return b;
 }
 
+/** A user repository whose first read of this user waits at the gate (after reading the row). */
+const usersHeldAt = (userId: string, g: Gate): Partial<UserRepository> => ({
+  async findById(id, o) {
+    const row = await t.app.repos.users.findById(id, o);
+    if (id === userId) await g.hold();
+    return row;
+  },
+});
+
 const settle = () => new Promise((r) => setTimeout(r, 100));
 const outcome = (p: Promise<unknown>) => p.then(() => 'valid', (e: { code?: string }) => e.code ?? 'error');
 
@@ -99,13 +108,7 @@ describe(`session cache coherence (${BACKEND})`, () => {
     // Two minutes ahead, so this validation records the use (the write that re-caches the session).
     const b = await instanceB({
       clock: () => new Date(Date.now() + 120_000),
-      users: {
-        async findById(id, o) {
-          const row = await t.app.repos.users.findById(id, o);
-          if (id === user.id) await g.hold();
-          return row;
-        },
-      },
+      users: usersHeldAt(user.id, g),
     });
     const inflight = outcome(b.validate(token));
     await g.reached;
@@ -122,13 +125,7 @@ describe(`session cache coherence (${BACKEND})`, () => {
     const { user, token } = await makeSession(t);
     const g = gate();
     const b = await instanceB({
-      users: {
-        async findById(id, o) {
-          const row = await t.app.repos.users.findById(id, o);
-          if (id === user.id) await g.hold();
-          return row;
-        },
-      },
+      users: usersHeldAt(user.id, g),
     });
     const inflight = outcome(b.validate(token));
     await g.reached;

@@ -1,11 +1,12 @@
 import express, { type Request, type RequestHandler } from 'express';
+import { SIZE_PATTERN } from '../../config/schema.js';
 
 const READ_AS_JSON = Symbol('readAsJson');
 type Marked = Request & { [READ_AS_JSON]?: true };
 
 /** `100kb`, `1mb`, `512b` (the config schema's format) in bytes. */
 export function parseSize(size: string): number {
-  const m = /^(\d+)(b|kb|mb)$/i.exec(size.trim());
+  const m = SIZE_PATTERN.exec(size.trim());
   if (!m) throw new Error(`not a size: ${size}`);
   const unit = m[2].toLowerCase();
   return Number(m[1]) * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
@@ -47,10 +48,7 @@ export function jsonBody(limit: string): RequestHandler {
     if (!Number.isSafeInteger(length) || length < 0) return fallback(req, res, next);
     if (length > maxBytes) return next(bodyError(413, 'entity.too.large', 'request entity too large'));
     (req as Marked)[READ_AS_JSON] = true;
-    if (length === 0) {
-      req.body = {};
-      return next();
-    }
+    if (length === 0) return finish(req, null, next);
     // A small body nearly always comes in the packet that brought the headers. Node parses the whole
     // packet before it runs microtasks, so by then the body sits in the request's buffer: take it in
     // one read instead of flowing the stream. Otherwise (a body still on its way) listen for it.

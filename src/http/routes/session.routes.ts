@@ -4,7 +4,7 @@ import { AppError, isAppError } from '../../errors/app-error.js';
 import { checkBridgeContext } from '../../services/bridge-checks.js';
 import { invalidSession, type ValidSession } from '../../services/session-service.js';
 import { setSessionCookie } from '../cookies.js';
-import { JsonText, jsonObject } from '../respond.js';
+import { JsonText } from '../respond.js';
 import type { PublicUser } from '../../services/user-view.js';
 import { defineRoute } from '../define-route.js';
 import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
@@ -21,12 +21,22 @@ const sessionView = (s: SessionRecord) => ({
   expiresAt: iso(s.expires_at),
 });
 
-async function validationAnswer(app: AppContext, token: string | null | undefined) {
+/** The session behind a token, pending two-factor ones included; 401 without a token. */
+function validSession(app: AppContext, token: string | null | undefined): Promise<ValidSession> {
   if (!token) throw invalidSession();
-  const { session, user } = await app.services.sessions.validate(token, { allowPending: true });
-  if (isPending(session)) return pendingShape(app, user, token);
+  return app.services.sessions.validate(token, { allowPending: true });
+}
+
+/** The validation answer of an active session. */
+function activeAnswer(session: SessionRecord, user: PublicUser) {
   const exp = iso(session.expires_at);
-  return { success: true, user: app.services.users.toPublic(user), session: sessionView(session), expires_at: exp, expiresAt: exp };
+  return { success: true, user, session: sessionView(session), expires_at: exp, expiresAt: exp };
+}
+
+async function validationAnswer(app: AppContext, token: string | null | undefined) {
+  const { session, user } = await validSession(app, token);
+  if (isPending(session)) return pendingShape(app, user, token!);
+  return activeAnswer(session, app.services.users.toPublic(user));
 }
 
 /**
@@ -46,10 +56,7 @@ function perSession<T>(build: (s: SessionRecord, user: PublicUser) => T): (s: Se
 }
 
 /** The whole GET answer of an active session, serialised: the hot path of every app behind Gatehouse. */
-const validationText = perSession((session, user) => {
-  const exp = iso(session.expires_at);
-  return jsonObject({ success: true, user, session: sessionView(session), expires_at: exp, expiresAt: exp });
-});
+const validationText = perSession((session, user) => new JsonText(JSON.stringify(activeAnswer(session, user))));
 
 /** Missing, unknown and expired sessions all answer 401 "Invalid session" / "Session expired". */
 export const validation = defineRoute({
@@ -57,9 +64,8 @@ export const validation = defineRoute({
   path: '/auth/validation',
   auth: 'public',
   async handler({ auth, app }) {
-    if (!auth.token) throw invalidSession();
-    const { session, user } = await app.services.sessions.validate(auth.token, { allowPending: true });
-    if (isPending(session)) return pendingShape(app, user, auth.token);
+    const { session, user } = await validSession(app, auth.token);
+    if (isPending(session)) return pendingShape(app, user, auth.token!);
     return validationText(session, app.services.users.toPublic(user));
   },
 });
@@ -130,7 +136,7 @@ const bridgeHead = perSession((s, p) => {
     lastUsedAt: iso(s.last_used_at),
     two_factor_verified: true,
   };
-  return jsonObject({ success: true, valid: true, user, session, expires_at: exp, expiresAt: exp }).text.slice(0, -1);
+  return JSON.stringify({ success: true, valid: true, user, session, expires_at: exp, expiresAt: exp }).slice(0, -1);
 });
 
 /** Every failure carries valid:false (some callers read `success || valid`). */

@@ -9,14 +9,16 @@ export const randomCode = (digits = 6) => String(randomInt(0, 10 ** digits)).pad
 export const sha256 = (value: string) => hash('sha256', value, 'hex');
 const digest = (value: string) => hash('sha256', value, 'buffer');
 
-/** Constant-time equality of two secrets, whatever their lengths (both are hashed first). */
-export function safeEqual(a: string | undefined | null, b: string | undefined | null): boolean {
-  if (typeof a !== 'string' || typeof b !== 'string') return false;
-  return timingSafeEqual(digest(a), digest(b)) && a.length === b.length;
-}
-
-/** safeEqual against one fixed secret, whose digest is computed once (the bridge secret, per request). */
-export function secretMatcher(secret: string): (given: string | undefined | null) => boolean {
+/**
+ * Constant-time comparison with one fixed secret, whatever the lengths (both sides are hashed); the
+ * secret's digest is computed once, for a secret checked on every request (the bridge secret).
+ */
+export function secretMatcher(secret: string): (given: unknown) => boolean {
   const expected = digest(secret);
   return (given) => typeof given === 'string' && timingSafeEqual(digest(given), expected) && given.length === secret.length;
+}
+
+/** Constant-time equality of two secrets, whatever their lengths. */
+export function safeEqual(a: string | undefined | null, b: string | undefined | null): boolean {
+  return typeof b === 'string' && secretMatcher(b)(a);
 }
