@@ -23,9 +23,11 @@ Locations
   --prefix DIR              install directory (default /opt/gatehouse)
   --data-dir DIR            data directory: config.json, SQLite file, outbox (default /var/lib/gatehouse)
   --source DIR              Gatehouse source tree to install (default: the directory of install.sh)
-  --env-file FILE           environment file read by the unit (default /etc/gatehouse/gatehouse.env,
-                            or PREFIX/etc/gatehouse.env when the unit is not installed on this host)
-  --user NAME               service user (default gatehouse)
+  --env-file FILE           environment file read by `gatehouse serve` and every other command, recorded
+                            in DATA_DIR/config.json (default /etc/gatehouse/gatehouse.env, or
+                            PREFIX/etc/gatehouse.env when the unit is not installed on this host)
+  --user NAME               service user the unit runs as (default gatehouse; must exist with
+                            --no-system-user)
 
 Configuration passed to `gatehouse init`
   --port N                  TCP port (default 8787)
@@ -70,7 +72,7 @@ did() { DONE+=("$*"); printf '    %s\n' "$*"; }
 PREFIX=/opt/gatehouse DATA_DIR=/var/lib/gatehouse SOURCE=$SCRIPT_DIR ENV_FILE='' SERVICE_USER=gatehouse
 PORT='' HOST='' PUBLIC_URL='' DATABASE_URL='' REDIS_URL='' SMTP_URL='' MAIL_FROM='' ADMIN_EMAIL='' ADMIN_PASSWORD_FILE=''
 WITH_POSTGRES=0 WITH_REDIS=0 WITH_NGINX=0 DOMAIN='' NGINX_DIR='' SYSTEMD_DIR=''
-SYSTEMD=1 SYSTEM_USER=1 SKIP_BUILD=0 SKIP_INIT=0
+SYSTEMD=1 SYSTEM_USER=1 SKIP_BUILD=0 SKIP_INIT=0 USER_GIVEN=0
 
 while [[ $# -gt 0 ]]; do
   opt=$1 inline=0
@@ -88,7 +90,7 @@ while [[ $# -gt 0 ]]; do
         --data-dir) DATA_DIR=$2 ;;
         --source) SOURCE=$2 ;;
         --env-file) ENV_FILE=$2 ;;
-        --user) SERVICE_USER=$2 ;;
+        --user) SERVICE_USER=$2 USER_GIVEN=1 ;;
         --port) PORT=$2 ;;
         --host) HOST=$2 ;;
         --public-url) PUBLIC_URL=$2 ;;
@@ -175,6 +177,28 @@ if [[ -n $DOMAIN ]]; then
   [[ -n $PUBLIC_URL ]] || PUBLIC_URL=https://$DOMAIN
 fi
 ((SYSTEMD == 1)) || [[ -z $SYSTEMD_DIR ]] || usage_error "use either --no-systemd or --systemd-dir"
+# The configuration options are handed to `gatehouse init`; with --skip-init they would be dropped
+# silently (and --with-postgres's generated password lost), so that is refused. --port stays: the
+# nginx site uses it.
+if ((SKIP_INIT)); then
+  ignored=()
+  [[ -z $HOST ]] || ignored+=(--host)
+  [[ -z $PUBLIC_URL || -n $DOMAIN ]] || ignored+=(--public-url)
+  [[ -z $DATABASE_URL ]] || ignored+=(--database-url)
+  [[ -z $REDIS_URL ]] || ignored+=(--redis-url)
+  [[ -z $SMTP_URL ]] || ignored+=(--smtp-url)
+  [[ -z $MAIL_FROM ]] || ignored+=(--mail-from)
+  [[ -z $ADMIN_EMAIL ]] || ignored+=(--admin-email)
+  ((WITH_POSTGRES == 0)) || ignored+=(--with-postgres)
+  ((WITH_REDIS == 0)) || ignored+=(--with-redis)
+  ((${#ignored[@]} == 0)) || usage_error "${ignored[*]} configure Gatehouse through gatehouse init, which --skip-init skips; drop one or the other"
+fi
+# With --no-systemd nothing runs as a service user, so naming one is a mistake worth pointing out.
+((SYSTEMD == 1 || USER_GIVEN == 0)) || usage_error "--user names the user of the systemd unit; it has no effect with --no-systemd"
+# The unit must not name a user nobody created.
+if ((SYSTEMD == 1 && SYSTEM_USER == 0)) && ! id -u "$SERVICE_USER" >/dev/null 2>&1; then
+  usage_error "--no-system-user: the unit would run as \"$SERVICE_USER\", which does not exist; create it first, name an existing user with --user, or drop --no-system-user"
+fi
 
 # What this run may touch outside PREFIX and DATA_DIR.
 HOST_SYSTEMD=0 MANAGE_USER=0 HOST_NGINX=0
@@ -398,7 +422,8 @@ write_env_file() {
     install -m 0640 "$PREFIX/templates/config/gatehouse.env.example" "$ENV_FILE"
     did "wrote $ENV_FILE"
   fi
-  if ((MANAGE_USER)); then chown "root:$SERVICE_USER" "$ENV_FILE"; fi
+  # The service reads it as its own user (group access, mode 0640).
+  if ((SYSTEMD && EUID == 0)) && id -u "$SERVICE_USER" >/dev/null 2>&1; then chown "root:$(id -gn "$SERVICE_USER")" "$ENV_FILE"; fi
   if ((WITH_NGINX)); then
     if grep -Eq '^TRUST_PROXY=' "$ENV_FILE"; then
       did "kept TRUST_PROXY as set in $ENV_FILE"
@@ -413,7 +438,8 @@ run_init() {
   step "gatehouse init"
   local cli=$PREFIX/bin/gatehouse
   [[ -f $cli ]] || die "$cli is missing: the source tree has no bin/gatehouse"
-  local args=(init --no-prompt --yes --data-dir "$DATA_DIR")
+  # --environment-file: init records it in config.json, so doctor --data-dir reads what serve reads.
+  local args=(init --no-prompt --yes --data-dir "$DATA_DIR" --environment-file "$ENV_FILE")
   [[ -z $PORT ]] || args+=(--port "$PORT")
   [[ -z $HOST ]] || args+=(--host "$HOST")
   [[ -z $PUBLIC_URL ]] || args+=(--public-url "$PUBLIC_URL")
@@ -481,12 +507,28 @@ write_nginx_site() {
   fi
 }
 
+# Under a directory a hardening option hides from the service?
+under() {
+  local p=$1 d
+  shift
+  for d in "$@"; do [[ $p == "$d" || $p == "$d"/* ]] && return 0; done
+  return 1
+}
+
 write_unit() {
   step "systemd unit"
-  local unit=$SYSTEMD_DIR/$SERVICE.service
+  local unit=$SYSTEMD_DIR/$SERVICE.service protect_home=yes private_tmp=true p
+  for p in "$DATA_DIR" "$PREFIX" "$NODE_BIN" "$ENV_FILE"; do
+    if under "$p" /home /root /run/user; then protect_home=read-only; fi
+  done
+  if under "$DATA_DIR" /tmp /var/tmp; then
+    private_tmp=false
+    warn "the data dir $DATA_DIR is under a temporary directory; the unit keeps the real /tmp visible (PrivateTmp=false)"
+  fi
   mkdir -p "$SYSTEMD_DIR"
   render "$PREFIX/templates/systemd/gatehouse.service" \
-    PREFIX "$PREFIX" DATA_DIR "$DATA_DIR" USER "$SERVICE_USER" NODE "$NODE_BIN" ENV_FILE "$ENV_FILE" >"$unit.tmp"
+    PREFIX "$PREFIX" DATA_DIR "$DATA_DIR" USER "$SERVICE_USER" NODE "$NODE_BIN" ENV_FILE "$ENV_FILE" \
+    PROTECT_HOME "$protect_home" PRIVATE_TMP "$private_tmp" >"$unit.tmp"
   mv "$unit.tmp" "$unit"
   did "wrote $unit"
   ((HOST_SYSTEMD)) || return 0
@@ -523,9 +565,13 @@ next_steps() {
   elif ((SYSTEMD)); then
     printf '  - install the unit: cp %s/%s.service /etc/systemd/system/ && systemctl daemon-reload && systemctl enable --now %s\n' "$SYSTEMD_DIR" "$SERVICE" "$SERVICE"
   else
-    printf '  - start it:       set -a; . %s; set +a; NODE_ENV=production %s serve --data-dir %s\n' "$ENV_FILE" "$cli" "$DATA_DIR"
+    printf '  - start it:       NODE_ENV=production %s serve --data-dir %s --environment-file %s\n' "$cli" "$DATA_DIR" "$ENV_FILE"
   fi
-  printf '  - check the setup: %s%s doctor --data-dir %s\n' "$as_user" "$cli" "$DATA_DIR"
+  if ((SKIP_INIT)); then
+    printf '  - check the setup: %s%s doctor --data-dir %s --environment-file %s\n' "$as_user" "$cli" "$DATA_DIR" "$ENV_FILE"
+  else
+    printf '  - check the setup: %s%s doctor --data-dir %s   (reads %s too, as the service does)\n' "$as_user" "$cli" "$DATA_DIR" "$ENV_FILE"
+  fi
   [[ -n $ADMIN_EMAIL ]] || printf '  - first admin:    re-run with --admin-email E --admin-password-file F\n'
   if ((WITH_NGINX)); then
     printf '  - TLS:            apt-get install -y certbot python3-certbot-nginx && certbot --nginx -d %s\n' "$DOMAIN"

@@ -1,9 +1,10 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import bcrypt from 'bcrypt';
 import { provisionBackend, type BenchBackend } from './backend.js';
+import { envNumber, note, out, runBenchmark, writeResults } from './harness.js';
 import { combine, measure, round, roundRatio, type LoadSpec, type LoadTiming, type Measurement } from './load.js';
 import { BENCH_BRIDGE_SECRET, BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
 import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
@@ -17,7 +18,7 @@ import { cpuCheck, cpuScaling, ratioCheck, renderChecks, renderTable, twoWorkerC
 const ROOT = fileURLToPath(new URL('../..', import.meta.url)); // dist/bench/run.js → repository root
 const RESULTS = path.join(ROOT, 'bench', 'results', 'latest.json');
 
-const num = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : d);
+const num = envNumber;
 const TIMING: LoadTiming = { durationSec: num(process.env.BENCH_DURATION, 5), warmupSec: num(process.env.BENCH_WARMUP, 2) };
 const ROUNDS = Math.round(num(process.env.BENCH_ROUNDS, 3));
 /** Login is bcrypt-bound (a few per second): one longer window instead of rounds. */
@@ -28,8 +29,6 @@ const LOGIN_USERS = Math.max(16, 2 * LOGIN_CONNECTIONS);
 const TARGET_VS_HELLO = 0.7;
 const TARGET_TWO_WORKERS = 1.6;
 
-const out = (s = '') => process.stdout.write(`${s}\n`);
-const note = (s: string) => process.stderr.write(`· ${s}\n`);
 
 /** req/s, p50 and p99 of a measurement relative to the hello route (latency ratios: higher is slower). */
 const ratios = (m: Measurement, hello: Measurement) => ({
@@ -49,12 +48,24 @@ async function medianHashMs(rounds: number, samples = 5): Promise<number> {
   return round(times[Math.floor(times.length / 2)], 1);
 }
 
-async function startGatehouse(p: Prepared, workers: number): Promise<ChildServer> {
+/**
+ * Rate limits as in production (on, counted in Redis), with figures no measurement reaches: what is
+ * measured is the cost of counting (the validation reads count per session and per bridge secret).
+ */
+const LIMITS_ON: Record<string, string> = {
+  RATE_LIMITS_ENABLED: 'true',
+  RATE_LIMIT_SESSION: '1000000000/5m',
+  RATE_LIMIT_BRIDGE: '1000000000/5m',
+  RATE_LIMIT_DEFAULT: '1000000000/5m',
+  RATE_LIMIT_LOGIN: '1000000000/5m',
+};
+
+async function startGatehouse(p: Prepared, workers: number, env: Record<string, string> = {}): Promise<ChildServer> {
   const port = await freePort();
   const server = await startChild({
     name: `gatehouse serve --workers ${workers}`,
     args: [...p.cli, 'serve', '--workers', String(workers), '--data-dir', p.dataDir, '--port', String(port), '--host', '127.0.0.1'],
-    env: { ...p.env, PORT: String(port) },
+    env: { ...p.env, ...env, PORT: String(port) },
     port,
     readyPath: '/health',
     cwd: ROOT,
@@ -107,7 +118,7 @@ interface Phase {
   hello: Measurement[];
   validation: Measurement[];
   bridge: Measurement[];
-  login: Measurement;
+  login: Measurement | null;
 }
 
 /**
@@ -115,9 +126,10 @@ interface Phase {
  * validation and bridge validation one after the other, so a ratio compares measurements taken
  * seconds apart (the machine's speed drifts over minutes when it is shared). Login once at the end.
  */
-async function measurePhase(p: Prepared, workers: number, session: string | null): Promise<Phase> {
+async function measurePhase(p: Prepared, workers: number, session: string | null, opts: { env?: Record<string, string>; login?: boolean; tag?: string } = {}): Promise<Phase> {
+  const tag = opts.tag ?? '';
   const hello = await startHello(workers);
-  const server = await startGatehouse(p, workers);
+  const server = await startGatehouse(p, workers, opts.env);
   try {
     const sid = session ?? (await login(server.url, p.emails[0]));
     await sanity(server.url, sid);
@@ -130,11 +142,12 @@ async function measurePhase(p: Prepared, workers: number, session: string | null
     for (let round = 0; round < ROUNDS; round++) {
       for (const key of ['hello', 'validation', 'bridge'] as const) {
         const [spec, target] = specs[key];
-        note(`${key}, ${workers} worker(s), round ${round + 1} of ${ROUNDS}`);
+        note(`${key}, ${workers} worker(s)${tag}, round ${round + 1} of ${ROUNDS}`);
         const timing = { durationSec: TIMING.durationSec, warmupSec: round === 0 ? TIMING.warmupSec : 0 };
-        out[key].push(await measure(`${key}-${workers}w`, spec, timing, target.cpuMs));
+        out[key].push(await measure(`${key}-${workers}w${tag}`, spec, timing, target.cpuMs));
       }
     }
+    if (opts.login === false) return { session: sid, ...out, login: null };
     note(`POST /auth/login, ${workers} worker(s)`);
     const loginM = await measure(
       `login-${workers}w`,
@@ -181,6 +194,7 @@ async function main(): Promise<number> {
 
     const one = await measurePhase(prepared, 1, null);
     const two = await measurePhase(prepared, 2, one.session);
+    const limited = await measurePhase(prepared, 1, one.session, { env: LIMITS_ON, login: false, tag: ', limits on' });
     const m = {
       hello1: combine(one.hello),
       hello2: combine(two.hello),
@@ -188,12 +202,17 @@ async function main(): Promise<number> {
       validation2: combine(two.validation),
       bridge1: combine(one.bridge),
       bridge2: combine(two.bridge),
+      helloLimited: combine(limited.hello),
+      validationLimited: combine(limited.validation),
+      bridgeLimited: combine(limited.bridge),
     };
     const vsHello = {
       validation1: roundRatio(one.validation, one.hello),
       validation2: roundRatio(two.validation, two.hello),
       bridge1: roundRatio(one.bridge, one.hello),
       bridge2: roundRatio(two.bridge, two.hello),
+      validationLimited: roundRatio(limited.validation, limited.hello),
+      bridgeLimited: roundRatio(limited.bridge, limited.hello),
     };
     const hello = m.hello1;
 
@@ -204,8 +223,10 @@ async function main(): Promise<number> {
       { key: 'validation-2w', label: 'GET /auth/validation', workers: 2, m: m.validation2, vsHello: vsHello.validation2 },
       { key: 'bridge-1w', label: 'POST /auth/bridge/validate', workers: 1, m: m.bridge1, vsHello: vsHello.bridge1 },
       { key: 'bridge-2w', label: 'POST /auth/bridge/validate', workers: 2, m: m.bridge2, vsHello: vsHello.bridge2 },
-      { key: 'login-1w', label: 'POST /auth/login', workers: 1, m: one.login, vsHello: null },
-      { key: 'login-2w', label: 'POST /auth/login', workers: 2, m: two.login, vsHello: null },
+      { key: 'validation-1w-limits', label: 'GET /auth/validation, limits on', workers: 1, m: m.validationLimited, vsHello: vsHello.validationLimited },
+      { key: 'bridge-1w-limits', label: 'POST /auth/bridge/validate, limits on', workers: 1, m: m.bridgeLimited, vsHello: vsHello.bridgeLimited },
+      { key: 'login-1w', label: 'POST /auth/login', workers: 1, m: one.login!, vsHello: null },
+      { key: 'login-2w', label: 'POST /auth/login', workers: 2, m: two.login!, vsHello: null },
     ];
     const checks: Check[] = [
       ratioCheck('GET /auth/validation, 1 worker ÷ hello', m.validation1, hello, TARGET_VS_HELLO, vsHello.validation1),
@@ -222,8 +243,17 @@ async function main(): Promise<number> {
         cpuCheck('GET /auth/validation, CPU/request of hello ÷ its own', m.validation1, hello),
         cpuCheck('POST /auth/bridge/validate, CPU/request of hello ÷ its own', m.bridge1, hello),
       ].filter((c): c is Check => c !== null),
-      { name: 'POST /auth/login, 1 worker ÷ bcrypt ceiling', value: round(one.login.rps / ceiling, 3) },
-      { name: 'POST /auth/login, 2 workers ÷ bcrypt ceiling', value: round(two.login.rps / ceiling, 3) },
+      // Limits on ÷ off, each as a ratio to hello in its own rounds (the phases run minutes apart).
+      { name: 'GET /auth/validation ÷ hello, 1 worker, limits on (Redis)', value: vsHello.validationLimited },
+      { name: 'GET /auth/validation, limits on ÷ off (each ÷ hello)', value: round(vsHello.validationLimited / vsHello.validation1, 3) },
+      { name: 'POST /auth/bridge/validate ÷ hello, 1 worker, limits on (Redis)', value: vsHello.bridgeLimited },
+      { name: 'POST /auth/bridge/validate, limits on ÷ off (each ÷ hello)', value: round(vsHello.bridgeLimited / vsHello.bridge1, 3) },
+      ...[
+        cpuScaling('GET /auth/validation, server CPU/request with limits on ÷ off', m.validationLimited, m.validation1),
+        cpuScaling('POST /auth/bridge/validate, server CPU/request with limits on ÷ off', m.bridgeLimited, m.bridge1),
+      ].filter((c): c is Check => c !== null),
+      { name: 'POST /auth/login, 1 worker ÷ bcrypt ceiling', value: round(one.login!.rps / ceiling, 3) },
+      { name: 'POST /auth/login, 2 workers ÷ bcrypt ceiling', value: round(two.login!.rps / ceiling, 3) },
     ];
     const pass = checks.every((c) => c.target === undefined || c.pass);
 
@@ -262,28 +292,25 @@ async function main(): Promise<number> {
         initVia: prepared.initVia,
         initNote: prepared.initNote,
         env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+        limitsOnEnv: LIMITS_ON,
       },
       bcrypt: { rounds: prepared.bcryptRounds, hashMs, cores, ceilingRps: ceiling },
       measurements: Object.fromEntries(
         rows.map((r) => [r.key, { route: r.label, workers: r.workers, ...r.m, vsHello: { ...ratios(r.m, r.workers === 1 ? m.hello1 : m.hello2), rpsSameRound: r.vsHello } }]),
       ),
-      rounds: { 1: { hello: one.hello, validation: one.validation, bridge: one.bridge }, 2: { hello: two.hello, validation: two.validation, bridge: two.bridge } },
+      rounds: {
+        1: { hello: one.hello, validation: one.validation, bridge: one.bridge },
+        2: { hello: two.hello, validation: two.validation, bridge: two.bridge },
+        '1-limits-on': { hello: limited.hello, validation: limited.validation, bridge: limited.bridge },
+      },
       checks,
       pass,
     };
-    mkdirSync(path.dirname(RESULTS), { recursive: true });
-    writeFileSync(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
-    note(`results written to ${path.relative(ROOT, RESULTS)} (${result.runSeconds} s)`);
+    writeResults(ROOT, RESULTS, result);
     return pass ? 0 : 1;
   } finally {
     await cleanup();
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
-    process.exit(2);
-  },
-);
+runBenchmark('bench', main);

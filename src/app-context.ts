@@ -6,6 +6,7 @@ import type { Bus, Cache } from './cache/cache.js';
 import { createMemoryBus, createMemoryCache } from './cache/memory-cache.js';
 import { createRedisBus, createRedisCache } from './cache/redis-cache.js';
 import { connectRedis, type RedisClient } from './cache/redis-client.js';
+import { RedisHealth } from './cache/redis-health.js';
 import { createSequelize, dialectOf, type Dialect } from './data/sequelize.js';
 import { createMigrator, type Migrator } from './data/migrator.js';
 import { coreMigrations } from './data/migrations/index.js';
@@ -13,7 +14,7 @@ import { createUserRepository, type UserRepository } from './data/repositories/u
 import { createSessionRepository, type SessionRepository } from './data/repositories/session-repository.js';
 import { defineSystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
-import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
+import { createFallbackRateLimiter, createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { createLoginBackoff, type LoginBackoff } from './limits/login-backoff.js';
 import { createSessionService, type SessionService } from './services/session-service.js';
 import { createPasswordHasher, type PasswordHasher } from './services/security/passwords.js';
@@ -25,6 +26,8 @@ import { createHooks, type Hooks } from './modules/hooks.js';
 import type { ModuleRuntime } from './modules/runtime.js';
 import { createModuleRuntime } from './modules/hub/module-runtime.js';
 import type { ModuleManifest } from './modules/define-module.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { timedHasher, watchCounts } from './metrics/app-metrics.js';
 
 export interface Services {
   sessions: SessionService;
@@ -38,6 +41,7 @@ export interface Services {
   verification: AccountFlows['verification'];
   passwordFlows: AccountFlows['passwordFlows'];
   tokenLogin: AccountFlows['tokenLogin'];
+  deferred: AccountFlows['deferred'];
 }
 
 /** Everything a request, a job or a CLI command needs, wired once. */
@@ -50,6 +54,8 @@ export interface AppContext {
   dialect: Dialect;
   models: ReturnType<typeof defineSystemModels>;
   redis: RedisClient | null;
+  /** Whether Redis is usable right now (null without Redis); everything falls back while it is not. */
+  redisHealth: RedisHealth | null;
   /** Shared cache when Redis is configured; in-process otherwise. */
   cache: Cache;
   bus: Bus;
@@ -60,6 +66,8 @@ export interface AppContext {
   hooks: Hooks;
   modules: ModuleRuntime;
   services: Services;
+  /** Prometheus metrics of this process (src/metrics). */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -73,6 +81,7 @@ export interface CreateAppContextOptions {
 /** The composition root: the only place that wires real implementations together. */
 export async function createAppContext(config: Config, opts: CreateAppContextOptions = {}): Promise<AppContext> {
   const logger = opts.logger ?? createLogger(config.logLevel);
+  const metrics = createMetrics();
   const sequelize = createSequelize(config, logger);
   const closers: (() => Promise<unknown>)[] = [];
   try {
@@ -80,18 +89,24 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     closers.push(() => sequelize.close());
 
     let redis: RedisClient | null = null;
+    let redisHealth: RedisHealth | null = null;
     let cache: Cache;
     let bus: Bus;
     let limiter: RateLimiter;
     let loginBackoff: LoginBackoff;
     if (config.redisUrl) {
-      const client = await connectRedis(config.redisUrl, logger);
+      const client = await connectRedis(config.redisUrl, logger, { commandTimeoutMs: config.redisCommandTimeoutMs });
       redis = client;
-      closers.unshift(async () => client.isOpen && client.quit());
-      cache = createRedisCache(client, config.redisPrefix);
-      bus = await createRedisBus(client, config.redisPrefix, logger);
-      limiter = createRedisRateLimiter(client, config.redisPrefix);
-      loginBackoff = createLoginBackoff({ client, prefix: config.redisPrefix });
+      const health = new RedisHealth(client, logger, config.redisCommandTimeoutMs);
+      redisHealth = health;
+      closers.unshift(async () => {
+        health.removeAllListeners();
+        if (client.isOpen) await client.quit().catch(() => client.destroy());
+      });
+      cache = createRedisCache(client, config.redisPrefix, health);
+      bus = await createRedisBus(client, config.redisPrefix, logger, health);
+      limiter = createFallbackRateLimiter(createRedisRateLimiter(client, config.redisPrefix), health);
+      loginBackoff = createLoginBackoff({ client, prefix: config.redisPrefix, health });
     } else {
       cache = createMemoryCache();
       bus = createMemoryBus();
@@ -116,11 +131,16 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       bus,
       logger,
       clock: opts.clock,
+      onLookup: metrics.cacheLookup,
       ttlSec: config.sessionTtl,
       pendingTtlSec: config.pendingSessionTtl,
     });
     await sessions.subscribe();
-    const passwords = createPasswordHasher(config.bcryptRounds);
+    redisHealth?.on('recovered', () => {
+      sessions.resync().catch((err: Error) => logger.warn({ err: err.message }, 'could not resync caches after the Redis outage'));
+    });
+    const passwords = timedHasher(createPasswordHasher(config.bcryptRounds), metrics);
+    watchCounts(metrics, repos, opts.clock);
     // Through ctx, so a runtime reloaded or replaced later is the one asked.
     const users = createUserService({
       users: repos.users,
@@ -142,7 +162,11 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       logger,
     });
     const flows = createAccountFlows({ config, logger, models, users: repos.users, userService: users, sessions, passwords, hooks, limiter, clock: opts.clock });
-    closers.unshift(() => flows.mailer.close());
+    // Mail and tokens scheduled after answers go out before the mailer closes.
+    closers.unshift(async () => {
+      await flows.deferred.idle(5_000);
+      flows.mailer.close();
+    });
 
     Object.assign(ctx, {
       instanceId: randomUUID(),
@@ -152,6 +176,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       dialect: dialectOf(sequelize),
       models,
       redis,
+      redisHealth,
       cache,
       bus,
       limiter,
@@ -160,6 +185,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       migrator,
       hooks,
       modules,
+      metrics,
       services: {
         sessions,
         passwords,

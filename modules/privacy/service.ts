@@ -110,8 +110,13 @@ export const history = (app: AppContext, userId: string, page: number, limit: nu
 export async function exportAll(app: AppContext, userId: string, by: Actor) {
   const modules: Record<string, Record<string, unknown>> = {};
   for (const { module, exporter } of app.modules.exporters()) {
-    modules[module] ??= {};
-    modules[module][exporter.name] = await exporter.run({ app, userId });
+    try {
+      const part = await exporter.run({ app, userId });
+      (modules[module] ??= {})[exporter.name] = part;
+    } catch (err) {
+      // A module uninstalled while the export ran has no data left to export.
+      if (app.modules.isEnabled(module)) throw err;
+    }
   }
   const out = { generated_at: new Date().toISOString(), user_id: userId, core: await exportCore(app, userId), modules };
   await recordEvent(app.sequelize, { userId, kind: 'data_exported', by });

@@ -3,6 +3,8 @@ export interface Cache {
   get(key: string): Promise<string | null>;
   set(key: string, value: string, ttlSec: number): Promise<void>;
   del(...keys: string[]): Promise<void>;
+  /** Deletes every key starting with `keyPrefix`; returns how many. */
+  purge(keyPrefix: string): Promise<number>;
   readonly kind: 'memory' | 'redis';
 }
 

@@ -32,6 +32,23 @@ export class Lru<V> {
     this.map.delete(key);
   }
 
+  /** Deletes the entries whose key matches; returns how many. */
+  deleteWhere(match: (key: string) => boolean): number {
+    let n = 0;
+    for (const key of [...this.map.keys()]) {
+      if (match(key)) {
+        this.map.delete(key);
+        n += 1;
+      }
+    }
+    return n;
+  }
+
+  /** A snapshot of the keys held (expired ones included until next touched). */
+  keys(): string[] {
+    return [...this.map.keys()];
+  }
+
   clear(): void {
     this.map.clear();
   }

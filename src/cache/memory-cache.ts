@@ -15,6 +15,9 @@ export function createMemoryCache(maxEntries = 50_000): Cache {
     async del(...keys) {
       for (const k of keys) lru.delete(k);
     },
+    async purge(keyPrefix) {
+      return lru.deleteWhere((k) => k.startsWith(keyPrefix));
+    },
   };
 }
 

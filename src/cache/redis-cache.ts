@@ -1,30 +1,55 @@
 import type { Logger } from '../log/logger.js';
 import type { Bus, Cache } from './cache.js';
 import type { RedisClient } from './redis-client.js';
+import type { RedisHealth } from './redis-health.js';
 
-export function createRedisCache(client: RedisClient, prefix: string): Cache {
+/**
+ * The shared cache on Redis. While Redis is down a read is a miss and a write is skipped, so callers
+ * go to the database; what could not be evicted meanwhile is purged when Redis returns (see
+ * RedisHealth's `recovered`).
+ */
+export function createRedisCache(client: RedisClient, prefix: string, health: RedisHealth): Cache {
   return {
     kind: 'redis',
-    async get(key) {
-      return client.get(prefix + key);
+    get(key) {
+      return health.run('cache get', () => client.get(prefix + key), () => null);
     },
     async set(key, value, ttlSec) {
-      await client.set(prefix + key, value, { expiration: { type: 'EX', value: Math.max(1, Math.round(ttlSec)) } });
+      const ex = Math.max(1, Math.round(ttlSec));
+      await health.run('cache set', async () => void (await client.set(prefix + key, value, { expiration: { type: 'EX', value: ex } })), () => undefined);
     },
     async del(...keys) {
-      if (keys.length) await client.del(keys.map((k) => prefix + k));
+      if (!keys.length) return;
+      await health.run('cache del', async () => void (await client.del(keys.map((k) => prefix + k))), () => undefined);
+    },
+    async purge(keyPrefix) {
+      return health.run(
+        'cache purge',
+        async () => {
+          let n = 0;
+          for await (const keys of client.scanIterator({ MATCH: `${prefix}${keyPrefix}*`, COUNT: 1000 })) {
+            if (keys.length) n += await client.del(keys);
+          }
+          return n;
+        },
+        () => 0,
+      );
     },
   };
 }
 
-/** Redis pub/sub; subscribing needs a connection of its own, duplicated from the shared client. */
-export async function createRedisBus(client: RedisClient, prefix: string, logger: Logger): Promise<Bus> {
+/**
+ * Redis pub/sub; subscribing needs a connection of its own, duplicated from the shared client.
+ * A message that cannot be published while Redis is down is dropped (with the outage logged once):
+ * the receivers catch up when Redis returns, and local copies expire within a minute regardless.
+ */
+export async function createRedisBus(client: RedisClient, prefix: string, logger: Logger, health: RedisHealth): Promise<Bus> {
   const sub = client.duplicate();
-  sub.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis subscriber error'));
+  sub.on('error', () => undefined);
   await sub.connect();
   return {
     async publish(channel, message) {
-      await client.publish(prefix + channel, JSON.stringify(message));
+      await health.run('publish', async () => void (await client.publish(prefix + channel, JSON.stringify(message))), () => undefined);
     },
     async subscribe(channel, handler) {
       await sub.subscribe(prefix + channel, (raw: string) => {
@@ -36,7 +61,7 @@ export async function createRedisBus(client: RedisClient, prefix: string, logger
       });
     },
     async close() {
-      if (sub.isOpen) await sub.quit();
+      if (sub.isOpen) await sub.quit().catch(() => sub.destroy());
     },
   };
 }

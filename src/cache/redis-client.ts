@@ -6,22 +6,37 @@ export type RedisClient = ReturnType<typeof createClient>;
 /** Raised when REDIS_URL is set but Redis can't be reached at start. */
 export class RedisUnavailableError extends Error {}
 
+export interface RedisClientOptions {
+  connectTimeoutMs?: number;
+  /** Longest wait for one command (REDIS_COMMAND_TIMEOUT_MS). */
+  commandTimeoutMs?: number;
+}
+
 /**
  * Connects the one Redis client the app shares (cache, rate limits, publishing). A failed first
  * connection is reported in one line instead of an endless reconnect loop.
+ *
+ * Once running, Redis may go away at any time, and no request may wait on it: commands are refused
+ * at once while disconnected (no offline queue, which would hold every request and grow without
+ * bound), every command has a timeout, and a ping every second with a socket timeout notices a
+ * server that stopped answering without closing the connection.
  */
-export async function connectRedis(url: string, logger: Logger, connectTimeoutMs = 3000): Promise<RedisClient> {
+export async function connectRedis(url: string, logger: Logger, opts: RedisClientOptions = {}): Promise<RedisClient> {
+  const connectTimeoutMs = opts.connectTimeoutMs ?? 3000;
   const client = createClient({
     url,
+    disableOfflineQueue: true,
+    commandsQueueMaxLength: 10_000,
+    pingInterval: 1000,
+    commandOptions: { timeout: opts.commandTimeoutMs ?? 500 },
     socket: {
       connectTimeout: connectTimeoutMs,
-      reconnectStrategy: (retries) => Math.min(retries * 200, 3000),
+      socketTimeout: 5000,
+      reconnectStrategy: (retries) => Math.min(100 + retries * 200, 2000),
     },
   });
-  let connected = false;
-  client.on('error', (err: Error) => {
-    if (connected) logger.warn({ err: err.message }, 'redis connection error');
-  });
+  // Errors are reported by RedisHealth (once per outage); without a listener node-redis would throw.
+  client.on('error', () => undefined);
   try {
     await Promise.race([
       client.connect(),
@@ -32,6 +47,5 @@ export async function connectRedis(url: string, logger: Logger, connectTimeoutMs
     const safeUrl = url.replace(/\/\/[^@]*@/, '//***@');
     throw new RedisUnavailableError(`Redis is not reachable at ${safeUrl} (${(err as Error).message}); check REDIS_URL or start Redis.`);
   }
-  connected = true;
   return client as RedisClient;
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Command } from 'commander';
 import type { AppContext } from '../app-context.js';
 import { loadConfig } from '../config/load-config.js';
@@ -9,6 +10,7 @@ import { Ui, type CliStreams } from './ui.js';
 /** Options every command accepts (declared once on the program). */
 export interface GlobalOptions {
   dataDir?: string;
+  environmentFile?: string;
   verbose?: boolean;
 }
 
@@ -39,7 +41,11 @@ export function globalOptions(cmd: Command): GlobalOptions {
  * propagates to run.ts, which prints every wrong key and exits 1 before anything is opened.
  */
 export function loadCliConfig(cmd: Command, flags: ConfigFlags = {}, opts: { skipFile?: boolean } = {}): Config {
-  return loadConfig({ flags: { GATEHOUSE_DATA_DIR: globalOptions(cmd).dataDir, ...flags }, skipFile: opts.skipFile });
+  const { dataDir, environmentFile: envFile } = globalOptions(cmd);
+  return loadConfig({
+    flags: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_ENV_FILE: envFile === undefined ? undefined : path.resolve(envFile), ...flags },
+    skipFile: opts.skipFile,
+  });
 }
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];

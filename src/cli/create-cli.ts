@@ -1,15 +1,8 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Command } from 'commander';
-import { findPackageRoot } from '../mail/package-root.js';
+import { packageVersion } from '../version.js';
 import { commands } from './commands/index.js';
 import type { CliRuntime } from './context.js';
 import { reportError } from './report-error.js';
-
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(path.join(findPackageRoot(import.meta.url), 'package.json'), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 /** The program with every command registered; errors are thrown (exitOverride), never exit. */
 export function createCli(rt: CliRuntime): Command {
@@ -17,6 +10,7 @@ export function createCli(rt: CliRuntime): Command {
     .description('Gatehouse: self-hosted authentication and user management')
     .version(packageVersion(), '-V, --version', 'print the version')
     .option('--data-dir <dir>', 'data directory: config.json, SQLite file, outbox (env GATEHOUSE_DATA_DIR; default ./data)')
+    .option('--environment-file <file>', "environment file applied over config.json, e.g. the service's /etc/gatehouse/gatehouse.env (init records it)")
     .option('--verbose', 'debug logs, and the stack trace of an error')
     .helpOption('-h, --help', 'show help for the command')
     .configureHelp({ showGlobalOptions: true })
@@ -26,7 +20,7 @@ export function createCli(rt: CliRuntime): Command {
     })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  program.addHelpCommand(false);
+  program.helpCommand('help [command]', 'show help for a command');
   for (const register of commands) register(program, rt);
   return program;
 }

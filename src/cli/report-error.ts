@@ -13,8 +13,16 @@ const isCommanderError = (e: unknown): e is CommanderError =>
  */
 export function reportError(err: unknown, rt: CliRuntime, opts: { verbose: boolean; json: boolean }): number {
   const { stderr, stdout } = rt.streams;
-  // commander has already printed its own message.
-  if (isCommanderError(err)) return err.exitCode === 0 ? 0 : 2;
+  if (isCommanderError(err)) {
+    // Help and --version end this way too, with exit code 0.
+    if (err.exitCode === 0) return 0;
+    // commander has already printed its message (and the --help pointer) on stderr; scripts get the same on stdout.
+    if (opts.json) {
+      const error = err.message.replace(/^error:\s*/, '').replace(/\s*\n\s*/g, '; ');
+      stdout.write(`${JSON.stringify({ success: false, error, code: 'USAGE', hint: 'run with --help for usage' }, null, 2)}\n`);
+    }
+    return 2;
+  }
 
   let message: string;
   let hint: string | undefined;
@@ -43,6 +51,8 @@ export function reportError(err: unknown, rt: CliRuntime, opts: { verbose: boole
     if (!opts.verbose) hint = 'run again with --verbose for details';
   }
   message = message.replace(/\s*\n\s*/g, '; ');
+  // Every usage error points somewhere, even one thrown without a hint of its own.
+  if (exitCode === 2 && !hint) hint = 'run with --help for usage';
 
   stderr.write(`error: ${message}\n`);
   for (const d of details) stderr.write(`  - ${d}\n`);

@@ -29,6 +29,9 @@ export interface Question<T> {
 
 export type TaskProgress = (detail: string) => void;
 
+/** `1 migration`, `3 migrations`. */
+export const count = (n: number, noun: string, plural = `${noun}s`): string => `${n} ${n === 1 ? noun : plural}`;
+
 /**
  * Everything the CLI says. stdout carries results (one JSON document with --json, nothing else);
  * prompts, progress and warnings go to stderr so scripts can pipe stdout.
@@ -101,7 +104,7 @@ export class Ui {
     if (this.interactive) return ask();
     if (this.yes && q.yesDefault) return q.yesDefault();
     if (q.default !== undefined) return q.default;
-    const alt = q.yesDefault && !this.yes ? ' (or --yes)' : '';
+    const alt = q.yesDefault && !this.yes && q.flag !== '--yes' ? ' (or --yes)' : '';
     throw new UsageError(`missing ${q.flag}: ${q.what ?? q.message}`, `pass ${q.flag}${alt}, or run in a terminal to be asked`);
   }
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseEnvFile } from './env-file.js';
 import { CONFIG_KEYS, type Config, type ConfigKey } from './schema.js';
 
 export const CONFIG_FILE_NAME = 'config.json';
@@ -73,8 +74,21 @@ function fromEnv(env: Record<string, string | undefined>, issues: ConfigIssue[])
   return out;
 }
 
+function readEnvFile(file: string, issues: ConfigIssue[]): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    const why = code === 'EACCES' ? ' (run as root or as the service user)' : '';
+    issues.push({ key: 'GATEHOUSE_ENV_FILE', source: file, message: `cannot read ${file}: ${code}${why}` });
+    return {};
+  }
+  return fromEnv(parseEnvFile(text), issues);
+}
+
 /**
- * Loads configuration in layers — defaults < config file < environment < flags — validates it once
+ * Loads configuration in layers — defaults < config file < env file < environment < flags — validates it once
  * and returns a frozen object. Throws ConfigError listing every wrong key.
  */
 export function loadConfig(opts: LoadConfigOptions = {}): Config {
@@ -92,6 +106,10 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   const configFile = path.join(dataDirAbs, CONFIG_FILE_NAME);
   const file = opts.skipFile ? { values: {}, issues: [] } : readConfigFile(configFile);
   issues.push(...file.issues);
+  // The service's environment file, named by a flag, the environment or config.json (install.sh records
+  // it there), so every command — doctor included — sees the configuration the service runs with.
+  const envFile = flagValues.GATEHOUSE_ENV_FILE ?? envValues.GATEHOUSE_ENV_FILE ?? file.values.GATEHOUSE_ENV_FILE;
+  const envFileValues = typeof envFile === 'string' && envFile ? readEnvFile(envFile, issues) : {};
 
   const merged: Record<string, unknown> = {};
   for (const [k, def] of Object.entries(CONFIG_KEYS)) {
@@ -100,7 +118,13 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
       sources[k] = 'default';
     }
   }
-  for (const [layer, values] of [['config file', file.values], ['environment', envValues], ['flag', flagValues]] as const) {
+  const layers = [
+    ['config file', file.values],
+    [`env file ${String(envFile)}`, envFileValues],
+    ['environment', envValues],
+    ['flag', flagValues],
+  ] as const;
+  for (const [layer, values] of layers) {
     for (const [k, v] of Object.entries(values)) {
       merged[k] = v;
       sources[k] = layer;

@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
+import path from 'node:path';
 import { z } from 'zod';
+import { weakness } from './secret-strength.js';
 
 /**
  * Every configuration key Gatehouse reads. The operator-facing name (the environment variable, and the
@@ -16,8 +18,10 @@ const bool = z.preprocess((v) => {
   return v;
 }, z.boolean());
 
-const int = (min: number, max: number) =>
-  z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number().int().min(min).max(max));
+const int = (min: number, max: number) => {
+  const error = `expected a whole number from ${min} to ${max}`;
+  return z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number({ error }).int(error).min(min, error).max(max, error));
+};
 
 const DURATION_RE = /^(\d+)\s*(ms|s|m|h|d)?$/;
 /** A byte size such as `100kb`, `1mb`, `512b` (BODY_LIMIT); parsed by the JSON body reader. */
@@ -108,6 +112,12 @@ const rateLimit = z.string().transform((v, ctx) => {
   return { points: Number(m[1]), durationSec: Math.round(seconds) };
 });
 
+/** A secret the doctor would pass (secret-strength.ts): refused at start instead of warned about later. */
+const strongSecret = z.string().superRefine((v, ctx) => {
+  const w = weakness(v);
+  if (w) ctx.addIssue({ code: 'custom', message: `${w}; generate one with: openssl rand -base64 32` });
+});
+
 export interface KeyDef {
   prop: string;
   schema: z.ZodTypeAny;
@@ -130,6 +140,7 @@ function key<P extends string, S extends z.ZodTypeAny>(
 export const CONFIG_KEYS = {
   // Server
   GATEHOUSE_DATA_DIR: key('dataDir', 'server', z.string().min(1), 'Data directory: config.json, SQLite file, pictures, mail outbox.', { default: './data' }),
+  GATEHOUSE_ENV_FILE: key('envFile', 'server', z.string().refine((v) => path.isAbsolute(v), 'expected an absolute path').optional(), 'Environment file (KEY=value lines, as systemd reads them) applied over config.json by every command; install.sh records the service\'s here. The `--environment-file` flag sets it too (not `--env-file`: Node 20 takes that one for itself).'),
   PORT: key('port', 'server', int(0, 65535), 'TCP port to listen on.', { default: 8787 }),
   HOST: key('host', 'server', z.string().min(1), 'Address to bind.', { default: '127.0.0.1' }),
   PUBLIC_URL: key('publicUrl', 'server', url(['http', 'https']).optional(), 'Public base URL (links in mail, picture URLs, Secure cookies when https). Default http://HOST:PORT.'),
@@ -138,14 +149,20 @@ export const CONFIG_KEYS = {
   BODY_LIMIT: key('bodyLimit', 'server', z.string().regex(SIZE_PATTERN, 'expected a size such as 100kb'), 'Maximum JSON body size.', { default: '100kb' }),
   LOG_LEVEL: key('logLevel', 'server', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level.', { default: 'info' }),
   JOBS_ENABLED: key('jobsEnabled', 'server', bool, 'Run scheduled jobs (session expiry, token cleanup).', { default: true }),
+  METRICS_TOKEN: key('metricsToken', 'server', z.string().min(16, 'must be at least 16 characters').optional(), 'Lets clients other than loopback scrape /metrics with Authorization: Bearer <token>.', { secret: true }),
+  METRICS_PORT: key('metricsPort', 'server', int(1, 65535).optional(), 'Serve /metrics on this port of its own (on HOST) instead of the API port.'),
+  SESSION_EXPIRY_BATCH: key('sessionExpiryBatch', 'server', int(100, 100_000), 'Expired sessions deleted per statement by the session-expiry job (each batch is its own short transaction).', { default: 5000 }),
+  SESSION_EXPIRY_MAX_PER_RUN: key('sessionExpiryMaxPerRun', 'server', int(1000, 1_000_000_000), 'Most expired sessions one run of the session-expiry job deletes; the rest wait for the next run.', { default: 10_000_000 }),
+  ADMIN_EXACT_COUNT_LIMIT: key('adminExactCountLimit', 'server', int(0, 10_000_000), 'Admin user lists count matches exactly up to this many; beyond it the total is the planner\'s estimate (meta.total_exact false).', { default: 10_000 }),
 
   // Storage
   DATABASE_URL: key('databaseUrl', 'storage', url(['postgres', 'postgresql', 'sqlite']).optional(), 'PostgreSQL URL. Absent: an SQLite file in the data dir.'),
   REDIS_URL: key('redisUrl', 'storage', url(['redis', 'rediss']).optional(), 'Redis URL for shared cache, rate limits and pub/sub. Absent: in-process.'),
   REDIS_PREFIX: key('redisPrefix', 'storage', z.string().max(64), 'Prefix for every Redis key and channel (lets instances share one Redis).', { default: 'gatehouse:' }),
+  REDIS_COMMAND_TIMEOUT_MS: key('redisCommandTimeoutMs', 'storage', int(50, 30_000), 'Longest wait for one Redis command; past it (or with Redis down) Gatehouse falls back to the database and in-process limits.', { default: 500 }),
 
   // Secrets
-  BRIDGE_VALIDATION_SECRET: key('bridgeSecret', 'security', z.string().min(16, 'must be at least 16 characters').optional(), 'Shared secret backends send as X-Bridge-Secret.', { secret: true }),
+  BRIDGE_VALIDATION_SECRET: key('bridgeSecret', 'security', strongSecret.optional(), 'Shared secret backends send as X-Bridge-Secret (at least 32 characters, generated).', { secret: true }),
   COOKIE_SECRET: key('cookieSecret', 'security', z.string().min(16, 'must be at least 16 characters').optional(), 'Secret for signed cookies (social login state).', { secret: true }),
   BCRYPT_ROUNDS: key('bcryptRounds', 'security', int(4, 15), 'bcrypt cost for password hashes.', { default: 12 }),
 
@@ -187,6 +204,9 @@ export const CONFIG_KEYS = {
   RATE_LIMIT_SOCIAL_API: key('rateLimitSocialApi', 'limits', rateLimit, 'Social API.', { default: '20/10m' }),
   RATE_LIMIT_CACHE_INVALIDATION: key('rateLimitCacheInvalidation', 'limits', rateLimit, 'Cache invalidation.', { default: '10/5m' }),
   RATE_LIMIT_ADMIN: key('rateLimitAdmin', 'limits', rateLimit, 'Admin actions.', { default: '50/10m' }),
+  RATE_LIMIT_BRIDGE: key('rateLimitBridge', 'limits', rateLimit, 'Validation reads (bridge validate, validation, current user) sent with the right X-Bridge-Secret, counted per secret.', { default: '100000/5m' }),
+  RATE_LIMIT_BRIDGE_INVALID: key('rateLimitBridgeInvalid', 'limits', rateLimit, 'Validation reads sent with a wrong X-Bridge-Secret, counted per address (guessing).', { default: '10/15m' }),
+  RATE_LIMIT_SESSION: key('rateLimitSession', 'limits', rateLimit, 'Validation and current-user reads with a valid session, counted per session.', { default: '600/5m' }),
   RATE_LIMITS_ENABLED: key('rateLimitsEnabled', 'limits', bool, 'Enforce rate limits (switch off only for benchmarks).', { default: true }),
 
   // Modules

@@ -1,8 +1,10 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { Sequelize } from 'sequelize';
+import { Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
+import pg from 'pg';
+import sqlite3 from 'sqlite3';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -22,6 +24,8 @@ export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs
   if (storage === null) {
     return new Sequelize(config.databaseUrl!, {
       dialect: 'postgres',
+      // Handed over rather than required by name inside Sequelize, so a bundle (the single executable) has it.
+      dialectModule: pg,
       logging,
       pool: { max: 10, min: 0, idle: 10_000, acquire: 15_000 },
       define: { underscored: true, timestamps: false },
@@ -34,12 +38,17 @@ export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs
   }
   const sequelize = new Sequelize({
     dialect: 'sqlite',
+    dialectModule: sqlite3,
     storage,
     logging,
     // SQLite allows one writer: a single shared connection, WAL and a busy timeout keep concurrent
     // requests (and a second process on the same file) from failing with SQLITE_BUSY.
     pool: { max: 1, min: 0, idle: 60_000 },
     retry: { max: 5, match: [/SQLITE_BUSY/] },
+    // A deferred transaction that reads and then writes cannot wait for another process's writer (the
+    // CLI beside the server): SQLite refuses the upgrade with SQLITE_BUSY at once, busy timeout or
+    // not. IMMEDIATE takes the write lock at BEGIN, where the busy timeout does wait.
+    transactionType: Transaction.TYPES.IMMEDIATE,
     define: { underscored: true, timestamps: false },
   });
   sequelize.addHook('afterConnect', async (connection: unknown) => {

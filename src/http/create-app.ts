@@ -13,6 +13,8 @@ import { cors } from './middleware/cors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { apiSecurityHeaders } from './middleware/security-headers.js';
 import { createRateLimitLayers } from './middleware/rate-limit-gate.js';
+import { countRequests } from '../metrics/http-metrics.js';
+import { docsPage } from './openapi/docs-page.js';
 
 /** Builds the express app (no listen). */
 export function createApp(app: AppContext): Express {
@@ -24,7 +26,7 @@ export function createApp(app: AppContext): Express {
   // API answers are small and per-user: hashing every body for an ETag costs more than it saves.
   x.set('etag', false);
   // App-wide middleware runs as one layer (see sequence.ts), in this order.
-  const front: RequestHandler[] = [requestId];
+  const front: RequestHandler[] = [requestId, countRequests(app.metrics)];
   // Access lines are info; above that level pino-http would still build a child logger per request
   // for nothing, so it is mounted only when its lines can be written (failures are logged by the
   // error handler whatever the level).
@@ -60,6 +62,7 @@ export function createApp(app: AppContext): Express {
   x.use(sequence(front));
 
   x.use(PICTURES_URL_PATH, servePictures(app.services.pictures.dir));
+  x.use('/docs', docsPage());
   x.use(routedRoutes);
   x.use(app.modules.router);
 

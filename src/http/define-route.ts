@@ -8,7 +8,7 @@ import { issueMessage } from '../errors/zod-issues.js';
 import { nestsDeeperThan, nulPath } from '../services/security/json-depth.js';
 import { secretMatcher } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
-import { rateLimitFor, type RateLimitClass } from './middleware/rate-limit.js';
+import { rateLimitFor, type RouteLimit } from './middleware/rate-limit.js';
 import { zodDetails } from './middleware/errors.js';
 import { assertSameOrigin } from './middleware/csrf.js';
 import { sendJson } from './respond.js';
@@ -51,8 +51,12 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   body?: z.ZodType<B>;
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
-  /** The spec's limit class; routes without one get the configurable default. */
-  rateLimit?: RateLimitClass;
+  /**
+   * The spec's limit class, or a classifier choosing class and key per request; routes without one
+   * get the configurable default. `false` only for probes (/health, /ready, /metrics), which
+   * monitors poll often and which must never answer 429.
+   */
+  rateLimit?: RouteLimit | false;
   /** Runs after auth, before validation (e.g. multipart parsing). */
   middleware?: RequestHandler[];
   /** Routes owned by a module are answered 503 MODULE_DISABLED while it is switched off. */
@@ -80,6 +84,12 @@ export const MAX_BODY_DEPTH = 64;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 
+/** Refuses a request without the valid bridge secret: 503 while none is configured, else 401. */
+export function requireBridge(sent: boolean, app: AppContext): void {
+  if (!app.config.bridgeSecret) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Bridge validation is not configured');
+  if (!sent) throw unauthorized('Invalid bridge secret', Codes.INVALID_BRIDGE_SECRET);
+}
+
 /**
  * `seen` is what the request carries (token, where from, a valid bridge secret), read once per request.
  * Answers without a promise where no session is looked up (public and bridge-only routes).
@@ -88,8 +98,7 @@ function resolveAuth(seen: Pick<AuthState, 'token' | 'tokenSource' | 'bridge'>, 
   const state: AuthState = { token: seen.token, tokenSource: seen.tokenSource, bridge: seen.bridge, session: null, user: null };
   if (mode === 'public') return state;
   if (mode === 'bridge' || mode === 'bridge+session') {
-    if (!app.config.bridgeSecret) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Bridge validation is not configured');
-    if (!seen.bridge) throw unauthorized('Invalid bridge secret', Codes.INVALID_BRIDGE_SECRET);
+    requireBridge(seen.bridge, app);
     if (mode === 'bridge') return state;
   }
   return withSession(state, mode, app);
@@ -111,6 +120,8 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
   const middleware = def.middleware?.length ? def.middleware : null;
   const isBridgeSecret = app.config.bridgeSecret ? secretMatcher(app.config.bridgeSecret) : () => false;
   const run: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
+    // The route template, for metrics (never the raw path).
+    res.locals.route = def.path;
     const mode = fixedMode ?? (def.auth as (c: Config) => AuthMode)(app.config);
     // Express 5 parses the query string again on every read of req.query: read it once.
     const rawQuery = (req.query ?? {}) as Record<string, unknown>;
@@ -149,7 +160,7 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     if (!res.headersSent && result !== undefined) sendJson(res, 200, result);
     else if (!res.headersSent) next();
   };
-  return [rateLimitFor(def.rateLimit, app), run];
+  return def.rateLimit === false ? [run] : [rateLimitFor(def.rateLimit, app), run];
 }
 
 function refuseNul(input: unknown): void {

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../app-context.js';
 import { createApp } from './create-app.js';
@@ -8,8 +9,23 @@ export interface RunningServer {
   server: http.Server;
   port: number;
   url: string;
-  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes the rest. */
+  /**
+   * Graceful stop: answers every request that has reached this process (queued connections
+   * included), each with `Connection: close`, stops accepting, and resolves once every connection
+   * is closed, or after `graceMs` with whatever is left cut off.
+   */
   close(graceMs?: number): Promise<void>;
+}
+
+/** The listener stays open until no connection has come in for this long, so queued ones are accepted, not reset. */
+const BACKLOG_QUIET_MS = 100;
+const BACKLOG_MAX_MS = 1_000;
+/** An open connection with no request in flight is closed once idle this long after the stop began. */
+const IDLE_CLOSE_MS = 250;
+
+interface Tracked {
+  active: number;
+  idleSince: number;
 }
 
 /** Listens with the app; keeps header and request timeouts tight against slow clients. */
@@ -19,6 +35,27 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
   server.on('clientError', answerClientError);
+
+  const sockets = new Map<net.Socket, Tracked>();
+  let stopping = false;
+  let lastConnectionAt = 0;
+  server.on('connection', (socket: net.Socket) => {
+    lastConnectionAt = Date.now();
+    sockets.set(socket, { active: 0, idleSince: Date.now() });
+    socket.once('close', () => sockets.delete(socket));
+  });
+  // Runs before the app's handler: once stopping, every answer tells the client to reconnect elsewhere.
+  server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const t = sockets.get(req.socket);
+    if (t) t.active += 1;
+    if (stopping) res.setHeader('Connection', 'close');
+    res.once('close', () => {
+      if (!t) return;
+      t.active -= 1;
+      t.idleSince = Date.now();
+    });
+  });
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {
@@ -28,16 +65,43 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
   });
   const { port } = server.address() as AddressInfo;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+
+  /** Closes connections with nothing in flight; the check runs after a poll phase, so bytes already received become a request first. */
+  const closeIdle = () =>
+    new Promise<void>((resolve) =>
+      setImmediate(() => {
+        const now = Date.now();
+        for (const [socket, t] of sockets) {
+          if (t.active === 0 && now - t.idleSince >= IDLE_CLOSE_MS && socket.readableLength === 0) socket.end();
+        }
+        resolve();
+      }),
+    );
+
   return {
     server,
     port,
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
     async close(graceMs = 10_000) {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-      await closed;
-      clearTimeout(timer);
+      if (stopping) return;
+      stopping = true;
+      const started = Date.now();
+      const deadline = started + graceMs;
+      for (const t of sockets.values()) t.idleSince = Math.max(t.idleSince, started);
+      // Accept what the kernel has already queued: closing the listener would reset those connections.
+      while (Date.now() - lastConnectionAt < BACKLOG_QUIET_MS && Date.now() - started < BACKLOG_MAX_MS) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // Stop listening only: http.Server#close would also drop idle keep-alive connections at once,
+      // including ones whose request is on the wire but not yet read.
+      const listenerClosed = new Promise<void>((r) => net.Server.prototype.close.call(server, () => r()));
+      while (sockets.size > 0 && Date.now() < deadline) {
+        await closeIdle();
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      if (sockets.size > 0) server.closeAllConnections();
+      for (const socket of sockets.keys()) socket.destroy();
+      await listenerClosed;
     },
   };
 }

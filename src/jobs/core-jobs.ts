@@ -13,7 +13,7 @@ export const sessionExpiryJob: JobDef = {
   name: 'session-expiry',
   schedule: '*/10 * * * *',
   async run(app) {
-    const n = await app.services.sessions.pruneExpired();
+    const n = await app.services.sessions.pruneExpired({ batch: app.config.sessionExpiryBatch, max: app.config.sessionExpiryMaxPerRun });
     return `${n} expired sessions deleted`;
   },
 };

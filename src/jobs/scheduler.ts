@@ -26,10 +26,12 @@ export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
     try {
       const detail = await job.run(app);
       await finishRun(app, key, 'ok', detail);
+      app.metrics?.jobRun(job.name, true);
       app.logger.info({ job: job.name, detail }, 'job finished');
       return { ran: true, detail };
     } catch (err) {
       await finishRun(app, key, 'failed', (err as Error).message).catch(() => undefined);
+      app.metrics?.jobRun(job.name, false);
       app.logger.error({ job: job.name, err: (err as Error).message }, 'job failed');
       return { ran: true, detail: (err as Error).message };
     } finally {

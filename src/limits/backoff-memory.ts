@@ -55,5 +55,9 @@ export function createMemoryBackoff(s: BackoffSettings): LoginBackoff {
     async recordSuccess(account: string): Promise<void> {
       accounts.delete(shortKey(account));
     },
+    async release(account: string): Promise<void> {
+      const st = load(account, now());
+      st.pending = Math.max(0, st.pending - 1);
+    },
   };
 }

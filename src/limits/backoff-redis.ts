@@ -45,6 +45,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return f
 `);
 
+/** Gives one reservation back without recording anything. */
+const RELEASE = defineRedisScript(`${LUA_NOW}${LOAD_STATE}
+if p > 0 then redis.call('HSET', KEYS[1], 'p', p - 1) end
+return p
+`);
+
 export function createRedisBackoff(client: RedisClient, prefix: string, s: BackoffSettings): LoginBackoff {
   // Always hashed: account identifiers are e-mail addresses, which need not sit in Redis in clear.
   const keyOf = (account: string) => `${prefix}lb:${createHash('sha256').update(account).digest('base64url')}`;
@@ -62,6 +68,9 @@ export function createRedisBackoff(client: RedisClient, prefix: string, s: Backo
     },
     async recordSuccess(account: string): Promise<void> {
       await client.del(keyOf(account));
+    },
+    async release(account: string): Promise<void> {
+      await RELEASE.run(client, [keyOf(account)], [nowArg()]);
     },
   };
 }

@@ -2,6 +2,7 @@ import { createMemoryBackoff } from './backoff-memory.js';
 import { createRedisBackoff } from './backoff-redis.js';
 import type { BackoffSettings } from './backoff-rules.js';
 import type { RedisClient } from './rate-limiter.js';
+import type { RedisHealth } from '../cache/redis-health.js';
 
 export interface BackoffDecision {
   allowed: boolean;
@@ -20,6 +21,8 @@ export interface LoginBackoff {
   reserve(account: string): Promise<BackoffDecision>;
   recordFailure(account: string): Promise<void>;
   recordSuccess(account: string): Promise<void>;
+  /** Gives a reservation back unused: the attempt ended before the password was checked (database down). */
+  release(account: string): Promise<void>;
 }
 
 export interface LoginBackoffOptions {
@@ -36,11 +39,29 @@ export interface LoginBackoffOptions {
 const RESERVATION_TTL_MS = 15_000;
 const FORGET_AFTER_MS = 24 * 3600_000;
 
-export function createLoginBackoff(store: 'memory' | { client: RedisClient; prefix: string }, opts: LoginBackoffOptions = {}): LoginBackoff {
+export function createLoginBackoff(
+  store: 'memory' | { client: RedisClient; prefix: string; health?: RedisHealth },
+  opts: LoginBackoffOptions = {},
+): LoginBackoff {
   const settings = toSettings(opts);
-  return store === 'memory' ? createMemoryBackoff(settings) : createRedisBackoff(store.client, store.prefix, settings);
+  if (store === 'memory') return createMemoryBackoff(settings);
+  const shared = createRedisBackoff(store.client, store.prefix, settings);
+  return store.health ? withFallback(shared, createMemoryBackoff(settings), store.health) : shared;
 }
 
+/**
+ * While Redis is down each instance keeps the backoff in process (same rules, counted from zero):
+ * logins stay throttled rather than refused or let through unthrottled.
+ */
+function withFallback(shared: LoginBackoff, local: LoginBackoff, health: RedisHealth): LoginBackoff {
+  const what = 'login backoff';
+  return {
+    reserve: (a) => health.run(what, () => shared.reserve(a), () => local.reserve(a)),
+    recordFailure: (a) => health.run(what, () => shared.recordFailure(a), () => local.recordFailure(a)),
+    recordSuccess: (a) => health.run(what, () => shared.recordSuccess(a), () => local.recordSuccess(a)),
+    release: (a) => health.run(what, () => shared.release(a), () => local.release(a)),
+  };
+}
 function toSettings(opts: LoginBackoffOptions): BackoffSettings {
   const freeFailures = opts.freeFailures ?? 5;
   const baseDelaySec = opts.baseDelaySec ?? 30;

@@ -43,6 +43,10 @@ export function createMemoryRateLimiter(opts: MemoryRateLimiterOptions = {}): Ra
     async reset(bucket: string, key: string): Promise<void> {
       windows.delete(counterKey('', bucket, key));
     },
+    async refund(bucket: string, key: string): Promise<void> {
+      const w = windows.get(counterKey('', bucket, key), now());
+      if (w && w.count > 0) w.count -= 1;
+    },
     async close(): Promise<void> {
       windows.clear();
     },

@@ -26,8 +26,11 @@ export interface LimitResult {
 export interface RateLimiter {
   consume(bucket: string, key: string, rule: LimitRule): Promise<LimitResult>;
   reset(bucket: string, key: string): Promise<void>;
+  /** Gives back one hit of the current window (a request that failed through no fault of the caller's). */
+  refund(bucket: string, key: string): Promise<void>;
   close(): Promise<void>;
 }
 
 export { createMemoryRateLimiter } from './memory-limiter.js';
 export { createRedisRateLimiter } from './redis-limiter.js';
+export { createFallbackRateLimiter } from './fallback-limiter.js';

@@ -26,6 +26,13 @@ end
 return { count, reset, now }
 `);
 
+/** KEYS[1] = window hash. Takes one hit back, never below zero, within the window that counted it. */
+const REFUND = defineRedisScript(`
+local c = tonumber(redis.call('HGET', KEYS[1], 'c'))
+if c and c > 0 then redis.call('HINCRBY', KEYS[1], 'c', -1) end
+return 0
+`);
+
 /** Shared fixed windows on Redis: every instance using the same prefix draws on one budget per key. */
 export function createRedisRateLimiter(client: RedisClient, prefix: string): RateLimiter {
   return {
@@ -38,6 +45,9 @@ export function createRedisRateLimiter(client: RedisClient, prefix: string): Rat
     },
     async reset(bucket: string, key: string): Promise<void> {
       await client.del(counterKey(prefix, bucket, key));
+    },
+    async refund(bucket: string, key: string): Promise<void> {
+      await REFUND.run(client, [counterKey(prefix, bucket, key)], []);
     },
     // The client belongs to the app, which closes it.
     async close(): Promise<void> {},

@@ -101,8 +101,9 @@ function outboxMailer(dataDirAbs: string, compose: (m: MailMessage) => Composed,
       const mail = compose(msg);
       const info = await builder.sendMail(mail);
       const file = await writeOutboxFile(dir, `${outboxStem()}-${msg.template}.eml`, info.message as Buffer);
-      // Subject and link only: the body holds codes and is in the file for whoever needs it.
-      log.info({ transport: 'outbox', template: msg.template, to: maskEmail(msg.to), subject: mail.subject, link: msg.data.link, file }, 'mail written to outbox');
+      // The kind of message and where it is, nothing more: links and bodies carry live tokens and
+      // codes, and whoever reads the journal must not be able to take over the account.
+      log.info({ transport: 'outbox', template: msg.template, to: maskEmail(msg.to), file }, 'mail written to outbox');
       return { messageId: info.messageId, transport: 'outbox' };
     },
     async verify() {

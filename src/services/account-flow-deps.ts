@@ -8,6 +8,7 @@ import type { SessionService } from './session-service.js';
 import type { TokenService } from './token-service.js';
 import type { UserService } from './user-service.js';
 import type { Hooks } from '../modules/hooks.js';
+import type { DeferredWork } from './deferred-work.js';
 
 /** What the mail and SMS account flows (verification, password, token login) are built from. */
 export interface AccountFlowDeps {
@@ -21,6 +22,8 @@ export interface AccountFlowDeps {
   userService: Pick<UserService, 'setPassword'>;
   hooks: Hooks;
   notify: AccountNotifier;
+  /** Token inserts and mail for known addresses run here, after the answer (see deferred-work.ts). */
+  deferred: DeferredWork;
   clock?: () => Date;
 }
 

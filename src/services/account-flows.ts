@@ -8,6 +8,7 @@ import { createMailer, type Mailer } from '../mail/mailer.js';
 import { createSmsSender, type SmsSender } from '../mail/sms.js';
 import type { Hooks } from '../modules/hooks.js';
 import { createAccountNotifier } from './account-notify.js';
+import { createDeferredWork, type DeferredWork } from './deferred-work.js';
 import { createPasswordService, type PasswordService } from './password-service.js';
 import type { PasswordHasher } from './security/passwords.js';
 import type { SessionService } from './session-service.js';
@@ -24,6 +25,8 @@ export interface AccountFlows {
   verification: VerificationService;
   passwordFlows: PasswordService;
   tokenLogin: TokenLoginService;
+  /** Mail and token work scheduled after answers; shutdown waits for it. */
+  deferred: DeferredWork;
 }
 
 export interface AccountFlowsInput {
@@ -53,7 +56,8 @@ export function createAccountFlows(input: AccountFlowsInput): AccountFlows {
     codeKey: config.cookieSecret ?? config.bridgeSecret,
   });
   const notify = createAccountNotifier({ mailer, sms, limiter: input.limiter, config, logger });
-  const deps = { ...input, tokens, notify };
+  const deferred = createDeferredWork(logger);
+  const deps = { ...input, tokens, notify, deferred };
   const verification = createVerificationService(deps);
   verification.attach(input.hooks);
   return {
@@ -63,5 +67,6 @@ export function createAccountFlows(input: AccountFlowsInput): AccountFlows {
     verification,
     passwordFlows: createPasswordService(deps),
     tokenLogin: createTokenLoginService(deps),
+    deferred,
   };
 }

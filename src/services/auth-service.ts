@@ -7,6 +7,7 @@ import type { LoginBackoff } from '../limits/login-backoff.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
 import { runAfterHooks } from './after-hooks.js';
+import { isDatabaseUnavailable } from '../data/db-errors.js';
 import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
 import type { CreateUserInput, UserService } from './user-service.js';
@@ -90,7 +91,14 @@ export function createAuthService(deps: AuthServiceDeps) {
           retry_after: decision.retryAfterSec,
         });
       }
-      const user = account ? await users.findByLogin(account) : null;
+      let user: UserRecord | null;
+      try {
+        user = account ? await users.findByLogin(account) : null;
+      } catch (err) {
+        // Nothing was checked: the reservation goes back, so an outage locks no account.
+        if (isDatabaseUnavailable(err)) await backoff.release(throttle).catch(() => undefined);
+        throw err;
+      }
       const ok = await passwords.verify(password, user?.password_hash ?? null);
       if (!user || !ok || user.disabled_at || user.deleted_at) {
         await guard(backoff.recordFailure(throttle));

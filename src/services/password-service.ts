@@ -46,20 +46,19 @@ export function createPasswordService(deps: AccountFlowDeps) {
     async requestReset(emailInput: string, clientUrl?: string | null): Promise<void> {
       const email = normalizeEmail(emailInput);
       const base = chooseLinkBase(clientUrl, `${frontEndBase(config)}/reset-password`, config);
+      // The same work on the request path for every address: one lookup, one count against the
+      // address. The token and the mail for a real account come after the answer.
       const user = await users.findByEmail(email);
-      // Counted for unknown addresses too: the same work either way.
       const allowed = await notify.mayMessage(email);
-      if (!isActiveUser(user) || !allowed) {
-        await tokens.decoy('password_reset', email);
-        return;
-      }
-      const t = await tokens.issue({ kind: 'password_reset', userId: user.id, identifier: email, channel: 'email', ttlSec: config.resetTokenTtl });
-      // Not awaited: an SMTP round trip would make this answer slower than the one for unknown addresses.
-      void notify.email({
-        to: email,
-        template: 'password-reset',
-        lang: user.lang,
-        data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), expiresMinutes: minutes(config.resetTokenTtl) },
+      if (!isActiveUser(user) || !allowed) return;
+      deps.deferred.later('password reset mail', async () => {
+        const t = await tokens.issue({ kind: 'password_reset', userId: user.id, identifier: email, channel: 'email', ttlSec: config.resetTokenTtl });
+        await notify.email({
+          to: email,
+          template: 'password-reset',
+          lang: user.lang,
+          data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), expiresMinutes: minutes(config.resetTokenTtl) },
+        });
       });
     },
 

@@ -170,6 +170,17 @@ export function createSessionCache(deps: SessionCacheDeps) {
       return u;
     },
 
+    /**
+     * After an outage of the shared cache and bus: evictions and messages sent meanwhile were lost,
+     * so every copy, here and shared, may be stale. Drop them all; the database is the truth.
+     * (Revocations are deletions in the database, so a revoked session stays revoked.)
+     */
+    async resync(): Promise<void> {
+      for (const h of sessions.keys()) dropSessions([h]);
+      for (const id of users.keys()) dropUser(id);
+      if (shared) await Promise.all([shared.purge('s:'), shared.purge('u:')]);
+    },
+
     /** Drops cached copies of a user everywhere, so the next validation reads fresh data. */
     async forgetUser(id: string): Promise<void> {
       dropUser(id);

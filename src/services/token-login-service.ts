@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { badRequest } from '../errors/app-error.js';
@@ -78,25 +79,26 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
       const message = channel === 'email' ? MESSAGE_EMAIL_SENT : MESSAGE_CODE_SENT;
       const user = channel === 'email' ? await users.findByEmail(address) : await users.findByPhone(address);
       const allowed = await notify.mayMessage(address);
-      if (!isActiveUser(user) || !allowed) {
-        const d = await tokens.decoy('login', address, true);
-        return { message, token_id: d.id };
-      }
-      const t = await tokens.issue({ kind: 'login', userId: user.id, identifier: address, channel, ttlSec: config.loginTokenTtl, withCode: true });
-      const expiresMinutes = minutes(config.loginTokenTtl);
-      // Sent without waiting: an SMTP or SMS round trip would make this answer slower than the decoy's.
-      if (channel === 'email') {
-        const base = chooseLinkBase(input.redirectUrl, `${config.publicBaseUrl}${TOKEN_VALIDATE_PATH}`, config);
-        void notify.email({
-          to: address,
-          template: 'login-link',
-          lang: user.lang,
-          data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), code: t.code!, expiresMinutes },
-        });
-      } else {
-        void notify.sms(address, smsText(user.lang, config.productName, t.code!, expiresMinutes));
-      }
-      return { message, token_id: t.id };
+      // The id is chosen now, for every address, so the answer is the same; the token row and the
+      // message for a real account come after the answer (see deferred-work.ts).
+      const tokenId = randomUUID();
+      if (!isActiveUser(user) || !allowed) return { message, token_id: tokenId };
+      const base = chooseLinkBase(input.redirectUrl, `${config.publicBaseUrl}${TOKEN_VALIDATE_PATH}`, config);
+      deps.deferred.later('sign-in message', async () => {
+        const t = await tokens.issue({ id: tokenId, kind: 'login', userId: user.id, identifier: address, channel, ttlSec: config.loginTokenTtl, withCode: true });
+        const expiresMinutes = minutes(config.loginTokenTtl);
+        if (channel === 'email') {
+          await notify.email({
+            to: address,
+            template: 'login-link',
+            lang: user.lang,
+            data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), code: t.code!, expiresMinutes },
+          });
+        } else {
+          await notify.sms(address, smsText(user.lang, config.productName, t.code!, expiresMinutes));
+        }
+      });
+      return { message, token_id: tokenId };
     },
 
     /** Exchanges a link token, or a code with its token_id or address, for a new active session. */

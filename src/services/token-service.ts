@@ -12,6 +12,8 @@ export const MAX_CODE_ATTEMPTS = 5;
 export const CODE_DIGITS = 6;
 
 export interface IssueInput {
+  /** Chosen by the caller when the id must be answered before the token is stored. */
+  id?: string;
   kind: TokenKind;
   userId: string;
   /** The address the token was sent to (normalised email or E.164 phone). */
@@ -57,7 +59,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     async issue(input: IssueInput): Promise<IssuedToken> {
       const now = clock();
       await deps.repo.voidActive({ kind: input.kind, identifier: input.identifier }, now);
-      const id = randomUUID();
+      const id = input.id ?? randomUUID();
       const token = randomToken(PREFIX[input.kind]);
       const code = input.withCode ? randomCode(CODE_DIGITS) : null;
       const expiresAt = new Date(now.getTime() + input.ttlSec * 1000);
@@ -74,18 +76,6 @@ export function createTokenService(deps: TokenServiceDeps) {
         expires_at: expiresAt,
       });
       return { id, token, code, expiresAt };
-    },
-
-    /**
-     * What `issue` costs, without storing anything: for addresses with no account, so the answer
-     * takes about as long and the work (one write query, random values, hashes) is the same.
-     */
-    async decoy(kind: TokenKind, identifier: string, withCode = false): Promise<{ id: string }> {
-      await deps.repo.voidActive({ kind, identifier }, clock());
-      const id = randomUUID();
-      sha256(randomToken(PREFIX[kind]));
-      if (withCode) codeHash(id, randomCode(CODE_DIGITS));
-      return { id };
     },
 
     /** The live token of this kind for a clear token value, without using it up. */
@@ -109,7 +99,13 @@ export function createTokenService(deps: TokenServiceDeps) {
     async consumeCode(kind: TokenKind, ref: CodeRef, code: string): Promise<AuthTokenRecord | null> {
       const now = clock();
       const rec = 'id' in ref ? await deps.repo.findById(ref.id) : await deps.repo.findLatestActive(kind, ref.identifier, now);
-      if (!live(rec, kind, now) || !rec.code_hash) return null;
+      if (!live(rec, kind, now) || !rec.code_hash) {
+        // The same write and hash a real token's wrong code costs, so a guess cannot tell a live
+        // token id from an unknown one by the time the answer takes.
+        await deps.repo.decoyAttempt();
+        safeEqual(codeHash(randomUUID(), String(code)), codeHash(randomUUID(), ''));
+        return null;
+      }
       if (!(await deps.repo.addAttempt(rec.id, MAX_CODE_ATTEMPTS))) return null;
       if (!safeEqual(codeHash(rec.id, String(code)), rec.code_hash)) {
         if (rec.attempts + 1 >= MAX_CODE_ATTEMPTS) await deps.repo.markUsed(rec.id, now);

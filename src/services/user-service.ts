@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserListQuery, UserRecord, UserRepository } from '../data/repositories/user-repository.js';
-import { AppError, conflict, forbidden, notFound } from '../errors/app-error.js';
+import { AppError, badRequest, forbidden, notFound } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
@@ -33,7 +33,7 @@ export type UserListParams = UserListQuery;
 
 export interface UserService {
   /**
-   * Validates (email format, password policy, user_name format and uniqueness; duplicates → 409),
+   * Validates (email format, password policy, user_name format and uniqueness; duplicates → 400 EMAIL_TAKEN / USER_NAME_TAKEN),
    * hashes and inserts. actor null = system (CLI, init, public registration). Only a superadmin actor
    * (or the system) may create a superadmin. `verified` is the default of is_verified when the input
    * does not say.
@@ -43,7 +43,8 @@ export interface UserService {
   toPublic(u: UserRecord): PublicUser;
   /** A live (not deleted) user, or 404 — malformed ids included. */
   get(id: string): Promise<UserRecord>;
-  list(params: UserListParams): Promise<{ users: UserRecord[]; total: number }>;
+  /** A page of users: total exact or estimated (totalExact), and the cursor of the next page. */
+  list(params: UserListParams): Promise<{ users: UserRecord[]; total: number; totalExact: boolean; nextCursor: string | null }>;
   /** A user's own profile update (see parseProfileInput for what is refused). */
   updateProfile(user: UserRecord, input: unknown): Promise<UserRecord>;
   /** An admin's update; a role or email change, or disabling, signs the user out everywhere. */
@@ -71,10 +72,11 @@ export interface UserServiceDeps {
 const ID_RE = /^[A-Za-z0-9-]{1,64}$/;
 const isSuper = (u: { user_type: string } | null) => u?.user_type === 'superadmin';
 
-const emailTaken = () => conflict('Email already registered', Codes.EMAIL_TAKEN);
-const userNameTaken = () => conflict('User name already taken', Codes.USER_NAME_TAKEN);
+// The spec's error table has 400 for invalid input and no 409; the code tells which field is taken.
+const emailTaken = () => badRequest('Email already registered', undefined, Codes.EMAIL_TAKEN);
+const userNameTaken = () => badRequest('User name already taken', undefined, Codes.USER_NAME_TAKEN);
 
-/** Maps a unique-index race (two inserts passing the pre-check at once) to the 409 the pre-check gives. */
+/** Maps a unique-index race (two inserts passing the pre-check at once) to the 400 the pre-check gives. */
 function uniqueViolation(err: unknown): AppError | null {
   const e = err as { name?: string; fields?: Record<string, unknown> | string[]; original?: { message?: string } };
   if (e?.name !== 'SequelizeUniqueConstraintError') return null;
@@ -156,8 +158,8 @@ export function createUserService(deps: UserServiceDeps): UserService {
     },
 
     async list(params) {
-      const { rows, total } = await users.list(params);
-      return { users: rows, total };
+      const { rows, ...page } = await users.list(params);
+      return { users: rows, ...page };
     },
 
     async updateProfile(user, input) {

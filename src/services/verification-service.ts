@@ -45,19 +45,15 @@ export function createVerificationService(deps: AccountFlowDeps) {
     },
 
     /**
-     * Sends a fresh link when the address belongs to an unverified account; otherwise does the same
-     * token work without storing or sending, so neither the answer nor its timing tells which.
+     * Sends a fresh link when the address belongs to an unverified account. The request path does the
+     * same work for every address (one lookup, one count); the token and the mail come after the
+     * answer, so neither the answer nor its timing tells which.
      */
     async resend(emailInput: string): Promise<void> {
       const email = normalizeEmail(emailInput);
       const user = await users.findByEmail(email);
       const allowed = await notify.mayMessage(email);
-      if (isActiveUser(user) && !isVerified(user) && allowed) {
-        // Not awaited: an SMTP round trip would make this answer slower than the one for unknown addresses.
-        void (await issueFor(user)).sent;
-        return;
-      }
-      await tokens.decoy('verify_email', email);
+      if (isActiveUser(user) && !isVerified(user) && allowed) deps.deferred.later('verification mail', () => sendFor(user));
     },
 
     /**

@@ -68,9 +68,10 @@ describe('configuration errors', () => {
 
   it('when a flag value is wrong, then it is reported as coming from the flag', async () => {
     const dir = tempDir();
-    const r = await runCli(['serve', '--data-dir', dir, '--port', 'abc']);
+    // (--port abc never gets this far: it is a usage error, see rough-edges.test.ts.)
+    const r = await runCli(['init', '--yes', '--data-dir', dir, '--public-url', 'nope']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/PORT \(from flag\)/);
+    expect(r.stderr).toMatch(/PUBLIC_URL \(from flag\): expected a URL/);
   });
 
   it('when --json is given and the configuration is wrong, then stdout holds a JSON error naming the keys', async () => {

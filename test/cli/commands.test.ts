@@ -105,12 +105,13 @@ describe('commands on an initialised data dir', () => {
     expect(checks.find((c) => c.id === 'config')!.status).toBe('ok');
   });
 
-  it('when the bridge secret is weak, then doctor fails the secrets check', async () => {
+  it('when the bridge secret is weak, then doctor fails the configuration with the rule serve enforces', async () => {
     const r = await runCli(['doctor', '--json', '--data-dir', dir], { env: { BRIDGE_VALIDATION_SECRET: 'changeme-changeme-changeme-12345' } });
     expect(r.code).toBe(1);
-    const secrets = json(r).checks.find((c: { id: string }) => c.id === 'secrets');
-    expect(secrets).toMatchObject({ status: 'fail' });
-    expect(secrets.message).toContain('placeholder');
+    const config = json(r).checks.find((c: { id: string }) => c.id === 'config');
+    expect(config).toMatchObject({ status: 'fail' });
+    expect(config.message).toContain('BRIDGE_VALIDATION_SECRET');
+    expect(config.message).toContain('placeholder');
   });
 
   it('when the configuration is invalid, then doctor reports it as the failing check instead of stopping', async () => {

@@ -85,6 +85,10 @@ describe('install.sh usage', () => {
     [['--admin-email', 'admin@example.test'], '--admin-password-file'],
     [['--prefix', '/tmp/with space'], '--prefix'],
     [['--data-dir', '/'], 'refusing'],
+    [['--no-systemd', '--user', 'someone'], 'no effect with --no-systemd'],
+    [['--skip-init', '--database-url', 'postgres://db.example/gatehouse'], '--database-url configure Gatehouse through gatehouse init'],
+    [['--skip-init', '--with-postgres', '--admin-email', 'a@example.test', '--admin-password-file', '/etc/hostname'], '--admin-email --with-postgres configure'],
+    [['--no-system-user', '--user', 'no-such-user-here', '--systemd-dir', '/tmp/units'], 'which does not exist'],
   ])('when given %j, then it exits 2 before doing anything', async (args, message) => {
     const run = await install(args);
     expect(run.code).toBe(2);
@@ -106,7 +110,8 @@ describe('install.sh --skip-init into temp dirs', () => {
     data = path.join(dir, 'data');
     footprintBefore = hostFootprint();
     run = await install([
-      '--prefix', prefix, '--data-dir', data, '--skip-init', '--no-system-user',
+      // --no-system-user: the unit names an existing user (this one), not one nobody created.
+      '--prefix', prefix, '--data-dir', data, '--skip-init', '--no-system-user', '--user', os.userInfo().username,
       '--systemd-dir', path.join(dir, 'systemd'),
       '--with-nginx', '--domain', 'example.test', '--nginx-dir', path.join(dir, 'nginx'), '--port', '18787',
     ]);
@@ -141,6 +146,8 @@ describe('install.sh --skip-init into temp dirs', () => {
     expect(site).toContain('proxy_pass http://127.0.0.1:18787;');
     expect(site).toContain('proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;');
     expect(site).toContain('proxy_set_header X-Forwarded-Proto $scheme;');
+    expect(site).toContain('proxy_set_header X-Request-ID $request_id;');
+    expect(site).toContain('server_tokens off;');
     expect(site).not.toMatch(/@[A-Z_]+@/);
     const env = readFileSync(path.join(prefix, 'etc', 'gatehouse.env'), 'utf8');
     expect(env).toMatch(/^TRUST_PROXY=1$/m);
@@ -148,15 +155,19 @@ describe('install.sh --skip-init into temp dirs', () => {
 
   it('when --systemd-dir is given, then the unit runs the installed CLI as the service user, hardened', () => {
     const unit = readFileSync(path.join(dir, 'systemd', 'gatehouse.service'), 'utf8');
-    const exec = `${escapeRe(prefix)}/bin/gatehouse serve --data-dir ${escapeRe(data)}`;
+    // The env file is read by Gatehouse itself, as every command does, not by systemd alone.
+    const exec = `${escapeRe(prefix)}/bin/gatehouse serve --data-dir ${escapeRe(data)} --environment-file ${escapeRe(prefix)}/etc/gatehouse.env`;
     expect(unit).toMatch(new RegExp(`^ExecStart=/\\S*node ${exec}$`, 'm'));
-    expect(unit).toMatch(/^User=gatehouse$/m);
+    expect(unit).toMatch(new RegExp(`^User=${os.userInfo().username}$`, 'm'));
     expect(unit).toMatch(/^Environment=NODE_ENV=production$/m);
-    expect(unit).toContain(`EnvironmentFile=-${prefix}/etc/gatehouse.env`);
+    expect(unit).not.toContain('EnvironmentFile=');
     expect(unit).toContain(`ReadWritePaths=${data}`);
-    for (const line of ['NoNewPrivileges=true', 'ProtectSystem=strict', 'PrivateTmp=true', 'Restart=on-failure']) {
-      expect(unit).toContain(line);
-    }
+    const hardening = ['NoNewPrivileges=true', 'ProtectSystem=strict', 'Restart=on-failure', 'ProtectHome=yes', 'SystemCallFilter=@system-service',
+      'SystemCallArchitectures=native', 'ProtectProc=invisible', 'ProcSubset=pid', 'RemoveIPC=yes'];
+    for (const line of hardening) expect(unit).toMatch(new RegExp(`^${escapeRe(line)}$`, 'm'));
+    // The data dir is under /tmp here: a private /tmp would hide it from the service.
+    expect(unit).toMatch(/^PrivateTmp=false$/m);
+    expect(run.stderr).toContain('PrivateTmp=false');
     expect(unit).not.toMatch(/@[A-Z_]+@/);
   });
 
@@ -204,6 +215,9 @@ describe('install.sh with gatehouse init', () => {
     // The SQLite file holds password hashes: nothing init wrote may be readable by other users.
     for (const name of readdirSync(data)) expect([name, statSync(path.join(data, name)).mode & 0o077]).toEqual([name, 0]);
     expect(hostFootprint()).toEqual(footprintBefore);
+    // The environment file the service would read is recorded, so `doctor --data-dir` reads it too.
+    expect(JSON.parse(readFileSync(path.join(data, 'config.json'), 'utf8')).GATEHOUSE_ENV_FILE).toBe(path.join(prefix, 'etc', 'gatehouse.env'));
+    expect(first.stdout).toContain(`doctor --data-dir ${data}   (reads ${path.join(prefix, 'etc', 'gatehouse.env')} too, as the service does)`);
   });
 
   it('when run a second time, then it exits 0 and config.json keeps its secrets', async () => {

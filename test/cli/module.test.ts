@@ -66,7 +66,7 @@ describe('gatehouse module', () => {
     const install = await cli('module', 'install', 'ext-business', '--json');
     expect(install.code, install.stderr).toBe(0);
     expect(json(install).modules[0]).toMatchObject({ module_id: 'ext-business', status: 'installed', installed_version: '1.0.0' });
-    expect(install.stderr).toMatch(/✔ Installing ext-business \(1 migrations applied\)/);
+    expect(install.stderr).toMatch(/✔ Installing ext-business \(1 migration applied\)/);
 
     const took = await eventually(async () => (await call(url, 'PUT', '/auth/user/me', { session, body: { is_business: true, biz_name: 'Acme' } })).status === 200, 6000);
     expect(took).toBeGreaterThanOrEqual(0);

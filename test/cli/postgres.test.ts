@@ -1,16 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, removeTempDirs, runCli, tempDir } from '../helpers/cli.js';
+import { dropRedisPrefix, uniqueTestName } from '../helpers/backend.js';
+import { json, removeTempDirs, runCli, stopStartedClis, tempDir } from '../helpers/cli.js';
+import { backupRoundTrip } from './backup-roundtrip.js';
 
-// This machine always has PostgreSQL and Redis; CI points TEST_DATABASE_URL at its own database.
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+// Runs only with the PostgreSQL + Redis tier (vitest.config.ts leaves it out otherwise).
+const ADMIN_URL = process.env.TEST_DATABASE_URL!;
+const REDIS_URL = process.env.TEST_REDIS_URL!;
 
 describe('gatehouse init on PostgreSQL and Redis', () => {
-  const name = `gh_cli_${randomBytes(5).toString('hex')}`;
+  const name = uniqueTestName('gh_cli');
+  // The servers this file starts share the test Redis: keys under a prefix of this file's own.
+  const redisPrefix = `ght:${name}:`;
   let dbUrl: string;
   let dir: string;
 
@@ -31,6 +34,7 @@ describe('gatehouse init on PostgreSQL and Redis', () => {
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
+    await dropRedisPrefix(REDIS_URL, redisPrefix);
   });
 
   it('when init gets --database-url and --redis-url, then it writes them, creates the schema there, and doctor is green', async () => {
@@ -51,7 +55,23 @@ describe('gatehouse init on PostgreSQL and Redis', () => {
     const doctor = await runCli(['doctor', '--json', '--data-dir', dir]);
     expect(doctor.code, doctor.stdout).toBe(0);
     const checks = json(doctor).checks as { id: string; status: string; message: string }[];
-    for (const id of ['database', 'redis', 'migrations']) expect(checks.find((x) => x.id === id)?.status, id).toBe('ok');
+    for (const id of ['database', 'redis', 'migrations', 'search-index', 'session-backlog']) expect(checks.find((x) => x.id === id)?.status, id).toBe('ok');
+    expect(checks.find((x) => x.id === 'search-index')!.message).toMatch(/^pg_trgm [\d.]+; trigram indexes/);
     expect(checks.find((x) => x.id === 'database')!.message).toContain(`PostgreSQL at ${dbUrl}`);
+  });
+
+  it('when a populated PostgreSQL instance is backed up with pg_dump, changed and restored, then it is as at the backup', async () => {
+    try {
+      await backupRoundTrip(dir, { REDIS_PREFIX: redisPrefix });
+    } finally {
+      await stopStartedClis();
+    }
+  });
+
+  it('when pg_dump is not installed, then backup fails in one line naming the package to install', async () => {
+    const r = await runCli(['backup', '--data-dir', dir], { env: { REDIS_PREFIX: redisPrefix, PATH: '/nonexistent-bin' } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: pg_dump is not installed (Debian/Ubuntu package: postgresql-client)');
+    expect(r.stderr).toContain('hint: install it: apt-get install -y postgresql-client');
   });
 });

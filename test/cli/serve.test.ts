@@ -43,8 +43,13 @@ describe('gatehouse serve', () => {
 
     s.child.kill('SIGTERM');
     expect(await s.exited).toEqual({ code: 0, signal: null });
-    expect(s.stderr).toContain('SIGTERM: finishing in-flight requests');
+    expect(s.stdout).toContain('SIGTERM: finishing in-flight requests');
     await expect(fetch(`${url}/health`)).rejects.toThrow();
+    // Not a terminal: what serve says joins the JSON log, so the stream holds JSON lines only.
+    const lines = s.stdout.trim().split('\n');
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(lines.map((l) => JSON.parse(l).msg)).toContain(`Gatehouse listening on ${url}`);
+    expect(s.stderr).toBe('');
   });
 
   it('when a request is in flight at SIGTERM, then it is answered before the process exits', async () => {
@@ -76,7 +81,7 @@ describe('gatehouse serve', () => {
     const url = (await s.waitFor(LISTENING))[1];
     expect(s.stdout).toMatch(/\(2 workers\)/);
     await s.waitFor(/worker \d+ listening[\s\S]*worker \d+ listening/);
-    const pids = [...s.stderr.matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
+    const pids = [...s.stdout.matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
     expect(new Set(pids).size).toBe(2);
 
     process.kill(pids[0], 'SIGKILL');
@@ -84,7 +89,7 @@ describe('gatehouse serve', () => {
     await s.waitFor(new RegExp(`worker ${pids[0]} exited \\(signal SIGKILL\\); starting a new one`));
     for (let i = 0; i < 5; i++) expect((await get(`${url}/health`)).status).toBe(200);
     await s.waitFor(/worker \d+ listening[\s\S]*worker \d+ listening[\s\S]*worker \d+ listening/);
-    const now = [...s.stderr.matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
+    const now = [...s.stdout.matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
     const replacement = now[2];
     expect(pids).not.toContain(replacement);
     expect(() => process.kill(replacement, 0)).not.toThrow();
@@ -93,6 +98,34 @@ describe('gatehouse serve', () => {
     s.child.kill('SIGTERM');
     expect((await s.exited).code).toBe(0);
     for (const pid of [pids[1], replacement]) expect(() => process.kill(pid, 0)).toThrow();
+  });
+  it('when --workers 2 serves requests, then any worker\'s /metrics and the METRICS_PORT both count every worker\'s requests', async () => {
+    const { blocker, port: metricsPort } = await occupyPort();
+    blocker.close();
+    const s = serve(['--data-dir', dir, '--workers', '2'], { METRICS_PORT: String(metricsPort) });
+    const url = (await s.waitFor(LISTENING))[1];
+    await s.waitFor(/worker \d+ listening[\s\S]*worker \d+ listening/);
+    // New connections each time, so both workers get some of them.
+    for (let i = 0; i < 20; i++) await fetch(`${url}/health`, { headers: { Connection: 'close' } }).then((r) => r.text());
+    const scrape = async (u: string) => {
+      const text = await (await fetch(u, { headers: { Connection: 'close' } })).text();
+      const line = text.split('\n').find((l) => l.startsWith('gatehouse_http_requests_total{') && l.includes('route="/health"') && l.includes('status="200"'));
+      return Number(line?.split(' ').pop());
+    };
+    expect(await scrape(`http://127.0.0.1:${metricsPort}/metrics`)).toBe(20);
+    // With METRICS_PORT set, the API port has no /metrics.
+    expect((await fetch(`${url}/metrics`)).status).toBe(404);
+    s.child.kill('SIGTERM');
+    expect((await s.exited).code).toBe(0);
+
+    const t = serve(['--data-dir', dir, '--workers', '2']);
+    const url2 = (await t.waitFor(LISTENING))[1];
+    await t.waitFor(/worker \d+ listening[\s\S]*worker \d+ listening/);
+    for (let i = 0; i < 10; i++) await fetch(`${url2}/health`, { headers: { Connection: 'close' } }).then((r) => r.text());
+    // Whichever worker answers the scrape, it reports the sum over both.
+    for (let i = 0; i < 4; i++) expect(await scrape(`${url2}/metrics`)).toBe(10);
+    t.child.kill('SIGTERM');
+    expect((await t.exited).code).toBe(0);
   });
 });
 
@@ -108,7 +141,7 @@ describe('gatehouse serve preflight', () => {
 
     const s = serve(['--data-dir', dir, '--migrate']);
     const url = (await s.waitFor(LISTENING))[1];
-    expect(s.stderr).toMatch(/✔ Applying \d+ migrations/);
+    expect(s.stdout).toMatch(/✔ Applying \d+ migrations/);
     expect((await get(`${url}/ready`)).status).toBe(200);
     s.child.kill('SIGINT');
     expect((await s.exited).code).toBe(0);
@@ -142,8 +175,8 @@ describe('gatehouse serve preflight', () => {
       const s = startCli(['serve', '--data-dir', dir, '--migrate', '--workers', '2', '--port', String(port)]);
       const { code } = await s.exited;
       expect(code).toBe(1);
-      expect(s.stderr).toMatch(/starting a new one in 500 ms[\s\S]*starting a new one in 1000 ms/);
-      expect(s.stderr).toMatch(/workers exited 5 times within 60s; giving up/);
+      expect(s.stdout).toMatch(/starting a new one in 500 ms[\s\S]*starting a new one in 1000 ms/);
+      expect(s.stdout).toMatch(/workers exited 5 times within 60s; giving up/);
       expect(s.stdout).not.toContain('Gatehouse listening');
     } finally {
       blocker.close();

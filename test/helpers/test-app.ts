@@ -8,7 +8,7 @@ import { startServer, type RunningServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log/logger.js';
 import { BACKEND, provisionPg, type ProvisionedBackend } from './backend.js';
 
-export const TEST_BRIDGE_SECRET = 'test-bridge-secret-0123456789';
+export const TEST_BRIDGE_SECRET = 'test-bridge-secret-0123456789-abcdefghij';
 
 /** Settings every test app starts from; limits are high so only the limit tests meet them. */
 export const TEST_ENV: Record<string, string> = {
@@ -28,6 +28,9 @@ export const TEST_ENV: Record<string, string> = {
   RATE_LIMIT_SOCIAL_API: '100000/1m',
   RATE_LIMIT_CACHE_INVALIDATION: '100000/1m',
   RATE_LIMIT_ADMIN: '100000/1m',
+  RATE_LIMIT_BRIDGE: '100000/1m',
+  RATE_LIMIT_BRIDGE_INVALID: '100000/1m',
+  RATE_LIMIT_SESSION: '100000/1m',
 };
 
 export interface TestResponse<T = any> {

@@ -67,11 +67,11 @@ describe('PUT /auth/admin/users/:id (and /auth/users/:id)', () => {
     expect((await put(admin.user.id, { disabled: true })).status).toBe(403);
   });
 
-  it('when the email or user name is taken, then 409', async () => {
+  it('when the email or user name is taken, then 400 with its code', async () => {
     const a = await makeUser(t, { user_name: `a_${Date.now()}` });
     const b = await makeUser(t);
-    expect((await put(b.id, { email: a.email })).status).toBe(409);
-    expect((await put(b.id, { user_name: a.user_name })).status).toBe(409);
+    expect(await put(b.id, { email: a.email })).toMatchObject({ status: 400, body: { code: 'EMAIL_TAKEN' } });
+    expect(await put(b.id, { user_name: a.user_name })).toMatchObject({ status: 400, body: { code: 'USER_NAME_TAKEN' } });
   });
 
   it.each([[{ email: 'bad' }], [{ user_type: 'root' }], [{ password_hash: 'x' }], [{ disabled: 'yes' }], [{ user_name: 'a' }]])(

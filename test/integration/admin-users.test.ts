@@ -30,7 +30,7 @@ describe('GET /auth/admin/users (and /auth/users)', () => {
     const r = await get(`/auth/admin/users?q=${tag}&limit=2`);
     expect(r.status).toBe(200);
     expect(r.body.data.users).toHaveLength(2);
-    expect(r.body.data.pagination).toEqual({ page: 1, limit: 2, total: 5, pages: 3, hasMore: true });
+    expect(r.body.data.pagination).toEqual({ page: 1, limit: 2, total: 5, total_exact: true, pages: 3, hasMore: true, next_cursor: expect.any(String) });
     expect(r.body.meta).toEqual(r.body.data.pagination);
     const last = await get(`/auth/users?q=${tag}&limit=2&page=3`);
     expect(last.body.data.users).toHaveLength(1);
@@ -133,10 +133,11 @@ describe('POST /auth/admin/users (and /auth/users)', () => {
     expect((await t.request('POST', '/auth/admin/users', { session: sup.token, body: body() })).status).toBe(200);
   });
 
-  it('when the email exists, then 409; when the body is bad, then 400', async () => {
+  it('when the email exists, then 400 EMAIL_TAKEN; when the body is bad, then 400', async () => {
     const existing = await makeUser(t);
     const dup = await t.request('POST', '/auth/admin/users', { session: admin, body: { email: existing.email, password: DEFAULT_PASSWORD } });
-    expect(dup.status).toBe(409);
+    expect(dup.status).toBe(400);
+    expect(dup.body.code).toBe('EMAIL_TAKEN');
     for (const body of [{ email: 'bad' }, { email: uniqueEmail(), password: 'short' }, { email: uniqueEmail(), is_verified: 'yes' }]) {
       expect((await t.request('POST', '/auth/admin/users', { session: admin, body })).status).toBe(400);
     }

@@ -69,17 +69,17 @@ describe('POST /auth/register/public', () => {
     expect(missing.status).toBe(400);
   });
 
-  it('when the email is already registered (any case), then 409 says only that', async () => {
+  it('when the email is already registered (any case), then 400 EMAIL_TAKEN says only that', async () => {
     const existing = await makeUser(t);
     const r = await register(t, { email: existing.email.toUpperCase(), password: DEFAULT_PASSWORD });
-    expect(r.status).toBe(409);
+    expect(r.status).toBe(400);
     expect(r.body).toEqual({ success: false, error: 'Email already registered', code: 'EMAIL_TAKEN' });
   });
 
-  it('when the user name is taken or malformed, then 409 / 400', async () => {
+  it('when the user name is taken or malformed, then 400 USER_NAME_TAKEN / 400', async () => {
     const existing = await makeUser(t, { user_name: `taken_${Date.now()}` });
     const taken = await register(t, { email: uniqueEmail(), password: DEFAULT_PASSWORD, user_name: existing.user_name!.toUpperCase() });
-    expect(taken.status).toBe(409);
+    expect(taken.status).toBe(400);
     expect(taken.body.code).toBe('USER_NAME_TAKEN');
     const bad = await register(t, { email: uniqueEmail(), password: DEFAULT_PASSWORD, user_name: 'no spaces!' });
     expect(bad.status).toBe(400);
@@ -123,11 +123,11 @@ describe('POST /auth/register (admin)', () => {
     expect(r.body.data.user.id).toBe(r.body.data.id);
   });
 
-  it('when a customer or nobody calls it, then 403 / 401', async () => {
+  it('when a customer calls it with its session, then 403 and nobody is created', async () => {
     const { token } = await makeSession(t);
     const body = { email: uniqueEmail(), password: DEFAULT_PASSWORD };
     expect((await t.request('POST', '/auth/register', { session: token, body })).status).toBe(403);
-    expect((await t.request('POST', '/auth/register', { body })).status).toBe(401);
+    expect(await t.app.repos.users.findByEmail(body.email)).toBeNull();
   });
 
   it('when an admin asks for a superadmin, then 403; a superadmin may', async () => {
@@ -146,5 +146,73 @@ describe('POST /auth/register (admin)', () => {
     const b = await t.request('POST', '/auth/register', { session: token, body: { email: uniqueEmail(), userType: 'root' } });
     expect(a.status).toBe(400);
     expect(b.status).toBe(400);
+  });
+});
+
+describe("POST /auth/register without a session (the original client's register())", () => {
+  const clientBody = () => ({ email: uniqueEmail('cli'), password: DEFAULT_PASSWORD, name: 'Cy', lastName: 'Lent', userType: 'admin', userName: `cy_${Date.now()}` });
+
+  it('when the client posts its camelCase body, then a customer is registered: data.id, data.user and a working session', async () => {
+    const body = clientBody();
+    const r = await t.request('POST', '/auth/register', { body });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ success: true, message: 'Registration successful' });
+    const { data } = r.body;
+    expect(data.user).toMatchObject({ email: body.email, name: 'Cy', last_name: 'Lent', user_name: body.userName, user_type: 'customer', is_verified: false });
+    expect(data.id).toBe(data.user.id);
+    expect(data.sessionId).toEqual(expect.any(String));
+    const me = await t.request('GET', '/auth/me', { session: data.sessionId });
+    expect(me.body.data.user).toMatchObject({ email: body.email, user_type: 'customer' });
+  });
+
+  it('when the session sent is unknown (a stale cookie), then it is public registration too', async () => {
+    const body = clientBody();
+    const r = await t.request('POST', '/auth/register', { body, headers: { Cookie: 'session_id=ses_stale' } });
+    expect(r.status).toBe(200);
+    expect(r.body.data.user).toMatchObject({ email: body.email, user_type: 'customer' });
+  });
+
+  it('when the public rules apply, then a taken email is 400 EMAIL_TAKEN, a weak password 400, and switched-off registration 403', async () => {
+    const existing = await makeUser(t);
+    const dup = await t.request('POST', '/auth/register', { body: { ...clientBody(), email: existing.email } });
+    expect(dup).toMatchObject({ status: 400, body: { success: false, code: 'EMAIL_TAKEN' } });
+    const weak = await t.request('POST', '/auth/register', { body: { ...clientBody(), password: 'short' } });
+    expect(weak).toMatchObject({ status: 400, body: { code: 'WEAK_PASSWORD' } });
+    const off = await closed.request('POST', '/auth/register', { body: clientBody() });
+    expect(off).toMatchObject({ status: 403, body: { code: 'REGISTRATION_DISABLED' } });
+  });
+
+  it('when the bridge secret and verification are required, then it is asked for, and the answer waits for the mail', async () => {
+    const body = clientBody();
+    expect((await gated.request('POST', '/auth/register', { body })).status).toBe(401);
+    const r = await gated.request('POST', '/auth/register', { body, bridge: true });
+    expect(r.status).toBe(200);
+    expect(r.body.message).toBe('Registration successful. Please check your email to verify your account.');
+    expect(r.body.data).toMatchObject({ email: body.email, user: { requiresVerification: true, is_verified: false } });
+    expect(r.body.data.sessionId).toBeUndefined();
+  });
+});
+
+describe('POST /auth/register limits', () => {
+  let limited: TestApp;
+  beforeAll(async () => {
+    limited = await startTestApp({ env: { RATE_LIMIT_REGISTRATION: '2/1h', RATE_LIMIT_ADMIN: '1000/1h' } });
+  });
+  afterAll(async () => limited?.close());
+
+  it('when anonymous, then it spends the registration budget it shares with /auth/register/public; an admin spends the admin one', async () => {
+    const body = () => ({ email: uniqueEmail('lim'), password: DEFAULT_PASSWORD });
+    const a = await limited.request('POST', '/auth/register', { body: body() });
+    expect(a.headers.get('x-ratelimit-limit')).toBe('2');
+    expect((await limited.request('POST', '/auth/register/public', { body: body() })).status).toBe(200);
+    const third = await limited.request('POST', '/auth/register', { body: body() });
+    expect(third).toMatchObject({ status: 429, body: { code: 'RATE_LIMITED' } });
+    // A made-up session does not buy the admin budget: the sign-up is charged to registration as well.
+    const forged = await limited.request('POST', '/auth/register', { body: body(), session: 'ses_made_up' });
+    expect(forged.status).toBe(429);
+    const admin = await makeSession(limited, { user_type: 'admin' });
+    const created = await limited.request('POST', '/auth/register', { body: body(), session: admin.token });
+    expect(created.status).toBe(200);
+    expect(created.headers.get('x-ratelimit-limit')).toBe('1000');
   });
 });

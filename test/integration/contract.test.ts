@@ -149,7 +149,8 @@ describe(`wire contract: cross-cutting conventions (${BACKEND})`, () => {
     expect(bad.body.details[0]).toMatchObject({ field: 'email', message: expect.any(String) });
     const user = await makeUser(t);
     const dup = await t.request('POST', '/auth/register/public', { body: { email: user.email, password: DEFAULT_PASSWORD } });
-    expectError(dup, 409, 'duplicate');
+    expectError(dup, 400, 'duplicate');
+    expect(dup.body.code).toBe('EMAIL_TAKEN');
   });
 
   it('§1.4 when /auth/validation meets no session, an unknown one or a revoked one, then error is exactly "Invalid session"', async () => {

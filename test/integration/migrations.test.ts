@@ -17,6 +17,23 @@ async function tables(): Promise<string[]> {
   return names.map((n) => (typeof n === 'string' ? n : (n as { tableName: string }).tableName)).sort();
 }
 
+/** The admin list's indexes: trigram ones on PostgreSQL only. */
+const LIST_INDEXES = [
+  'users_list_created_at',
+  'users_list_email',
+  'users_list_name',
+  ...(BACKEND === 'pg' ? ['users_email_trgm', 'users_name_trgm', 'users_last_name_trgm', 'users_user_name_trgm'] : []),
+];
+
+async function userIndexes(): Promise<string[]> {
+  const sql =
+    BACKEND === 'pg'
+      ? "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'users'"
+      : "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'users'";
+  const [rows] = (await app.sequelize.query(sql)) as [{ name: string }[], unknown];
+  return rows.map((r) => r.name);
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'gh-mig-'));
   if (BACKEND === 'pg') pg = await provisionPg();
@@ -37,30 +54,33 @@ describe(`core migrations on ${BACKEND}`, () => {
       'core/20261121-0901-create-sessions',
       'core/20261121-0902-create-system-tables',
       'core/20261121-0903-add-session-device-id',
+      'core/20261123-1000-add-user-list-indexes',
     ]);
     const dry = await app.migrator.dryRun();
-    expect(dry).toHaveLength(4);
+    expect(dry).toHaveLength(5);
     expect(dry[0].sql.join('\n')).toMatch(/CREATE TABLE.*users/i);
     expect(await tables()).not.toContain('users');
-    expect(await app.migrator.plan()).toHaveLength(4);
+    expect(await app.migrator.plan()).toHaveLength(5);
   });
 
   it('when migrated up, down and up again, then the schema comes back whole', async () => {
     const progress: string[] = [];
     await app.migrator.apply({ onProgress: (m, i, n) => progress.push(`${i + 1}/${n} ${m.name}`) });
-    expect(progress).toHaveLength(4);
+    expect(progress).toHaveLength(5);
+    expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
     expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'module_state', 'settings', 'job_runs', 'auth_tokens']));
     expect(await app.migrator.plan()).toEqual([]);
 
     const reverted = await app.migrator.down('core');
-    expect(reverted).toHaveLength(4);
+    expect(reverted).toHaveLength(5);
     const after = await tables();
     for (const t of ['users', 'sessions', 'module_state', 'settings', 'job_runs', 'auth_tokens']) expect(after).not.toContain(t);
-    expect(await app.migrator.plan()).toHaveLength(4);
+    expect(await app.migrator.plan()).toHaveLength(5);
 
     await app.migrator.apply();
     expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'auth_tokens']));
-    expect(await app.migrator.executed()).toHaveLength(4);
+    expect(await app.migrator.executed()).toHaveLength(5);
+    expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
   });
 
   it('when a migration fails in an atomic run, then nothing of the run remains', async () => {

@@ -67,3 +67,41 @@ describe('picture ownership', () => {
     expect(got.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
+
+describe('oversized uploads', () => {
+  /**
+   * Sends the head of a multipart upload and `sent` bytes of file, then keeps the request open
+   * (the rest never comes); resolves with the answer's status, or 0 if none came within 5 s.
+   */
+  async function answerBeforeTheEnd(token: string, opts: { declared?: number; sent: number }): Promise<number> {
+    const http = await import('node:http');
+    const boundary = 'gatehouse-test-boundary';
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="picture"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`);
+    const headers: Record<string, string | number> = { 'X-Session-ID': token, 'Content-Type': `multipart/form-data; boundary=${boundary}` };
+    if (opts.declared !== undefined) headers['Content-Length'] = opts.declared;
+    return new Promise((resolve) => {
+      const req = http.request(`${t.url}/auth/upload/picture`, { method: 'POST', headers }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.on('error', () => undefined);
+      const timer = setTimeout(() => (resolve(0), req.destroy()), 5000);
+      req.on('close', () => clearTimeout(timer));
+      req.write(head);
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      for (let n = 0; n < opts.sent; n += chunk.length) req.write(chunk);
+    });
+  }
+
+  it('when an upload declares 300 MB, then 413 comes back at once, without the body being read', async () => {
+    const { token } = await makeSession(t);
+    expect(await answerBeforeTheEnd(token, { declared: 300 * 1024 * 1024, sent: 256 * 1024 })).toBe(413);
+  });
+
+  it('when a chunked upload passes the limit, then 413 comes back without waiting for the rest', async () => {
+    const { token } = await makeSession(t);
+    // 6 MB sent of an upload that never ends; the limit is 5 MB.
+    expect(await answerBeforeTheEnd(token, { sent: 6 * 1024 * 1024 })).toBe(413);
+  });
+});

@@ -113,11 +113,11 @@ describe('PUT /auth/user/me (and /auth/profile)', () => {
     expect((await put(token, [1, 2])).status).toBe(400);
   });
 
-  it('when the user name belongs to someone else (any case), then 409', async () => {
+  it('when the user name belongs to someone else (any case), then 400 USER_NAME_TAKEN', async () => {
     const other = await makeUser(t, { user_name: `owner_${Date.now()}` });
     const { token } = await makeSession(t);
     const r = await put(token, { user_name: other.user_name!.toUpperCase() });
-    expect(r.status).toBe(409);
+    expect(r.status).toBe(400);
     expect(r.body.code).toBe('USER_NAME_TAKEN');
   });
 

@@ -9,6 +9,7 @@ const failingStore: LoginBackoff = {
   },
   recordFailure: async () => {},
   recordSuccess: async () => {},
+  release: async () => {},
 };
 
 function service(backoff: LoginBackoff) {

@@ -116,11 +116,23 @@ describe('token service', () => {
     expect(await tokens.peek('login', t.token)).not.toBeNull();
   });
 
-  it('when a decoy is made for an address, then nothing is stored and its id is fresh', async () => {
-    const before = await AuthToken.count();
-    const d = await tokens.decoy('login', 'nobody@example.test', true);
-    expect(d.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(await AuthToken.count()).toBe(before);
+  it('when a code is tried for an unknown token id, then it costs the same write as a wrong code, on a row that never opens', async () => {
+    const decoyAttempts = async () => ((await AuthToken.findByPk('00000000-0000-4000-8000-000000000000'))?.get('attempts') as number | undefined) ?? -1;
+    expect(await tokens.consumeCode('login', { id: randomUUID() }, '123456')).toBeNull();
+    const first = await decoyAttempts();
+    expect(first).toBeGreaterThanOrEqual(0);
+    expect(await tokens.consumeCode('login', { identifier: 'nobody@example.test' }, '123456')).toBeNull();
+    expect(await decoyAttempts()).toBe(first + 1);
+    const row = (await AuthToken.findByPk('00000000-0000-4000-8000-000000000000'))!.get({ plain: true }) as Record<string, unknown>;
+    expect(row.used_at).not.toBeNull();
+    expect(row.user_id).toBeNull();
+  });
+
+  it('when a token is issued with an id chosen beforehand, then it is stored under that id', async () => {
+    const id = randomUUID();
+    const t = await issue({ id, kind: 'login', withCode: true });
+    expect(t.id).toBe(id);
+    expect((await tokens.consumeCode('login', { id }, t.code!))?.id).toBe(id);
   });
 
   it("when a user's tokens are voided, then none of that kind works and other kinds do", async () => {

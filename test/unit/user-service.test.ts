@@ -32,7 +32,7 @@ function fakeUsers(extra: UserFieldDef[] = []): UserRepository {
       Object.assign(u, v, { updated_at: new Date() });
       return copy(u);
     },
-    async list() { return { rows: [...rows.values()], total: rows.size }; },
+    async list() { return { rows: [...rows.values()], total: rows.size, totalExact: true, nextCursor: null }; },
     async count() { return rows.size; },
     extraFields: () => extra,
     setExtraFields() {},
@@ -78,11 +78,11 @@ describe('user service: create', () => {
     expect((await service.create({ email: 'b@x.test', password: PW, is_verified: false }, { actor: admin, verified: true })).is_verified).toBe(false);
   });
 
-  it('when the email or user name exists, then 409 with its own code', async () => {
+  it('when the email or user name exists, then 400 with its own code', async () => {
     const { service } = setup();
     await service.create({ email: 'a@x.test', password: PW, user_name: 'Taken' }, { actor: null });
-    await expect(service.create({ email: 'A@x.test', password: PW }, { actor: null })).rejects.toMatchObject({ status: 409, code: 'EMAIL_TAKEN' });
-    await expect(service.create({ email: 'c@x.test', password: PW, user_name: 'taken' }, { actor: null })).rejects.toMatchObject({ status: 409, code: 'USER_NAME_TAKEN' });
+    await expect(service.create({ email: 'A@x.test', password: PW }, { actor: null })).rejects.toMatchObject({ status: 400, code: 'EMAIL_TAKEN' });
+    await expect(service.create({ email: 'c@x.test', password: PW, user_name: 'taken' }, { actor: null })).rejects.toMatchObject({ status: 400, code: 'USER_NAME_TAKEN' });
   });
 
   it('when a non-superadmin actor asks for a superadmin, then 403; the system and a superadmin may', async () => {

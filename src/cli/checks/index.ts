@@ -6,7 +6,9 @@ import { databaseCheck } from './database.js';
 import { migrationsCheck } from './migrations.js';
 import { nodeVersionCheck } from './node-version.js';
 import { redisCheck } from './redis.js';
+import { searchIndexCheck } from './search-index.js';
 import { secretsCheck } from './secrets.js';
+import { sessionBacklogCheck } from './session-backlog.js';
 
 const smtpCheck: Check = {
   id: 'smtp',
@@ -30,6 +32,8 @@ export const coreChecks: Check[] = [
   databaseCheck,
   redisCheck,
   migrationsCheck,
+  searchIndexCheck,
+  sessionBacklogCheck,
   smtpCheck,
 ];
 

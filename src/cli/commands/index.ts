@@ -1,11 +1,14 @@
 import type { CommandRegistrar } from '../context.js';
+import { registerBackup } from './backup.js';
 import { registerDoctor } from './doctor.js';
 import { registerInit } from './init.js';
+import { registerLimits } from './limits.js';
 import { registerMail } from './mail.js';
 import { registerMigrate } from './migrate.js';
 import { registerModuleCommands } from './module.js';
 import { registerServe } from './serve.js';
 import { registerSessions } from './sessions.js';
+import { registerUpgrade } from './upgrade.js';
 import { registerUser } from './user.js';
 
 /**
@@ -20,6 +23,9 @@ export const commands: CommandRegistrar[] = [
   registerUser,
   registerDoctor,
   registerSessions,
+  registerLimits,
+  registerBackup,
+  registerUpgrade,
   registerMail,
   registerModuleCommands,
 ];

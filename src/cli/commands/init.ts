@@ -4,10 +4,11 @@ import { createCheckContext } from '../checks/check.js';
 import { preflightChecks } from '../checks/index.js';
 import { readExistingConfig, writeConfigFile, type ConfigFileChange } from '../config-file.js';
 import { cliLogger, commandUi, loadCliConfig, openApp, type CliRuntime, type CommandRegistrar } from '../context.js';
+import { portArg } from '../arg-parsers.js';
 import { CliError } from '../errors.js';
 import { adminAnswers, askPassword, configAnswers, type AdminPlan, type InitOptions } from '../init-questions.js';
 import { applyMigrations } from '../migrations.js';
-import type { Ui } from '../ui.js';
+import { count, type Ui } from '../ui.js';
 
 export const registerInit: CommandRegistrar = (program, rt) => {
   program
@@ -16,7 +17,7 @@ export const registerInit: CommandRegistrar = (program, rt) => {
     .option('--database-url <url>', 'PostgreSQL URL (default: embedded SQLite in the data dir)')
     .option('--redis-url <url>', 'Redis URL (default: none; cache and limits in-process)')
     .option('--public-url <url>', 'public base URL (default: http://HOST:PORT)')
-    .option('--port <n>', 'TCP port (default 8787)')
+    .option('--port <n>', 'TCP port (default 8787)', portArg)
     .option('--host <host>', 'address to bind (default 127.0.0.1)')
     .option('--smtp-url <url>', 'SMTP server (default: the outbox, files in the data dir)')
     .option('--mail-from <addr>', 'sender address of outgoing mail')
@@ -41,6 +42,8 @@ async function runInit(opts: InitOptions, cmd: Command, rt: CliRuntime): Promise
   const base = loadCliConfig(cmd, {}, { skipFile: true });
   const existing = readExistingConfig(base.configFile);
   const values = await configAnswers(ui, opts, existing, base);
+  // Recorded, so later commands given only --data-dir (doctor, say) read the same env file as the service.
+  if (base.envFile) values.GATEHOUSE_ENV_FILE = base.envFile;
   const admin = await adminAnswers(ui, opts, rt.streams.stdin);
 
   ui.note(`Setting up Gatehouse in ${base.dataDirAbs}`);
@@ -59,7 +62,7 @@ async function runInit(opts: InitOptions, cmd: Command, rt: CliRuntime): Promise
     const app = await ctx.app();
     const before = (await app.migrator.executed()).length;
     const applied = await applyMigrations(app, ui);
-    if (!applied.length) ui.step('ok', 'Schema up to date', `${before} migrations applied`);
+    if (!applied.length) ui.step('ok', 'Schema up to date', `${count(before, 'migration')} applied`);
     const outcome = await ensureSuperadmin(app, ui, admin);
     report(ui, config.dataDirAbs, config.configFile, change, applied.map((m) => m.id), outcome);
   } finally {

@@ -4,7 +4,7 @@ import type { ModulePlan, ModuleStatus, ProgressEvent } from '../../modules/hub/
 import type { CliRuntime, CommandRegistrar } from '../context.js';
 import { cliLogger, commandUi, loadCliConfig, withApp } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
-import type { Ui } from '../ui.js';
+import { count, type Ui } from '../ui.js';
 
 type Run = (ui: Ui, app: AppContext) => Promise<void>;
 
@@ -133,7 +133,7 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
       if (settings && ids.length > 1) throw new UsageError('--set applies to one module at a time');
       const config = settings ? { [ids[0]]: settings } : undefined;
       await action(rt, async (ui, app) => {
-        const plans = await ui.task('Planning (dry-run)', () => app.modules.hub.planInstall(ids, { config }), (p) => `${p.reduce((n, x) => n + x.migrations.length, 0)} migrations`);
+        const plans = await ui.task('Planning (dry-run)', () => app.modules.hub.planInstall(ids, { config }), (p) => count(p.reduce((n, x) => n + x.migrations.length, 0), 'migration'));
         for (const p of plans) printPlan(ui, p);
         const ok = plans.every((p) => p.ok);
         if (opts.dryRun) {
@@ -144,7 +144,7 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
         }
         if (!ok) throw new CliError(`cannot install ${ids.join(', ')}: ${plans.flatMap((p) => p.problems.map((x) => x.message).concat(p.dry_run.error ?? [])).join('; ')}`);
         await confirmChange(ui, `Install ${plans.map((p) => p.module_id).join(', ')}?`, false);
-        const result = await ui.task(`Installing ${ids.join(', ')}`, (progress) => app.modules.hub.install(ids, { config, actor: 'cli', onProgress: (e) => progress(describe(e)) }), (r) => `${r.migrations.length} migrations applied`);
+        const result = await ui.task(`Installing ${ids.join(', ')}`, (progress) => app.modules.hub.install(ids, { config, actor: 'cli', onProgress: (e) => progress(describe(e)) }), (r) => `${count(r.migrations.length, 'migration')} applied`);
         ui.print(`Installed ${result.modules.join(', ')}; running servers pick it up within seconds.`);
         ui.result({ success: true, dry_run: false, result, modules: await app.modules.hub.status(result.modules) });
       })(cmd);

@@ -6,9 +6,11 @@ import { createLogger, type Logger } from '../../log/logger.js';
 import { createCheckContext } from '../checks/check.js';
 import { preflightChecks } from '../checks/index.js';
 import { commandUi, loadCliConfig, openApp, type CliRuntime, type CommandRegistrar, type ConfigFlags } from '../context.js';
+import { portArg } from '../arg-parsers.js';
 import { CliError } from '../errors.js';
 import { applyMigrations } from '../migrations.js';
-import type { Ui } from '../ui.js';
+import { Ui } from '../ui.js';
+import { logStreams } from '../log-ui.js';
 import { supervise, waitForStop, WORKER_LISTENING } from './serve-cluster.js';
 
 interface ServeOptions {
@@ -30,16 +32,18 @@ export const registerServe: CommandRegistrar = (program, rt) => {
   program
     .command('serve')
     .description('Check the setup, then run the HTTP server until SIGTERM/SIGINT (graceful shutdown)')
-    .option('--port <n>', 'TCP port (overrides PORT)')
+    .option('--port <n>', 'TCP port (overrides PORT)', portArg)
     .option('--host <host>', 'address to bind (overrides HOST)')
     .option('--workers <n>', 'processes sharing the port; a crashed one is restarted', workerCount, 1)
     .option('--migrate', 'apply pending migrations before starting (otherwise pending migrations stop it)')
     .action(async (opts: ServeOptions, cmd: Command) => {
       const flags: ConfigFlags = { PORT: opts.port, HOST: opts.host };
       if (cluster.isWorker) return serveWorker(cmd, flags);
-      const ui = commandUi(rt, cmd);
+      const tty = commandUi(rt, cmd);
       const config = loadCliConfig(cmd, flags);
-      const logger = createLogger(ui.verbose ? 'debug' : config.logLevel);
+      const logger = createLogger(tty.verbose ? 'debug' : config.logLevel);
+      // In a terminal, lines for people; anywhere else the log is JSON, so they become log entries too.
+      const ui = rt.streams.stdout.isTTY ? tty : new Ui(logStreams(logger, rt.streams), { verbose: tty.verbose });
       const app = await prepare(config, ui, logger, Boolean(opts.migrate));
       try {
         if (opts.workers > 1 && !config.redisUrl) {
@@ -99,9 +103,25 @@ async function superadminHint(app: AppContext, ui: Ui): Promise<void> {
   ui.print(`  gatehouse user create --type superadmin --email you@example.com --data-dir ${app.config.dataDirAbs}`);
 }
 
+/** METRICS_PORT: /metrics on a port of its own, answered from `scrape`. */
+async function startMetricsPort(app: AppContext, ui: Ui, scrape: () => Promise<string>) {
+  const port = app.config.metricsPort;
+  if (!port) return null;
+  const { startMetricsServer } = await import('../../metrics/metrics-server.js');
+  try {
+    const server = await startMetricsServer(scrape, app.config, port);
+    ui.note(`metrics on ${server.url}`);
+    return server;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new CliError(`METRICS_PORT ${port} on ${app.config.host} is already in use`, 'choose another METRICS_PORT, or unset it to serve /metrics on the API port');
+    throw err;
+  }
+}
+
 async function serveSingle(app: AppContext, ui: Ui): Promise<void> {
   // Handlers go in before anything is announced, so a signal right after "listening" still shuts down gracefully.
   const stopping = waitForStop();
+  const metricsServer = await startMetricsPort(app, ui, () => app.metrics.scrape());
   const server = await listen(app);
   const jobs = await startJobs(app);
   ui.print(`Gatehouse listening on ${server.url}`);
@@ -110,14 +130,21 @@ async function serveSingle(app: AppContext, ui: Ui): Promise<void> {
   ui.note(`${signal}: finishing in-flight requests, then stopping`);
   await server.close(GRACE_MS);
   await jobs?.stop();
+  await metricsServer?.close();
   ui.note('Gatehouse stopped');
 }
 
 /** The primary checks, migrates and runs the jobs once; workers only serve HTTP. */
 async function servePrimary(app: AppContext, ui: Ui, workers: number): Promise<number> {
+  // Every worker's /metrics answers with the sum over all processes (see cluster-metrics.ts).
+  const { relayClusterMetrics } = await import('../../metrics/cluster-metrics.js');
+  const relay = relayClusterMetrics(cluster, app.metrics);
+  const metricsServer = await startMetricsPort(app, ui, relay.text);
   const jobs = await startJobs(app);
   await superadminHint(app, ui);
   const code = await supervise(cluster, { workers, ui, graceMs: GRACE_MS });
+  relay.stop();
+  await metricsServer?.close();
   await jobs?.stop();
   ui.note('Gatehouse stopped');
   return code;
@@ -128,6 +155,8 @@ async function serveWorker(cmd: Command, flags: ConfigFlags): Promise<void> {
   const app = await openApp(config, createLogger(config.logLevel));
   try {
     const stopping = waitForStop({ orPrimaryGone: true });
+    const { joinClusterMetrics } = await import('../../metrics/cluster-metrics.js');
+    joinClusterMetrics(app.metrics);
     const server = await listen(app);
     process.send?.({ type: WORKER_LISTENING, url: server.url, pid: process.pid });
     await stopping;

@@ -12,7 +12,7 @@ export const registerSessions: CommandRegistrar = (program, rt) => {
       const config = loadCliConfig(cmd);
       const deleted = await withApp(config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
-        return app.services.sessions.pruneExpired();
+        return app.services.sessions.pruneExpired({ batch: config.sessionExpiryBatch, max: config.sessionExpiryMaxPerRun });
       });
       ui.print(`${deleted} expired session${deleted === 1 ? '' : 's'} deleted`);
       ui.result({ success: true, deleted });

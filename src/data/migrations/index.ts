@@ -3,9 +3,10 @@ import { createUsers } from './20261121-0900-create-users.js';
 import { createSessions } from './20261121-0901-create-sessions.js';
 import { createSystemTables } from './20261121-0902-create-system-tables.js';
 import { addSessionDeviceId } from './20261121-0903-add-session-device-id.js';
+import { addUserListIndexes } from './20261123-1000-add-user-list-indexes.js';
 
 /** Core schema, in order. New migrations are appended; applied ones are never edited. */
 export const coreMigrations: MigrationSource = {
   id: 'core',
-  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId],
+  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes],
 };

@@ -28,7 +28,15 @@ export interface AuthTokenRepository {
   voidActive(where: { kind: string; identifier?: string; userId?: string }, now: Date): Promise<number>;
   /** Counts one code attempt unless the token is used or out of attempts; false when refused. */
   addAttempt(id: string, maxAttempts: number): Promise<boolean>;
+  /**
+   * The write addAttempt makes, on a row that is never a live token: what a wrong code for an
+   * unknown token costs, so the two cannot be told apart by time.
+   */
+  decoyAttempt(): Promise<void>;
 }
+
+/** A used, long-expired row with no user: the target of decoyAttempt. Token cleanup may delete it; it comes back. */
+const DECOY_ID = '00000000-0000-4000-8000-000000000000';
 
 const toDate = (v: unknown) => (v instanceof Date ? v : v === null || v === undefined ? null : new Date(String(v)));
 
@@ -76,6 +84,15 @@ export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTo
         { where: { id, used_at: null, attempts: { [Op.lt]: maxAttempts } } },
       );
       return n === 1;
+    },
+    async decoyAttempt() {
+      const [n] = await AuthToken.update({ attempts: AuthToken.sequelize!.literal('(attempts + 1) % 1000') }, { where: { id: DECOY_ID } });
+      if (n === 1) return;
+      const epoch = new Date(0);
+      await AuthToken.findOrCreate({
+        where: { id: DECOY_ID },
+        defaults: { id: DECOY_ID, kind: 'decoy', user_id: null, token_hash: DECOY_ID, code_hash: null, channel: null, identifier: null, attempts: 0, meta: null, created_at: epoch, expires_at: epoch, used_at: epoch },
+      }).catch(() => undefined);
     },
   };
 }

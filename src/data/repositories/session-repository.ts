@@ -1,5 +1,6 @@
-import { Op, type Sequelize } from 'sequelize';
+import { Op, QueryTypes, type Sequelize } from 'sequelize';
 import { defineSessionModel } from '../models/session.model.js';
+import { dialectOf } from '../sequelize.js';
 
 export type SessionStatus = 'active' | 'pending_2fa';
 
@@ -27,12 +28,17 @@ export interface SessionRepository {
   update(id: string, values: Partial<SessionRecord>): Promise<void>;
   /** Deletes and returns the token hashes removed (to evict them from caches). */
   deleteWhere(where: { id?: string; user_id?: string; exceptId?: string }): Promise<string[]>;
-  /** Deletes up to `batch` expired sessions; returns their hashes. */
-  deleteExpired(now: Date, batch: number): Promise<string[]>;
+  /** Deletes up to `batch` sessions expired before `now`, in one short statement; returns how many. */
+  deleteExpired(now: Date, batch: number): Promise<number>;
+  /** How many sessions expired before `now` are still stored (the expiry job's backlog). */
+  countExpired(now: Date): Promise<number>;
+  /** Sessions that are active and not expired at `now` (the metrics gauge). */
+  countActive(now: Date): Promise<number>;
 }
 
 export function createSessionRepository(sequelize: Sequelize): SessionRepository {
   const Session = defineSessionModel(sequelize);
+  const pg = dialectOf(sequelize) === 'postgres';
   const plain = (m: { get(o: { plain: true }): unknown } | null) => (m ? (m.get({ plain: true }) as SessionRecord) : null);
 
   async function deleteIds(rows: { id: string; token_hash: string }[]): Promise<string[]> {
@@ -71,13 +77,21 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
       return deleteIds(rows);
     },
     async deleteExpired(now, batch) {
-      const rows = (await Session.findAll({
-        where: { expires_at: { [Op.lt]: now } },
-        attributes: ['id', 'token_hash'],
-        limit: batch,
-        raw: true,
-      })) as unknown as { id: string; token_hash: string }[];
-      return deleteIds(rows);
+      // One statement per batch, its own transaction: row locks last one batch, and readers (MVCC on
+      // PostgreSQL, WAL on SQLite) never wait. SKIP LOCKED lets two runners (or a revocation) pass each other.
+      const lock = pg ? ' FOR UPDATE SKIP LOCKED' : '';
+      // BULKDELETE: both dialects then answer the number of rows deleted.
+      const n = await sequelize.query(
+        `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at < :now LIMIT ${Math.max(1, Math.floor(batch))}${lock})`,
+        { replacements: { now }, type: QueryTypes.BULKDELETE },
+      );
+      return Number(n);
+    },
+    async countExpired(now) {
+      return Session.count({ where: { expires_at: { [Op.lt]: now } } });
+    },
+    countActive(now) {
+      return Session.count({ where: { status: 'active', expires_at: { [Op.gt]: now } } });
     },
   };
 }

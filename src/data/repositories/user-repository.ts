@@ -1,6 +1,7 @@
 import { Op, type Model, type ModelStatic, type Sequelize, type WhereOptions } from 'sequelize';
 import { defineUserModel, type UserFieldDef } from '../models/user.model.js';
 import { dialectOf } from '../sequelize.js';
+import { createUserLister, type UserListQuery } from './user-list.js';
 
 /** A users row as a plain object (module columns included when installed). */
 export interface UserRecord {
@@ -34,17 +35,14 @@ export interface UserRecord {
   [moduleField: string]: unknown;
 }
 
-export const USER_SORT_FIELDS = ['created_at', 'updated_at', 'email', 'name', 'last_name', 'user_name', 'user_type'] as const;
+export { BadCursorError, USER_SORT_FIELDS, type UserListQuery } from './user-list.js';
 
-export interface UserListQuery {
-  q?: string;
-  user_type?: string;
-  is_verified?: boolean;
-  includeDeleted?: boolean;
-  sortBy?: (typeof USER_SORT_FIELDS)[number];
-  sortOrder?: 'asc' | 'desc';
-  page: number;
-  limit: number;
+/** One page of the admin list: the rows, the total (exact or the planner's estimate) and the next cursor. */
+export interface UserListPage {
+  rows: UserRecord[];
+  total: number;
+  totalExact: boolean;
+  nextCursor: string | null;
 }
 
 export interface UserRepository {
@@ -56,24 +54,17 @@ export interface UserRepository {
   userNameTaken(userName: string, exceptId?: string): Promise<boolean>;
   create(values: Partial<UserRecord> & { id: string; email: string }): Promise<UserRecord>;
   update(id: string, values: Partial<UserRecord>): Promise<UserRecord | null>;
-  list(query: UserListQuery): Promise<{ rows: UserRecord[]; total: number }>;
+  list(query: UserListQuery): Promise<UserListPage>;
   count(where?: Partial<Pick<UserRecord, 'user_type'>>): Promise<number>;
   /** Module columns known to the model (installed modules). */
   extraFields(): UserFieldDef[];
   setExtraFields(fields: UserFieldDef[]): void;
 }
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 export function createUserRepository(sequelize: Sequelize): UserRepository {
   let extra: UserFieldDef[] = [];
   let User: ModelStatic<Model> = defineUserModel(sequelize, extra);
-  const like = dialectOf(sequelize) === 'postgres' ? 'ILIKE' : 'LIKE';
-  const qi = sequelize.getQueryInterface();
-  // An explicit ESCAPE: SQLite has no default escape character, so a search for "50%" or "a_b"
-  // would otherwise match far more than it names.
-  const contains = (column: string, pattern: string) =>
-    sequelize.literal(`${qi.quoteIdentifier(column)} ${like} ${sequelize.escape(pattern)} ESCAPE '\\'`);
+  const lister = createUserLister(sequelize);
   const plain = (m: Model | null) => (m ? (m.get({ plain: true }) as UserRecord) : null);
   const notDeleted = (includeDeleted?: boolean): WhereOptions => (includeDeleted ? {} : { deleted_at: null });
 
@@ -114,20 +105,10 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
       return plain(await User.findOne({ where: { id } }));
     },
     async list(query) {
-      const where: WhereOptions[] = [notDeleted(query.includeDeleted)];
-      if (query.q) {
-        const pattern = `%${escapeLike(query.q.trim())}%`;
-        where.push({ [Op.or]: ['email', 'name', 'last_name', 'user_name'].map((c) => contains(c, pattern)) });
-      }
-      if (query.user_type) where.push({ user_type: query.user_type });
-      if (query.is_verified !== undefined) where.push({ is_verified: query.is_verified });
-      const { rows, count } = await User.findAndCountAll({
-        where: { [Op.and]: where },
-        order: [[query.sortBy ?? 'created_at', (query.sortOrder ?? 'desc').toUpperCase()], ['id', 'ASC']],
-        limit: query.limit,
-        offset: (query.page - 1) * query.limit,
-      });
-      return { rows: rows.map((r) => plain(r)!), total: count };
+      const { ids, ...page } = await lister.page(query);
+      const found = ids.length ? await User.findAll({ where: { id: ids } }) : [];
+      const byId = new Map(found.map((m) => [m.get('id') as string, plain(m)!]));
+      return { rows: ids.map((id) => byId.get(id)).filter((u): u is UserRecord => u !== undefined), ...page };
     },
     async count(where) {
       return User.count({ where: { deleted_at: null, ...(where ?? {}) } });

@@ -4,6 +4,11 @@ import type { Logger } from '../../log/logger.js';
 import { isAppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import { issueMessage } from '../../errors/zod-issues.js';
+import { isDatabaseUnavailable } from '../../data/db-errors.js';
+
+/** Seconds a client is asked to wait when the database is unreachable. */
+export const DB_RETRY_AFTER_SEC = 5;
+const OUTAGE_LOG_EVERY_MS = 10_000;
 
 export const zodDetails = (err: z.ZodError) =>
   err.issues.map((i) => ({ field: i.path.join('.') || null, message: issueMessage(i) }));
@@ -14,8 +19,20 @@ export const notFoundHandler: RequestHandler = (req, res) => {
 
 /** The one wire shape for errors: `{success:false, error, code, details?}`; never a stack. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
+  let lastOutageLog = 0;
   return (err, req, res, _next) => {
     if (res.headersSent) return;
+    // Before the AppError branch too: a service may have wrapped nothing, but never an outage as a 4xx.
+    if (!isAppError(err) && isDatabaseUnavailable(err)) {
+      const now = Date.now();
+      if (now - lastOutageLog >= OUTAGE_LOG_EVERY_MS) {
+        lastOutageLog = now;
+        logger.error({ err: (err as Error).message, reqId: (req as { id?: unknown }).id }, 'database unavailable; answering 503');
+      }
+      res.setHeader('Retry-After', String(DB_RETRY_AFTER_SEC));
+      res.status(503).json({ success: false, error: 'Service temporarily unavailable', code: Codes.SERVICE_UNAVAILABLE });
+      return;
+    }
     if (isAppError(err)) {
       res.status(err.status).json({
         success: false,

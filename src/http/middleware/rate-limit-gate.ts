@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import type { AppContext } from '../../app-context.js';
 import type { RouteDef } from '../define-route.js';
-import { limitRequest, sendTooMany, wasCounted, type RateLimitClass } from './rate-limit.js';
+import { limitRequest, limitRoute, sendTooMany, wasCounted, type RouteLimit } from './rate-limit.js';
 
 export interface RateLimitLayers {
   /** Before CORS, which answers preflights itself: counts them in default. */
@@ -16,11 +16,12 @@ export interface RateLimitLayers {
 
 type Routes = readonly RouteDef<any, any, any>[];
 const CLASS = Symbol('rateLimitClass');
-type Classified = Request & { [CLASS]?: RateLimitClass };
+// false: a probe route, not limited (RouteDef.rateLimit).
+type Classified = Request & { [CLASS]?: RouteLimit | false };
 
 /** Classes of parameter-free routes by `METHOD /exact/path`: one Map lookup before any routing. */
-function buildExactClasses(groups: Routes[]): Map<string, RateLimitClass> {
-  const exact = new Map<string, RateLimitClass>();
+function buildExactClasses(groups: Routes[]): Map<string, RouteLimit | false> {
+  const exact = new Map<string, RouteLimit | false>();
   for (const routes of groups) {
     for (const def of routes) {
       const key = `${def.method.toUpperCase()} ${def.path}`;
@@ -37,8 +38,10 @@ function buildClassifier(groups: Routes[]): express.Router {
   for (const routes of groups) {
     for (const def of routes) {
       const cls = def.rateLimit ?? 'default';
-      classifier[def.method](def.path, (req: Request, _res, next) => {
+      classifier[def.method](def.path, (req: Request, res, next) => {
         (req as Classified)[CLASS] = cls;
+        // The template for metrics, also when the answer is a 429 from here.
+        res.locals.route = def.path;
         next('router');
       });
     }
@@ -70,8 +73,8 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
     return classifier;
   };
 
-  const count = (cls: RateLimitClass): RequestHandler => (req, res, next) => {
-    limitRequest(app, req, res, cls).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
+  const count = (limit: RouteLimit): RequestHandler => (req, res, next) => {
+    limitRoute(app, req, res, limit).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
   };
   const countDefault = count('default');
 
@@ -81,10 +84,16 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
     if (!app.config.rateLimitsEnabled || wasCounted(req)) return next();
     const router = currentClassifier();
     const known = exactClasses.get(`${req.method} ${req.path}`);
-    if (known) return count(known)(req, res, next);
+    if (known === false) return next();
+    if (known) {
+      res.locals.route = req.path;
+      return count(known)(req, res, next);
+    }
     router(req, res, (err?: unknown) => {
       if (err) return next(err);
-      return count((req as Classified)[CLASS] ?? 'default')(req, res, next);
+      const cls = (req as Classified)[CLASS];
+      if (cls === false) return next();
+      return count(cls ?? 'default')(req, res, next);
     });
   };
 

@@ -17,7 +17,42 @@ export type RateLimitClass =
   | 'social-api'
   | 'cache-invalidation'
   | 'admin'
+  | 'bridge'
+  | 'bridge-invalid'
+  | 'session'
   | 'default';
+
+/** Where one request is counted: a class, and the key inside it (an address, a session, the bridge secret). */
+export interface LimitTarget {
+  cls: RateLimitClass;
+  key: string;
+}
+
+/**
+ * Chooses class and key per request, for routes whose caller decides the budget (see rate-limit-classes.ts).
+ * `classes` lists the classes it can choose, for the API reference.
+ */
+export type RateLimitClassifier = ((req: Request, app: AppContext) => LimitTarget | Promise<LimitTarget>) & {
+  readonly classes: readonly RateLimitClass[];
+};
+
+/** What a route declares: a class counted per client address, or a classifier. */
+export type RouteLimit = RateLimitClass | RateLimitClassifier;
+
+/** A route's rate limit as documented: null for none, the class, or a classifier's classes joined by `|`. */
+export function rateLimitLabel(limit: RouteLimit | false | undefined): string | null {
+  if (limit === false) return null;
+  if (limit === undefined) return 'default';
+  return typeof limit === 'string' ? limit : limit.classes.join('|');
+}
+
+/** A classifier with the classes it may choose attached. */
+export function classifier(
+  classes: readonly RateLimitClass[],
+  choose: (req: Request, app: AppContext) => LimitTarget | Promise<LimitTarget>,
+): RateLimitClassifier {
+  return Object.assign(choose, { classes });
+}
 
 export function ruleFor(cls: RateLimitClass, config: Config): LimitRule {
   switch (cls) {
@@ -29,6 +64,9 @@ export function ruleFor(cls: RateLimitClass, config: Config): LimitRule {
     case 'social-api': return config.rateLimitSocialApi;
     case 'cache-invalidation': return config.rateLimitCacheInvalidation;
     case 'admin': return config.rateLimitAdmin;
+    case 'bridge': return config.rateLimitBridge;
+    case 'bridge-invalid': return config.rateLimitBridgeInvalid;
+    case 'session': return config.rateLimitSession;
     default: return config.rateLimitDefault;
   }
 }
@@ -90,25 +128,56 @@ export function sendTooMany(res: Response, r: LimitResult): void {
   res.status(429).json({ success: false, error: RATE_LIMITED_MESSAGE, code: Codes.RATE_LIMITED, retry_after: Math.max(1, r.retryAfterSec) });
 }
 
+/** The key of a request counted per client address (IPv6 by /64). */
+export const addressKey = (req: Request): string => ipLimitKey(clientIp(req));
+
 /**
- * Counts the request once against its class for the client's address (IPv6 by /64) and sets the
- * headers. Returns the result; the caller refuses when `allowed` is false.
+ * Counts the request once against its class, for the client's address unless another key is given,
+ * and sets the headers. Returns the result; the caller refuses when `allowed` is false.
  */
-export async function limitRequest(app: AppContext, req: Request, res: Response, cls: RateLimitClass): Promise<LimitResult | null> {
+export async function limitRequest(
+  app: AppContext,
+  req: Request,
+  res: Response,
+  cls: RateLimitClass,
+  key: string = addressKey(req),
+): Promise<LimitResult | null> {
   if (!app.config.rateLimitsEnabled || countedIn(req, cls)) return null;
   markCounted(req, cls);
-  const r = await consumeLimit(app, cls, ipLimitKey(clientIp(req)), ruleFor(cls, app.config));
+  const r = await consumeLimit(app, cls, key, ruleFor(cls, app.config));
   setLimitHeaders(res, r);
+  if (!r.allowed) {
+    app.metrics.rateLimited(cls);
+    if (cls === 'login') app.metrics.login('limited');
+  }
   return r;
 }
 
-/** Route-level limiter (defineRoute): a no-op when the early gate already counted this class. */
-export function rateLimitFor(cls: RateLimitClass | undefined, app: AppContext): RequestHandler {
-  const bucket = cls ?? 'default';
+/** Counts a request where its route's limit puts it: the class per address, or what the classifier chose. */
+export async function limitRoute(app: AppContext, req: Request, res: Response, limit: RouteLimit): Promise<LimitResult | null> {
+  if (typeof limit === 'string') return limitRequest(app, req, res, limit);
+  const target = await limit(req, app);
+  return limitRequest(app, req, res, target.cls, target.key);
+}
+
+/**
+ * For a handler that learns only while it runs which class a request belongs in (POST /auth/register:
+ * public sign-up or admin create): counts it there too, unless it already was, and refuses with 429.
+ */
+export async function chargeClass(app: AppContext, req: Request, res: Response, cls: RateLimitClass): Promise<void> {
+  const r = await limitRequest(app, req, res, cls);
+  if (r && !r.allowed) throw tooManyRequests(r);
+}
+
+/** Route-level limiter (defineRoute): a no-op when the early gate already counted this request. */
+export function rateLimitFor(limit: RouteLimit | undefined, app: AppContext): RequestHandler {
+  const route = limit ?? 'default';
+  // A classifier's class is known only per request; whatever the gate counted, it counted for this route.
+  const counted = typeof route === 'string' ? (req: Request) => countedIn(req, route) : wasCounted;
   return (req, res, next) => {
     // Usually the gate has counted the request already: then nothing to wait for.
-    if (!app.config.rateLimitsEnabled || countedIn(req, bucket)) return next();
-    limitRequest(app, req, res, bucket).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
+    if (!app.config.rateLimitsEnabled || counted(req)) return next();
+    limitRoute(app, req, res, route).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
   };
 }
 
@@ -129,7 +198,7 @@ export function accountLimitRule(config: Config): LimitRule {
 }
 
 /** Identifiers compare case-insensitively; stored keys are hashed so addresses never sit in Redis in clear. */
-function accountId(identifier: string): string {
+export function accountId(identifier: string): string {
   const norm = identifier.normalize('NFKC').trim().toLowerCase();
   return norm ? createHash('sha256').update(norm).digest('base64url') : '';
 }
@@ -140,8 +209,11 @@ function accountId(identifier: string): string {
  * everywhere. The shared per-account budget of consumeAccountLimit covers attempts from many places.
  */
 export function loginAttemptKey(req: Request, identifier: string): string {
-  return `${accountId(identifier)}|${ipNetworkKey(clientIp(req))}`;
+  return accountNetworkKey(identifier, clientIp(req));
 }
+
+/** loginAttemptKey for an address given by hand (gatehouse limits reset). */
+export const accountNetworkKey = (identifier: string, ip: string): string => `${accountId(identifier)}|${ipNetworkKey(ip)}`;
 
 /**
  * Counts one login attempt on `identifier` (e-mail or user name, any case) for the caller of `res`.
@@ -155,8 +227,31 @@ export async function consumeAccountLimit(app: AppContext, res: Response, identi
   const net = ipNetworkKey(clientIp(res.req));
   const own = await consumeLimit(app, 'login-account', `${account}|${net}`, app.config.rateLimitLogin);
   setLimitHeaders(res, own);
-  if (!own.allowed) throw tooManyRequests(own);
+  if (!own.allowed) {
+    app.metrics.rateLimited('login-account');
+    throw tooManyRequests(own);
+  }
   const all = await consumeLimit(app, 'login-account-all', account, accountLimitRule(app.config));
   setLimitHeaders(res, all);
-  if (!all.allowed) throw tooManyRequests(all);
+  if (!all.allowed) {
+    app.metrics.rateLimited('login-account-all');
+    throw tooManyRequests(all);
+  }
+}
+
+/**
+ * Takes back the hits one login attempt made (the route's class for the address and both account
+ * budgets) when the attempt failed through no fault of the caller's, such as the database being
+ * down: an outage must not leave accounts locked once it is over.
+ */
+export async function refundLoginAttempt(app: AppContext, req: Request, identifier: string): Promise<void> {
+  if (!app.config.rateLimitsEnabled) return;
+  const account = accountId(identifier);
+  const refunds: Promise<void>[] = [];
+  if (countedIn(req, 'login')) refunds.push(app.limiter.refund('login', ipLimitKey(clientIp(req))));
+  if (account) {
+    refunds.push(app.limiter.refund('login-account', `${account}|${ipNetworkKey(clientIp(req))}`));
+    refunds.push(app.limiter.refund('login-account-all', account));
+  }
+  await Promise.all(refunds).catch((err: Error) => app.logger.warn({ err: err.message }, 'could not refund a login attempt'));
 }

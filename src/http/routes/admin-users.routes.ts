@@ -1,4 +1,6 @@
 import type { SessionRecord } from '../../data/repositories/session-repository.js';
+import { BadCursorError } from '../../data/repositories/user-repository.js';
+import { badRequest } from '../../errors/app-error.js';
 import type { AdminUpdateInput, CreateUserInput } from '../../services/user-service.js';
 import { defineRoute, type RouteDef } from '../define-route.js';
 import { adminCreateBody } from '../schemas/auth.schemas.js';
@@ -40,13 +42,23 @@ const list: Def = {
   rateLimit: 'admin',
   query: listUsersQuery,
   async handler({ query, app }) {
-    const { users, total } = await app.services.users.list(query);
+    let page;
+    try {
+      page = await app.services.users.list({ ...query, exactCountLimit: app.config.adminExactCountLimit });
+    } catch (err) {
+      if (err instanceof BadCursorError) throw badRequest(`cursor: ${err.message}`, [{ field: 'cursor', message: err.message }]);
+      throw err;
+    }
+    const { users, total, totalExact, nextCursor } = page;
+    // total_exact false: the total is the planner's estimate (lists beyond ADMIN_EXACT_COUNT_LIMIT).
     const pagination = {
-      page: query.page,
+      page: query.cursor ? null : query.page,
       limit: query.limit,
       total,
+      total_exact: totalExact,
       pages: Math.ceil(total / query.limit),
-      hasMore: query.page * query.limit < total,
+      hasMore: nextCursor !== null,
+      next_cursor: nextCursor,
     };
     return { success: true, data: { users: users.map(app.services.users.toPublic), pagination }, meta: pagination };
   },

@@ -1,8 +1,14 @@
-import { isAppError } from '../../errors/app-error.js';
+import type { AppContext } from '../../app-context.js';
+import type { Config } from '../../config/schema.js';
+import { forbidden, isAppError } from '../../errors/app-error.js';
+import { invalidInput } from '../../services/profile-input.js';
 import { clearSessionCookie, setSessionCookie } from '../cookies.js';
-import { defineRoute } from '../define-route.js';
-import { consumeAccountLimit, loginAttemptKey } from '../middleware/rate-limit.js';
-import { adminCreateBody, loginBody, registerPublicBody } from '../schemas/auth.schemas.js';
+import { defineRoute, requireBridge, type AuthMode, type HandlerArgs } from '../define-route.js';
+import { assertSameOrigin } from '../middleware/csrf.js';
+import { chargeClass, consumeAccountLimit, loginAttemptKey, refundLoginAttempt } from '../middleware/rate-limit.js';
+import { isDatabaseUnavailable } from '../../data/db-errors.js';
+import { registrationOrAdmin, validationRead } from '../middleware/rate-limit-classes.js';
+import { adminCreateBody, loginBody, registerPublicBody, type RegisterPublicBody } from '../schemas/auth.schemas.js';
 import { clientInfo, isPending, loginShape, pendingShape, sessionFields } from './auth-responses.js';
 
 export const login = defineRoute({
@@ -12,18 +18,22 @@ export const login = defineRoute({
   rateLimit: 'login',
   body: loginBody,
   async handler({ req, res, body, app }) {
-    // Per-account budgets on top of the per-IP class (see docs/rate-limits.md).
-    await consumeAccountLimit(app, res, body.identifier);
     let r;
     try {
+      // Per-account budgets on top of the per-IP class (see docs/rate-limits.md).
+      await consumeAccountLimit(app, res, body.identifier);
       r = await app.services.auth.login(body.identifier, body.password, {
         ...clientInfo(req),
         throttleKey: loginAttemptKey(req, body.identifier),
       });
     } catch (err) {
-      if (isAppError(err) && err.status === 429) res.setHeader('Retry-After', String(Math.max(1, Number(err.extra?.retry_after) || 1)));
+      const limited = isAppError(err) && err.status === 429;
+      app.metrics.login(limited ? 'limited' : 'failure');
+      if (limited) res.setHeader('Retry-After', String(Math.max(1, Number(err.extra?.retry_after) || 1)));
+      if (isDatabaseUnavailable(err)) await refundLoginAttempt(app, req, body.identifier);
       throw err;
     }
+    app.metrics.login(r.status === 'pending' ? 'pending_second_factor' : 'success');
     // A pending session gets the cookie too, so cookie-only browsers can finish the two-factor step.
     setSessionCookie(res, app.config, r.token, new Date(r.session.expires_at));
     if (r.status === 'pending') return pendingShape(app, r.user, r.token, r.methods);
@@ -42,40 +52,73 @@ export const logout = defineRoute({
   },
 });
 
+/** Public sign-up: a customer, a verification mail when required, a session when not. */
+async function publicRegistration({ req, res, body, app }: Pick<HandlerArgs<RegisterPublicBody, unknown, unknown>, 'req' | 'res' | 'body' | 'app'>) {
+  const { user, session } = await app.services.auth.registerPublic(body, clientInfo(req));
+  const pub = app.services.users.toPublic(user);
+  if (!session) {
+    return {
+      success: true,
+      message: 'Registration successful. Please check your email to verify your account.',
+      data: { user: { ...pub, requiresVerification: true } },
+    };
+  }
+  setSessionCookie(res, app.config, session.token, new Date(session.session.expires_at));
+  return {
+    success: true,
+    message: 'Registration successful',
+    data: { user: pub, ...sessionFields(session.token, session.session) },
+  };
+}
+
+const publicAuth = (config: Config): AuthMode => (config.registrationRequiresBridgeSecret ? 'bridge' : 'public');
+
 export const registerPublic = defineRoute({
   method: 'post',
   path: '/auth/register/public',
-  auth: (config) => (config.registrationRequiresBridgeSecret ? 'bridge' : 'public'),
+  auth: publicAuth,
   rateLimit: 'registration',
   body: registerPublicBody,
-  async handler({ req, res, body, app }) {
-    const { user, session } = await app.services.auth.registerPublic(body, clientInfo(req));
-    const pub = app.services.users.toPublic(user);
-    if (!session) {
-      return {
-        success: true,
-        message: 'Registration successful. Please check your email to verify your account.',
-        data: { user: { ...pub, requiresVerification: true } },
-      };
-    }
-    setSessionCookie(res, app.config, session.token, new Date(session.session.expires_at));
-    return {
-      success: true,
-      message: 'Registration successful',
-      data: { user: pub, ...sessionFields(session.token, session.session) },
-    };
-  },
+  handler: publicRegistration,
 });
 
-/** Admin creation under its older name; `data` is the user itself plus a `user` copy (both are read). */
-export const registerByAdmin = defineRoute({
+/** The session of a request when it is live; null for none, an unknown or an expired one. */
+async function liveSession(app: AppContext, token: string | null) {
+  if (!token) return null;
+  try {
+    return await app.services.sessions.validate(token);
+  } catch (err) {
+    if (isAppError(err) && err.status === 401) return null;
+    throw err;
+  }
+}
+
+/**
+ * The original client registers here without a session (`@pubflow/core` register()): that is public
+ * registration, with its rules, limits, mail and customer-only type. With a session it is the admin
+ * create under its older name. `data` is the user itself plus a `user` copy (both are read).
+ */
+export const register = defineRoute({
   method: 'post',
   path: '/auth/register',
-  auth: { roles: ['admin', 'superadmin'] },
-  rateLimit: 'admin',
+  // Decided per request below: a missing or dead session is the public path, a live one must be an admin's.
+  auth: 'public',
+  rateLimit: registrationOrAdmin,
   body: adminCreateBody,
-  async handler({ body, auth, app }) {
-    const user = await app.services.users.create(body as never, { actor: auth.user, verified: true });
+  async handler({ req, res, body, auth, app }) {
+    const live = await liveSession(app, auth.token);
+    if (!live) {
+      await chargeClass(app, req, res, 'registration');
+      if (publicAuth(app.config) === 'bridge') requireBridge(auth.bridge, app);
+      const parsed = registerPublicBody.safeParse(body);
+      if (!parsed.success) throw invalidInput(parsed.error);
+      const answer = await publicRegistration({ req, res, body: parsed.data, app });
+      return { ...answer, data: { ...answer.data.user, ...answer.data } };
+    }
+    if (auth.tokenSource === 'cookie') assertSameOrigin(req, auth, app.config);
+    if (!['admin', 'superadmin'].includes(live.user.user_type)) throw forbidden();
+    await chargeClass(app, req, res, 'admin');
+    const user = await app.services.users.create(body as never, { actor: live.user, verified: true });
     const pub = app.services.users.toPublic(user);
     return { success: true, message: 'User created', data: { ...pub, user: pub } };
   },
@@ -86,6 +129,7 @@ export const me = defineRoute({
   method: 'get',
   path: '/auth/me',
   auth: 'session-or-pending',
+  rateLimit: validationRead,
   async handler({ auth, app }) {
     if (isPending(auth.session!)) return pendingShape(app, auth.user!, auth.token!);
     return { success: true, data: { user: app.services.users.toPublic(auth.user!) } };

@@ -4,14 +4,20 @@ export const liveness = defineRoute({
   method: 'get',
   path: '/health',
   auth: 'public',
+  rateLimit: false,
   handler: () => ({ success: true, status: 'ok' }),
 });
 
-/** Ready when the database answers and, if configured, Redis does. */
+/**
+ * Ready when the database answers and, if configured, Redis does. While Redis is down the instance
+ * still serves (from the database, with in-process rate limits) and says so in `degraded`, but
+ * reports 503 so an orchestrator or load balancer can tell.
+ */
 export const readiness = defineRoute({
   method: 'get',
   path: '/ready',
   auth: 'public',
+  rateLimit: false,
   async handler({ app, res }) {
     const checks: Record<string, 'ok' | 'fail'> = {};
     try {
@@ -20,15 +26,19 @@ export const readiness = defineRoute({
     } catch {
       checks.database = 'fail';
     }
-    if (app.redis) {
-      try {
-        await app.redis.ping();
-        checks.redis = 'ok';
-      } catch {
-        checks.redis = 'fail';
+    const degraded: string[] = [];
+    if (app.redis && app.redisHealth) {
+      const redis = app.redis;
+      const up = await app.redisHealth.run('ping', async () => (await redis.ping()) === 'PONG', () => false);
+      checks.redis = up ? 'ok' : 'fail';
+      if (!up) {
+        degraded.push('redis unavailable since ' + app.redisHealth.status().since);
+        degraded.push('sessions and users read from the database and in-process copies');
+        degraded.push('rate limits and login backoff counted in process, at half budget');
       }
     }
     const ok = Object.values(checks).every((c) => c === 'ok');
-    res.status(ok ? 200 : 503).json({ success: ok, status: ok ? 'ready' : 'unavailable', checks });
+    if (!ok) res.setHeader('Retry-After', '5');
+    res.status(ok ? 200 : 503).json({ success: ok, status: ok ? 'ready' : 'unavailable', checks, ...(degraded.length ? { degraded } : {}) });
   },
 });

@@ -9,15 +9,19 @@ import * as password from './password.routes.js';
 import * as verification from './verification.routes.js';
 import * as tokenLogin from './token-login.routes.js';
 import * as hub from './modules-hub.routes.js';
+import * as metrics from './metrics.routes.js';
+import * as openapi from '../openapi/openapi.routes.js';
 
 /** The table of contents of the core API: one line per route. */
 export const coreRoutes: RouteDef<any, any, any>[] = [
   health.liveness, // GET /health
   health.readiness, // GET /ready
+  metrics.metrics, // GET /metrics
+  openapi.openApiDocument, // GET /openapi.json (and the reference page at /docs, create-app.ts)
   auth.login, // POST /auth/login
   auth.logout, // POST /auth/logout
   auth.registerPublic, // POST /auth/register/public
-  auth.registerByAdmin, // POST /auth/register
+  auth.register, // POST /auth/register
   auth.me, // GET /auth/me
   profile.userMe, // GET /auth/user/me
   profile.updateUserMe, // PUT /auth/user/me

@@ -22,11 +22,49 @@ function uploaderFor(maxBytes: number) {
   return up;
 }
 
-/** Parses the multipart body; multer's and busboy's errors become our 4xx answers. */
+/** Room for the multipart boundaries, part headers and small fields around the file. */
+const MULTIPART_OVERHEAD = 64 * 1024;
+
+/**
+ * Parses the multipart body; multer's and busboy's errors become our 4xx answers. An upload over the
+ * limit is refused without reading the rest: at once when its Content-Length says so, else as soon
+ * as the file passes the limit; the connection is then closed rather than drained (multer would
+ * otherwise read a 300 MB body to its end before the 413 could go out).
+ */
 async function readPicture(req: Request, res: Response, maxBytes: number): Promise<Buffer> {
-  await new Promise<void>((resolve, reject) =>
-    uploaderFor(maxBytes)(req, res, (err?: unknown) => (err ? reject(uploadError(err, maxBytes)) : resolve())),
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > maxBytes + MULTIPART_OVERHEAD) {
+    res.setHeader('Connection', 'close');
+    throw tooLarge(maxBytes);
+  }
+  // multer drains the whole body before it reports its own limit, so the bytes are counted here too.
+  let onData: ((chunk: Buffer) => void) | undefined;
+  const overLimit = new Promise<never>((_, reject) => {
+    let seen = 0;
+    onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen <= maxBytes + MULTIPART_OVERHEAD) return;
+      req.off('data', onData!);
+      res.setHeader('Connection', 'close');
+      reject(tooLarge(maxBytes));
+    };
+    req.on('data', onData);
+  });
+  const parsed = new Promise<void>((resolve, reject) =>
+    uploaderFor(maxBytes)(req, res, (err?: unknown) => {
+      if (!err) return resolve();
+      const answer = uploadError(err, maxBytes);
+      if (answer.status === 413) res.setHeader('Connection', 'close');
+      reject(answer);
+    }),
   );
+  overLimit.catch(() => undefined);
+  parsed.catch(() => undefined);
+  try {
+    await Promise.race([parsed, overLimit]);
+  } finally {
+    req.off('data', onData!);
+  }
   const file = req.file;
   if (!file) {
     throw badRequest(`Send the image as multipart/form-data in the field "${FIELD}"`, [
@@ -36,11 +74,11 @@ async function readPicture(req: Request, res: Response, maxBytes: number): Promi
   return file.buffer;
 }
 
+const tooLarge = (maxBytes: number) => new AppError(413, Codes.PAYLOAD_TOO_LARGE, `Picture is larger than ${maxBytes} bytes`);
+
 function uploadError(err: unknown, maxBytes: number): AppError {
   if (err instanceof multer.MulterError) {
-    if (err.code === 'LIMIT_FILE_SIZE') {
-      return new AppError(413, Codes.PAYLOAD_TOO_LARGE, `Picture is larger than ${maxBytes} bytes`);
-    }
+    if (err.code === 'LIMIT_FILE_SIZE') return tooLarge(maxBytes);
     if (err.code === 'LIMIT_UNEXPECTED_FILE') {
       return badRequest(`Unexpected file field "${err.field ?? ''}": send the image in the field "${FIELD}"`, [
         { field: err.field ?? null, message: `expected a single file in "${FIELD}"` },

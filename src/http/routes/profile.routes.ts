@@ -1,5 +1,6 @@
 import { unauthorized } from '../../errors/app-error.js';
 import { defineRoute, type RouteDef } from '../define-route.js';
+import { validationRead } from '../middleware/rate-limit-classes.js';
 import { USER_ALIASES, jsonObject, withAliases } from '../schemas/aliases.js';
 import { isPending, pendingShape, sessionFields } from './auth-responses.js';
 
@@ -11,6 +12,7 @@ export const userMe = defineRoute({
   method: 'get',
   path: '/auth/user/me',
   auth: 'bridge',
+  rateLimit: validationRead,
   async handler({ auth, app }) {
     if (!auth.token) throw unauthorized();
     const { session, user } = await app.services.sessions.validate(auth.token, { allowPending: true });

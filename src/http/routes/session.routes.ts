@@ -7,6 +7,7 @@ import { setSessionCookie } from '../cookies.js';
 import { JsonText } from '../respond.js';
 import type { PublicUser } from '../../services/user-view.js';
 import { defineRoute } from '../define-route.js';
+import { validationRead } from '../middleware/rate-limit-classes.js';
 import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
 import { iso, isPending, loginShape, pendingShape, sessionFields } from './auth-responses.js';
 
@@ -63,6 +64,7 @@ export const validation = defineRoute({
   method: 'get',
   path: '/auth/validation',
   auth: 'public',
+  rateLimit: validationRead,
   async handler({ auth, app }) {
     const { session, user } = await validSession(app, auth.token);
     if (isPending(session)) return pendingShape(app, user, auth.token!);
@@ -78,6 +80,7 @@ export const validationPost = defineRoute({
   method: 'post',
   path: '/auth/validation',
   auth: 'public',
+  rateLimit: validationRead,
   body: sessionIdBody,
   async handler({ body, auth, app }) {
     const token = body.sessionId || body.session_id || auth.token;
@@ -105,6 +108,7 @@ export const sessionCurrent = defineRoute({
   method: 'get',
   path: '/auth/session/current',
   auth: 'session-or-pending',
+  rateLimit: validationRead,
   async handler({ auth, app }) {
     if (isPending(auth.session!)) return pendingShape(app, auth.user!, auth.token!);
     return {
@@ -151,6 +155,7 @@ export const bridgeValidate = defineRoute({
   method: 'post',
   path: '/auth/bridge/validate',
   auth: 'bridge',
+  rateLimit: validationRead,
   body: bridgeValidateBody,
   async handler({ req, body, query, app }) {
     const q = query.session_id;

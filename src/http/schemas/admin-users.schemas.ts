@@ -15,9 +15,25 @@ const intParam = (min: number, max: number, fallback: number) =>
     .optional()
     .transform((n) => n ?? fallback);
 
-/** GET /auth/admin/users: search, filters, sort and page (limit capped, not refused). */
+/** A date (YYYY-MM-DD, midnight UTC) or an ISO 8601 timestamp. */
+const instant = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp')
+  .transform((v) => new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v))
+  .refine((d) => !Number.isNaN(d.getTime()), 'must be a real date');
+
+/** GET /auth/admin/users: search, filters, sort, and a page number or a cursor (limit capped, not refused). */
 export const listUsersQuery = withAliases(
-  { ...USER_ALIASES, sort_by: 'sortBy', sort_order: 'sortOrder' },
+  {
+    ...USER_ALIASES,
+    sort_by: 'sortBy',
+    sort_order: 'sortOrder',
+    verified: 'is_verified',
+    createdFrom: 'created_from',
+    createdTo: 'created_to',
+    created_after: 'created_from',
+    created_before: 'created_to',
+  },
   z.object({
     q: z.string().max(200).optional(),
     user_type: userTypeField.optional(),
@@ -25,6 +41,9 @@ export const listUsersQuery = withAliases(
       .enum(['true', 'false', '1', '0'], 'must be true or false')
       .transform((v) => v === 'true' || v === '1')
       .optional(),
+    created_from: instant.optional(),
+    created_to: instant.optional(),
+    cursor: z.string().max(600).regex(/^[A-Za-z0-9_-]+$/, 'must be a next_cursor from a previous answer').optional(),
     sortBy: z.enum(USER_SORT_FIELDS, `must be one of ${USER_SORT_FIELDS.join(', ')}`).optional(),
     sortOrder: z.string().toLowerCase().pipe(z.enum(['asc', 'desc'], 'must be asc or desc')).optional(),
     page: intParam(1, 1_000_000, 1),

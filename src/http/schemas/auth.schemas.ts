@@ -37,6 +37,8 @@ export const registerPublicBody = withAliases(
   }),
 );
 
+export type RegisterPublicBody = z.output<typeof registerPublicBody>;
+
 /** Admin creation bodies (camel or snake); the user service validates the fields strictly. */
 export const adminCreateBody = withAliases(USER_ALIASES, jsonObject);
 

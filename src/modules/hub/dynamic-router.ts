@@ -1,6 +1,6 @@
-import express, { type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { AppContext } from '../../app-context.js';
-import { AppError } from '../../errors/app-error.js';
+import { AppError, isAppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import { toHandlers } from '../../http/define-route.js';
 import type { ModuleManifest } from '../define-module.js';
@@ -18,9 +18,17 @@ export function buildModuleRouter(app: AppContext, modules: { manifest: ModuleMa
       const off: RequestHandler = () => {
         throw moduleDisabled(manifest.id);
       };
-      if (enabled) router[def.method](def.path, ...toHandlers(def, app));
+      if (enabled) router[def.method](def.path, ...toHandlers(def, app), switchedOffMeanwhile(app, manifest.id));
       else router[def.method](def.path, off);
     }
   }
   return router;
+}
+
+/**
+ * A request can outlive its module: switched off or uninstalled (its tables dropped) while the
+ * request ran. What then fails is answered as the switched-off module would be, not as a 500.
+ */
+function switchedOffMeanwhile(app: AppContext, id: string): ErrorRequestHandler {
+  return (err, _req, _res, next) => next(!isAppError(err) && !app.modules.isEnabled(id) ? moduleDisabled(id) : err);
 }

@@ -1,4 +1,5 @@
 import { AppError } from '../../errors/app-error.js';
+import { isDatabaseUnavailable } from '../../data/db-errors.js';
 import { Codes } from '../../errors/codes.js';
 import type { PlannedMigration } from '../../data/migrator.js';
 import { hubMigrator, requireManifest, type HubDeps } from './hub-deps.js';
@@ -42,6 +43,10 @@ async function atomically<T>(d: HubDeps, what: string, fn: (t: import('sequelize
     return await d.app().sequelize.transaction(fn);
   } catch (err) {
     if (err instanceof AppError) throw err;
+    if (isDatabaseUnavailable(err)) {
+      d.app().logger.warn({ err: (err as Error).message, what }, 'module operation could not reach the database; nothing was changed');
+      throw new AppError(503, Codes.SERVICE_UNAVAILABLE, `${what}: the database is busy or unreachable; nothing was changed, try again`);
+    }
     d.app().logger.error({ err: (err as Error).message, what }, 'module operation failed and was rolled back');
     throw new AppError(500, Codes.MODULE_INSTALL_FAILED, `${what} failed and was rolled back, nothing was changed: ${(err as Error).message}`);
   }

@@ -1,0 +1,294 @@
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { provisionBackend, type BenchBackend } from './backend.js';
+import { envNumber, note, out, runBenchmark, writeResults } from './harness.js';
+import { round } from './load.js';
+import { prepare, type Prepared } from './prepare.js';
+import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
+import { ADMIN_TOKEN, seed, seededUser, sessionToken, type ScaleSizes } from './scale-seed.js';
+
+/**
+ * `npm run bench:scale`: admin search and listing, uncached validation and the session-expiry job on
+ * PostgreSQL with many users and sessions, each figure beside its baseline (the same work in plain
+ * SQL on the same database, measured in the same run). See bench/README.md.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const RESULTS = path.join(ROOT, 'bench', 'results', 'scale-latest.json');
+const num = (v: string | undefined, d: number) => Math.round(envNumber(v, d));
+const FULL = process.env.BENCH_SCALE === 'full';
+const USERS = num(process.env.BENCH_SCALE_USERS, FULL ? 1_000_000 : 100_000);
+const SESSIONS = num(process.env.BENCH_SCALE_SESSIONS, USERS * 10);
+const EXPIRED = Math.min(num(process.env.BENCH_SCALE_EXPIRED, Math.round(SESSIONS * 0.3)), SESSIONS - 10_000);
+const SAMPLES = num(process.env.BENCH_SCALE_SAMPLES, 200);
+const BATCH = num(process.env.BENCH_SCALE_BATCH, 5000);
+const TARGET_MS = 50;
+
+
+interface Latency {
+  p50: number;
+  p95: number;
+  max: number;
+  n: number;
+  /** The first call, before any warm-up. */
+  cold?: number;
+}
+
+function summarise(ms: number[]): Latency {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => round(s[Math.min(s.length - 1, Math.floor(q * s.length))], 2);
+  return { p50: at(0.5), p95: at(0.95), max: round(s[s.length - 1], 2), n: s.length };
+}
+
+/**
+ * `n` timed calls one after the other (latency, not throughput), after `warm` untimed ones; the first
+ * warm-up call is reported as `cold` (e.g. deep pages build their anchors then, once a minute).
+ */
+async function timed(n: number, fn: (i: number) => Promise<void>, warm = Math.min(20, n)): Promise<Latency> {
+  let cold = 0;
+  for (let i = 0; i < warm; i++) {
+    const t0 = performance.now();
+    await fn(n + i);
+    if (i === 0) cold = round(performance.now() - t0, 2);
+  }
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    ms.push(performance.now() - t0);
+  }
+  return { ...summarise(ms), cold };
+}
+
+async function getJson(url: string, headers: Record<string, string>): Promise<any> {
+  const r = await fetch(url, { headers });
+  const body = await r.json();
+  if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status}: ${JSON.stringify(body).slice(0, 300)}`);
+  return body;
+}
+
+interface Row {
+  operation: string;
+  gatehouse: Latency;
+  baseline: Latency;
+  target?: string;
+  pass?: boolean;
+  note?: string;
+}
+
+const ORDER = 'ORDER BY created_at DESC, id DESC';
+const SEARCH = "deleted_at IS NULL AND (email ILIKE $1 OR name ILIKE $1 OR last_name ILIKE $1 OR user_name ILIKE $1)";
+
+/** Admin search and listing: each operation over HTTP and its plain SQL (page query + count), same inputs. */
+async function listing(server: ChildServer, db: pg.Client, note: (s: string) => void): Promise<Row[]> {
+  const admin = { 'X-Session-ID': ADMIN_TOKEN };
+  const api = (qs: string) => getJson(`${server.url}/auth/admin/users?${qs}`, admin);
+  const pick = (i: number) => 1 + ((i * 7919 + 13) % USERS);
+  const emailPart = (i: number) => seededUser(pick(i)).email.slice(4, 14); // "123456.ab1" style: digits, dot, hash
+  const lastPart = (i: number) => seededUser(pick(i)).lastName.slice(2, 8).toLowerCase();
+  const deepPage = Math.max(2, Math.floor((USERS * 0.8) / 20));
+  const rows: Row[] = [];
+  const measure = async (operation: string, http: (i: number) => Promise<unknown>, sql: (i: number) => Promise<unknown>) => {
+    note(operation);
+    const gatehouse = await timed(SAMPLES, async (i) => void (await http(i)));
+    const baseline = await timed(SAMPLES, async (i) => void (await sql(i)));
+    rows.push({ operation, gatehouse, baseline, target: `p95 < ${TARGET_MS} ms`, pass: gatehouse.p95 < TARGET_MS });
+  };
+  const plain = async (where: string, params: unknown[], tail = '') => {
+    await db.query(`SELECT * FROM users WHERE ${where} ${ORDER} LIMIT 20 ${tail}`, params);
+    await db.query(`SELECT count(*) FROM users WHERE ${where}`, params);
+  };
+  await measure(
+    'GET /auth/admin/users?q=<part of an email>',
+    (i) => api(`q=${encodeURIComponent(emailPart(i))}`),
+    (i) => plain(SEARCH, [`%${emailPart(i)}%`]),
+  );
+  await measure(
+    'GET /auth/admin/users?q=<part of a last name>',
+    (i) => api(`q=${encodeURIComponent(lastPart(i))}`),
+    (i) => plain(SEARCH, [`%${lastPart(i)}%`]),
+  );
+  await measure('GET /auth/admin/users (first page)', () => api(''), () => plain('deleted_at IS NULL', []));
+  await measure(`GET /auth/admin/users?page=${deepPage}`, () => api(`page=${deepPage}`), () => plain('deleted_at IS NULL', [], `OFFSET ${(deepPage - 1) * 20}`));
+  const cursor = (await api(`page=${deepPage}`)).meta.next_cursor as string;
+  await measure(
+    `GET /auth/admin/users?cursor=<after page ${deepPage}>`,
+    () => api(`cursor=${cursor}`),
+    () => plain('deleted_at IS NULL', [], `OFFSET ${deepPage * 20}`),
+  );
+  const sample = await api(`q=${encodeURIComponent(emailPart(1))}`);
+  rows[0].note = `matches for one email part: ${sample.meta.total} (exact: ${sample.meta.total_exact})`;
+  const first = await api('');
+  rows[2].note = `total ${first.meta.total.toLocaleString('en-US')} (exact: ${first.meta.total_exact})`;
+  return rows;
+}
+
+/** Session ids past the expired ones, each used once: the server has no copy of any of them cached. */
+function freshSessions() {
+  let next = EXPIRED + BASELINE_EXPIRED + 1;
+  return () => sessionToken(next++);
+}
+const BASELINE_EXPIRED = Math.min(100_000, Math.round(EXPIRED / 10));
+
+async function validation(server: ChildServer, db: pg.Client, fresh: () => string): Promise<Row> {
+  note('GET /auth/validation, session not cached');
+  const gatehouse = await timed(SAMPLES, async () => {
+    await getJson(`${server.url}/auth/validation`, { 'X-Session-ID': fresh() });
+  });
+  const baseline = await timed(SAMPLES, async () => {
+    const s = await db.query("SELECT * FROM sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')", [fresh()]);
+    await db.query('SELECT * FROM users WHERE id = $1', [s.rows[0].user_id]);
+  });
+  return { operation: 'GET /auth/validation, session not cached', gatehouse, baseline, note: 'goal: unchanged (baseline: the two look-ups in plain SQL)' };
+}
+
+/** Plain-SQL batches over BASELINE_EXPIRED rows, then one run of the job over the rest, with validation measured meanwhile. */
+async function prune(p: Prepared, server: ChildServer, db: pg.Client, fresh: () => string) {
+  note(`plain SQL: deleting ${BASELINE_EXPIRED.toLocaleString('en-US')} expired sessions in batches of ${BATCH}`);
+  const t0 = performance.now();
+  let plainDeleted = 0;
+  // The statement the job runs (src/data/repositories/session-repository.ts), sent by hand.
+  while (plainDeleted < BASELINE_EXPIRED) {
+    const r = await db.query(
+      `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at < now() LIMIT ${Math.min(BATCH, BASELINE_EXPIRED - plainDeleted)} FOR UPDATE SKIP LOCKED)`,
+    );
+    if (!r.rowCount) break;
+    plainDeleted += r.rowCount;
+  }
+  const plainSec = (performance.now() - t0) / 1000;
+  const before = await timed(SAMPLES, async () => void (await getJson(`${server.url}/auth/validation`, { 'X-Session-ID': fresh() })));
+  const backlog = Number((await db.query('SELECT count(*) AS n FROM sessions WHERE expires_at < now()')).rows[0].n);
+  note(`gatehouse sessions prune: ${backlog.toLocaleString('en-US')} expired sessions, batch ${BATCH}`);
+  const started = performance.now();
+  const job = runCli(p, ['sessions', 'prune', '--json'], { SESSION_EXPIRY_BATCH: String(BATCH) });
+  let running = true;
+  void job.finally(() => (running = false));
+  const during: number[] = [];
+  while (running) {
+    const t = performance.now();
+    await getJson(`${server.url}/auth/validation`, { 'X-Session-ID': fresh() });
+    during.push(performance.now() - t);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const stdout = await job;
+  const result = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { deleted: number };
+  const seconds = (performance.now() - started) / 1000;
+  const left = Number((await db.query('SELECT count(*) AS n FROM sessions WHERE expires_at < now() - interval \'1 minute\'')).rows[0].n);
+  return {
+    backlog,
+    deleted: result.deleted,
+    seconds: round(seconds, 1),
+    rowsPerSec: Math.round(result.deleted / seconds),
+    left,
+    plain: { deleted: plainDeleted, seconds: round(plainSec, 1), rowsPerSec: Math.round(plainDeleted / plainSec) },
+    validationBefore: before,
+    validationDuring: summarise(during.length ? during : [0]),
+  };
+}
+
+function runCli(p: Prepared, args: string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...p.cli, ...args], { cwd: ROOT, env: { ...p.env, ...env } as NodeJS.ProcessEnv });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${args.join(' ')} exited ${code}: ${stderr.slice(-600)}`))));
+  });
+}
+
+const fmt = (l: Latency) => `${l.p50.toFixed(1)} / ${l.p95.toFixed(1)}`;
+
+function render(rows: Row[]): string {
+  const head = ['operation', 'gatehouse p50 / p95 ms', 'first call ms', 'plain SQL p50 / p95 ms', 'p95 ÷ plain', 'goal', ''];
+  const body = rows.map((r) => [
+    r.operation,
+    fmt(r.gatehouse),
+    r.gatehouse.cold === undefined ? '-' : r.gatehouse.cold.toFixed(1),
+    fmt(r.baseline),
+    r.baseline.p95 > 0 ? (r.gatehouse.p95 / r.baseline.p95).toFixed(2) : '-',
+    r.target ?? '',
+    r.pass === undefined ? '' : r.pass ? 'PASS' : 'FAIL',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const sizes: ScaleSizes = { users: USERS, sessions: SESSIONS, expired: EXPIRED, baselineExpired: BASELINE_EXPIRED };
+  let backend: BenchBackend | null = null;
+  let prepared: Prepared | null = null;
+  let db: pg.Client | null = null;
+  const cleanup = async () => {
+    await stopAll();
+    await db?.end().catch(() => undefined);
+    db = null;
+    if (prepared) rmSync(prepared.dataDir, { recursive: true, force: true });
+    await backend?.release().catch((err) => note(`cleanup failed: ${(err as Error).message}`));
+    backend = null;
+  };
+  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+  try {
+    backend = await provisionBackend(process.env);
+    if (!backend.created) throw new Error('bench:scale seeds millions of rows and drops them: it runs on a fresh database only (unset BENCH_DATABASE_URL)');
+    prepared = await prepare(ROOT, backend, 0);
+    db = new pg.Client({ connectionString: backend.databaseUrl });
+    await db.connect();
+    note(`sizes: ${USERS.toLocaleString('en-US')} users, ${SESSIONS.toLocaleString('en-US')} sessions, ${EXPIRED.toLocaleString('en-US')} (+${BASELINE_EXPIRED.toLocaleString('en-US')}) expired`);
+    const seeded = await seed(db, sizes, note);
+    note(`seeded in ${seeded.seconds} s`);
+
+    const port = await freePort();
+    const server = await startChild({
+      name: 'gatehouse serve',
+      args: [...prepared.cli, 'serve', '--workers', '1', '--data-dir', prepared.dataDir, '--port', String(port), '--host', '127.0.0.1'],
+      env: { ...prepared.env, PORT: String(port), JOBS_ENABLED: 'false' },
+      port,
+      readyPath: '/health',
+      cwd: ROOT,
+    });
+    const fresh = freshSessions();
+    const rows = [...(await listing(server, db, note)), await validation(server, db, fresh)];
+    const pruned = await prune(prepared, server, db, fresh);
+    const pruneOk = pruned.left === 0 && pruned.deleted >= EXPIRED;
+    const calm = pruned.validationDuring.p95 <= Math.max(2 * pruned.validationBefore.p95, pruned.validationBefore.p95 + 5);
+
+    out();
+    out(`PostgreSQL, ${USERS.toLocaleString('en-US')} users, ${SESSIONS.toLocaleString('en-US')} sessions; ${SAMPLES} requests per figure, one at a time; one Gatehouse worker, Redis; ${os.availableParallelism()} cores`);
+    out();
+    out(render(rows));
+    for (const r of rows) if (r.note) out(`  ${r.operation}: ${r.note}`);
+    out();
+    out(`sessions prune: ${pruned.deleted.toLocaleString('en-US')} of ${pruned.backlog.toLocaleString('en-US')} expired deleted in ${pruned.seconds} s (${pruned.rowsPerSec.toLocaleString('en-US')}/s), ${pruned.left} left: ${pruneOk ? 'PASS' : 'FAIL'} (goal: all in one job run)`);
+    out(`  plain SQL, the same batches: ${pruned.plain.deleted.toLocaleString('en-US')} in ${pruned.plain.seconds} s (${pruned.plain.rowsPerSec.toLocaleString('en-US')}/s)`);
+    out(`  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before)`);
+    const pass = rows.every((r) => r.pass !== false) && pruneOk && calm;
+    out();
+    out(pass ? 'PASS' : 'FAIL');
+
+    const result = {
+      date: new Date().toISOString(),
+      runSeconds: round((Date.now() - started) / 1000, 1),
+      machine: { cores: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? 'unknown', node: process.version, loadavg: os.loadavg().map((l) => round(l, 2)) },
+      sizes,
+      seedSeconds: seeded.seconds,
+      samples: SAMPLES,
+      rows,
+      prune: { ...pruned, pass: pruneOk, validationPass: calm },
+      pass,
+    };
+    writeResults(ROOT, RESULTS, result);
+    return pass ? 0 : 1;
+  } finally {
+    await cleanup();
+  }
+}
+
+runBenchmark('bench:scale', main);

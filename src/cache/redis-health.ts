@@ -1,0 +1,106 @@
+import { EventEmitter } from 'node:events';
+import { ErrorReply } from 'redis';
+import type { Logger } from '../log/logger.js';
+import type { RedisClient } from './redis-client.js';
+
+/** After a failed command, calls skip Redis for this long instead of each waiting for its own timeout. */
+const BREAKER_MS = 2_000;
+
+export interface RedisHealthStatus {
+  up: boolean;
+  /** When the current state began (ISO). */
+  since: string;
+  /** Outages seen since start. */
+  outages: number;
+}
+
+/**
+ * Tracks whether the shared Redis client can be used and runs Redis work with a fallback.
+ *
+ * Redis is an accelerator here, never the source of truth: sessions and users live in the database,
+ * so while Redis is down every caller takes its fallback (cache miss, in-process limits) at once.
+ * `recovered` fires when the client is ready again after an outage; listeners catch up on what
+ * could not be shared meanwhile (missed invalidations).
+ */
+export class RedisHealth extends EventEmitter {
+  private up = true;
+  private since = new Date();
+  private outages = 0;
+  private skipUntil = 0;
+
+  constructor(
+    private readonly client: Pick<RedisClient, 'isReady' | 'on'>,
+    private readonly logger: Logger,
+    /** node-redis times out a command only until it is written; this bounds the wait for the reply too. */
+    private readonly timeoutMs = 500,
+  ) {
+    super();
+    client.on('ready', () => this.markUp());
+    client.on('end', () => this.markDown('connection closed'));
+    client.on('error', (err: Error) => this.markDown(err.message));
+  }
+
+  /**
+   * True when commands may be sent: connected and not inside a breaker window. A client that stayed
+   * connected through failures (a stalled server) is tried again once the window ends.
+   */
+  available(): boolean {
+    return this.client.isReady && Date.now() >= this.skipUntil;
+  }
+
+  status(): RedisHealthStatus {
+    return { up: this.up && this.client.isReady, since: this.since.toISOString(), outages: this.outages };
+  }
+
+  /** Runs `op` on Redis, or `fallback` when Redis is down or the command fails or times out. */
+  async run<T>(what: string, op: () => Promise<T>, fallback: () => T | Promise<T>): Promise<T> {
+    if (!this.available()) return fallback();
+    try {
+      const result = await withTimeout(op(), this.timeoutMs);
+      if (!this.up) this.markUp();
+      return result;
+    } catch (err) {
+      // Redis answered, with an error about this command's data (WRONGTYPE, a script error): that
+      // call falls back, but Redis is up and the next call uses it.
+      if (err instanceof ErrorReply) this.logger.warn({ what, err: err.message }, 'redis refused a command; using the fallback for it');
+      else this.failed(what, err);
+      return fallback();
+    }
+  }
+
+  /** Records a failed command: opens the breaker and, on the first failure, reports the outage. */
+  failed(what: string, err: unknown): void {
+    this.skipUntil = Date.now() + BREAKER_MS;
+    this.markDown(`${what}: ${(err as Error)?.message ?? String(err)}`);
+  }
+
+  private markDown(reason: string): void {
+    if (!this.up) return;
+    this.up = false;
+    this.outages += 1;
+    this.since = new Date();
+    this.logger.error({ reason }, 'redis unavailable: serving from the database with in-process caches and rate limits until it returns');
+    this.emit('down');
+  }
+
+  private markUp(): void {
+    this.skipUntil = 0;
+    if (this.up) return;
+    this.up = true;
+    this.since = new Date();
+    this.logger.warn({ outages: this.outages }, 'redis is back: shared caches and rate limits resumed');
+    this.emit('recovered');
+  }
+}
+
+class RedisTimeoutError extends Error {}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisTimeoutError(`no answer within ${ms} ms`)), ms);
+  });
+  // A late answer (or failure) of the abandoned command is dropped.
+  p.catch(() => undefined);
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

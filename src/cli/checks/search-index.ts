@@ -1,0 +1,34 @@
+import { QueryTypes } from 'sequelize';
+import { SEARCH_COLUMNS, trigramIndexName } from '../../data/migrations/20261123-1000-add-user-list-indexes.js';
+import { dialectOf } from '../../data/sequelize.js';
+import { fail, ok, warn, type Check } from './check.js';
+
+/**
+ * Admin search by substring needs pg_trgm's GIN indexes on PostgreSQL; without them every search
+ * reads the whole users table (seconds at a million users).
+ */
+export const searchIndexCheck: Check = {
+  id: 'search-index',
+  title: 'Admin search indexes (pg_trgm)',
+  category: 'storage',
+  needs: ['database', 'migrations'],
+  async run(ctx) {
+    const app = await ctx.app();
+    if (dialectOf(app.sequelize) !== 'postgres') return ok('SQLite: substring search reads the users table (fine up to some 100,000 users)');
+    const select = <T extends object>(sql: string) => app.sequelize.query<T>(sql, { type: QueryTypes.SELECT });
+    const installed = await select<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'pg_trgm'");
+    if (!installed.length) {
+      const available = await select("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'");
+      return available.length
+        ? fail('the pg_trgm extension is missing from this database: admin search reads the whole users table', 'as a superuser: CREATE EXTENSION pg_trgm; (or run gatehouse migrate as the database owner)')
+        : fail('pg_trgm is not available on this PostgreSQL server', 'install PostgreSQL contrib (Debian: postgresql-contrib), then run gatehouse migrate');
+    }
+    const wanted = SEARCH_COLUMNS.map(trigramIndexName);
+    const present = new Set(
+      (await select<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'users'")).map((r) => r.name),
+    );
+    const missing = wanted.filter((n) => !present.has(n));
+    if (missing.length) return warn(`pg_trgm ${installed[0].v} installed, but indexes are missing: ${missing.join(', ')}`, 'run gatehouse migrate');
+    return ok(`pg_trgm ${installed[0].v}; trigram indexes on ${SEARCH_COLUMNS.join(', ')}`);
+  },
+};

@@ -1,0 +1,31 @@
+/**
+ * Errors that mean "the database cannot be reached or is not answering right now", as opposed to a
+ * bad query or a constraint: connection refused or dropped, pool exhausted waiting for a connection,
+ * the server shutting down or starting up, SQLite locked past its busy timeout. The HTTP layer
+ * answers them 503 with Retry-After, and login does not count them against the account.
+ */
+const SEQUELIZE_NAMES = new Set([
+  'SequelizeConnectionError',
+  'SequelizeConnectionRefusedError',
+  'SequelizeConnectionTimedOutError',
+  'SequelizeHostNotFoundError',
+  'SequelizeHostNotReachableError',
+  'SequelizeAccessDeniedError',
+  'SequelizeConnectionAcquireTimeoutError',
+  'ConnectionAcquireTimeoutError',
+]);
+const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01–57P03 (shutdown, cannot connect now), 53300 (too many connections). */
+const PG_STATE = /^(08\d{3}|57P0[1-3]|53300)$/;
+const MESSAGES = /Connection terminated|connection is closed|Client has encountered a connection error|SQLITE_BUSY|database is locked|terminating connection/i;
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as Record<string, unknown> | undefined, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+    if (typeof e.name === 'string' && SEQUELIZE_NAMES.has(e.name)) return true;
+    if (typeof e.code === 'string' && (NET_CODES.has(e.code) || PG_STATE.test(e.code) || e.code === 'SQLITE_BUSY')) return true;
+    if (typeof e.message === 'string' && MESSAGES.test(e.message)) return true;
+    // Sequelize wraps the driver's error as `parent` / `original`.
+    e = (e.parent ?? e.original) as Record<string, unknown> | undefined;
+  }
+  return false;
+}

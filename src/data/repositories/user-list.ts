@@ -1,0 +1,214 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { dialectOf } from '../sequelize.js';
+
+/*
+ * The admin user list at scale (a million rows): only the ids of a page are searched for, then the
+ * rows are read by primary key. Search is substring (ILIKE on PostgreSQL, where pg_trgm GIN indexes
+ * serve it; LIKE on SQLite). Pages go by keyset cursor (exact, any depth) or by page number; deep page
+ * numbers start from anchors (every ANCHOR_EVERY-th key of the listing, refreshed every ANCHOR_TTL_MS)
+ * so page 40,000 does not walk 800,000 index entries. Totals are counted exactly up to a limit and
+ * estimated by the planner beyond it.
+ */
+
+export const USER_SORT_FIELDS = ['created_at', 'updated_at', 'email', 'name', 'last_name', 'user_name', 'user_type'] as const;
+export type UserSortField = (typeof USER_SORT_FIELDS)[number];
+
+export interface UserListQuery {
+  q?: string;
+  user_type?: string;
+  is_verified?: boolean;
+  /** created_at ≥ this. */
+  created_from?: Date;
+  /** created_at < this. */
+  created_to?: Date;
+  includeDeleted?: boolean;
+  sortBy?: UserSortField;
+  sortOrder?: 'asc' | 'desc';
+  page: number;
+  limit: number;
+  /** From a previous answer's next_cursor; when given, `page` is not used. */
+  cursor?: string;
+  /** Count exactly up to this many matches; beyond, estimate (0: always estimate on PostgreSQL). */
+  exactCountLimit?: number;
+}
+
+export interface UserIdPage {
+  ids: string[];
+  total: number;
+  totalExact: boolean;
+  /** Cursor of the page after this one; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** A cursor that does not decode, or belongs to another sort. */
+export class BadCursorError extends Error {}
+
+const ANCHOR_EVERY = 1000;
+const ANCHOR_TTL_MS = 60_000;
+const ANCHOR_SETS = 32;
+const DEFAULT_EXACT_LIMIT = 10_000;
+
+interface Cursor {
+  s: UserSortField;
+  o: 'asc' | 'desc';
+  k: string;
+  id: string;
+}
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify([1, c.s, c.o, c.k, c.id])).toString('base64url');
+}
+
+function decodeCursor(raw: string, s: UserSortField, o: 'asc' | 'desc'): Cursor {
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    throw new BadCursorError('cursor is not one this service issued');
+  }
+  if (!Array.isArray(v) || v.length !== 5 || v[0] !== 1 || typeof v[3] !== 'string' || typeof v[4] !== 'string') {
+    throw new BadCursorError('cursor is not one this service issued');
+  }
+  if (v[1] !== s || v[2] !== o) throw new BadCursorError('cursor belongs to another sort order; send the same sortBy and sortOrder');
+  return { s, o, k: v[3], id: v[4] };
+}
+
+const TEXT_SORTS = new Set<UserSortField>(['name', 'last_name', 'user_name']);
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+interface Anchors {
+  at: number;
+  keys: { k: string; id: string }[];
+}
+
+export function createUserLister(sequelize: Sequelize) {
+  const pg = dialectOf(sequelize) === 'postgres';
+  const like = pg ? 'ILIKE' : 'LIKE';
+  const anchors = new Map<string, Anchors | Promise<Anchors>>();
+
+  /** The sort key as SQL: nullable text sorts as '' (one total order, and the expression the indexes hold). */
+  const sortExpr = (s: UserSortField) => (TEXT_SORTS.has(s) ? `COALESCE(${s}, '')` : s);
+  /** The key as text, for cursors: PostgreSQL's text form of a timestamp keeps its microseconds. */
+  const keyText = (s: UserSortField) => (pg ? `CAST(${sortExpr(s)} AS text)` : sortExpr(s));
+  const keyParam = (s: UserSortField, p: string) => (pg && (s === 'created_at' || s === 'updated_at') ? `CAST(${p} AS timestamptz)` : p);
+
+  function conditions(q: UserListQuery): { sql: string; params: Record<string, unknown> } {
+    const where: string[] = [];
+    const params: Record<string, unknown> = {};
+    if (!q.includeDeleted) where.push('deleted_at IS NULL');
+    const text = q.q?.trim();
+    if (text) {
+      params.pattern = `%${escapeLike(text)}%`;
+      // An explicit ESCAPE: SQLite has no default escape character.
+      where.push(`(${['email', 'name', 'last_name', 'user_name'].map((c) => `${c} ${like} :pattern ESCAPE '\\'`).join(' OR ')})`);
+    }
+    if (q.user_type) {
+      where.push('user_type = :userType');
+      params.userType = q.user_type;
+    }
+    if (q.is_verified !== undefined) {
+      where.push('is_verified = :verified');
+      params.verified = q.is_verified;
+    }
+    if (q.created_from) {
+      where.push('created_at >= :createdFrom');
+      params.createdFrom = q.created_from;
+    }
+    if (q.created_to) {
+      where.push('created_at < :createdTo');
+      params.createdTo = q.created_to;
+    }
+    return { sql: where.length ? where.join(' AND ') : '1=1', params };
+  }
+
+  const select = <T extends object>(sql: string, replacements: Record<string, unknown>): Promise<T[]> =>
+    sequelize.query<T>(sql, { type: QueryTypes.SELECT, replacements });
+
+  async function total(q: UserListQuery, where: { sql: string; params: Record<string, unknown> }): Promise<{ total: number; exact: boolean }> {
+    const cap = q.exactCountLimit ?? DEFAULT_EXACT_LIMIT;
+    // SQLite has no planner estimate to offer; its count is exact (and reads an index, not the table).
+    if (!pg) {
+      const [r] = await select<{ n: number }>(`SELECT count(*) AS n FROM users WHERE ${where.sql}`, where.params);
+      return { total: Number(r?.n ?? 0), exact: true };
+    }
+    if (cap > 0) {
+      const [r] = await select<{ n: string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE ${where.sql} LIMIT ${cap + 1}) s`, where.params);
+      const n = Number(r?.n ?? 0);
+      if (n <= cap) return { total: n, exact: true };
+    }
+    const [plan] = await select<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
+      `EXPLAIN (FORMAT JSON) SELECT 1 FROM users WHERE ${where.sql}`,
+      where.params,
+    );
+    const estimate = Math.round(plan?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
+    return { total: Math.max(estimate, cap + 1), exact: false };
+  }
+
+  /** Every ANCHOR_EVERY-th key of a listing; built once per TTL per filter and sort (one build at a time). */
+  async function anchorsFor(cacheKey: string, where: { sql: string; params: Record<string, unknown> }, s: UserSortField, dir: string): Promise<Anchors> {
+    const hit = anchors.get(cacheKey);
+    if (hit && (hit instanceof Promise || Date.now() - hit.at < ANCHOR_TTL_MS)) return hit;
+    const build = select<{ k: string; id: string }>(
+      `SELECT k, id FROM (SELECT ${keyText(s)} AS k, id, row_number() OVER (ORDER BY ${sortExpr(s)} ${dir}, id ${dir}) AS rn
+         FROM users WHERE ${where.sql}) a WHERE rn % ${ANCHOR_EVERY} = 0 ORDER BY rn`,
+      where.params,
+    ).then((keys) => ({ at: Date.now(), keys }));
+    if (anchors.size >= ANCHOR_SETS) anchors.delete(anchors.keys().next().value!);
+    anchors.set(cacheKey, build);
+    try {
+      const built = await build;
+      anchors.set(cacheKey, built);
+      return built;
+    } catch (err) {
+      anchors.delete(cacheKey);
+      throw err;
+    }
+  }
+
+  return {
+    async page(q: UserListQuery): Promise<UserIdPage> {
+      const s = q.sortBy ?? 'created_at';
+      const o = q.sortOrder ?? 'desc';
+      const dir = o === 'asc' ? 'ASC' : 'DESC';
+      const cmp = o === 'asc' ? '>' : '<';
+      const where = conditions(q);
+      const params: Record<string, unknown> = { ...where.params };
+      let after: { k: string; id: string } | null = null;
+      let offset = 0;
+      if (q.cursor) {
+        after = decodeCursor(q.cursor, s, o);
+      } else {
+        offset = (q.page - 1) * q.limit;
+        if (offset >= ANCHOR_EVERY && !where.params.pattern) {
+          const set = await anchorsFor(JSON.stringify([where.sql, where.params, s, o]), where, s, dir);
+          const j = Math.min(Math.floor(offset / ANCHOR_EVERY), set.keys.length) - 1;
+          if (j >= 0) {
+            after = set.keys[j];
+            offset -= (j + 1) * ANCHOR_EVERY;
+          }
+        }
+      }
+      let keyset = '';
+      if (after) {
+        keyset = ` AND (${sortExpr(s)}, id) ${cmp} (${keyParam(s, ':afterK')}, :afterId)`;
+        params.afterK = after.k;
+        params.afterId = after.id;
+      }
+      const rowsP = select<{ id: string; k: string }>(
+        `SELECT id, ${keyText(s)} AS k FROM users WHERE ${where.sql}${keyset}
+         ORDER BY ${sortExpr(s)} ${dir}, id ${dir} LIMIT ${q.limit + 1}${offset ? ` OFFSET ${offset}` : ''}`,
+        params,
+      );
+      const [rows, counted] = await Promise.all([rowsP, total(q, where)]);
+      const more = rows.length > q.limit;
+      const pageRows = more ? rows.slice(0, q.limit) : rows;
+      const last = pageRows[pageRows.length - 1];
+      return {
+        ids: pageRows.map((r) => r.id),
+        total: counted.total,
+        totalExact: counted.exact,
+        nextCursor: more && last ? encodeCursor({ s, o, k: String(last.k), id: last.id }) : null,
+      };
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import type { Request } from 'express';
+import type { AppContext } from '../../app-context.js';
+import { secretMatcher, sha256 } from '../../services/security/tokens.js';
+import { readSessionToken } from '../request-context.js';
+import { addressKey, classifier, type LimitTarget, type RateLimitClassifier } from './rate-limit.js';
+
+/*
+ * Classifiers for routes whose budget depends on who calls, not only on the route (docs/rate-limits.md,
+ * "Trusted backends and sessions"). A route declares one as its `rateLimit`; the gate runs it before
+ * the body is read, so it sees headers, query and cookie only.
+ */
+
+interface BridgeKey {
+  matches: (given: unknown) => boolean;
+  /** The bucket key of the configured secret: a digest, so the secret never sits in Redis. */
+  key: string;
+}
+const bridgeKeys = new WeakMap<AppContext, BridgeKey | null>();
+
+function bridgeKeyOf(app: AppContext): BridgeKey | null {
+  let k = bridgeKeys.get(app);
+  if (k === undefined) {
+    const secret = app.config.bridgeSecret;
+    k = secret ? { matches: secretMatcher(secret), key: `secret:${sha256(secret).slice(0, 32)}` } : null;
+    bridgeKeys.set(app, k);
+  }
+  return k;
+}
+
+/**
+ * Validation reads (bridge validate, GET/POST /auth/validation, the current-user reads). Backends call
+ * them for every request they serve, all from one address, and offices share one NAT address, so:
+ * - with the right X-Bridge-Secret: `bridge`, one budget for the secret, large;
+ * - with a wrong one: `bridge-invalid`, per address, small (someone is guessing);
+ * - with a session that validates: `session`, per session;
+ * - anything else (no or a dead session): `default`, per address.
+ */
+export const validationRead: RateLimitClassifier = classifier(['bridge', 'bridge-invalid', 'session', 'default'], async (req, app) => {
+  const sent = req.headers['x-bridge-secret'];
+  const bridge = bridgeKeyOf(app);
+  if (bridge && typeof sent === 'string' && sent !== '') {
+    return bridge.matches(sent) ? { cls: 'bridge', key: bridge.key } : { cls: 'bridge-invalid', key: addressKey(req) };
+  }
+  const session = await liveSessionId(req, app);
+  return session ? { cls: 'session', key: `session:${session}` } : { cls: 'default', key: addressKey(req) };
+});
+
+/** The id of the request's session when it validates; null otherwise (a look-up that changes nothing). */
+async function liveSessionId(req: Request, app: AppContext): Promise<string | null> {
+  try {
+    return await app.services.sessions.liveSessionId(readSessionToken(req).token);
+  } catch {
+    // The store failed: count per address; the route itself then answers the outage.
+    return null;
+  }
+}
+
+/**
+ * POST /auth/register: with a session it is the admin create (`admin`), without one public sign-up
+ * (`registration`). The gate only sees whether a token is sent; the handler charges `registration`
+ * as well when a sent token turns out not to be an admin's (see chargeClass), so no sign-up escapes it.
+ */
+export const registrationOrAdmin: RateLimitClassifier = classifier(['registration', 'admin'], (req): LimitTarget => ({
+  cls: readSessionToken(req).token ? 'admin' : 'registration',
+  key: addressKey(req),
+}));

@@ -1,0 +1,113 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type LoginOutcome = 'success' | 'failure' | 'pending_second_factor' | 'limited';
+/** local: this process; shared: Redis; db: the database; miss: not local (users: Redis or database). */
+export type CacheResult = 'local' | 'shared' | 'db' | 'miss';
+
+/** Counts of one running app; every counting point is one explicit call on this object. */
+export interface Metrics {
+  readonly registry: Registry;
+  httpRequest(method: string, route: string, status: number, seconds: number): void;
+  login(outcome: LoginOutcome): void;
+  rateLimited(cls: string): void;
+  /** Where a session or user lookup was answered from: this process, the shared cache (Redis), or the database. */
+  cacheLookup(cache: 'session' | 'user', result: CacheResult): void;
+  jobRun(job: string, ok: boolean): void;
+  passwordHash(seconds: number): void;
+  /** Gauges read at scrape time (active sessions, users), set by the composition root. */
+  onScrape(fn: () => Promise<void>): void;
+  /**
+   * This process's metrics as JSON, for aggregation across workers. `gauges: false` skips the
+   * database-read gauges (workers leave them to the primary: one count per scrape, not one per process).
+   */
+  json(opts?: { gauges?: boolean }): ReturnType<Registry['getMetricsAsJSON']>;
+  /** Prometheus text of this process, or of every worker when a cluster collector is set. */
+  scrape(): Promise<string>;
+  /** In a `serve --workers N` worker: scrape asks the primary, which aggregates every process. */
+  setCollector(fn: (() => Promise<string>) | null): void;
+  readonly activeSessions: Gauge;
+  readonly users: Gauge;
+}
+
+// Login answers take tens of milliseconds (bcrypt); validation answers well under one.
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const HASH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2];
+
+/** A registry of its own per app (tests run several apps in one process), with the process metrics. */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'gatehouse_http_requests_total',
+    help: 'HTTP requests by method, route template and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'gatehouse_http_request_duration_seconds',
+    help: 'HTTP request latency by method and route template',
+    labelNames: ['method', 'route'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const logins = new Counter({ name: 'gatehouse_logins_total', help: 'Login attempts by outcome', labelNames: ['outcome'], registers: [registry] });
+  const limited = new Counter({
+    name: 'gatehouse_rate_limited_total',
+    help: 'Requests refused with 429, by rate-limit class',
+    labelNames: ['class'],
+    registers: [registry],
+  });
+  const lookups = new Counter({
+    name: 'gatehouse_cache_lookups_total',
+    help: 'Session and user lookups by where they were answered: local (this process), shared (Redis), db, miss (user not in this process)',
+    labelNames: ['cache', 'result'],
+    registers: [registry],
+  });
+  const jobs = new Counter({ name: 'gatehouse_job_runs_total', help: 'Background job runs by job and result', labelNames: ['job', 'result'], registers: [registry] });
+  const hashes = new Histogram({
+    name: 'gatehouse_bcrypt_duration_seconds',
+    help: 'Time to hash or verify one password (bcrypt)',
+    buckets: HASH_BUCKETS,
+    registers: [registry],
+  });
+  // Read from the shared database by every process: aggregated with max, not summed over workers.
+  const activeSessions = new Gauge({ name: 'gatehouse_active_sessions', help: 'Sessions that are active and not expired', aggregator: 'max', registers: [registry] });
+  const users = new Gauge({ name: 'gatehouse_users', help: 'User accounts (not deleted)', aggregator: 'max', registers: [registry] });
+
+  const scrapeHooks: (() => Promise<void>)[] = [];
+  let collector: (() => Promise<string>) | null = null;
+
+  return {
+    registry,
+    activeSessions,
+    users,
+    httpRequest(method, route, status, seconds) {
+      requests.inc({ method, route, status: String(status) });
+      latency.observe({ method, route }, seconds);
+    },
+    login: (outcome) => logins.inc({ outcome }),
+    rateLimited: (cls) => limited.inc({ class: cls }),
+    cacheLookup: (cache, result) => lookups.inc({ cache, result }),
+    jobRun: (job, ok) => jobs.inc({ job, result: ok ? 'ok' : 'failed' }),
+    passwordHash: (seconds) => hashes.observe(seconds),
+    onScrape: (fn) => void scrapeHooks.push(fn),
+    async json(opts = {}) {
+      if (opts.gauges !== false) await refresh(scrapeHooks);
+      return registry.getMetricsAsJSON();
+    },
+    async scrape() {
+      if (collector) return collector();
+      await refresh(scrapeHooks);
+      return registry.metrics();
+    },
+    setCollector(fn) {
+      collector = fn;
+    },
+  };
+}
+
+/** Runs the scrape-time readers; a failing one (database down) leaves its gauge as it was. */
+export async function refresh(hooks: (() => Promise<void>)[]): Promise<void> {
+  await Promise.all(hooks.map((h) => h().catch(() => undefined)));
+}
+

@@ -1,0 +1,70 @@
+import net from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
+
+afterAll(removeTempDirs);
+afterEach(stopStartedClis);
+
+interface Outcome {
+  answer: string;
+  error: string | null;
+}
+
+/** A raw connection that sends `requests` requests (pipelined) and collects what comes back until it closes. */
+function client(port: number): { socket: net.Socket; connected: Promise<void>; done: Promise<Outcome> } {
+  const socket = net.connect(port, '127.0.0.1');
+  let answer = '';
+  let error: string | null = null;
+  socket.on('data', (d) => (answer += d));
+  socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+  return {
+    socket,
+    connected: new Promise((r) => socket.once('connect', () => r())),
+    done: new Promise((r) => socket.once('close', () => r({ answer, error }))),
+  };
+}
+
+const request = (path: string, body?: string) =>
+  body === undefined
+    ? `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`
+    : `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+describe('gatehouse serve under SIGTERM', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = tempDir();
+    expect((await runCli(['init', '--yes', '--data-dir', dir])).code).toBe(0);
+  });
+
+  it('when a burst of requests has arrived just before SIGTERM, then every one is answered (Connection: close) and none is reset', async () => {
+    const s = startCli(['serve', '--port', '0', '--data-dir', dir], { env: { BCRYPT_ROUNDS: '10' } });
+    const port = Number(new URL((await s.waitFor(LISTENING))[1]).port);
+
+    // Keep-alive connections that already had an answer and sit idle, as a proxy's pool does.
+    const pooled = Array.from({ length: 20 }, () => client(port));
+    await Promise.all(pooled.map((c) => c.connected));
+    for (const c of pooled) c.socket.write(request('/health'));
+    await new Promise((r) => setTimeout(r, 300));
+
+    // The burst: new connections with a request each, slow logins among them, and a second request
+    // on every pooled connection, all written before the signal.
+    const fresh = Array.from({ length: 61 }, () => client(port));
+    await Promise.all(fresh.map((c) => c.connected));
+    fresh.forEach((c, i) =>
+      c.socket.write(i % 4 === 0 ? request('/auth/login', JSON.stringify({ email: `nobody${i}@example.com`, password: 'wrong password' })) : request('/health')),
+    );
+    for (const c of pooled) c.socket.write(request('/health'));
+    s.child.kill('SIGTERM');
+
+    const outcomes = await Promise.all([...fresh, ...pooled].map((c) => c.done));
+    const resets = outcomes.filter((o) => o.error !== null);
+    expect(resets.map((o) => o.error)).toEqual([]);
+    // Every request that had arrived is answered (pipelined answers follow each other without a line break).
+    const answered = outcomes.map((o) => (o.answer.match(/HTTP\/1\.1 \d{3} /g) ?? []).length);
+    expect(answered.reduce((a, b) => a + b, 0)).toBe(61 + 20 * 2);
+    for (const o of outcomes) expect(o.answer).not.toMatch(/HTTP\/1\.1 5\d\d /);
+    // Answers given once the stop began tell the client to reconnect elsewhere.
+    expect(outcomes.some((o) => /connection: close/i.test(o.answer))).toBe(true);
+    expect((await s.exited).code).toBe(0);
+  });
+});
