@@ -37,6 +37,8 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
   server.on('clientError', answerClientError);
 
   const sockets = new Map<net.Socket, Tracked>();
+  /** Answers not yet written: when the stop begins they too get `Connection: close`. */
+  const unanswered = new Set<http.ServerResponse>();
   let stopping = false;
   let lastConnectionAt = 0;
   server.on('connection', (socket: net.Socket) => {
@@ -49,7 +51,9 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
     const t = sockets.get(req.socket);
     if (t) t.active += 1;
     if (stopping) res.setHeader('Connection', 'close');
+    else unanswered.add(res);
     res.once('close', () => {
+      unanswered.delete(res);
       if (!t) return;
       t.active -= 1;
       t.idleSince = Date.now();
@@ -85,6 +89,8 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
     async close(graceMs = 10_000) {
       if (stopping) return;
       stopping = true;
+      for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
+      unanswered.clear();
       const started = Date.now();
       const deadline = started + graceMs;
       for (const t of sockets.values()) t.idleSince = Math.max(t.idleSince, started);
