@@ -45,7 +45,7 @@ const nativeShims = {
 step('bundling with esbuild');
 const bundle = path.join(WORK, 'gatehouse.cjs');
 await esbuild.build({
-  entryPoints: [path.join(ROOT, 'src/sea/entry.ts')],
+  entryPoints: [path.join(ROOT, 'entry/sea.ts')],
   outfile: bundle,
   bundle: true,
   platform: 'node',

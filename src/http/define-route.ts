@@ -21,6 +21,8 @@ export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
  * - public: anyone
  * - session: a full (active) session
  * - session-or-pending: a full session or one waiting for two-factor
+ * - optional-session: anyone; a valid full session, when one is sent, is there too (an invalid,
+ *   expired or pending one is treated as none)
  * - bridge: the X-Bridge-Secret header
  * - bridge+session: both
  * - { roles }: a full session whose user_type is one of these
@@ -29,6 +31,7 @@ export type AuthMode =
   | 'public'
   | 'session'
   | 'session-or-pending'
+  | 'optional-session'
   | 'bridge'
   | 'bridge+session'
   | { roles: readonly UserType[] };
@@ -65,6 +68,9 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   handler(args: HandlerArgs<B, Q, P>): Promise<unknown> | unknown;
 }
 
+/** What is known of a route without running it (documentation, rate-limit classification): core and module routes alike. */
+export type RouteShape = Omit<RouteDef<any, any, any>, 'handler'>;
+
 /** Declares a route; refuses one without an explicit auth so every route fails closed. */
 export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Record<string, string>>(
   def: RouteDef<B, Q, P>,
@@ -97,11 +103,24 @@ export function requireBridge(sent: boolean, app: AppContext): void {
 function resolveAuth(seen: Pick<AuthState, 'token' | 'tokenSource' | 'bridge'>, mode: AuthMode, app: AppContext): AuthState | Promise<AuthState> {
   const state: AuthState = { token: seen.token, tokenSource: seen.tokenSource, bridge: seen.bridge, session: null, user: null };
   if (mode === 'public') return state;
+  if (mode === 'optional-session') return state.token ? optionalSession(state, app) : state;
   if (mode === 'bridge' || mode === 'bridge+session') {
     requireBridge(seen.bridge, app);
     if (mode === 'bridge') return state;
   }
   return withSession(state, mode, app);
+}
+
+async function optionalSession(state: AuthState, app: AppContext): Promise<AuthState> {
+  try {
+    const v = await app.services.sessions.validate(state.token);
+    state.session = v.session;
+    state.user = v.user;
+  } catch (err) {
+    // A bad token reads as no token; an outage is still an outage.
+    if (!(err instanceof AppError) || err.status !== 401) throw err;
+  }
+  return state;
 }
 
 async function withSession(state: AuthState, mode: AuthMode, app: AppContext): Promise<AuthState> {

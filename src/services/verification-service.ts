@@ -66,9 +66,7 @@ export function createVerificationService(deps: AccountFlowDeps) {
       const user = await users.findById(rec.user_id);
       if (!isActiveUser(user) || normalizeEmail(user.email) !== rec.identifier) return null;
       if (isVerified(user)) return user;
-      const updated = await users.update(user.id, { is_verified: true });
-      await sessions.invalidateUser(user.id);
-      return updated ?? user;
+      return deps.userService.patch(user.id, { is_verified: true });
     },
   };
 }

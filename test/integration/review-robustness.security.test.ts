@@ -82,7 +82,8 @@ describe('a change that fails half-way still locks the user out', () => {
       },
       passwords: t.app.services.passwords,
       hooks: t.app.hooks,
-      modules: { isInstalled: () => false },
+      modules: { isInstalled: () => false, registry: () => [] },
+      transaction: (fn) => t.app.sequelize.transaction(fn),
     });
     for (const action of ['disable', 'delete'] as const) {
       const victim = await makeSession(t);

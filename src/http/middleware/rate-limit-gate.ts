@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import type { AppContext } from '../../app-context.js';
-import type { RouteDef } from '../define-route.js';
+import type { RouteShape } from '../define-route.js';
 import { limitRequest, limitRoute, sendTooMany, wasCounted, type RouteLimit } from './rate-limit.js';
 
 export interface RateLimitLayers {
@@ -14,7 +14,7 @@ export interface RateLimitLayers {
   onError: ErrorRequestHandler;
 }
 
-type Routes = readonly RouteDef<any, any, any>[];
+type Routes = readonly RouteShape[];
 const CLASS = Symbol('rateLimitClass');
 // false: a probe route, not limited (RouteDef.rateLimit).
 type Classified = Request & { [CLASS]?: RouteLimit | false };

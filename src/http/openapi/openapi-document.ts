@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Config } from '../../config/schema.js';
-import type { AuthMode, RouteDef } from '../define-route.js';
+import type { AuthMode, RouteShape } from '../define-route.js';
 import { rateLimitLabel } from '../middleware/rate-limit.js';
 
 /** One route as the API serves it: its definition and, for a module's route, the module. */
 export interface DocumentedRoute {
-  def: RouteDef<any, any, any>;
+  def: RouteShape;
   module?: { id: string; version?: string; description?: string };
 }
 
@@ -33,7 +33,7 @@ export function openApiPath(expressPath: string): { path: string; params: string
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: ERROR_REF } } });
 
-function modeOf(def: RouteDef<any, any, any>, config: Config): AuthMode {
+function modeOf(def: RouteShape, config: Config): AuthMode {
   return typeof def.auth === 'function' ? def.auth(config) : def.auth;
 }
 
@@ -43,6 +43,8 @@ function security(mode: AuthMode): Record<string, string[]>[] {
   if (mode === 'public') return [];
   if (mode === 'bridge') return [{ bridgeSecret: [] }];
   if (mode === 'bridge+session') return [{ bridgeSecret: [], sessionHeader: [] }, { bridgeSecret: [], sessionCookie: [] }];
+  // Anonymous calls are answered too.
+  if (mode === 'optional-session') return [...SESSION, {}];
   return SESSION;
 }
 
