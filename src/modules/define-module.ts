@@ -27,7 +27,7 @@ export interface ModuleCommandContext {
 
 /** A CLI command a module adds: `gatehouse <name> [arguments]`, available while it is installed. */
 export interface ModuleCommand {
-  /** Namespaced with the module id: `privacy:export`. */
+  /** Namespaced with the module id: `<module>:<command>`. */
   name: string;
   description: string;
   /** commander argument spec, e.g. `<email>`. */
@@ -118,6 +118,8 @@ export interface ModuleManifest {
   errorCodes: ModuleErrorCode[];
   doctorChecks: ModuleDoctorCheck[];
   profileRefusals: ProfileRefusal[];
+  /** Where the module's email templates live; default modules/<id>/emails in the package. */
+  emailDir?: string;
 }
 
 type Optional = 'tables' | 'exporters' | 'erasers' | 'rateLimits' | 'errorCodes' | 'doctorChecks' | 'profileRefusals' | 'hooks' | 'jobs' | 'emails' | 'commands' | 'migrations' | 'routes' | 'requires' | 'config';
@@ -215,6 +217,7 @@ const manifestSchema = z.strictObject({
     .array(z.strictObject({ code: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{1,63}$/), status: z.union([400, 401, 403, 404, 429, 500, 503].map((n) => z.literal(n)) as [z.ZodLiteral<400>, ...z.ZodLiteral<number>[]]), description: z.string().min(1) }))
     .optional(),
   doctorChecks: z.array(z.strictObject({ name: named, run: fn('run') })).optional(),
+  emailDir: z.string().min(1).optional(),
   profileRefusals: z
     .array(z.strictObject({ names: z.array(z.string()).optional(), prefix: z.string().min(1).optional(), message: z.string().min(1).max(300) }).refine((r) => r.names?.length || r.prefix, 'needs names or prefix'))
     .optional(),

@@ -63,7 +63,11 @@ export function createHooks(): Hooks {
       handlers.set(event, [...(handlers.get(event) ?? []), entry]);
       return () => {
         const l = handlers.get(event);
-        if (l) handlers.set(event, l.filter((e) => e !== entry));
+        if (l)
+          handlers.set(
+            event,
+            l.filter((e) => e !== entry),
+          );
       };
     },
     async run(event, payload) {
@@ -72,7 +76,11 @@ export function createHooks(): Hooks {
       }
     },
     removeOwner(owner) {
-      for (const [event, list] of handlers) handlers.set(event, list.filter((e) => e.owner !== owner));
+      for (const [event, list] of handlers)
+        handlers.set(
+          event,
+          list.filter((e) => e.owner !== owner),
+        );
     },
   };
 }

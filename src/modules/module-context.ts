@@ -21,7 +21,17 @@ import type { ModuleManifest } from './define-module.js';
 import type { HookMatcher, HookPayload, SignInClient, SignInMethod } from './hooks.js';
 
 /** Columns a module may not write through users.patch: each has its own core flow. */
-const PROTECTED_USER_COLUMNS = new Set(['id', 'email', 'password_hash', 'password_changed_at', 'user_type', 'deleted_at', 'deletion_reason', 'created_at', 'updated_at']);
+const PROTECTED_USER_COLUMNS = new Set([
+  'id',
+  'email',
+  'password_hash',
+  'password_changed_at',
+  'user_type',
+  'deleted_at',
+  'deletion_reason',
+  'created_at',
+  'updated_at',
+]);
 
 export interface ModuleUsers {
   /** A live user, or 404. */
@@ -154,7 +164,7 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
     return rule;
   };
   const emails = {
-    dir: path.join(findPackageRoot(), 'modules', id, 'emails'),
+    dir: manifest.emailDir ?? path.join(findPackageRoot(), 'modules', id, 'emails'),
     required: Object.fromEntries(manifest.emails.map((e) => [e.name, { all: e.requires ?? [] }])),
   };
   const secret = () => {
@@ -232,7 +242,7 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
       transaction: (fn) => app.sequelize.transaction(fn),
     },
     limits: {
-      consume: (cls, key) => consumeLimit(app, cls, key, ruleOf(cls)),
+      consume: async (cls, key) => consumeLimit(app, cls, key, ruleOf(cls)),
       async check(cls, key) {
         if (!app.config.rateLimitsEnabled) return;
         const r = await consumeLimit(app, cls, key, ruleOf(cls));

@@ -31,8 +31,10 @@ export interface ModuleHandlerArgs<B, Q, P, M> {
 }
 
 /** A module's route: like a core route, but its handler gets the module's context instead of the app. */
-export interface ModuleRouteDef<B = unknown, Q = unknown, P = unknown, M extends AuthMode = AuthMode>
-  extends Omit<RouteDef<B, Q, P>, 'handler' | 'auth' | 'module' | 'body' | 'query' | 'params'> {
+export interface ModuleRouteDef<B = unknown, Q = unknown, P = unknown, M extends AuthMode = AuthMode> extends Omit<
+  RouteDef<B, Q, P>,
+  'handler' | 'auth' | 'module' | 'body' | 'query' | 'params'
+> {
   auth: M;
   /** The owning module's id (checked against the manifest). */
   module: string;

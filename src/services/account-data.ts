@@ -3,8 +3,8 @@ import { CORE_USER_ATTRIBUTES } from '../data/models/user.model.js';
 import type { Transaction } from '../data/unit-of-work.js';
 
 /**
- * Personal data across core and every module with data: one export, one erasure. The privacy
- * module's routes and commands call these through its context; any module's exporters and erasers
+ * Personal data across core and every module with data: one export, one erasure. A module's
+ * routes and commands call these through its context (ModuleContext.personalData); any module's exporters and erasers
  * take part (installed, switched off, or uninstalled with their data kept).
  */
 
@@ -34,15 +34,32 @@ export async function exportCore(app: AppContext, userId: string) {
 
 /** Columns an erasure clears; the row stays (anonymized) so foreign keys and audit history hold. */
 const CLEARED = [
-  'name', 'last_name', 'user_name', 'picture', 'phone', 'lang', 'metadata', 'tmz', 'dob', 'display_name', 'gender', 'title',
-  'reference_id', 'recovery_email', 'password_hash',
+  'name',
+  'last_name',
+  'user_name',
+  'picture',
+  'phone',
+  'lang',
+  'metadata',
+  'tmz',
+  'dob',
+  'display_name',
+  'gender',
+  'title',
+  'reference_id',
+  'recovery_email',
+  'password_hash',
 ];
 
 /** Anonymizes the user row and deletes one-time tokens; sessions are revoked after commit (caches too). */
 export async function eraseCore(app: AppContext, userId: string, reason: string, tx: Transaction): Promise<void> {
   const now = new Date();
   const cleared = Object.fromEntries(CLEARED.map((c) => [c, null]));
-  await app.services.users.patch(userId, { ...cleared, email: `deleted-${userId}@invalid`, two_factor: false, deleted_at: now, deletion_reason: reason }, { tx });
+  await app.services.users.patch(
+    userId,
+    { ...cleared, email: `deleted-${userId}@invalid`, two_factor: false, deleted_at: now, deletion_reason: reason },
+    { tx },
+  );
   await app.models.AuthToken.destroy({ where: { user_id: userId }, transaction: tx });
 }
 

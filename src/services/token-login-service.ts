@@ -4,7 +4,6 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import { badRequest } from '../errors/app-error.js';
 import { chooseLinkBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, minutes, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
-import { runAfterHooks } from './after-hooks.js';
 import { CODE_DIGITS } from './token-service.js';
 
 export type TokenLoginType = 'email' | 'sms' | 'phone';
@@ -71,7 +70,7 @@ function resolveChannel(identifier: string, type?: TokenLoginType): { channel: '
  * token_id) looks the same whether or not the address has an account; nothing is sent when it has not.
  */
 export function createTokenLoginService(deps: AccountFlowDeps) {
-  const { config, users, tokens, notify, sessions } = deps;
+  const { config, users, tokens, notify } = deps;
 
   return {
     async request(input: TokenLoginRequest): Promise<{ message: string; token_id: string }> {

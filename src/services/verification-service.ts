@@ -11,7 +11,7 @@ export const VERIFY_PATH = '/auth/token/verify';
  * request, and what opening it does.
  */
 export function createVerificationService(deps: AccountFlowDeps) {
-  const { config, users, tokens, notify, sessions } = deps;
+  const { config, users, tokens, notify } = deps;
   const log = deps.logger.child({ component: 'verification' });
 
   /** Issues a fresh link; the returned promise is the mail going out (it never rejects). */

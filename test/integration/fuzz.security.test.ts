@@ -75,7 +75,7 @@ const query = fc.array(
 const auth = fc.constantFrom<Auth>('none', 'customer', 'admin', 'superadmin', 'writer', 'bridge', 'bridge+customer', 'cookie', 'bogus');
 
 let t: TestApp;
-let routes: AnyRoute[] = [];
+const routes: AnyRoute[] = [];
 const sessions = new Map<string, string>();
 const userIds = new Map<string, string>();
 let sent = 0;

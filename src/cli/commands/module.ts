@@ -216,7 +216,7 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
       })(cmd);
     });
 
-  mod.command('exec <command> [args...]').description('Run a command an installed module provides (e.g. privacy:export <email>)')
+  mod.command('exec <command> [args...]').description('Run a command an installed module provides (<module>:<command> [args])')
     .allowUnknownOption()
     .option('--json', 'print the result as JSON')
     .action(async (name: string, args: string[], _opts: unknown, cmd: Command) => {

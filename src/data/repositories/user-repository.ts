@@ -1,6 +1,5 @@
 import { Op, type Model, type ModelStatic, type Sequelize, type Transaction, type WhereOptions } from 'sequelize';
 import { defineUserModel, type UserFieldDef } from '../models/user.model.js';
-import { dialectOf } from '../sequelize.js';
 import { createUserLister, type UserListQuery } from './user-list.js';
 
 /** A users row as a plain object (module columns included when installed). */
