@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUserService } from '../../src/services/user-service.js';
-import { DEFAULT_PASSWORD, makeSession } from '../helpers/factories.js';
+import { DEFAULT_PASSWORD, makeSession, userServiceFailingRevocation } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 let t: TestApp;
@@ -19,19 +18,7 @@ describe('a password change is one unit of work', () => {
     const { user, token } = await makeSession(t);
     const before = (await t.app.repos.users.findById(user.id))!;
     const sessions = t.app.services.sessions;
-    const failing = createUserService({
-      users: t.app.repos.users,
-      sessions: {
-        ...sessions,
-        revokeAllForUser: async () => {
-          throw new Error('session store down');
-        },
-      },
-      passwords: t.app.services.passwords,
-      hooks: t.app.hooks,
-      modules: { isInstalled: () => false, registry: () => [] },
-      transaction: (fn) => t.app.sequelize.transaction(fn),
-    });
+    const failing = userServiceFailingRevocation(t);
     await expect(failing.setPassword(user.id, NEW_PASSWORD)).rejects.toThrow('session store down');
     const stored = await t.app.repos.users.findById(user.id);
     expect(stored!.password_hash).toBe(before.password_hash);
