@@ -40,7 +40,7 @@ export type { HookEvent, HookEvents, HookMatcher, HookPayload, SignInClient, Sig
 export { moduleEnvelope } from './modules/envelope.js';
 export { AppError, badRequest, forbidden, notFound, unauthorized, unavailable, isAppError } from './errors/app-error.js';
 export { Codes } from './errors/codes.js';
-export { invalidInput } from './services/profile-input.js';
+export { invalidInput } from './errors/zod-issues.js';
 export type { MigrationContext, MigrationDef } from './data/migration-types.js';
 export type { Transaction } from './data/unit-of-work.js';
 export type { UserRecord } from './data/repositories/user-repository.js';

@@ -4,12 +4,11 @@ import type { AppContext } from '../app-context.js';
 import type { Config } from '../config/schema.js';
 import { AppError, badRequest, forbidden, unauthorized } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
-import { issueMessage } from '../errors/zod-issues.js';
+import { invalidInput } from '../errors/zod-issues.js';
 import { nestsDeeperThan, nulPath } from '../services/security/json-depth.js';
 import { secretMatcher } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
 import { rateLimitFor, type RouteLimit } from './middleware/rate-limit.js';
-import { zodDetails } from './middleware/errors.js';
 import { assertSameOrigin } from './middleware/csrf.js';
 import { sendJson } from './respond.js';
 import { readAsJson } from './middleware/json-body.js';
@@ -170,7 +169,7 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     let body: unknown = undefined;
     if (def.body) {
       const parsed = def.body.safeParse(req.body ?? {});
-      if (!parsed.success) throw badRequest(firstMessage(parsed.error), zodDetails(parsed.error));
+      if (!parsed.success) throw invalidInput(parsed.error);
       body = parsed.data;
     }
     const query = parseWith(def.query, rawQuery);
@@ -192,13 +191,6 @@ const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0
 function parseWith(schema: z.ZodType | undefined, value: unknown): unknown {
   if (!schema) return value;
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw badRequest(firstMessage(parsed.error), zodDetails(parsed.error));
+  if (!parsed.success) throw invalidInput(parsed.error);
   return parsed.data;
-}
-
-function firstMessage(err: z.ZodError): string {
-  const i = err.issues[0];
-  if (!i) return 'Invalid input';
-  const field = i.path.join('.');
-  return field ? `${field}: ${issueMessage(i)}` : issueMessage(i);
 }

@@ -3,7 +3,9 @@ import type { UserFieldDef } from '../data/models/user.model.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, badRequest } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
-import { issueMessage } from '../errors/zod-issues.js';
+import { invalidInput } from '../errors/zod-issues.js';
+
+export { invalidInput };
 import type { ModuleManifest } from '../modules/define-module.js';
 import { clearable, profileFields, profileSchema, text } from './user-fields.js';
 
@@ -12,16 +14,6 @@ export interface ProfileInputContext {
   /** Every module that can be installed: its user fields and refusals decide what a profile body may carry. */
   registry: readonly Pick<ModuleManifest, 'id' | 'userFields' | 'profileRefusals'>[];
   isInstalled(moduleId: string): boolean;
-}
-
-/** 400 VALIDATION_ERROR naming the first bad field, with every issue in `details`. */
-export function invalidInput(err: z.ZodError, prefix?: string): AppError {
-  const details = err.issues.map((i) => ({
-    field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || null,
-    message: issueMessage(i),
-  }));
-  const first = details[0];
-  return badRequest(first?.field ? `${first.field}: ${first.message}` : (first?.message ?? 'Invalid input'), details);
 }
 
 const notAllowed = (field: string, message: string) => new AppError(400, Codes.FIELD_NOT_ALLOWED, message, [{ field, message }]);
