@@ -1,5 +1,6 @@
 import type { AppContext } from '../../app-context.js';
 import type { SessionRecord } from '../../data/repositories/session-repository.js';
+import { bridgeAnswer, bridgeHeadText } from './bridge-answer.js';
 import { AppError, isAppError } from '../../errors/app-error.js';
 import { checkBridgeContext } from '../../services/bridge-checks.js';
 import { invalidSession, type ValidSession } from '../../services/session-service.js';
@@ -122,26 +123,8 @@ export const sessionCurrent = defineRoute({
 
 const CACHE_SOURCE: Record<ValidSession['source'], string> = { local: 'ultra', shared: 'unified', db: 'db' };
 
-/**
- * The bridge answer up to its per-request fields: success, valid, the user (the public user plus the
- * camelCase aliases its clients read), the session and its expiry, serialised without the closing brace.
- */
-const bridgeHead = perSession((s, p) => {
-  const exp = iso(s.expires_at);
-  const user = { ...p, userType: p.user_type, lastName: p.last_name, userName: p.user_name, isVerified: p.is_verified, twoFactor: p.two_factor };
-  const session = {
-    id: s.id,
-    userId: s.user_id,
-    user_id: s.user_id,
-    expiresAt: exp,
-    expires_at: exp,
-    ipAddress: s.ip_address,
-    userAgent: s.user_agent,
-    lastUsedAt: iso(s.last_used_at),
-    two_factor_verified: true,
-  };
-  return JSON.stringify({ success: true, valid: true, user, session, expires_at: exp, expiresAt: exp }).slice(0, -1);
-});
+/** The per-session head of the bridge answer, cached per session record and user view. */
+const bridgeHead = perSession(bridgeHeadText);
 
 /** Every failure carries valid:false (some callers read `success || valid`). */
 const asInvalid = (err: unknown) =>
@@ -177,8 +160,8 @@ export const bridgeValidate = defineRoute({
     const { session: s, user, source } = v;
     if (isPending(s)) return { ...(await pendingShape(app, user, token)), valid: false };
     // Only where the answer came from and when differ between requests; the rest is the cached head.
-    const tail = JSON.stringify({ cached: source !== 'db', cacheSource: CACHE_SOURCE[source], timestamp: new Date().toISOString() });
-    return new JsonText(`${bridgeHead(s, app.services.users.toPublic(user))},${tail.slice(1)}`);
+    const perRequest = { cached: source !== 'db', cacheSource: CACHE_SOURCE[source], timestamp: new Date().toISOString() };
+    return new JsonText(bridgeAnswer(bridgeHead(s, app.services.users.toPublic(user)), perRequest));
   },
 });
 
