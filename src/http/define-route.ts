@@ -8,6 +8,8 @@ import { invalidInput } from '../errors/zod-issues.js';
 import { nestsDeeperThan, nulPath } from '../services/security/json-depth.js';
 import { secretMatcher } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
+import type { SessionRecord } from '../data/repositories/session-repository.js';
+import type { UserRecord } from '../data/repositories/user-repository.js';
 import { rateLimitFor, type RouteLimit } from './middleware/rate-limit.js';
 import { assertSameOrigin } from './middleware/csrf.js';
 import { sendJson } from './respond.js';
@@ -35,21 +37,34 @@ export type AuthMode =
   | 'bridge+session'
   | { roles: readonly UserType[] };
 
-export interface HandlerArgs<B, Q, P> {
+/** A request with a session: `user`, `session` and `token` are there, no assertion needed. */
+export interface SignedIn extends AuthState {
+  user: UserRecord;
+  session: SessionRecord;
+  token: string;
+}
+
+/** What `auth` holds for a route's mode: a session for the session modes; maybe one otherwise (and when decided from configuration). */
+export type AuthFor<M> = M extends 'session' | 'session-or-pending' | 'bridge+session' | { roles: readonly UserType[] } ? SignedIn : AuthState;
+
+export type RouteAuth = AuthMode | ((config: Config) => AuthMode);
+
+export interface HandlerArgs<B, Q, P, M = RouteAuth> {
   req: Request;
   res: Response;
   body: B;
   query: Q;
   params: P;
-  auth: AuthState;
+  /** Narrowed by the route's mode: handlers of session routes need no non-null assertions. */
+  auth: AuthFor<M>;
   app: AppContext;
 }
 
-export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
+export interface RouteDef<B = unknown, Q = unknown, P = unknown, M extends RouteAuth = RouteAuth> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   /** Static, or decided from configuration (e.g. a bridge secret requirement that is configurable). */
-  auth: AuthMode | ((config: Config) => AuthMode);
+  auth: M;
   body?: z.ZodType<B>;
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
@@ -64,16 +79,16 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   /** Routes owned by a module are answered 503 MODULE_DISABLED while it is switched off. */
   module?: string;
   /** Return a value to send it as JSON with status 200; or write to `res` yourself. */
-  handler(args: HandlerArgs<B, Q, P>): Promise<unknown> | unknown;
+  handler(args: HandlerArgs<B, Q, P, M>): Promise<unknown> | unknown;
 }
 
 /** What is known of a route without running it (documentation, rate-limit classification): core and module routes alike. */
 export type RouteShape = Omit<RouteDef<any, any, any>, 'handler'>;
 
 /** Declares a route; refuses one without an explicit auth so every route fails closed. */
-export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Record<string, string>>(
-  def: RouteDef<B, Q, P>,
-): RouteDef<B, Q, P> {
+export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Record<string, string>, const M extends RouteAuth = RouteAuth>(
+  def: RouteDef<B, Q, P, M>,
+): RouteDef<B, Q, P, M> {
   if (!def || def.auth === undefined || def.auth === null) {
     throw new Error(`route ${def?.method?.toUpperCase()} ${def?.path} has no auth; declare auth explicitly`);
   }
@@ -174,7 +189,8 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     }
     const query = parseWith(def.query, rawQuery);
     const params = parseWith(def.params, req.params ?? {});
-    const result = await def.handler({ req, res, body, query, params, auth, app });
+    // The mode was enforced above, so the narrowed type holds.
+    const result = await def.handler({ req, res, body, query, params, auth: auth as SignedIn, app });
     if (!res.headersSent && result !== undefined) sendJson(res, 200, result);
     else if (!res.headersSent) next();
   };

@@ -1,23 +1,13 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
-import type { SessionRecord } from '../data/repositories/session-repository.js';
-import type { UserRecord } from '../data/repositories/user-repository.js';
-import type { AuthMode, RouteDef } from '../http/define-route.js';
+import type { AuthFor, AuthMode, RouteDef, SignedIn } from '../http/define-route.js';
 import { defineRoute as defineCoreRoute } from '../http/define-route.js';
 import type { AuthState } from '../http/request-context.js';
 import type { ModuleContext } from './module-context.js';
 
-/** A request with a session: `user` and `session` are there, no assertion needed. */
-export interface SignedIn extends AuthState {
-  user: UserRecord;
-  session: SessionRecord;
-  token: string;
-}
+export type { AuthFor, SignedIn } from '../http/define-route.js';
 /** A request that may or may not carry a session (public, bridge, optional-session routes). */
 export type MaybeSignedIn = AuthState;
-
-/** The auth a handler sees, narrowed by the route's mode. */
-export type AuthFor<M> = M extends 'public' | 'bridge' | 'optional-session' ? MaybeSignedIn : SignedIn;
 
 export interface ModuleHandlerArgs<B, Q, P, M> {
   req: Request;

@@ -68,6 +68,7 @@ export const validation = defineRoute({
   rateLimit: validationRead,
   async handler({ auth, app }) {
     const { session, user } = await validSession(app, auth.token);
+    // A public route: validSession refused a missing token already.
     if (isPending(session)) return pendingShape(app, user, auth.token!);
     return validationText(session, app.services.users.toPublic(user));
   },
@@ -98,9 +99,9 @@ export const refresh = defineRoute({
   path: '/auth/refresh',
   auth: 'session',
   async handler({ res, auth, app }) {
-    const v = await app.services.sessions.refresh(auth.token!);
-    if (auth.tokenSource === 'cookie') setSessionCookie(res, app.config, auth.token!, new Date(v.session.expires_at));
-    return { ...loginShape(app, v.user, auth.token!, v.session), message: 'Session refreshed' };
+    const v = await app.services.sessions.refresh(auth.token);
+    if (auth.tokenSource === 'cookie') setSessionCookie(res, app.config, auth.token, new Date(v.session.expires_at));
+    return { ...loginShape(app, v.user, auth.token, v.session), message: 'Session refreshed' };
   },
 });
 
@@ -111,12 +112,12 @@ export const sessionCurrent = defineRoute({
   auth: 'session-or-pending',
   rateLimit: validationRead,
   async handler({ auth, app }) {
-    if (isPending(auth.session!)) return pendingShape(app, auth.user!, auth.token!);
+    if (isPending(auth.session)) return pendingShape(app, auth.user, auth.token);
     return {
       success: true,
       requires_2fa: false,
-      user: app.services.users.toPublic(auth.user!),
-      ...sessionFields(auth.token!, auth.session!),
+      user: app.services.users.toPublic(auth.user),
+      ...sessionFields(auth.token, auth.session),
     };
   },
 });
@@ -171,8 +172,8 @@ export const invalidateMe = defineRoute({
   auth: 'session',
   rateLimit: 'cache-invalidation',
   async handler({ auth, app }) {
-    await app.services.sessions.invalidateUser(auth.user!.id);
-    const fresh = await app.services.users.get(auth.user!.id);
+    await app.services.sessions.invalidateUser(auth.user.id);
+    const fresh = await app.services.users.get(auth.user.id);
     return { success: true, message: 'User cache invalidated', data: { user: app.services.users.toPublic(fresh) } };
   },
 });
