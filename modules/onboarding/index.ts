@@ -32,6 +32,7 @@ export default defineModule({
     },
   ],
   tables: ['onboarding_profiles'],
+  errorCodes: [{ code: 'ONBOARDING_STEP_NOT_FOUND', status: 404, description: 'The step is not one of the configured onboarding steps' }],
   // Acquisition data is write-only and lives in onboarding_profiles: a profile update never takes it.
   profileRefusals: [{ prefix: 'acquisition_', names: ['team_size_range'], message: '{field} is accepted only by POST /auth/user/me/onboarding/complete' }],
   exporters: [{ name: 'onboarding', run: exportOnboarding }],

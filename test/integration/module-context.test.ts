@@ -31,6 +31,7 @@ beforeAll(async () => {
     emails: [{ name: 'welcome', description: 'greets a user', requires: ['code'] }],
     emailDir,
     rateLimits: [{ name: 'test-ctx-tries', points: 2, durationSec: 60, description: 'tries' }],
+    errorCodes: [{ code: 'TEST_CTX_NOPE', status: 400, description: 'nope' }],
     routes: [
       defineRoute({
         method: 'get',
@@ -138,5 +139,10 @@ describe('ModuleContext', () => {
     expect((await t.request('GET', '/api/v1/test-ctx/maybe', { session: token })).body).toEqual({ success: true, user: user.id });
     expect((await t.request('GET', '/api/v1/test-ctx/maybe', { session: 'ses_not-a-session' })).body).toEqual({ success: true, user: null });
     expect((await t.request('GET', '/api/v1/test-ctx/maybe')).body).toEqual({ success: true, user: null });
+  });
+
+  it('when the API reference is read, then the module tag lists the error codes its manifest declares', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body;
+    expect(doc.tags).toContainEqual(expect.objectContaining({ name: ID, 'x-error-codes': [{ code: 'TEST_CTX_NOPE', status: 400, description: 'nope' }] }));
   });
 });

@@ -6,7 +6,7 @@ import { rateLimitLabel } from '../middleware/rate-limit.js';
 /** One route as the API serves it: its definition and, for a module's route, the module. */
 export interface DocumentedRoute {
   def: RouteShape;
-  module?: { id: string; version?: string; description?: string };
+  module?: { id: string; version?: string; description?: string; errorCodes?: { code: string; status: number; description: string }[] };
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -110,14 +110,18 @@ function operation(route: DocumentedRoute, config: Config, pathParams: string[])
 /** The OpenAPI 3.1 document of the given routes, as served at GET /openapi.json. */
 export function buildOpenApiDocument(routes: DocumentedRoute[], config: Config, version: string): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
-  const tags = new Map<string, string>([['core', 'Gatehouse core API']]);
+  const tags = new Map<string, Record<string, unknown>>([['core', { description: 'Gatehouse core API' }]]);
   for (const route of routes) {
     const { path, params } = openApiPath(route.def.path);
     const item = (paths[path] ??= {});
     // The first definition of a method and path wins, as in the router.
     if (item[route.def.method]) continue;
     item[route.def.method] = operation(route, config, params);
-    if (route.module) tags.set(route.module.id, route.module.description ?? `Module ${route.module.id}`);
+    if (route.module && !tags.has(route.module.id)) {
+      const { id, description, errorCodes } = route.module;
+      // The codes the module's manifest declares, for clients matching on `code`.
+      tags.set(id, { description: description ?? `Module ${id}`, ...(errorCodes?.length ? { 'x-error-codes': errorCodes } : {}) });
+    }
   }
   return {
     openapi: '3.1.0',
@@ -127,7 +131,7 @@ export function buildOpenApiDocument(routes: DocumentedRoute[], config: Config, 
       description: 'Generated from the route table of this server: core routes and those of the modules installed now.',
     },
     servers: [{ url: config.publicBaseUrl }],
-    tags: [...tags].map(([name, description]) => ({ name, description })),
+    tags: [...tags].map(([name, tag]) => ({ name, ...tag })),
     paths,
     components: {
       securitySchemes: {
