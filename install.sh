@@ -303,7 +303,7 @@ install_files() {
     [[ -f $SOURCE/$entry ]] && cp --preserve=mode,timestamps "$SOURCE/$entry" "$PREFIX/$entry"
   done
   # Whole directories are replaced so files removed upstream (an old migration, say) do not linger.
-  for entry in bin src modules templates; do
+  for entry in bin entry src modules templates; do
     rm -rf "${PREFIX:?}/$entry"
     [[ -d $SOURCE/$entry ]] && cp -R --preserve=mode,timestamps "$SOURCE/$entry" "$PREFIX/$entry"
   done

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createAppContext } from '../src/app-context.js';
+import { registry } from '../modules/index.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { createLogger } from '../src/log/logger.js';
 import type { BenchBackend } from './backend.js';
@@ -28,7 +29,7 @@ export interface Prepared {
 export function cliEntry(root: string): string[] {
   const bin = path.join(root, 'bin', 'gatehouse');
   if (existsSync(bin)) return [bin];
-  for (const p of ['dist/src/cli/run.js', 'dist/cli/run.js']) if (existsSync(path.join(root, p))) return [path.join(root, p)];
+  for (const p of ['dist/entry/cli.js']) if (existsSync(path.join(root, p))) return [path.join(root, p)];
   throw new Error('no CLI entry found: build first (npm run build)');
 }
 
@@ -61,7 +62,7 @@ export async function prepare(root: string, backend: BenchBackend, users: number
     init.status === 0 ? null : `gatehouse init failed (exit ${init.status ?? init.signal}): ${(init.stderr || init.stdout || '').trim().slice(-600)}`;
 
   const config = loadConfig({ env, cwd: root });
-  const app = await createAppContext(config, { logger: createLogger('warn') });
+  const app = await createAppContext(config, { logger: createLogger('warn'), moduleRegistry: registry });
   try {
     await app.migrator.apply(); // nothing pending after a working init; the whole schema otherwise
     await app.modules.reload();

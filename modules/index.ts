@@ -1,4 +1,4 @@
-import type { ModuleManifest } from '../src/modules/define-module.js';
+import type { ModuleManifest } from '../src/module-api.js';
 import extBusiness from './ext-business/index.js';
 import onboarding from './onboarding/index.js';
 import privacy from './privacy/index.js';

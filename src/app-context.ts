@@ -22,6 +22,7 @@ import { createUserService, type UserService } from './services/user-service.js'
 import { createAuthService, type AuthService } from './services/auth-service.js';
 import { createPictureService, type PictureService } from './services/picture-service.js';
 import { createAccountFlows, type AccountFlows } from './services/account-flows.js';
+import { createSignIn, type SignInService } from './services/sign-in.js';
 import { createHooks, type Hooks } from './modules/hooks.js';
 import type { ModuleRuntime } from './modules/runtime.js';
 import { createModuleRuntime } from './modules/hub/module-runtime.js';
@@ -40,6 +41,8 @@ export interface Services {
   tokens: AccountFlows['tokens'];
   verification: AccountFlows['verification'];
   passwordFlows: AccountFlows['passwordFlows'];
+  /** The one sign-in seam: every way of signing in ends here (services/sign-in.ts). */
+  signIn: SignInService;
   tokenLogin: AccountFlows['tokenLogin'];
   deferred: AccountFlows['deferred'];
 }
@@ -74,12 +77,15 @@ export interface AppContext {
 export interface CreateAppContextOptions {
   logger?: Logger;
   clock?: () => Date;
-  /** Modules that can be installed (tests inject test-only ones); default: the shipped registry. */
-  moduleRegistry?: readonly ModuleManifest[];
+  /**
+   * Modules that can be installed, given by the composition root (entry/cli.ts; tests their own):
+   * core imports no module.
+   */
+  moduleRegistry: readonly ModuleManifest[];
 }
 
 /** The composition root: the only place that wires real implementations together. */
-export async function createAppContext(config: Config, opts: CreateAppContextOptions = {}): Promise<AppContext> {
+export async function createAppContext(config: Config, opts: CreateAppContextOptions): Promise<AppContext> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
   const sequelize = createSequelize(config, logger);
@@ -147,11 +153,14 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       sessions,
       passwords,
       hooks,
-      modules: { isInstalled: (id) => ctx.modules.isInstalled(id) },
+      modules: { isInstalled: (id) => ctx.modules.isInstalled(id), registry: () => ctx.modules.registry() },
+      transaction: (fn) => sequelize.transaction(fn),
       clock: opts.clock,
       logger,
     });
+    const signIn = createSignIn({ sessions, hooks, logger });
     const auth = createAuthService({
+      signIn: signIn.signIn,
       users: repos.users,
       userService: users,
       sessions,
@@ -161,7 +170,19 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       config,
       logger,
     });
-    const flows = createAccountFlows({ config, logger, models, users: repos.users, userService: users, sessions, passwords, hooks, limiter, clock: opts.clock });
+    const flows = createAccountFlows({
+      config,
+      logger,
+      models,
+      users: repos.users,
+      userService: users,
+      sessions,
+      passwords,
+      hooks,
+      signIn: signIn.signIn,
+      limiter,
+      clock: opts.clock,
+    });
     // Mail and tokens scheduled after answers go out before the mailer closes.
     closers.unshift(async () => {
       await flows.deferred.idle(5_000);
@@ -191,11 +212,12 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         passwords,
         users,
         auth,
+        signIn,
         pictures: createPictureService({
           users: repos.users,
           dir: path.join(config.dataDirAbs, 'pictures'),
           publicBaseUrl: config.publicBaseUrl,
-          invalidateUser: (id) => sessions.invalidateUser(id),
+          patchUser: (id, values) => users.patch(id, values),
           logger,
         }),
         ...flows,

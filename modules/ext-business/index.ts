@@ -1,4 +1,4 @@
-import { defineModule } from '../../src/modules/define-module.js';
+import { defineModule } from '../../src/module-api.js';
 import { addBusinessColumns } from './migrations/20261121-1000-add-business-columns.js';
 import { routes } from './routes.js';
 import { businessFields, eraseBusiness, exportBusiness } from './service.js';
@@ -8,15 +8,9 @@ export default defineModule({
   id: 'ext-business',
   version: '1.0.0',
   description: 'Business profile fields on users: is_business, biz_name, biz_country, biz_state, biz_position, biz_postal_code',
-  requires: [],
-  config: null,
   migrations: [addBusinessColumns],
   routes,
-  hooks: [],
-  jobs: [],
-  emails: [],
   userFields: businessFields,
-  commands: [],
   exporters: [{ name: 'business-profile', run: exportBusiness }],
   erasers: [{ name: 'business-profile', run: eraseBusiness }],
 });

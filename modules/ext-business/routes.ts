@@ -1,4 +1,4 @@
-import { defineRoute } from '../../src/http/define-route.js';
+import { defineRoute } from '../../src/module-api.js';
 import { listCountries } from './service.js';
 
 /** GET /api/v1/business/countries: the country codes biz_country accepts, for forms. */

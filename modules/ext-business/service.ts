@@ -1,7 +1,5 @@
-import type { Transaction } from 'sequelize';
 import { z } from 'zod';
-import type { AppContext } from '../../src/app-context.js';
-import type { ModuleUserField } from '../../src/modules/define-module.js';
+import type { ModuleContext, ModuleUserField, Transaction } from '../../src/module-api.js';
 import { countryName, isCountryCode, ISO_COUNTRIES } from './countries.js';
 
 // Control characters have no place in a company name and would end up in emails and logs.
@@ -34,14 +32,17 @@ export const businessSchemas = {
   biz_postal_code: clearableText(20, (s) => s.regex(/^[A-Za-z0-9 -]+$/, 'must contain only letters, digits, spaces and hyphens')),
 };
 
+/** Refused by a profile update while ext-business is not installed. */
+const refusal = 'Business fields (is_business, biz_*) need the ext-business module';
+
 /** The users columns ext-business adds, with the validators PUT /auth/user/me applies. */
 export const businessFields: ModuleUserField[] = [
-  { name: 'is_business', type: 'boolean', schema: businessSchemas.is_business, description: 'The account is a business account' },
-  { name: 'biz_name', type: 'string', length: 200, schema: businessSchemas.biz_name, description: 'Company name' },
-  { name: 'biz_country', type: 'string', length: 2, schema: businessSchemas.biz_country, description: 'ISO 3166-1 alpha-2 country code' },
-  { name: 'biz_state', type: 'string', length: 100, schema: businessSchemas.biz_state, description: 'State or region' },
-  { name: 'biz_position', type: 'string', length: 100, schema: businessSchemas.biz_position, description: 'Position in the company' },
-  { name: 'biz_postal_code', type: 'string', length: 20, schema: businessSchemas.biz_postal_code, description: 'Postal code' },
+  { name: 'is_business', type: 'boolean', schema: businessSchemas.is_business, refusal, description: 'The account is a business account' },
+  { name: 'biz_name', type: 'string', length: 200, schema: businessSchemas.biz_name, refusal, description: 'Company name' },
+  { name: 'biz_country', type: 'string', length: 2, schema: businessSchemas.biz_country, refusal, description: 'ISO 3166-1 alpha-2 country code' },
+  { name: 'biz_state', type: 'string', length: 100, schema: businessSchemas.biz_state, refusal, description: 'State or region' },
+  { name: 'biz_position', type: 'string', length: 100, schema: businessSchemas.biz_position, refusal, description: 'Position in the company' },
+  { name: 'biz_postal_code', type: 'string', length: 20, schema: businessSchemas.biz_postal_code, refusal, description: 'Postal code' },
 ];
 
 export const BUSINESS_COLUMNS = businessFields.map((f) => f.name);
@@ -61,16 +62,9 @@ export function parseBusinessFields(input: Record<string, unknown>): { values: R
 
 export const listCountries = () => ISO_COUNTRIES.map((code) => ({ code, name: countryName(code) }));
 
-export async function exportBusiness({ app, userId }: { app: AppContext; userId: string }) {
-  const [rows] = await app.sequelize.query(`SELECT ${BUSINESS_COLUMNS.join(', ')} FROM users WHERE id = ?`, { replacements: [userId] });
-  const row = (rows as Record<string, unknown>[])[0] ?? null;
-  if (row && row.is_business !== null && row.is_business !== undefined) row.is_business = row.is_business === true || row.is_business === 1;
-  return row;
-}
+/** Export and erasure reach the columns even while the module is uninstalled with its data kept. */
+export const exportBusiness = ({ ctx, userId }: { ctx: ModuleContext; userId: string }) => ctx.users.ownFields(userId);
 
-export async function eraseBusiness({ app, userId, transaction }: { app: AppContext; userId: string; transaction: Transaction }) {
-  await app.sequelize.query(`UPDATE users SET ${BUSINESS_COLUMNS.map((c) => `${c} = NULL`).join(', ')} WHERE id = ?`, {
-    replacements: [userId],
-    transaction,
-  });
+export async function eraseBusiness({ ctx, userId, tx }: { ctx: ModuleContext; userId: string; tx: Transaction }) {
+  await ctx.users.clearOwnFields(userId, { tx });
 }

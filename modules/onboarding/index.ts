@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineModule } from '../../src/modules/define-module.js';
+import { defineModule } from '../../src/module-api.js';
 import { createOnboardingProfiles } from './migrations/20261121-1100-create-onboarding-profiles.js';
 import { routes } from './routes.js';
 import { DEFAULT_STEPS, ensureProfile, eraseOnboarding, exportOnboarding } from './service.js';
@@ -18,26 +18,23 @@ export default defineModule({
   id: 'onboarding',
   version: '1.0.0',
   description: 'First-run onboarding: steps, completion with write-only acquisition data and team size, business fields',
-  requires: [],
   config,
   migrations: [createOnboardingProfiles],
   routes,
   hooks: [
     {
       event: 'auth.registered',
-      async handler(payload, app) {
-        const user = payload.user as { id?: string } | undefined;
-        if (!user?.id) return;
+      async handler(payload: { user?: { id?: string } }, ctx) {
+        if (!payload.user?.id) return;
         // Registration must not fail because of onboarding bookkeeping.
-        await ensureProfile(app, user.id).catch((err) => app.logger.warn({ err: (err as Error).message }, 'onboarding profile not created'));
+        await ensureProfile(ctx, payload.user.id).catch((err) => ctx.logger.warn({ err: (err as Error).message }, 'onboarding profile not created'));
       },
     },
   ],
-  jobs: [],
-  emails: [],
-  userFields: [],
-  commands: [],
   tables: ['onboarding_profiles'],
+  errorCodes: [{ code: 'ONBOARDING_STEP_NOT_FOUND', status: 404, description: 'The step is not one of the configured onboarding steps' }],
+  // Acquisition data is write-only and lives in onboarding_profiles: a profile update never takes it.
+  profileRefusals: [{ prefix: 'acquisition_', names: ['team_size_range'], message: '{field} is accepted only by POST /auth/user/me/onboarding/complete' }],
   exporters: [{ name: 'onboarding', run: exportOnboarding }],
   erasers: [{ name: 'onboarding', run: eraseOnboarding }],
 });

@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import type { UserFieldDef } from '../../src/data/models/user.model.js';
-import { AppError, badRequest } from '../../src/errors/app-error.js';
-import { Codes } from '../../src/errors/codes.js';
+import { AppError, badRequest, Codes, type UserFieldDef } from '../../src/module-api.js';
 
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 const str = (max: number, multiline = false) =>

@@ -1,14 +1,9 @@
-import { DataTypes, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import { DataTypes, type Model, type ModelStatic } from 'sequelize';
+import type { ModuleContext } from '../../src/module-api.js';
 
-const cache = new WeakMap<Sequelize, ModelStatic<Model>>();
-
-/** The onboarding_profiles model, defined once per connection. */
-export function onboardingModel(sequelize: Sequelize): ModelStatic<Model> {
-  let m = cache.get(sequelize);
-  if (!m) {
-    m = sequelize.define(
-      'OnboardingProfile',
-      {
+/** The onboarding_profiles model (the module's own table, through its context). */
+export function onboardingModel(ctx: ModuleContext): ModelStatic<Model> {
+  return ctx.db.model('OnboardingProfile', 'onboarding_profiles', {
         id: { type: DataTypes.STRING(36), primaryKey: true },
         user_id: { type: DataTypes.STRING(36), allowNull: false },
         status: { type: DataTypes.STRING(16), allowNull: false },
@@ -27,12 +22,7 @@ export function onboardingModel(sequelize: Sequelize): ModelStatic<Model> {
         completed_at: DataTypes.DATE,
         created_at: { type: DataTypes.DATE, allowNull: false },
         updated_at: { type: DataTypes.DATE, allowNull: false },
-      },
-      { tableName: 'onboarding_profiles', timestamps: false },
-    );
-    cache.set(sequelize, m);
-  }
-  return m;
+  });
 }
 
 /** Columns never returned by any read. */

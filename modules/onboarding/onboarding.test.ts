@@ -18,7 +18,12 @@ const marker = (tag: string) => `${tag}-${randomBytes(6).toString('hex')}`;
 /** Every key of every object in a JSON value. */
 function keysOf(v: unknown, out: string[] = []): string[] {
   if (Array.isArray(v)) for (const x of v) keysOf(x, out);
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) out.push(k), keysOf(x, out);
+  else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      out.push(k);
+      keysOf(x, out);
+    }
+  }
   return out;
 }
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../../src/http/define-route.js';
-import { moduleEnvelope } from '../../src/modules/envelope.js';
+import { defineRoute, moduleEnvelope } from '../../src/module-api.js';
 import { complete, finishStep, getState, start } from './service.js';
 
 const MODULE = 'onboarding';
@@ -15,8 +14,8 @@ export const completeFirstRun = defineRoute({
   auth: 'session',
   module: MODULE,
   body: anyObject,
-  async handler({ app, auth, body }) {
-    const { user } = await complete(app, auth.user!, body);
+  async handler({ ctx, auth, body }) {
+    const { user } = await complete(ctx, auth.user, body);
     return { success: true, message: 'Onboarding completed', data: { user } };
   },
 });
@@ -26,7 +25,7 @@ export const state = defineRoute({
   path: '/api/v1/onboarding',
   auth: 'session',
   module: MODULE,
-  handler: async ({ app, auth }) => moduleEnvelope(await getState(app, auth.user!.id), auth),
+  handler: async ({ ctx, auth }) => moduleEnvelope(await getState(ctx, auth.user.id), auth),
 });
 
 export const startOnboarding = defineRoute({
@@ -34,7 +33,7 @@ export const startOnboarding = defineRoute({
   path: '/api/v1/onboarding/start',
   auth: 'session',
   module: MODULE,
-  handler: async ({ app, auth }) => moduleEnvelope(await start(app, auth.user!.id), auth),
+  handler: async ({ ctx, auth }) => moduleEnvelope(await start(ctx, auth.user.id), auth),
 });
 
 export const completeStep = defineRoute({
@@ -44,11 +43,11 @@ export const completeStep = defineRoute({
   module: MODULE,
   params: stepParams,
   body: anyObject.optional(),
-  async handler({ app, auth, params, body }) {
+  async handler({ ctx, auth, params, body }) {
     // Step data as `{data: {...}}`, or the body itself.
     const onlyData = body && Object.keys(body).length === 1 && body.data && typeof body.data === 'object' && !Array.isArray(body.data);
     const data = onlyData ? body.data : body && Object.keys(body).length ? body : undefined;
-    return moduleEnvelope(await finishStep(app, auth.user!, params.step, 'complete', data), auth);
+    return moduleEnvelope(await finishStep(ctx, auth.user, params.step, 'complete', data), auth);
   },
 });
 
@@ -58,7 +57,7 @@ export const skipStep = defineRoute({
   auth: 'session',
   module: MODULE,
   params: stepParams,
-  handler: async ({ app, auth, params }) => moduleEnvelope(await finishStep(app, auth.user!, params.step, 'skip'), auth),
+  handler: async ({ ctx, auth, params }) => moduleEnvelope(await finishStep(ctx, auth.user, params.step, 'skip'), auth),
 });
 
 export const completeOnboarding = defineRoute({
@@ -67,8 +66,8 @@ export const completeOnboarding = defineRoute({
   auth: 'session',
   module: MODULE,
   body: anyObject.optional(),
-  async handler({ app, auth, body }) {
-    const { user, state: s } = await complete(app, auth.user!, body ?? {});
+  async handler({ ctx, auth, body }) {
+    const { user, state: s } = await complete(ctx, auth.user, body ?? {});
     return moduleEnvelope(s, auth, { user });
   },
 });

@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Model } from 'sequelize';
-import type { AppContext } from '../../src/app-context.js';
-import type { UserRecord } from '../../src/data/repositories/user-repository.js';
-import { AppError, badRequest } from '../../src/errors/app-error.js';
-import { toPublicUser, type PublicUser } from '../../src/services/user-view.js';
+import { AppError, badRequest, type ModuleContext, type PublicUser, type Transaction, type UserRecord } from '../../src/module-api.js';
 import { splitInput, type SplitInput } from './input.js';
 import { onboardingModel, WRITE_ONLY_COLUMNS } from './model.js';
 
@@ -31,14 +28,13 @@ export interface OnboardingState {
 }
 
 /** The configured steps; the business step only while ext-business is installed (it has nothing to ask otherwise). */
-export function stepsFor(app: AppContext): string[] {
-  const { steps } = app.modules.config<OnboardingConfig>(MODULE_ID);
+export function stepsFor(ctx: ModuleContext): string[] {
+  const { steps } = ctx.config<OnboardingConfig>();
   const list = steps?.length ? steps : DEFAULT_STEPS;
-  return app.modules.isInstalled('ext-business') ? list : list.filter((s) => s !== 'business');
+  return ctx.modules.isInstalled('ext-business') ? list : list.filter((s) => s !== 'business');
 }
 
-const businessFields = (app: AppContext) =>
-  app.modules.isInstalled('ext-business') ? app.repos.users.extraFields().filter((f) => f.module === 'ext-business') : null;
+const businessFields = (ctx: ModuleContext) => (ctx.modules.isInstalled('ext-business') ? ctx.modules.userFields('ext-business') : null);
 
 const arr = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? arr(safe(v)) : []);
 const obj = (v: unknown): Record<string, unknown> =>
@@ -70,8 +66,8 @@ function toState(row: Model | null, userId: string, steps: string[]): Onboarding
   };
 }
 
-async function loadRow(app: AppContext, userId: string): Promise<Model> {
-  const M = onboardingModel(app.sequelize);
+async function loadRow(ctx: ModuleContext, userId: string): Promise<Model> {
+  const M = onboardingModel(ctx);
   const existing = await M.findOne({ where: { user_id: userId } });
   if (existing) return existing;
   const now = new Date();
@@ -83,19 +79,19 @@ async function loadRow(app: AppContext, userId: string): Promise<Model> {
   }
 }
 
-export async function getState(app: AppContext, userId: string): Promise<OnboardingState> {
-  const row = await onboardingModel(app.sequelize).findOne({ where: { user_id: userId } });
-  return toState(row, userId, stepsFor(app));
+export async function getState(ctx: ModuleContext, userId: string): Promise<OnboardingState> {
+  const row = await onboardingModel(ctx).findOne({ where: { user_id: userId } });
+  return toState(row, userId, stepsFor(ctx));
 }
 
 /** A profile for a user who just registered (hook), so the state exists from the start. */
-export async function ensureProfile(app: AppContext, userId: string): Promise<void> {
-  await loadRow(app, userId);
+export async function ensureProfile(ctx: ModuleContext, userId: string): Promise<void> {
+  await loadRow(ctx, userId);
 }
 
-export async function start(app: AppContext, userId: string): Promise<OnboardingState> {
-  const steps = stepsFor(app);
-  const row = await loadRow(app, userId);
+export async function start(ctx: ModuleContext, userId: string): Promise<OnboardingState> {
+  const steps = stepsFor(ctx);
+  const row = await loadRow(ctx, userId);
   if (row.get('status') !== 'completed') {
     const now = new Date();
     await row.update({ status: 'in_progress', step: nextStep(steps, row), started_at: row.get('started_at') ?? now, updated_at: now });
@@ -116,19 +112,19 @@ function assertStep(steps: string[], step: string): void {
 
 /** Completes (or skips) a step; the last step completes the onboarding. */
 export async function finishStep(
-  app: AppContext,
+  ctx: ModuleContext,
   user: UserRecord,
   step: string,
   how: 'complete' | 'skip',
   data?: unknown,
 ): Promise<OnboardingState> {
-  const steps = stepsFor(app);
+  const steps = stepsFor(ctx);
   assertStep(steps, step);
-  const split = how === 'complete' && data !== undefined ? splitInput(data, businessFields(app), 'keep') : null;
+  const split = how === 'complete' && data !== undefined ? splitInput(data, businessFields(ctx), 'keep') : null;
   if (split && Buffer.byteLength(JSON.stringify(split.rest), 'utf8') > STEP_DATA_MAX_BYTES) {
     throw badRequest(`data: must be at most ${STEP_DATA_MAX_BYTES} bytes as JSON`);
   }
-  const row = await loadRow(app, user.id);
+  const row = await loadRow(ctx, user.id);
   const completedSteps = arr(row.get('completed_steps')).filter((s) => s !== step);
   const skippedSteps = arr(row.get('skipped_steps')).filter((s) => s !== step);
   (how === 'complete' ? completedSteps : skippedSteps).push(step);
@@ -136,19 +132,25 @@ export async function finishStep(
   if (split && Object.keys(split.rest).length) stored[step] = split.rest;
   const now = new Date();
   const next = steps.find((s) => !completedSteps.includes(s) && !skippedSteps.includes(s)) ?? null;
-  await row.update({
-    completed_steps: completedSteps,
-    skipped_steps: skippedSteps,
-    data: stored,
-    step: next,
-    status: row.get('status') === 'completed' ? 'completed' : next ? 'in_progress' : 'completed',
-    started_at: row.get('started_at') ?? now,
-    ...(next || row.get('status') === 'completed' ? {} : { completed_at: now }),
-    ...(split ? writeOnlyValues(row, split) : {}),
-    updated_at: now,
+  // The profile row and the user change in one unit of work.
+  await ctx.db.transaction(async (tx) => {
+    await row.update(
+      {
+        completed_steps: completedSteps,
+        skipped_steps: skippedSteps,
+        data: stored,
+        step: next,
+        status: row.get('status') === 'completed' ? 'completed' : next ? 'in_progress' : 'completed',
+        started_at: row.get('started_at') ?? now,
+        ...(next || row.get('status') === 'completed' ? {} : { completed_at: now }),
+        ...(split ? writeOnlyValues(row, split) : {}),
+        updated_at: now,
+      },
+      { transaction: tx },
+    );
+    const values = { ...(split?.business ?? {}), ...(next ? {} : { first_time: false }) };
+    if (Object.keys(values).length) await ctx.users.patch(user.id, values, { tx });
   });
-  if (split && Object.keys(split.business).length) await updateUser(app, user, split.business);
-  if (!next) await updateUser(app, user, { first_time: false });
   return toState(row, user.id, steps);
 }
 
@@ -158,49 +160,47 @@ function writeOnlyValues(row: Model, split: SplitInput): Record<string, unknown>
   return out;
 }
 
-async function updateUser(app: AppContext, user: UserRecord, values: Record<string, unknown>): Promise<UserRecord> {
-  const updated = (await app.repos.users.update(user.id, values)) ?? user;
-  await app.services.sessions.invalidateUser(user.id);
-  await app.hooks.run('user.updated', { user: updated });
-  return updated;
-}
-
 /**
  * First-run completion: stores the write-only acquisition data and team size, the business fields
  * (ext-business installed), marks the onboarding completed and first_time false.
  */
-export async function complete(app: AppContext, user: UserRecord, body: unknown): Promise<{ user: PublicUser; state: OnboardingState }> {
-  const split = splitInput(body, businessFields(app), 'reject');
-  const steps = stepsFor(app);
-  const row = await loadRow(app, user.id);
+export async function complete(ctx: ModuleContext, user: UserRecord, body: unknown): Promise<{ user: PublicUser; state: OnboardingState }> {
+  const split = splitInput(body, businessFields(ctx), 'reject');
+  const steps = stepsFor(ctx);
+  const row = await loadRow(ctx, user.id);
   const now = new Date();
-  await row.update({
-    status: 'completed',
-    step: null,
-    started_at: row.get('started_at') ?? now,
-    completed_at: row.get('completed_at') ?? now,
-    ...writeOnlyValues(row, split),
-    updated_at: now,
+  const updated = await ctx.db.transaction(async (tx) => {
+    await row.update(
+      {
+        status: 'completed',
+        step: null,
+        started_at: row.get('started_at') ?? now,
+        completed_at: row.get('completed_at') ?? now,
+        ...writeOnlyValues(row, split),
+        updated_at: now,
+      },
+      { transaction: tx },
+    );
+    return ctx.users.patch(user.id, { ...split.business, first_time: false }, { tx });
   });
-  const updated = await updateUser(app, user, { ...split.business, first_time: false });
-  return { user: toPublicUser(updated, app.repos.users.extraFields()), state: toState(row, user.id, steps) };
+  return { user: ctx.users.toPublic(updated), state: toState(row, user.id, steps) };
 }
 
 /** Export: the state, and which write-only fields are stored (their values are never returned). */
-export async function exportOnboarding({ app, userId }: { app: AppContext; userId: string }) {
-  const row = await onboardingModel(app.sequelize).findOne({ where: { user_id: userId } });
+export async function exportOnboarding({ ctx, userId }: { ctx: ModuleContext; userId: string }) {
+  const row = await onboardingModel(ctx).findOne({ where: { user_id: userId } });
   if (!row) return null;
   const stored = WRITE_ONLY_COLUMNS.filter((c) => {
     const v = row.get(c);
     return v !== null && v !== undefined && !(c === 'acquisition_extra' && !Object.keys(obj(v)).length);
   });
   return {
-    state: toState(row, userId, stepsFor(app)),
+    state: toState(row, userId, stepsFor(ctx)),
     write_only_fields_stored: stored,
     note: 'Acquisition data and team size are write-only: stored, never returned by any read. Erasure deletes them.',
   };
 }
 
-export async function eraseOnboarding({ app, userId, transaction }: { app: AppContext; userId: string; transaction: import('sequelize').Transaction }) {
-  await onboardingModel(app.sequelize).destroy({ where: { user_id: userId }, transaction });
+export async function eraseOnboarding({ ctx, userId, tx }: { ctx: ModuleContext; userId: string; tx: Transaction }) {
+  await onboardingModel(ctx).destroy({ where: { user_id: userId }, transaction: tx });
 }

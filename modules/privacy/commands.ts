@@ -1,9 +1,8 @@
-import type { ModuleCommand, ModuleCommandContext } from '../../src/modules/define-module.js';
-import { AppError } from '../../src/errors/app-error.js';
+import { AppError, type ModuleCommand, type ModuleCommandContext } from '../../src/module-api.js';
 import { eraseAll, exportAll } from './service.js';
 
-async function userByEmail({ app, args }: ModuleCommandContext) {
-  const user = await app.repos.users.findByEmail(String(args[0] ?? ''));
+async function userByEmail({ ctx, args }: ModuleCommandContext) {
+  const user = await ctx.users.findByEmail(String(args[0] ?? ''));
   if (!user) throw new AppError(404, 'NOT_FOUND', `no user with email ${String(args[0])}`);
   return user;
 }
@@ -16,7 +15,7 @@ export const commands: ModuleCommand[] = [
     arguments: '<email>',
     async run(ctx) {
       const user = await userByEmail(ctx);
-      const data = await exportAll(ctx.app, user.id, { actor: 'system', actorId: null });
+      const data = await exportAll(ctx.ctx, user.id, { actor: 'system', actorId: null });
       ctx.print(JSON.stringify(data, null, 2));
       return data;
     },
@@ -29,7 +28,7 @@ export const commands: ModuleCommand[] = [
     async run(ctx) {
       if (!ctx.options.confirm) throw new AppError(400, 'CONFIRMATION_REQUIRED', 'erasure needs --confirm');
       const user = await userByEmail(ctx);
-      const result = await eraseAll(ctx.app, user, { actor: 'system', actorId: null });
+      const result = await eraseAll(ctx.ctx, user, { actor: 'system', actorId: null });
       ctx.print(`Erased ${user.id}: ${result.erased.join(', ')}`);
       return result;
     },

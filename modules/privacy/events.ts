@@ -1,40 +1,31 @@
 import { randomUUID } from 'node:crypto';
-import { DataTypes, type Model, type ModelStatic, type Sequelize, type Transaction } from 'sequelize';
+import { DataTypes, type Model, type ModelStatic } from 'sequelize';
+import type { ModuleContext, Transaction } from '../../src/module-api.js';
 
 export interface Actor {
   actor: 'self' | 'admin' | 'system';
   actorId: string | null;
 }
 
-const cache = new WeakMap<Sequelize, ModelStatic<Model>>();
-
-export function eventModel(sequelize: Sequelize): ModelStatic<Model> {
-  let m = cache.get(sequelize);
-  if (!m) {
-    m = sequelize.define(
-      'PrivacyConsentEvent',
-      {
-        id: { type: DataTypes.STRING(36), primaryKey: true },
-        user_id: { type: DataTypes.STRING(36), allowNull: false },
-        kind: { type: DataTypes.STRING(40), allowNull: false },
-        details: DataTypes.JSON,
-        actor: { type: DataTypes.STRING(16), allowNull: false },
-        actor_id: DataTypes.STRING(36),
-        created_at: { type: DataTypes.DATE, allowNull: false },
-      },
-      { tableName: 'privacy_consent_events', timestamps: false },
-    );
-    cache.set(sequelize, m);
-  }
-  return m;
+/** The consent history table (the module's own, through its context). */
+export function eventModel(ctx: ModuleContext): ModelStatic<Model> {
+  return ctx.db.model('PrivacyConsentEvent', 'privacy_consent_events', {
+    id: { type: DataTypes.STRING(36), primaryKey: true },
+    user_id: { type: DataTypes.STRING(36), allowNull: false },
+    kind: { type: DataTypes.STRING(40), allowNull: false },
+    details: DataTypes.JSON,
+    actor: { type: DataTypes.STRING(16), allowNull: false },
+    actor_id: DataTypes.STRING(36),
+    created_at: { type: DataTypes.DATE, allowNull: false },
+  });
 }
 
 export async function recordEvent(
-  sequelize: Sequelize,
+  ctx: ModuleContext,
   e: { userId: string; kind: string; details?: Record<string, unknown>; by: Actor; at?: Date },
   transaction?: Transaction,
 ): Promise<void> {
-  await eventModel(sequelize).create(
+  await eventModel(ctx).create(
     { id: randomUUID(), user_id: e.userId, kind: e.kind, details: e.details ?? {}, actor: e.by.actor, actor_id: e.by.actorId, created_at: e.at ?? new Date() },
     { transaction },
   );
@@ -51,8 +42,8 @@ const obj = (v: unknown) => {
   return (v ?? {}) as Record<string, unknown>;
 };
 
-export async function listEvents(sequelize: Sequelize, userId: string, page: number, limit: number) {
-  const { rows, count } = await eventModel(sequelize).findAndCountAll({
+export async function listEvents(ctx: ModuleContext, userId: string, page: number, limit: number) {
+  const { rows, count } = await eventModel(ctx).findAndCountAll({
     where: { user_id: userId },
     order: [['created_at', 'DESC'], ['id', 'DESC']],
     limit,

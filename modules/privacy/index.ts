@@ -1,15 +1,18 @@
 import { z } from 'zod';
-import { defineModule } from '../../src/modules/define-module.js';
+import { defineModule } from '../../src/module-api.js';
 import { addPrivacyColumns } from './migrations/20261121-1200-add-privacy-columns.js';
 import { createConsentEvents } from './migrations/20261121-1201-create-consent-events.js';
 import { commands } from './commands.js';
 import { routes } from './routes.js';
 import { DEFAULT_REGIONS, erasePrivacy, exportPrivacy } from './service.js';
 
+// No `schema`: written only through /auth/user/me/privacy; a profile update is refused with this.
+const refusal = '{field} is managed through the /auth/user/me/privacy routes';
 const field = (name: string, type: 'string' | 'boolean' | 'date', description: string, length?: number) => ({
   name,
   type,
   description,
+  refusal,
   ...(length ? { length } : {}),
 });
 
@@ -18,7 +21,6 @@ export default defineModule({
   id: 'privacy',
   version: '1.0.0',
   description: 'GDPR/CCPA consent and privacy_region, consent history, personal-data export and erasure',
-  requires: [],
   config: z.object({
     allowed_regions: z
       .array(z.string().regex(/^[A-Z]{2,8}(-[A-Z0-9]{1,8})?$/, 'a region is an upper-case code such as EU or US-CA'))
@@ -27,10 +29,6 @@ export default defineModule({
   }),
   migrations: [addPrivacyColumns, createConsentEvents],
   routes,
-  hooks: [],
-  jobs: [],
-  emails: [],
-  // No `schema`: these are written only through /auth/user/me/privacy, never by the profile update.
   userFields: [
     field('gdpr_consent', 'boolean', 'GDPR consent given'),
     field('gdpr_consent_at', 'date', 'When consent was given or withdrawn'),

@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../../src/http/define-route.js';
-import { clearSessionCookie } from '../../src/http/cookies.js';
-import { AppError, forbidden, notFound } from '../../src/errors/app-error.js';
-import type { UserRecord } from '../../src/data/repositories/user-repository.js';
-import type { AppContext } from '../../src/app-context.js';
+import { AppError, defineRoute, forbidden, notFound, type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { assertCanErase, eraseAll, exportAll, history, privacyUpdateSchema, readPrivacy, regionsOf, updatePrivacy } from './service.js';
 
 const MODULE = 'privacy';
@@ -15,8 +11,8 @@ const page = z.object({
 });
 const confirm = z.literal(true, 'confirm must be true');
 
-async function liveUser(app: AppContext, id: string): Promise<UserRecord> {
-  const user = await app.repos.users.findById(id);
+async function liveUser(ctx: ModuleContext, id: string): Promise<UserRecord> {
+  const user = await ctx.users.find(id);
   if (!user) throw notFound('User not found');
   return user;
 }
@@ -26,7 +22,7 @@ export const read = defineRoute({
   path: '/auth/user/me/privacy',
   auth: 'session',
   module: MODULE,
-  handler: async ({ app, auth }) => ({ success: true, data: { ...(await readPrivacy(app, auth.user!.id)), allowed_regions: regionsOf(app) } }),
+  handler: async ({ ctx, auth }) => ({ success: true, data: { ...(await readPrivacy(ctx, auth.user.id)), allowed_regions: regionsOf(ctx) } }),
 });
 
 export const update = defineRoute({
@@ -35,8 +31,8 @@ export const update = defineRoute({
   auth: 'session',
   module: MODULE,
   body: privacyUpdateSchema,
-  async handler({ app, auth, body }) {
-    const state = await updatePrivacy(app, auth.user!.id, body, { actor: 'self', actorId: auth.user!.id });
+  async handler({ ctx, auth, body }) {
+    const state = await updatePrivacy(ctx, auth.user.id, body, { actor: 'self', actorId: auth.user.id });
     return { success: true, message: 'Privacy settings updated', data: state };
   },
 });
@@ -47,8 +43,8 @@ export const consentHistory = defineRoute({
   auth: 'session',
   module: MODULE,
   query: page,
-  async handler({ app, auth, query }) {
-    const { events, total } = await history(app, auth.user!.id, query.page, query.limit);
+  async handler({ ctx, auth, query }) {
+    const { events, total } = await history(ctx, auth.user.id, query.page, query.limit);
     return { success: true, data: { events, pagination: { page: query.page, limit: query.limit, total, pages: Math.ceil(total / query.limit) } } };
   },
 });
@@ -58,9 +54,9 @@ export const exportMine = defineRoute({
   path: '/auth/user/me/privacy/export',
   auth: 'session',
   module: MODULE,
-  async handler({ app, auth, res }) {
-    const data = await exportAll(app, auth.user!.id, { actor: 'self', actorId: auth.user!.id });
-    res.setHeader('Content-Disposition', `attachment; filename="gatehouse-export-${auth.user!.id}.json"`);
+  async handler({ ctx, auth, res }) {
+    const data = await exportAll(ctx, auth.user.id, { actor: 'self', actorId: auth.user.id });
+    res.setHeader('Content-Disposition', `attachment; filename="gatehouse-export-${auth.user.id}.json"`);
     return { success: true, data };
   },
 });
@@ -73,11 +69,11 @@ export const deleteMine = defineRoute({
   // A password is checked here: the login limit keeps guessing slow.
   rateLimit: 'login',
   body: z.strictObject({ confirm, password: z.string().max(1024).optional() }),
-  async handler({ app, auth, body, res }) {
-    const user = await liveUser(app, auth.user!.id);
-    await assertCanErase(app, user, body.password);
-    const result = await eraseAll(app, user, { actor: 'self', actorId: user.id });
-    clearSessionCookie(res, app.config);
+  async handler({ ctx, auth, body, res }) {
+    const user = await liveUser(ctx, auth.user.id);
+    await assertCanErase(ctx, user, body.password);
+    const result = await eraseAll(ctx, user, { actor: 'self', actorId: user.id });
+    ctx.clearSessionCookie(res);
     return { success: true, message: 'Account and personal data deleted', data: result };
   },
 });
@@ -94,10 +90,10 @@ export const adminExport = defineRoute({
   module: MODULE,
   rateLimit: 'admin',
   params: userParams,
-  async handler({ app, auth, params }) {
-    const target = await liveUser(app, params.user_id);
-    assertMayActOn(auth.user!, target);
-    const data = await exportAll(app, target.id, { actor: 'admin', actorId: auth.user!.id });
+  async handler({ ctx, auth, params }) {
+    const target = await liveUser(ctx, params.user_id);
+    assertMayActOn(auth.user, target);
+    const data = await exportAll(ctx, target.id, { actor: 'admin', actorId: auth.user.id });
     return { success: true, data };
   },
 });
@@ -110,11 +106,11 @@ export const adminDelete = defineRoute({
   rateLimit: 'admin',
   params: userParams,
   body: z.strictObject({ confirm }),
-  async handler({ app, auth, params }) {
-    const target = await liveUser(app, params.user_id);
-    assertMayActOn(auth.user!, target);
-    if (target.id === auth.user!.id) throw new AppError(400, 'VALIDATION_ERROR', 'Use POST /auth/user/me/privacy/delete to delete your own account');
-    const result = await eraseAll(app, target, { actor: 'admin', actorId: auth.user!.id });
+  async handler({ ctx, auth, params }) {
+    const target = await liveUser(ctx, params.user_id);
+    assertMayActOn(auth.user, target);
+    if (target.id === auth.user.id) throw new AppError(400, 'VALIDATION_ERROR', 'Use POST /auth/user/me/privacy/delete to delete your own account');
+    const result = await eraseAll(ctx, target, { actor: 'admin', actorId: auth.user.id });
     return { success: true, message: 'Account and personal data deleted', data: result };
   },
 });

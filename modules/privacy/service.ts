@@ -1,15 +1,9 @@
-import type { Transaction } from 'sequelize';
 import { z } from 'zod';
-import type { AppContext } from '../../src/app-context.js';
-import type { UserRecord } from '../../src/data/repositories/user-repository.js';
-import { AppError, badRequest } from '../../src/errors/app-error.js';
-import { eraseCore, exportCore } from './core-data.js';
+import { AppError, badRequest, type ModuleContext, type Transaction, type UserRecord } from '../../src/module-api.js';
 import { listEvents, recordEvent, eventModel, type Actor } from './events.js';
-import { PRIVACY_COLUMNS } from './migrations/20261121-1200-add-privacy-columns.js';
 
 export const MODULE_ID = 'privacy';
 export const DEFAULT_REGIONS = ['EU', 'EEA', 'UK', 'US-CA', 'US', 'OTHER'];
-const COLUMNS = Object.keys(PRIVACY_COLUMNS);
 
 export interface PrivacyConfig {
   allowed_regions: string[];
@@ -28,11 +22,10 @@ export interface PrivacyState {
 const bool = (v: unknown) => (v === null || v === undefined ? null : v === true || v === 1 || v === '1' || v === 'true');
 const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
 
-export const regionsOf = (app: AppContext) => app.modules.config<PrivacyConfig>(MODULE_ID).allowed_regions ?? DEFAULT_REGIONS;
+export const regionsOf = (ctx: ModuleContext) => ctx.config<PrivacyConfig>().allowed_regions ?? DEFAULT_REGIONS;
 
-export async function readPrivacy(app: AppContext, userId: string): Promise<PrivacyState> {
-  const [rows] = await app.sequelize.query(`SELECT ${COLUMNS.join(', ')} FROM users WHERE id = ?`, { replacements: [userId] });
-  const r = ((rows as Record<string, unknown>[])[0] ?? {}) as Record<string, unknown>;
+export async function readPrivacy(ctx: ModuleContext, userId: string): Promise<PrivacyState> {
+  const r: Record<string, unknown> = (await ctx.users.ownFields(userId)) ?? {};
   return {
     gdpr_consent: bool(r.gdpr_consent),
     gdpr_consent_at: iso(r.gdpr_consent_at),
@@ -57,18 +50,18 @@ export const privacyUpdateSchema = z
 export type PrivacyUpdate = z.output<typeof privacyUpdateSchema>;
 
 /** Applies a consent change and records each change in the history, in one transaction. */
-export async function updatePrivacy(app: AppContext, userId: string, input: PrivacyUpdate, by: Actor): Promise<PrivacyState> {
+export async function updatePrivacy(ctx: ModuleContext, userId: string, input: PrivacyUpdate, by: Actor): Promise<PrivacyState> {
   if (input.gdpr_consent === true && !input.gdpr_consent_version) {
     throw badRequest('gdpr_consent_version is required when giving consent', [{ field: 'gdpr_consent_version', message: 'required when gdpr_consent is true' }]);
   }
   if (input.gdpr_consent_version && input.gdpr_consent !== true) {
     throw badRequest('gdpr_consent_version goes with gdpr_consent: true', [{ field: 'gdpr_consent_version', message: 'send it with gdpr_consent: true' }]);
   }
-  const regions = regionsOf(app);
+  const regions = regionsOf(ctx);
   if (input.privacy_region !== undefined && !regions.includes(input.privacy_region)) {
     throw badRequest(`privacy_region must be one of ${regions.join(', ')}`, [{ field: 'privacy_region', message: `must be one of ${regions.join(', ')}` }]);
   }
-  const before = await readPrivacy(app, userId);
+  const before = await readPrivacy(ctx, userId);
   const now = new Date();
   const set: Record<string, unknown> = {};
   const events: { kind: string; details: Record<string, unknown> }[] = [];
@@ -92,76 +85,47 @@ export async function updatePrivacy(app: AppContext, userId: string, input: Priv
     events.push({ kind: 'privacy_region_changed', details: { from: before.privacy_region, to: input.privacy_region } });
   }
   if (!events.length) return before;
-  await app.sequelize.transaction(async (transaction) => {
-    const cols = Object.keys(set);
-    await app.sequelize.query(`UPDATE users SET ${cols.map((c) => `${c} = ?`).join(', ')}, updated_at = ? WHERE id = ?`, {
-      replacements: [...cols.map((c) => set[c]), now, userId],
-      transaction,
-    });
-    for (const e of events) await recordEvent(app.sequelize, { userId, kind: e.kind, details: e.details, by, at: now }, transaction);
+  // The users columns and the history row in one unit of work; caches follow the commit.
+  await ctx.db.transaction(async (tx) => {
+    await ctx.users.patch(userId, set, { tx });
+    for (const e of events) await recordEvent(ctx, { userId, kind: e.kind, details: e.details, by, at: now }, tx);
   });
-  await app.services.sessions.invalidateUser(userId);
-  return readPrivacy(app, userId);
+  return readPrivacy(ctx, userId);
 }
 
-export const history = (app: AppContext, userId: string, page: number, limit: number) => listEvents(app.sequelize, userId, page, limit);
+export const history = (ctx: ModuleContext, userId: string, page: number, limit: number) => listEvents(ctx, userId, page, limit);
 
 /** Everything stored about a user: core, then each module with data (its own exporters). */
-export async function exportAll(app: AppContext, userId: string, by: Actor) {
-  const modules: Record<string, Record<string, unknown>> = {};
-  for (const { module, exporter } of app.modules.exporters()) {
-    try {
-      const part = await exporter.run({ app, userId });
-      (modules[module] ??= {})[exporter.name] = part;
-    } catch (err) {
-      // A module uninstalled while the export ran has no data left to export.
-      if (app.modules.isEnabled(module)) throw err;
-    }
-  }
-  const out = { generated_at: new Date().toISOString(), user_id: userId, core: await exportCore(app, userId), modules };
-  await recordEvent(app.sequelize, { userId, kind: 'data_exported', by });
+export async function exportAll(ctx: ModuleContext, userId: string, by: Actor) {
+  const out = await ctx.personalData.exportAll(userId);
+  await recordEvent(ctx, { userId, kind: 'data_exported', by });
   return out;
 }
 
 /**
- * Erasure across core and every module with data, in one transaction: the user row is anonymized,
- * module data erased by each module; then sessions are revoked everywhere, caches dropped and the
- * uploaded picture file deleted.
+ * Erasure across core and every module with data, in one transaction (core's personal-data erasure),
+ * with proof of it recorded in the same transaction; sessions, caches and the picture file follow.
  */
-export async function eraseAll(app: AppContext, user: UserRecord, by: Actor): Promise<{ user_id: string; erased: string[] }> {
-  const erased = ['core'];
+export async function eraseAll(ctx: ModuleContext, user: UserRecord, by: Actor): Promise<{ user_id: string; erased: string[] }> {
   const reason = { self: 'erasure requested by the user', admin: `erasure by admin ${by.actorId}`, system: 'erasure by an operator (CLI)' }[by.actor];
-  // The stored picture is personal data too; the row is read fresh (the caller's copy may be cached).
-  const picture = (await app.repos.users.findById(user.id))?.picture ?? null;
-  await app.sequelize.transaction(async (transaction: Transaction) => {
-    for (const { module, eraser } of app.modules.erasers()) {
-      await eraser.run({ app, userId: user.id, transaction });
-      if (!erased.includes(module)) erased.push(module);
-    }
-    await eraseCore(app, user.id, reason, transaction);
-    // Proof that the erasure happened, with nothing personal in it.
-    await recordEvent(app.sequelize, { userId: user.id, kind: 'account_erased', details: { modules: erased }, by }, transaction);
-  });
-  await app.services.sessions.revokeAllForUser(user.id);
-  await app.services.sessions.invalidateUser(user.id);
-  // After the commit: a rolled-back erasure must not have lost the file.
-  await app.services.pictures.discard(user.id, picture);
-  await app.hooks.run('user.erased', { user_id: user.id }).catch((err) => app.logger.warn({ err: (err as Error).message }, 'user.erased hook failed'));
-  return { user_id: user.id, erased };
+  // Proof that the erasure happened, with nothing personal in it.
+  return ctx.personalData.erase(user.id, reason, (tx, erased) =>
+    recordEvent(ctx, { userId: user.id, kind: 'account_erased', details: { modules: erased }, by }, tx),
+  );
 }
 
-export async function exportPrivacy({ app, userId }: { app: AppContext; userId: string }) {
-  return { settings: await readPrivacy(app, userId), history: (await listEvents(app.sequelize, userId, 1, 10_000)).events };
+export async function exportPrivacy({ ctx, userId }: { ctx: ModuleContext; userId: string }) {
+  return { settings: await readPrivacy(ctx, userId), history: (await listEvents(ctx, userId, 1, 10_000)).events };
 }
 
-export async function erasePrivacy({ app, userId, transaction }: { app: AppContext; userId: string; transaction: Transaction }) {
-  await app.sequelize.query(`UPDATE users SET ${COLUMNS.map((c) => `${c} = NULL`).join(', ')} WHERE id = ?`, { replacements: [userId], transaction });
-  await eventModel(app.sequelize).destroy({ where: { user_id: userId }, transaction });
+export async function erasePrivacy({ ctx, userId, tx }: { ctx: ModuleContext; userId: string; tx: Transaction }) {
+  await ctx.users.clearOwnFields(userId, { tx });
+  await eventModel(ctx).destroy({ where: { user_id: userId }, transaction: tx });
 }
 
 /** A self-service erasure needs the password when the account has one. */
-export async function assertCanErase(app: AppContext, user: UserRecord, password: string | undefined): Promise<void> {
+export async function assertCanErase(ctx: ModuleContext, user: UserRecord, password: string | undefined): Promise<void> {
   if (!user.password_hash) return;
   if (!password) throw badRequest('password is required to delete an account that has one', [{ field: 'password', message: 'required' }]);
-  if (!(await app.services.passwords.verify(password, user.password_hash))) throw new AppError(401, 'INVALID_CREDENTIALS', 'Invalid password');
+  if (!(await ctx.users.verifyPassword(user, password))) throw new AppError(401, 'INVALID_CREDENTIALS', 'Invalid password');
 }

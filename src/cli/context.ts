@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { AppContext } from '../app-context.js';
+import type { ModuleManifest } from '../modules/define-module.js';
 import { loadConfig } from '../config/load-config.js';
 import type { Config, ConfigKey } from '../config/schema.js';
 import { createLogger, type Logger } from '../log/logger.js';
@@ -59,10 +60,18 @@ export function cliLogger(config: Config, ui: Ui): Logger {
   return createLogger(level, ui.streams.stderr);
 }
 
+let moduleRegistry: readonly ModuleManifest[] | null = null;
+
+/** The composition root (entry/cli.ts, via main) hands the CLI the module registry: core imports no module. */
+export function useModuleRegistry(registry: readonly ModuleManifest[]): void {
+  moduleRegistry = registry;
+}
+
 /** Opens the app context (database, Redis, modules); imported lazily so --help stays fast. */
 export async function openApp(config: Config, logger: Logger): Promise<AppContext> {
+  if (!moduleRegistry) throw new Error('no module registry: the CLI must be started through its entry (entry/cli.ts)');
   const { createAppContext } = await import('../app-context.js');
-  return createAppContext(config, { logger });
+  return createAppContext(config, { logger, moduleRegistry });
 }
 
 /**

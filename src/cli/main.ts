@@ -1,8 +1,13 @@
 import { runCli } from './create-cli.js';
-import type { CliRuntime } from './context.js';
+import { useModuleRegistry, type CliRuntime } from './context.js';
+import type { ModuleManifest } from '../modules/define-module.js';
 
-/** Runs the CLI on this process's argv and exits with its code: the only place that calls process.exit. */
-export async function main(): Promise<never> {
+/**
+ * Runs the CLI on this process's argv and exits with its code: the only place that calls process.exit.
+ * `registry` is the modules that can be installed, given by the composition root (entry/cli.ts).
+ */
+export async function main(registry: readonly ModuleManifest[]): Promise<never> {
+  useModuleRegistry(registry);
   const rt: CliRuntime = {
     streams: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
     exitCode: 0,

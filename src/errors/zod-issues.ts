@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { badRequest, type AppError } from './app-error.js';
 
 type Issue = z.core.$ZodIssue;
 
@@ -21,4 +22,18 @@ export function issueMessage(issue: Issue): string {
     if (inner) return issueMessage(inner);
   }
   return issue.message;
+}
+
+/** Every issue as `{ field, message }` (`field` a dotted path under `prefix`, or null for the whole input). */
+export const zodDetails = (err: z.ZodError, prefix?: string) =>
+  err.issues.map((i) => ({ field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || null, message: issueMessage(i) }));
+
+/**
+ * The one zod-error formatter: 400 VALIDATION_ERROR naming the first bad field ("field: message"),
+ * with every issue in `details`. Routes and services answer bad input the same way.
+ */
+export function invalidInput(err: z.ZodError, prefix?: string): AppError {
+  const details = zodDetails(err, prefix);
+  const first = details[0];
+  return badRequest(first?.field ? `${first.field}: ${first.message}` : (first?.message ?? 'Invalid input'), details);
 }

@@ -4,12 +4,13 @@ import type { AppContext } from '../app-context.js';
 import type { Config } from '../config/schema.js';
 import { AppError, badRequest, forbidden, unauthorized } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
-import { issueMessage } from '../errors/zod-issues.js';
+import { invalidInput } from '../errors/zod-issues.js';
 import { nestsDeeperThan, nulPath } from '../services/security/json-depth.js';
 import { secretMatcher } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
+import type { SessionRecord } from '../data/repositories/session-repository.js';
+import type { UserRecord } from '../data/repositories/user-repository.js';
 import { rateLimitFor, type RouteLimit } from './middleware/rate-limit.js';
-import { zodDetails } from './middleware/errors.js';
 import { assertSameOrigin } from './middleware/csrf.js';
 import { sendJson } from './respond.js';
 import { readAsJson } from './middleware/json-body.js';
@@ -21,6 +22,8 @@ export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
  * - public: anyone
  * - session: a full (active) session
  * - session-or-pending: a full session or one waiting for two-factor
+ * - optional-session: anyone; a valid full session, when one is sent, is there too (an invalid,
+ *   expired or pending one is treated as none)
  * - bridge: the X-Bridge-Secret header
  * - bridge+session: both
  * - { roles }: a full session whose user_type is one of these
@@ -29,25 +32,39 @@ export type AuthMode =
   | 'public'
   | 'session'
   | 'session-or-pending'
+  | 'optional-session'
   | 'bridge'
   | 'bridge+session'
   | { roles: readonly UserType[] };
 
-export interface HandlerArgs<B, Q, P> {
+/** A request with a session: `user`, `session` and `token` are there, no assertion needed. */
+export interface SignedIn extends AuthState {
+  user: UserRecord;
+  session: SessionRecord;
+  token: string;
+}
+
+/** What `auth` holds for a route's mode: a session for the session modes; maybe one otherwise (and when decided from configuration). */
+export type AuthFor<M> = M extends 'session' | 'session-or-pending' | 'bridge+session' | { roles: readonly UserType[] } ? SignedIn : AuthState;
+
+export type RouteAuth = AuthMode | ((config: Config) => AuthMode);
+
+export interface HandlerArgs<B, Q, P, M = RouteAuth> {
   req: Request;
   res: Response;
   body: B;
   query: Q;
   params: P;
-  auth: AuthState;
+  /** Narrowed by the route's mode: handlers of session routes need no non-null assertions. */
+  auth: AuthFor<M>;
   app: AppContext;
 }
 
-export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
+export interface RouteDef<B = unknown, Q = unknown, P = unknown, M extends RouteAuth = RouteAuth> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   /** Static, or decided from configuration (e.g. a bridge secret requirement that is configurable). */
-  auth: AuthMode | ((config: Config) => AuthMode);
+  auth: M;
   body?: z.ZodType<B>;
   query?: z.ZodType<Q>;
   params?: z.ZodType<P>;
@@ -62,13 +79,16 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   /** Routes owned by a module are answered 503 MODULE_DISABLED while it is switched off. */
   module?: string;
   /** Return a value to send it as JSON with status 200; or write to `res` yourself. */
-  handler(args: HandlerArgs<B, Q, P>): Promise<unknown> | unknown;
+  handler(args: HandlerArgs<B, Q, P, M>): Promise<unknown> | unknown;
 }
 
+/** What is known of a route without running it (documentation, rate-limit classification): core and module routes alike. */
+export type RouteShape = Omit<RouteDef<any, any, any>, 'handler'>;
+
 /** Declares a route; refuses one without an explicit auth so every route fails closed. */
-export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Record<string, string>>(
-  def: RouteDef<B, Q, P>,
-): RouteDef<B, Q, P> {
+export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Record<string, string>, const M extends RouteAuth = RouteAuth>(
+  def: RouteDef<B, Q, P, M>,
+): RouteDef<B, Q, P, M> {
   if (!def || def.auth === undefined || def.auth === null) {
     throw new Error(`route ${def?.method?.toUpperCase()} ${def?.path} has no auth; declare auth explicitly`);
   }
@@ -97,11 +117,24 @@ export function requireBridge(sent: boolean, app: AppContext): void {
 function resolveAuth(seen: Pick<AuthState, 'token' | 'tokenSource' | 'bridge'>, mode: AuthMode, app: AppContext): AuthState | Promise<AuthState> {
   const state: AuthState = { token: seen.token, tokenSource: seen.tokenSource, bridge: seen.bridge, session: null, user: null };
   if (mode === 'public') return state;
+  if (mode === 'optional-session') return state.token ? optionalSession(state, app) : state;
   if (mode === 'bridge' || mode === 'bridge+session') {
     requireBridge(seen.bridge, app);
     if (mode === 'bridge') return state;
   }
   return withSession(state, mode, app);
+}
+
+async function optionalSession(state: AuthState, app: AppContext): Promise<AuthState> {
+  try {
+    const v = await app.services.sessions.validate(state.token);
+    state.session = v.session;
+    state.user = v.user;
+  } catch (err) {
+    // A bad token reads as no token; an outage is still an outage.
+    if (!(err instanceof AppError) || err.status !== 401) throw err;
+  }
+  return state;
 }
 
 async function withSession(state: AuthState, mode: AuthMode, app: AppContext): Promise<AuthState> {
@@ -151,12 +184,13 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     let body: unknown = undefined;
     if (def.body) {
       const parsed = def.body.safeParse(req.body ?? {});
-      if (!parsed.success) throw badRequest(firstMessage(parsed.error), zodDetails(parsed.error));
+      if (!parsed.success) throw invalidInput(parsed.error);
       body = parsed.data;
     }
     const query = parseWith(def.query, rawQuery);
     const params = parseWith(def.params, req.params ?? {});
-    const result = await def.handler({ req, res, body, query, params, auth, app });
+    // The mode was enforced above, so the narrowed type holds.
+    const result = await def.handler({ req, res, body, query, params, auth: auth as SignedIn, app });
     if (!res.headersSent && result !== undefined) sendJson(res, 200, result);
     else if (!res.headersSent) next();
   };
@@ -173,13 +207,6 @@ const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0
 function parseWith(schema: z.ZodType | undefined, value: unknown): unknown {
   if (!schema) return value;
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw badRequest(firstMessage(parsed.error), zodDetails(parsed.error));
+  if (!parsed.success) throw invalidInput(parsed.error);
   return parsed.data;
-}
-
-function firstMessage(err: z.ZodError): string {
-  const i = err.issues[0];
-  if (!i) return 'Invalid input';
-  const field = i.path.join('.');
-  return field ? `${field}: ${issueMessage(i)}` : issueMessage(i);
 }

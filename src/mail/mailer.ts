@@ -5,13 +5,15 @@ import type { Config } from '../config/schema.js';
 import { AppError } from '../errors/app-error.js';
 import type { Logger } from '../log/logger.js';
 import { maskEmail, outboxDir, outboxStem, writeOutboxFile } from './outbox.js';
-import { renderEmail, type EmailBranding, type EmailTemplateName } from './render.js';
+import { renderEmail, type EmailBranding, type EmailTemplateName, type TemplateSource } from './render.js';
 
 export const MAIL_DELIVERY_FAILED = 'MAIL_DELIVERY_FAILED';
 
 export interface MailMessage {
   to: string;
-  template: EmailTemplateName;
+  /** A core template, or one of `source`'s (a module's own messages). */
+  template: EmailTemplateName | (string & {});
+  source?: TemplateSource;
   /** The user's language; falls back to English. */
   lang?: string | null;
   data: Record<string, string | number | undefined>;
@@ -47,7 +49,7 @@ export function createMailer(config: Config, logger: Logger): Mailer {
     appUrl: config.appUrl ?? config.publicBaseUrl,
   };
   const compose = (msg: MailMessage): Composed => {
-    const { subject, html, text } = renderEmail(msg.template, msg.lang, msg.data, branding);
+    const { subject, html, text } = renderEmail(msg.template, msg.lang, msg.data, branding, msg.source);
     // Auto-Submitted keeps vacation responders from answering a no-reply address.
     return { from: config.mailFrom, to: msg.to, subject, html, text, headers: { 'Auto-Submitted': 'auto-generated' } };
   };

@@ -51,9 +51,22 @@ export function emailTemplatesDir(): string {
   return templatesDir;
 }
 
+/**
+ * Where a module's own messages live (modules/<id>/emails/<lang>/<name>.html|.txt and strings.json),
+ * with the data each one needs; they share core's layout and branding.
+ */
+export interface TemplateSource {
+  dir: string;
+  required: Record<string, { all?: string[] }>;
+}
+
 // Templates ship with the package and never change while running, so each file is read once.
 function readTemplateFile(...parts: string[]): string | null {
-  const file = path.join(emailTemplatesDir(), ...parts);
+  return readFrom(emailTemplatesDir(), ...parts);
+}
+
+function readFrom(root: string, ...parts: string[]): string | null {
+  const file = path.join(root, ...parts);
   if (!fileCache.has(file)) {
     try {
       fileCache.set(file, readFileSync(file, 'utf8'));
@@ -65,8 +78,8 @@ function readTemplateFile(...parts: string[]): string | null {
   return fileCache.get(file) ?? null;
 }
 
-function loadStrings(lang: string): LangStrings | null {
-  const raw = readTemplateFile(lang, 'strings.json');
+function loadStrings(lang: string, root = emailTemplatesDir()): LangStrings | null {
+  const raw = readFrom(root, lang, 'strings.json');
   if (raw === null) return null;
   const parsed = JSON.parse(raw) as Partial<LangStrings>;
   return { subjects: parsed.subjects ?? {}, layout: parsed.layout ?? {} };
@@ -78,11 +91,14 @@ function primaryLanguage(lang: string | null | undefined): string | null {
   return /^[a-z]{2,3}$/.test(primary) ? primary : null;
 }
 
-function loadTemplate(name: EmailTemplateName, lang: string) {
-  const strings = loadStrings(lang);
+function loadTemplate(name: string, lang: string, source?: TemplateSource) {
+  const root = source?.dir ?? emailTemplatesDir();
+  const own = loadStrings(lang, root);
+  // A module's strings.json holds its subjects; the layout strings are core's.
+  const strings = source ? (own ? { subjects: own.subjects, layout: loadStrings(lang)?.layout ?? loadStrings(DEFAULT_EMAIL_LANG)?.layout ?? {} } : null) : own;
   const subject = strings?.subjects[name];
-  const html = readTemplateFile(lang, `${name}.html`);
-  const text = readTemplateFile(lang, `${name}.txt`);
+  const html = readFrom(root, lang, `${name}.html`);
+  const text = readFrom(root, lang, `${name}.txt`);
   if (!strings || subject === undefined || html === null || text === null) return null;
   return { lang, strings, subject, html, text };
 }
@@ -102,8 +118,8 @@ function toVars(template: string, data: Record<string, unknown>): TemplateVars {
   return vars;
 }
 
-function checkData(template: EmailTemplateName, vars: TemplateVars): void {
-  const { all = [], anyOf = [] } = REQUIRED[template];
+function checkData(template: string, vars: TemplateVars, required: { all?: string[]; anyOf?: string[] }): void {
+  const { all = [], anyOf = [] } = required;
   const missing = all.filter((k) => !vars[k]);
   if (missing.length) throw new Error(`Email template "${template}" needs data: ${missing.join(', ')}`);
   if (anyOf.length && !anyOf.some((k) => vars[k])) {
@@ -125,17 +141,19 @@ export function renderEmail(
   lang: string | null | undefined,
   data: Record<string, unknown>,
   branding: EmailBranding,
+  source?: TemplateSource,
 ): RenderedEmail {
-  if (!isTemplateName(template)) {
-    throw new Error(`Unknown email template "${template}" (known: ${EMAIL_TEMPLATES.join(', ')})`);
+  const known = source ? Object.keys(source.required) : EMAIL_TEMPLATES;
+  if (source ? !Object.hasOwn(source.required, template) : !isTemplateName(template)) {
+    throw new Error(`Unknown email template "${template}" (known: ${known.join(', ')})`);
   }
   const vars = toVars(template, data);
-  checkData(template, vars);
+  checkData(template, vars, source ? source.required[template] : REQUIRED[template as EmailTemplateName]);
 
   const wanted = primaryLanguage(lang);
   const candidates = wanted && wanted !== DEFAULT_EMAIL_LANG ? [wanted, DEFAULT_EMAIL_LANG] : [DEFAULT_EMAIL_LANG];
-  const found = candidates.map((l) => loadTemplate(template, l)).find((t) => t !== null);
-  if (!found) throw new Error(`Email template "${template}" is missing from ${path.join(emailTemplatesDir(), DEFAULT_EMAIL_LANG)}`);
+  const found = candidates.map((l) => loadTemplate(template, l, source)).find((t) => t !== null);
+  if (!found) throw new Error(`Email template "${template}" is missing from ${path.join(source?.dir ?? emailTemplatesDir(), DEFAULT_EMAIL_LANG)}`);
 
   const publicUrl = branding.publicUrl.replace(/\/+$/, '');
   // Branding comes last so message data can never restyle or re-label the mail.

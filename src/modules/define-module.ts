@@ -1,23 +1,24 @@
 import cron from 'node-cron';
-import type { Transaction } from 'sequelize';
 import { z } from 'zod';
-import type { AppContext } from '../app-context.js';
 import type { MigrationDef } from '../data/migration-types.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
-import type { RouteDef } from '../http/define-route.js';
-import type { JobDef } from '../jobs/core-jobs.js';
+import type { Transaction } from '../data/unit-of-work.js';
+import type { ModuleRouteDef } from './module-route.js';
+import type { ModuleContext } from './module-context.js';
 
 /** A users column a module contributes; `module` is filled in from the manifest. */
 export type ModuleUserField = Omit<UserFieldDef, 'module'>;
 
 export interface ModuleHook {
-  /** A core event name such as `auth.registered`, `auth.login`, `user.updated`. */
+  /** An event of the catalogue (hooks.ts HookEvents) such as `auth.login` or `user.updated`. */
   event: string;
-  handler(payload: Record<string, unknown>, app: AppContext): Promise<void> | void;
+  /** Only payloads it matches reach the handler. */
+  when?(payload: any): boolean;
+  handler(payload: any, ctx: ModuleContext): Promise<void> | void;
 }
 
 export interface ModuleCommandContext {
-  app: AppContext;
+  ctx: ModuleContext;
   args: string[];
   options: Record<string, unknown>;
   /** Human output (suppressed with --json). */
@@ -26,7 +27,7 @@ export interface ModuleCommandContext {
 
 /** A CLI command a module adds: `gatehouse <name> [arguments]`, available while it is installed. */
 export interface ModuleCommand {
-  /** Namespaced with the module id: `privacy:export`. */
+  /** Namespaced with the module id: `<module>:<command>`. */
   name: string;
   description: string;
   /** commander argument spec, e.g. `<email>`. */
@@ -36,21 +37,61 @@ export interface ModuleCommand {
   run(ctx: ModuleCommandContext): Promise<unknown>;
 }
 
+/** A message the module sends: modules/<id>/emails/<lang>/<name>.html and .txt, subject in strings.json. */
 export interface ModuleEmail {
   name: string;
   description: string;
+  /** Data keys the message cannot do without. */
+  requires?: string[];
+}
+
+/** A scheduled job; it runs with the module's own context. */
+export interface ModuleJob {
+  name: string;
+  /** node-cron expression. */
+  schedule: string;
+  run(ctx: ModuleContext): Promise<string>;
 }
 
 /** One section of a personal-data export: everything the module stores about a user. */
 export interface ModuleExporter {
   name: string;
-  run(ctx: { app: AppContext; userId: string }): Promise<unknown>;
+  run(args: { ctx: ModuleContext; userId: string }): Promise<unknown>;
 }
 
 /** Erases (or anonymizes) what the module stores about a user, inside the erasure transaction. */
 export interface ModuleEraser {
   name: string;
-  run(ctx: { app: AppContext; userId: string; transaction: Transaction }): Promise<void>;
+  run(args: { ctx: ModuleContext; userId: string; tx: Transaction }): Promise<void>;
+}
+
+/** A rate-limit class the module's routes use, with its default budget (operators override it in settings). */
+export interface ModuleRateLimit {
+  /** Namespaced by convention: `<module>-<what>`, e.g. `two-factor-verify`. */
+  name: string;
+  points: number;
+  durationSec: number;
+  description: string;
+}
+
+/** An error code the module answers with (listed in the API reference). */
+export interface ModuleErrorCode {
+  code: string;
+  status: 400 | 401 | 403 | 404 | 429 | 500 | 503;
+  description: string;
+}
+
+/** A doctor check the module adds (`gatehouse doctor`), run while it is installed. */
+export interface ModuleDoctorCheck {
+  name: string;
+  run(ctx: ModuleContext): Promise<{ ok: boolean; message: string }>;
+}
+
+/** Keys a profile update (PUT /auth/user/me) must refuse with the module's message: `{field}` is the key. */
+export interface ProfileRefusal {
+  names?: string[];
+  prefix?: string;
+  message: string;
 }
 
 export interface ModuleManifest {
@@ -63,24 +104,30 @@ export interface ModuleManifest {
   /** Settings, every key with a default; stored overrides live in the settings table. */
   config: z.ZodObject | null;
   migrations: MigrationDef[];
-  routes: RouteDef<any, any, any>[];
+  routes: ModuleRouteDef<any, any, any, any>[];
   hooks: ModuleHook[];
-  jobs: JobDef[];
+  jobs: ModuleJob[];
   emails: ModuleEmail[];
   userFields: UserFieldDef[];
   commands: ModuleCommand[];
-  /** Tables the module's migrations create (checked against the migrations' SQL at dry-run). */
+  /** Tables the module's migrations create: the only ones its context's db reaches. */
   tables: string[];
   exporters: ModuleExporter[];
   erasers: ModuleEraser[];
+  rateLimits: ModuleRateLimit[];
+  errorCodes: ModuleErrorCode[];
+  doctorChecks: ModuleDoctorCheck[];
+  profileRefusals: ProfileRefusal[];
+  /** Where the module's email templates live; default modules/<id>/emails in the package. */
+  emailDir?: string;
 }
 
-export type ModuleInput = Omit<ModuleManifest, 'userFields' | 'exporters' | 'erasers' | 'tables'> & {
-  userFields: ModuleUserField[];
-  tables?: string[];
-  exporters?: ModuleExporter[];
-  erasers?: ModuleEraser[];
-};
+type Optional = 'tables' | 'exporters' | 'erasers' | 'rateLimits' | 'errorCodes' | 'doctorChecks' | 'profileRefusals' | 'hooks' | 'jobs' | 'emails' | 'commands' | 'migrations' | 'routes' | 'requires' | 'config';
+
+/** What a module declares; empty contributions may be left out. */
+export type ModuleInput = Omit<ModuleManifest, 'userFields' | Optional> & {
+  userFields?: ModuleUserField[];
+} & Partial<Pick<ModuleManifest, Optional>>;
 
 export const MODULE_ID_RE = /^[a-z][a-z0-9-]{0,62}[a-z0-9]$/;
 const SEMVER_RE = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
@@ -89,6 +136,25 @@ const SQL_NAME_RE = /^[a-z][a-z0-9_]{0,62}$/;
 const fn = (what: string) => z.custom<(...a: any[]) => unknown>((v) => typeof v === 'function', `${what} must be a function`);
 const moduleId = z.string().regex(MODULE_ID_RE, 'must be lower-case letters, digits and hyphens');
 const named = z.string().min(1).max(100);
+
+const EMPTY = {
+  requires: [],
+  config: null,
+  migrations: [],
+  routes: [],
+  hooks: [],
+  jobs: [],
+  emails: [],
+  userFields: [],
+  commands: [],
+  tables: [],
+  exporters: [],
+  erasers: [],
+  rateLimits: [],
+  errorCodes: [],
+  doctorChecks: [],
+  profileRefusals: [],
+};
 
 const manifestSchema = z.strictObject({
   id: moduleId,
@@ -100,12 +166,12 @@ const manifestSchema = z.strictObject({
     z.strictObject({ name: z.string().regex(/^[0-9]{8}-[0-9]{4}-[a-z0-9-]+$/, 'must look like 20261121-1000-add-things'), up: fn('up'), down: fn('down') }),
   ),
   routes: z.array(
-    z.custom<RouteDef>(
+    z.custom<ModuleRouteDef>(
       (v) => typeof v === 'object' && v !== null && 'handler' in v && 'path' in v && 'method' in v && 'auth' in v,
       'must be a route made with defineRoute',
     ),
   ),
-  hooks: z.array(z.strictObject({ event: z.string().regex(/^[a-z][a-z0-9_.]*$/), handler: fn('handler') })),
+  hooks: z.array(z.strictObject({ event: z.string().regex(/^[a-z][a-z0-9_.]*$/), handler: fn('handler'), when: fn('when').optional() })),
   jobs: z.array(
     z.strictObject({
       name: z.string().regex(/^[a-z][a-z0-9:-]*$/),
@@ -113,7 +179,7 @@ const manifestSchema = z.strictObject({
       run: fn('run'),
     }),
   ),
-  emails: z.array(z.strictObject({ name: named, description: z.string() })),
+  emails: z.array(z.strictObject({ name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'must be a lower-case file name'), description: z.string(), requires: z.array(z.string()).optional() })),
   userFields: z.array(
     z.strictObject({
       name: z.string().regex(SQL_NAME_RE, 'must be a lower_snake column name'),
@@ -121,6 +187,7 @@ const manifestSchema = z.strictObject({
       length: z.number().int().min(1).max(10_000).optional(),
       writeOnly: z.boolean().optional(),
       schema: z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'must be a zod schema').optional(),
+      refusal: z.string().min(1).max(300).optional(),
       description: z.string().optional(),
     }),
   ),
@@ -136,6 +203,24 @@ const manifestSchema = z.strictObject({
   tables: z.array(z.string().regex(SQL_NAME_RE)).optional(),
   exporters: z.array(z.strictObject({ name: named, run: fn('run') })).optional(),
   erasers: z.array(z.strictObject({ name: named, run: fn('run') })).optional(),
+  rateLimits: z
+    .array(
+      z.strictObject({
+        name: z.string().regex(/^[a-z][a-z0-9-]{1,62}$/),
+        points: z.number().int().min(1),
+        durationSec: z.number().int().min(1),
+        description: z.string().min(1),
+      }),
+    )
+    .optional(),
+  errorCodes: z
+    .array(z.strictObject({ code: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{1,63}$/), status: z.union([400, 401, 403, 404, 429, 500, 503].map((n) => z.literal(n)) as [z.ZodLiteral<400>, ...z.ZodLiteral<number>[]]), description: z.string().min(1) }))
+    .optional(),
+  doctorChecks: z.array(z.strictObject({ name: named, run: fn('run') })).optional(),
+  emailDir: z.string().min(1).optional(),
+  profileRefusals: z
+    .array(z.strictObject({ names: z.array(z.string()).optional(), prefix: z.string().min(1).optional(), message: z.string().min(1).max(300) }).refine((r) => r.names?.length || r.prefix, 'needs names or prefix'))
+    .optional(),
 });
 
 export class ModuleManifestError extends Error {
@@ -160,13 +245,13 @@ function duplicates(values: string[]): string[] {
  */
 export function defineModule(input: ModuleInput): ModuleManifest {
   const id = typeof input?.id === 'string' ? input.id : '?';
-  const parsed = manifestSchema.safeParse(input);
+  const parsed = manifestSchema.safeParse({ ...EMPTY, ...input });
   if (!parsed.success) {
     throw new ModuleManifestError(id, parsed.error.issues.map((i) => `${i.path.join('.') || '(manifest)'}: ${i.message}`));
   }
   const m = parsed.data;
   const problems: string[] = [];
-  for (const r of input.routes) {
+  for (const r of m.routes) {
     if (r.module !== m.id) problems.push(`route ${r.method.toUpperCase()} ${r.path}: must be declared with module: '${m.id}'`);
   }
   for (const d of duplicates(m.migrations.map((x) => x.name))) problems.push(`migration ${d} is declared twice`);
@@ -179,12 +264,11 @@ export function defineModule(input: ModuleInput): ModuleManifest {
     const defaults = m.config.safeParse({});
     if (!defaults.success) problems.push('config: every setting needs a default');
   }
+  for (const d of duplicates((m.rateLimits ?? []).map((x) => x.name))) problems.push(`rate-limit class ${d} is declared twice`);
   if (problems.length) throw new ModuleManifestError(m.id, problems);
   return Object.freeze({
+    ...EMPTY,
     ...input,
-    tables: input.tables ?? [],
-    exporters: input.exporters ?? [],
-    erasers: input.erasers ?? [],
-    userFields: input.userFields.map((f) => Object.freeze({ ...f, module: m.id })),
-  });
+    userFields: (input.userFields ?? []).map((f) => Object.freeze({ ...f, module: m.id })),
+  }) as ModuleManifest;
 }

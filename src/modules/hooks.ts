@@ -1,34 +1,86 @@
-/**
- * Named hooks through which modules change core behaviour (`after('auth.login')`) without editing core.
- * Handlers run in registration order; a throwing `before` handler aborts the operation.
- */
-export type HookHandler = (payload: Record<string, unknown>) => Promise<void> | void;
+import type { SessionRecord } from '../data/repositories/session-repository.js';
+import type { UserRecord } from '../data/repositories/user-repository.js';
 
+/** How a user proved who they are; the sign-in seam (services/sign-in.ts) names it in its events. */
+export type SignInMethod = 'password' | 'token-login' | 'social' | (string & {});
+
+export interface SignInClient {
+  ip?: string | null;
+  userAgent?: string | null;
+  deviceId?: string | null;
+}
+
+/**
+ * The hook catalogue: every event core raises, with its payload. Events ending in `.before` run
+ * before the operation and may refuse it (a handler throws an AppError, which becomes the answer);
+ * the others report something already committed, and a failing handler is logged, never fatal.
+ */
+export interface HookEvents {
+  /** A sign-in proved the first factor; throw to refuse it (before any session exists). */
+  'auth.sign_in.before': { user: UserRecord; method: SignInMethod; client: SignInClient };
+  /** A full (active) session was opened by a sign-in. */
+  'auth.login': { user: UserRecord; session: SessionRecord; method: SignInMethod };
+  /**
+   * A pending two-factor session was opened (or asks again: session and method null): handlers push
+   * the methods the client may use to finish.
+   */
+  'auth.two_factor.methods': { user: UserRecord; session: SessionRecord | null; method: SignInMethod | null; methods: unknown[] };
+  'auth.registered': { user: UserRecord };
+  'user.updated': { user: UserRecord };
+  'user.deleted': { user: UserRecord };
+  'user.erased': { user_id: string };
+}
+
+export type HookEvent = keyof HookEvents;
+/** A catalogue event's payload; events outside the catalogue (tests, module-to-module) carry a record. */
+export type HookPayload<E extends string> = E extends HookEvent ? HookEvents[E] : Record<string, unknown>;
+export type HookHandler<E extends string = string> = (payload: HookPayload<E>) => Promise<void> | void;
+/** Runs the handler only for payloads it matches (e.g. one sign-in method, one user type). */
+export type HookMatcher<E extends string = string> = (payload: HookPayload<E>) => boolean;
+
+/**
+ * Named hooks through which modules change core behaviour without editing core. Handlers run in
+ * registration order; a throwing handler stops the run (for `.before` events, the operation).
+ */
 export interface Hooks {
-  on(event: string, handler: HookHandler, owner?: string): () => void;
-  run(event: string, payload: Record<string, unknown>): Promise<void>;
+  on<E extends string>(event: E, handler: HookHandler<E>, owner?: string, when?: HookMatcher<E>): () => void;
+  run<E extends string>(event: E, payload: HookPayload<E>): Promise<void>;
   /** Removes every handler an owner (module id) registered. */
   removeOwner(owner: string): void;
 }
 
+interface Entry {
+  fn: (payload: unknown) => Promise<void> | void;
+  owner?: string;
+  when?: (payload: unknown) => boolean;
+}
+
 export function createHooks(): Hooks {
-  const handlers = new Map<string, { fn: HookHandler; owner?: string }[]>();
+  const handlers = new Map<string, Entry[]>();
   return {
-    on(event, fn, owner) {
-      const list = handlers.get(event) ?? [];
-      const entry = { fn, owner };
-      list.push(entry);
-      handlers.set(event, list);
+    on(event, fn, owner, when) {
+      const entry: Entry = { fn: fn as Entry['fn'], owner, when: when as Entry['when'] };
+      handlers.set(event, [...(handlers.get(event) ?? []), entry]);
       return () => {
         const l = handlers.get(event);
-        if (l) handlers.set(event, l.filter((e) => e !== entry));
+        if (l)
+          handlers.set(
+            event,
+            l.filter((e) => e !== entry),
+          );
       };
     },
     async run(event, payload) {
-      for (const { fn } of handlers.get(event) ?? []) await fn(payload);
+      for (const { fn, when } of handlers.get(event) ?? []) {
+        if (!when || when(payload)) await fn(payload);
+      }
     },
     removeOwner(owner) {
-      for (const [event, list] of handlers) handlers.set(event, list.filter((e) => e.owner !== owner));
+      for (const [event, list] of handlers)
+        handlers.set(
+          event,
+          list.filter((e) => e.owner !== owner),
+        );
     },
   };
 }

@@ -2,7 +2,9 @@ import type { RequestHandler } from 'express';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { MigrationSource } from '../data/migration-types.js';
 import type { JobDef } from '../jobs/core-jobs.js';
-import type { ModuleEraser, ModuleExporter, ModuleManifest } from './define-module.js';
+import type { Transaction } from '../data/unit-of-work.js';
+import type { ModuleManifest } from './define-module.js';
+import type { ModuleContext } from './module-context.js';
 import type { InstalledModule } from './hub/state-store.js';
 import type { Problem } from './registry.js';
 import type { ModuleHub } from './hub/hub.js';
@@ -14,7 +16,7 @@ export interface JobSink {
 
 /**
  * What the rest of Gatehouse asks of the module system. The hub (src/modules/hub) implements it
- * over the registry in modules/ and the module_state table.
+ * over the registry it is given at the composition root and the module_state table.
  */
 export interface ModuleRuntime {
   /** Migration sources of installed modules, in dependency order (core excluded). */
@@ -43,8 +45,10 @@ export interface ModuleRuntime {
    * Personal-data exporters and erasers of modules whose data exists: installed (switched off or not),
    * or uninstalled with their data kept.
    */
-  exporters(): { module: string; exporter: ModuleExporter }[];
-  erasers(): { module: string; eraser: ModuleEraser }[];
+  exporters(): { module: string; name: string; run(userId: string): Promise<unknown> }[];
+  erasers(): { module: string; name: string; erase(userId: string, tx: Transaction): Promise<void> }[];
+  /** The context a module's routes, hooks, jobs and commands run with. */
+  context(id: string): ModuleContext;
   /** Jobs of installed, switched-on modules. */
   jobs(): JobDef[];
   /** The scheduler registers itself; module jobs follow installs from then on. */

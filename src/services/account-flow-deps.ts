@@ -9,6 +9,7 @@ import type { TokenService } from './token-service.js';
 import type { UserService } from './user-service.js';
 import type { Hooks } from '../modules/hooks.js';
 import type { DeferredWork } from './deferred-work.js';
+import type { SignIn } from './sign-in.js';
 
 /** What the mail and SMS account flows (verification, password, token login) are built from. */
 export interface AccountFlowDeps {
@@ -18,9 +19,11 @@ export interface AccountFlowDeps {
   tokens: TokenService;
   sessions: SessionService;
   passwords: PasswordHasher;
-  /** Password writes go through the user service, the one place that changes a password. */
-  userService: Pick<UserService, 'setPassword'>;
+  /** User writes go through the user service, the one place that changes a users row. */
+  userService: Pick<UserService, 'setPassword' | 'patch'>;
   hooks: Hooks;
+  /** The sign-in seam every way of signing in ends in. */
+  signIn: SignIn;
   notify: AccountNotifier;
   /** Token inserts and mail for known addresses run here, after the answer (see deferred-work.ts). */
   deferred: DeferredWork;

@@ -6,6 +6,7 @@ import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Logger } from '../log/logger.js';
 import { createMailer, type Mailer } from '../mail/mailer.js';
 import { createSmsSender, type SmsSender } from '../mail/sms.js';
+import type { SignIn } from './sign-in.js';
 import type { Hooks } from '../modules/hooks.js';
 import { createAccountNotifier } from './account-notify.js';
 import { createDeferredWork, type DeferredWork } from './deferred-work.js';
@@ -34,10 +35,11 @@ export interface AccountFlowsInput {
   logger: Logger;
   models: Pick<ReturnType<typeof defineSystemModels>, 'AuthToken'>;
   users: UserRepository;
-  userService: Pick<UserService, 'setPassword'>;
+  userService: Pick<UserService, 'setPassword' | 'patch'>;
   sessions: SessionService;
   passwords: PasswordHasher;
   hooks: Hooks;
+  signIn: SignIn;
   limiter: RateLimiter;
   clock?: () => Date;
 }

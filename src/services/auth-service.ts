@@ -9,6 +9,7 @@ import type { Hooks } from '../modules/hooks.js';
 import { runAfterHooks } from './after-hooks.js';
 import { isDatabaseUnavailable } from '../data/db-errors.js';
 import type { SessionService } from './session-service.js';
+import type { SignIn, SignInResult } from './sign-in.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
 import type { CreateUserInput, UserService } from './user-service.js';
 
@@ -20,15 +21,7 @@ export interface ClientInfo {
   throttleKey?: string;
 }
 
-export interface LoginResult {
-  /** 'pending' when the user has two-factor on: the session can only do the two-factor steps. */
-  status: 'active' | 'pending';
-  user: UserRecord;
-  token: string;
-  session: SessionRecord;
-  /** Two-factor methods offered (filled by the two-factor module through a hook); [] when active. */
-  methods: unknown[];
-}
+export type LoginResult = SignInResult;
 
 export interface RegisterResult {
   user: UserRecord;
@@ -42,6 +35,7 @@ export interface AuthServiceDeps {
   sessions: SessionService;
   passwords: PasswordHasher;
   hooks: Hooks;
+  signIn: SignIn;
   backoff: LoginBackoff;
   config: Pick<Config, 'requireEmailVerification' | 'registrationEnabled'>;
   /** Where failing after-event hooks are reported. */
@@ -67,15 +61,7 @@ async function guard<T>(op: Promise<T>): Promise<T> {
 export function createAuthService(deps: AuthServiceDeps) {
   const { users, sessions, passwords, hooks, backoff, config } = deps;
 
-  /** Methods a pending session may use; handlers of 'auth.two_factor.methods' push into the list. */
-  async function twoFactorMethods(user: UserRecord): Promise<unknown[]> {
-    const methods: unknown[] = [];
-    await hooks.run('auth.two_factor.methods', { user, methods });
-    return methods;
-  }
-
   return {
-    twoFactorMethods,
 
     /**
      * Email or user name + password. Unknown users, wrong passwords, and deleted or disabled accounts
@@ -108,11 +94,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (config.requireEmailVerification && !user.is_verified) {
         throw new AppError(403, Codes.EMAIL_NOT_VERIFIED, 'Email not verified');
       }
-      const pending = Boolean(user.two_factor);
-      const { token, session } = await sessions.create(user.id, { ...client, status: pending ? 'pending_2fa' : 'active' });
-      if (pending) return { status: 'pending', user, token, session, methods: await twoFactorMethods(user) };
-      await runAfterHooks(hooks, deps.logger, 'auth.login', { user, session });
-      return { status: 'active', user, token, session, methods: [] };
+      return deps.signIn(user, 'password', client);
     },
 
     /** Creates a customer (whatever type was asked for); a session unless verification is required. */

@@ -75,8 +75,7 @@ export function createPasswordService(deps: AccountFlowDeps) {
       await applyNewPassword(user, password);
       if (!isVerified(user)) {
         // The link proved control of the mailbox, so the address counts as verified too.
-        await users.update(user.id, { is_verified: true });
-        await deps.sessions.invalidateUser(user.id);
+        await deps.userService.patch(user.id, { is_verified: true });
       }
     },
 

@@ -99,8 +99,8 @@ export interface PictureServiceDeps {
   /** Absolute directory the files are written to. */
   dir: string;
   publicBaseUrl: string;
-  /** Drops cached copies of the user everywhere (called after each change). */
-  invalidateUser(userId: string): Promise<void>;
+  /** The user service's one writer (cache invalidation and 'user.updated' included); 404 when the user is gone. */
+  patchUser(userId: string, values: Partial<UserRecord>): Promise<UserRecord>;
   logger: Logger;
 }
 
@@ -174,18 +174,13 @@ export function createPictureService(deps: PictureServiceDeps): PictureService {
         await writeFile(file, bytes, { flag: 'wx', mode: 0o644 });
         await chmod(file, 0o644); // the umask may have narrowed it; the web server needs to read it
         const pictureUrl = base + name;
-        let user: UserRecord | null;
+        let user: UserRecord;
         try {
-          user = await deps.users.update(userId, { picture: pictureUrl });
+          user = await deps.patchUser(userId, { picture: pictureUrl });
         } catch (err) {
           await removeFile(name);
           throw err;
         }
-        if (!user) {
-          await removeFile(name);
-          throw notFound('User not found');
-        }
-        await deps.invalidateUser(userId);
         await removeFile(ownedFileName(userId, before.picture));
         return { pictureUrl, user };
       });
@@ -194,9 +189,7 @@ export function createPictureService(deps: PictureServiceDeps): PictureService {
       return serial(userId, async () => {
         const before = await current(userId);
         if (before.picture === null) return before;
-        const user = await deps.users.update(userId, { picture: null });
-        if (!user) throw notFound('User not found');
-        await deps.invalidateUser(userId);
+        const user = await deps.patchUser(userId, { picture: null });
         await removeFile(ownedFileName(userId, before.picture));
         return user;
       });

@@ -3,75 +3,84 @@ import type { UserFieldDef } from '../data/models/user.model.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, badRequest } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
-import { issueMessage } from '../errors/zod-issues.js';
-import { BUSINESS_FIELDS, PRIVACY_FIELDS, clearable, isAcquisitionField, profileFields, profileSchema, text } from './user-fields.js';
+import { invalidInput } from '../errors/zod-issues.js';
 
-/** A module's user field may carry its own validator (set by the module's manifest). */
-type FieldWithSchema = UserFieldDef & { schema?: z.ZodType };
+export { invalidInput };
+import type { ModuleManifest } from '../modules/define-module.js';
+import { clearable, profileFields, profileSchema, text } from './user-fields.js';
 
 export interface ProfileInputContext {
   current: UserRecord;
-  businessInstalled: boolean;
-  extraFields: UserFieldDef[];
-}
-
-/** 400 VALIDATION_ERROR naming the first bad field, with every issue in `details`. */
-export function invalidInput(err: z.ZodError, prefix?: string): AppError {
-  const details = err.issues.map((i) => ({
-    field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || null,
-    message: issueMessage(i),
-  }));
-  const first = details[0];
-  return badRequest(first?.field ? `${first.field}: ${first.message}` : (first?.message ?? 'Invalid input'), details);
+  /** Every module that can be installed: its user fields and refusals decide what a profile body may carry. */
+  registry: readonly Pick<ModuleManifest, 'id' | 'userFields' | 'profileRefusals'>[];
+  isInstalled(moduleId: string): boolean;
 }
 
 const notAllowed = (field: string, message: string) => new AppError(400, Codes.FIELD_NOT_ALLOWED, message, [{ field, message }]);
+const fill = (message: string, field: string) => message.replaceAll('{field}', field);
+
+type Claim =
+  | { kind: 'refused'; message: string }
+  | { kind: 'field'; module: string; def: UserFieldDef };
+
+/** What a module says about a key a profile body carries: its own column, a refusal, or nothing. */
+function claimOf(key: string, registry: ProfileInputContext['registry']): Claim | null {
+  for (const m of registry) {
+    const def = m.userFields.find((f) => f.name === key);
+    if (def) {
+      // Without a validator but with a refusal: the module's own routes write it, never a profile update.
+      if (!def.schema && def.refusal) return { kind: 'refused', message: fill(def.refusal, key) };
+      return { kind: 'field', module: m.id, def };
+    }
+    const rule = m.profileRefusals.find((r) => r.names?.includes(key) || (r.prefix !== undefined && key.startsWith(r.prefix)));
+    if (rule) return { kind: 'refused', message: fill(rule.message, key) };
+  }
+  return null;
+}
 
 /**
- * Turns a profile update body into column values, refusing what the profile route does not own:
- * acquisition and privacy fields (other routes), business fields without ext-business, email changes,
- * and anything unknown. `picture` is ignored: clients echo it back, and only the upload route sets it.
+ * Turns a profile update body into column values, refusing what the profile route does not own: keys
+ * a module claims without a validator (its own routes write them), fields of a module that is not
+ * installed, email changes, and anything unknown. `picture` is ignored: clients echo it back, and only
+ * the upload route sets it. Core names no module: the registry's manifests say what they own.
  */
 export function parseProfileInput(raw: unknown, ctx: ProfileInputContext): Partial<UserRecord> {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw badRequest('Body must be a JSON object');
   const input = raw as Record<string, unknown>;
   const core: Record<string, unknown> = {};
-  const business: Record<string, unknown> = {};
+  const owned: { key: string; module: string; def: UserFieldDef }[] = [];
   for (const [k, v] of Object.entries(input)) {
-    if (isAcquisitionField(k)) {
-      throw notAllowed(k, `${k} is accepted only by POST /auth/user/me/onboarding/complete`);
-    }
-    if ((PRIVACY_FIELDS as readonly string[]).includes(k)) {
-      throw notAllowed(k, `${k} is managed through the /auth/user/me/privacy routes`);
-    }
-    if ((BUSINESS_FIELDS as readonly string[]).includes(k)) business[k] = v;
-    else if (k === 'picture') continue;
-    else if (k === 'email') {
+    if (k === 'picture') continue;
+    if (k === 'email') {
       const same = typeof v === 'string' && v.trim().toLowerCase() === ctx.current.email.toLowerCase();
       if (!same) throw notAllowed('email', 'Email cannot be changed through the profile; ask an administrator');
-    } else if (k in profileFields) core[k] = v;
-    else throw badRequest(`Unknown field: ${k}`, [{ field: k, message: 'unknown field' }]);
+      continue;
+    }
+    if (k in profileFields) {
+      core[k] = v;
+      continue;
+    }
+    const claim = claimOf(k, ctx.registry);
+    if (!claim) throw badRequest(`Unknown field: ${k}`, [{ field: k, message: 'unknown field' }]);
+    if (claim.kind === 'refused') throw notAllowed(k, claim.message);
+    owned.push({ key: k, ...claim });
   }
 
   const parsed = profileSchema.safeParse(core);
   if (!parsed.success) throw invalidInput(parsed.error);
   const patch: Record<string, unknown> = { ...parsed.data };
 
-  const names = Object.keys(business);
-  if (names.length) {
-    const defs = new Map(ctx.extraFields.map((f) => [f.name, f as FieldWithSchema]));
-    if (!ctx.businessInstalled || names.some((n) => !defs.has(n))) {
-      throw new AppError(400, Codes.MODULE_NOT_INSTALLED, 'Business fields (is_business, biz_*) need the ext-business module', [
-        { field: names[0], message: 'module ext-business is not installed' },
-      ]);
-    }
-    for (const n of names) {
-      const def = defs.get(n)!;
-      const schema = def.schema ?? (def.type === 'boolean' ? z.union([z.null(), z.boolean()]) : clearable(text(def.length ?? 255)));
-      const r = schema.safeParse(business[n]);
-      if (!r.success) throw invalidInput(r.error, n);
-      patch[n] = r.data;
-    }
+  const missing = owned.find((o) => !ctx.isInstalled(o.module));
+  if (missing) {
+    throw new AppError(400, Codes.MODULE_NOT_INSTALLED, fill(missing.def.refusal ?? `{field} needs the ${missing.module} module`, missing.key), [
+      { field: missing.key, message: `module ${missing.module} is not installed` },
+    ]);
+  }
+  for (const { key, def } of owned) {
+    const schema = def.schema ?? (def.type === 'boolean' ? z.union([z.null(), z.boolean()]) : clearable(text(def.length ?? 255)));
+    const r = schema.safeParse(input[key]);
+    if (!r.success) throw invalidInput(r.error, key);
+    patch[key] = r.data;
   }
   return patch as Partial<UserRecord>;
 }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus, Cache } from '../cache/cache.js';
 import type { SessionRecord, SessionRepository, SessionStatus } from '../data/repositories/session-repository.js';
-import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
+import type { TxOption, UserRecord, UserRepository } from '../data/repositories/user-repository.js';
+import { afterCommit } from '../data/unit-of-work.js';
 import { AppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
@@ -51,6 +52,15 @@ export const invalidSession = () => new AppError(401, Codes.INVALID_SESSION, 'In
 export const expiredSession = () => new AppError(401, Codes.SESSION_EXPIRED, 'Session expired');
 
 /**
+ * A session opened before the password last changed is dead even if its row survived (a change cut
+ * short between writing the password and revoking the sessions): the password is what it proved.
+ * The session a change keeps (the caller's own) is re-stamped by the change, see UserService.setPassword.
+ */
+export function predatesPasswordChange(s: Pick<SessionRecord, 'created_at'>, u: Pick<UserRecord, 'password_changed_at'>): boolean {
+  return u.password_changed_at != null && new Date(s.created_at).getTime() < new Date(u.password_changed_at).getTime();
+}
+
+/**
  * Sessions: opaque tokens, stored as SHA-256 hashes. Validation goes hash → in-process LRU → shared
  * cache → database; revocation deletes the row, leaves a tombstone, drops the shared entry, and tells
  * every instance to drop its local copy (session-cache.ts keeps in-flight reads from undoing that).
@@ -78,7 +88,7 @@ export function createSessionService(deps: SessionServiceDeps) {
   return {
     subscribe: () => cache.subscribe(),
 
-    async create(userId: string, input: CreateSessionInput = {}): Promise<{ token: string; session: SessionRecord }> {
+    async create(userId: string, input: CreateSessionInput = {}, opts: TxOption = {}): Promise<{ token: string; session: SessionRecord }> {
       const token = randomToken(SESSION_TOKEN_PREFIX);
       const now = clock();
       const status = input.status ?? 'active';
@@ -97,7 +107,7 @@ export function createSessionService(deps: SessionServiceDeps) {
         created_at: now,
         last_used_at: now,
         expires_at: new Date(now.getTime() + ttl * 1000),
-      });
+      }, opts);
       return { token, session };
     },
 
@@ -123,7 +133,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       deps.onLookup?.('session', source);
       // The user cache does not say whether Redis or the database answered a local miss.
       deps.onLookup?.('user', localUser ? 'local' : 'miss');
-      if (!user || user.deleted_at || user.disabled_at) throw invalidSession();
+      if (!user || user.deleted_at || user.disabled_at || predatesPasswordChange(s, user)) throw invalidSession();
       touch(s, hash);
       return { session: s, user, source };
     },
@@ -139,7 +149,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       const s = cache.localSession(hash) ?? (await cache.session(hash))?.s;
       if (!s || new Date(s.expires_at).getTime() <= clock().getTime()) return null;
       const user = cache.localUser(s.user_id) ?? (await cache.user(s.user_id));
-      return user && !user.deleted_at && !user.disabled_at ? s.id : null;
+      return user && !user.deleted_at && !user.disabled_at && !predatesPasswordChange(s, user) ? s.id : null;
     },
 
     /** Extends an active session to a full lifetime from now. */
@@ -161,6 +171,17 @@ export function createSessionService(deps: SessionServiceDeps) {
       return { ...s, status: 'active', two_factor_verified: true, expires_at: expires };
     },
 
+    /**
+     * Marks a kept session as opened at `at` (a password change the session's owner just made), so the
+     * password-change check in validate lets it live; caches drop their copy after the commit.
+     */
+    async restamp(sessionId: string, at: Date, opts: TxOption = {}): Promise<void> {
+      const s = await deps.sessions.findById(sessionId);
+      if (!s) return;
+      await deps.sessions.update(s.id, { created_at: at }, opts);
+      await afterCommit(opts.tx, () => forgetSessions([s.token_hash], { revoked: false }));
+    },
+
     async revokeToken(token: string): Promise<boolean> {
       const hash = sha256(token);
       const s = await deps.sessions.findByHash(hash);
@@ -176,10 +197,15 @@ export function createSessionService(deps: SessionServiceDeps) {
       return hashes.length > 0;
     },
 
-    /** Revokes every session of a user, optionally keeping one (the caller's own). Returns the count. */
-    async revokeAllForUser(userId: string, exceptSessionId?: string): Promise<number> {
-      const hashes = await deps.sessions.deleteWhere({ user_id: userId, exceptId: exceptSessionId });
-      await forgetSessions(hashes, { revoked: true });
+    /**
+     * Revokes every session of a user, optionally keeping one (the caller's own). Returns the count.
+     * Inside a unit of work the rows go with it and the caches are told once it commits.
+     */
+    async revokeAllForUser(userId: string, exceptSessionId?: string, opts: TxOption = {}): Promise<number> {
+      const hashes = await deps.sessions.deleteWhere({ user_id: userId, exceptId: exceptSessionId }, opts);
+      await afterCommit(opts.tx, () => forgetSessions(hashes, { revoked: true }), (err) =>
+        deps.logger.warn({ err: (err as Error).message }, 'could not evict revoked sessions from caches'),
+      );
       return hashes.length;
     },
 

@@ -4,7 +4,6 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import { badRequest } from '../errors/app-error.js';
 import { chooseLinkBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, minutes, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
-import { runAfterHooks } from './after-hooks.js';
 import { CODE_DIGITS } from './token-service.js';
 
 export type TokenLoginType = 'email' | 'sms' | 'phone';
@@ -71,7 +70,7 @@ function resolveChannel(identifier: string, type?: TokenLoginType): { channel: '
  * token_id) looks the same whether or not the address has an account; nothing is sent when it has not.
  */
 export function createTokenLoginService(deps: AccountFlowDeps) {
-  const { config, users, tokens, notify, sessions } = deps;
+  const { config, users, tokens, notify } = deps;
 
   return {
     async request(input: TokenLoginRequest): Promise<{ message: string; token_id: string }> {
@@ -112,17 +111,12 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
       if (current !== rec.identifier) throw invalidToken();
       let signedIn = user;
       if (rec.channel === 'email' && !isVerified(user)) {
-        signedIn = (await users.update(user.id, { is_verified: true })) ?? user;
-        await sessions.invalidateUser(user.id);
+        signedIn = await deps.userService.patch(user.id, { is_verified: true });
       }
-      // A mailed link or code replaces the password, not the second factor: two-factor users get a
-      // pending session, exactly as a password login would give them.
-      const pending = Boolean(signedIn.two_factor);
-      const { token, session } = await sessions.create(user.id, { ip: client.ip, userAgent: client.userAgent, status: pending ? 'pending_2fa' : 'active' });
-      const methods: unknown[] = [];
-      if (pending) await deps.hooks.run('auth.two_factor.methods', { user: signedIn, methods });
-      else await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user: signedIn, session });
-      return { status: pending ? 'pending' : 'active', user: signedIn, sessionToken: token, session, tokenId: rec.id, methods };
+      // A mailed link or code replaces the password, not the second factor: the same sign-in seam as a
+      // password login, so two-factor users get a pending session.
+      const r = await deps.signIn(signedIn, 'token-login', { ip: client.ip, userAgent: client.userAgent });
+      return { status: r.status, user: r.user, sessionToken: r.token, session: r.session, tokenId: rec.id, methods: r.methods };
     },
   };
 

@@ -112,12 +112,6 @@ export const profileFields = {
 export const profileSchema = z.strictObject(profileFields).partial();
 export type ProfilePatch = z.output<typeof profileSchema>;
 
-export const BUSINESS_FIELDS = ['is_business', 'biz_name', 'biz_country', 'biz_state', 'biz_position', 'biz_postal_code'] as const;
-export const PRIVACY_FIELDS = [
-  'gdpr_consent', 'gdpr_consent_at', 'gdpr_consent_version', 'ccpa_applies', 'ccpa_opt_out', 'ccpa_opt_out_at', 'privacy_region',
-] as const;
-export const isAcquisitionField = (k: string) => k.startsWith('acquisition_') || k === 'team_size_range';
-
 const bool = z.boolean('must be true or false');
 
 /** What an admin (or the CLI) may set when creating a user; the password policy is checked apart. */

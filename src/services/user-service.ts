@@ -6,6 +6,8 @@ import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
 import type { ModuleRuntime } from '../modules/runtime.js';
+import type { Transaction } from '../data/unit-of-work.js';
+import { afterCommit } from '../data/unit-of-work.js';
 import { runAfterHooks } from './after-hooks.js';
 import { parseProfileInput, invalidInput } from './profile-input.js';
 import type { SessionService } from './session-service.js';
@@ -51,7 +53,21 @@ export interface UserService {
   adminUpdate(actor: UserRecord | null, id: string, input: AdminUpdateInput): Promise<UserRecord>;
   /** Soft delete: the row stays (with reason), sessions are revoked. */
   softDelete(actor: UserRecord | null, id: string, reason?: string | null): Promise<UserRecord>;
-  /** Sets a new password (policy checked) and revokes every session but `exceptSessionId`. */
+  /**
+   * The one way to change a users row: writes `values` (inside `tx` when given), then — once that
+   * commits — drops cached copies and runs the 'user.updated' hooks, once. Unique-index races answer
+   * the same 400 as the pre-checks. 404 when the user does not exist.
+   */
+  patch(id: string, values: Partial<UserRecord>, opts?: { tx?: Transaction | null }): Promise<UserRecord>;
+  /**
+   * The writer's path for a module's own columns when the model may not know them (the module was
+   * uninstalled with its data kept): sets them to NULL; caches and 'user.updated' follow the commit.
+   */
+  clearColumns(id: string, columns: string[], opts?: { tx?: Transaction | null }): Promise<void>;
+  /**
+   * Sets a new password (policy checked) and revokes every session but `exceptSessionId`, in one
+   * transaction; the kept session is re-stamped so the password-change check lets it live.
+   */
   setPassword(id: string, password: string, opts?: { exceptSessionId?: string }): Promise<UserRecord>;
   listSessions(userId: string): Promise<SessionRecord[]>;
   revokeSession(actor: UserRecord | null, userId: string, sessionId: string): Promise<void>;
@@ -60,10 +76,12 @@ export interface UserService {
 
 export interface UserServiceDeps {
   users: UserRepository;
-  sessions: Pick<SessionService, 'invalidateUser' | 'revokeAllForUser' | 'revokeById' | 'listForUser'>;
+  sessions: Pick<SessionService, 'invalidateUser' | 'revokeAllForUser' | 'revokeById' | 'listForUser' | 'restamp'>;
   passwords: PasswordHasher;
   hooks: Hooks;
-  modules: Pick<ModuleRuntime, 'isInstalled'>;
+  modules: Pick<ModuleRuntime, 'isInstalled' | 'registry'>;
+  /** Opens a unit of work (sequelize.transaction). */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   clock?: () => Date;
   /** Where failing after-event hooks are reported. */
   logger?: Logger;
@@ -99,18 +117,23 @@ export function createUserService(deps: UserServiceDeps): UserService {
   function assertCanManage(actor: UserRecord | null, target: UserRecord): void {
     if (actor && isSuper(target) && !isSuper(actor)) throw forbidden('Only a superadmin can manage a superadmin');
   }
-  async function write(id: string, patch: Partial<UserRecord>): Promise<UserRecord> {
+  async function write(id: string, patch: Partial<UserRecord>, tx?: Transaction | null): Promise<UserRecord> {
     try {
-      const updated = await users.update(id, patch);
+      const updated = await users.update(id, patch, { tx });
       if (!updated) throw notFound('User not found');
       return updated;
     } catch (err) {
       throw uniqueViolation(err) ?? err;
     }
   }
-  async function changed(user: UserRecord): Promise<void> {
-    await sessions.invalidateUser(user.id);
-    await runAfterHooks(hooks, deps.logger, 'user.updated', { user });
+  const report = (event: string) => (err: unknown) =>
+    deps.logger?.error({ event, reason: (err as Error)?.message ?? String(err) }, 'work after a committed user change failed');
+  /** After the commit: caches first (so a hook reading the user sees the change), then the hooks. */
+  function changed(user: UserRecord, tx: Transaction | null | undefined): Promise<void> {
+    return afterCommit(tx, async () => {
+      await sessions.invalidateUser(user.id);
+      await runAfterHooks(hooks, deps.logger, 'user.updated', { user });
+    }, tx ? report('user.updated') : undefined);
   }
 
   const service: UserService = {
@@ -165,13 +188,23 @@ export function createUserService(deps: UserServiceDeps): UserService {
     async updateProfile(user, input) {
       const patch = parseProfileInput(input, {
         current: user,
-        businessInstalled: deps.modules.isInstalled('ext-business'),
-        extraFields: users.extraFields(),
+        registry: deps.modules.registry(),
+        isInstalled: (m) => deps.modules.isInstalled(m),
       });
       if (patch.user_name) await assertUserNameFree(patch.user_name, user.id);
-      const updated = Object.keys(patch).length ? await write(user.id, patch) : await service.get(user.id);
-      await changed(updated);
+      return Object.keys(patch).length ? service.patch(user.id, patch) : service.get(user.id);
+    },
+
+    async patch(id, values, opts = {}) {
+      const updated = await write(id, values, opts.tx);
+      await changed(updated, opts.tx);
       return updated;
+    },
+
+    async clearColumns(id, columns, opts = {}) {
+      await users.clearColumns(id, columns, { tx: opts.tx });
+      const user = await users.findById(id, { includeDeleted: true, tx: opts.tx });
+      if (user) await changed(user, opts.tx);
     },
 
     async adminUpdate(actor, id, raw) {
@@ -194,11 +227,10 @@ export function createUserService(deps: UserServiceDeps): UserService {
       const patch: Partial<UserRecord> = { ...input };
       const disabling = disabled === true && !target.disabled_at;
       if (disabled !== undefined) patch.disabled_at = disabled ? (target.disabled_at ?? clock()) : null;
-      const updated = await write(target.id, patch);
-      // Drop cached copies before revoking: if revocation fails, a disabled user is refused all the same.
-      await sessions.invalidateUser(updated.id);
+      // Committed and uncached first: if revocation then fails, a disabled user is refused all the same
+      // (validation reads the user), and the admin is told.
+      const updated = await service.patch(target.id, patch);
       if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id);
-      await runAfterHooks(hooks, deps.logger, 'user.updated', { user: updated });
       return updated;
     },
 
@@ -208,6 +240,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
       assertCanManage(actor, target);
       const r = reason === undefined || reason === null || reason === '' ? null : text(500).safeParse(reason);
       if (r && !r.success) throw invalidInput(r.error, 'reason');
+      // As adminUpdate: a deleted user is refused by validation even if revocation fails next.
       const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null });
       await sessions.invalidateUser(deleted.id);
       await sessions.revokeAllForUser(target.id);
@@ -218,10 +251,17 @@ export function createUserService(deps: UserServiceDeps): UserService {
     async setPassword(id, password, opts = {}) {
       assertPasswordPolicy(password);
       const target = await service.get(id);
-      const updated = await write(target.id, { password_hash: await deps.passwords.hash(password), password_changed_at: clock() });
-      await sessions.revokeAllForUser(target.id, opts.exceptSessionId);
-      await sessions.invalidateUser(target.id);
-      return updated;
+      const hash = await deps.passwords.hash(password);
+      // Password and sign-out everywhere in one unit of work; were it cut short anyway, validation
+      // refuses every session opened before password_changed_at (predatesPasswordChange).
+      return deps.transaction(async (tx) => {
+        const at = clock();
+        const updated = await write(target.id, { password_hash: hash, password_changed_at: at }, tx);
+        if (opts.exceptSessionId) await sessions.restamp(opts.exceptSessionId, at, { tx });
+        await sessions.revokeAllForUser(target.id, opts.exceptSessionId, { tx });
+        await afterCommit(tx, () => sessions.invalidateUser(target.id), report('password.changed'));
+        return updated;
+      });
     },
 
     async listSessions(userId) {

@@ -23,7 +23,7 @@ const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
 const views = new WeakMap<UserRecord, { fields: UserFieldDef[]; view: PublicUser }>();
 
 /**
- * The User object of the spec: core fields plus the columns of installed modules (business, privacy),
+ * The User object of the spec: core fields plus the columns of installed modules,
  * never a password hash, token, soft-delete column or write-only field. Frozen: it is shared by every
  * answer about this user until the user changes.
  */

@@ -11,7 +11,7 @@ export const VERIFY_PATH = '/auth/token/verify';
  * request, and what opening it does.
  */
 export function createVerificationService(deps: AccountFlowDeps) {
-  const { config, users, tokens, notify, sessions } = deps;
+  const { config, users, tokens, notify } = deps;
   const log = deps.logger.child({ component: 'verification' });
 
   /** Issues a fresh link; the returned promise is the mail going out (it never rejects). */
@@ -66,9 +66,7 @@ export function createVerificationService(deps: AccountFlowDeps) {
       const user = await users.findById(rec.user_id);
       if (!isActiveUser(user) || normalizeEmail(user.email) !== rec.identifier) return null;
       if (isVerified(user)) return user;
-      const updated = await users.update(user.id, { is_verified: true });
-      await sessions.invalidateUser(user.id);
-      return updated ?? user;
+      return deps.userService.patch(user.id, { is_verified: true });
     },
   };
 }

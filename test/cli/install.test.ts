@@ -210,7 +210,7 @@ describe('install.sh with gatehouse init', () => {
   it('when it finishes, then the CLI is installed and config.json exists with mode 0600', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(existsSync(path.join(prefix, 'bin', 'gatehouse'))).toBe(true);
-    expect(existsSync(path.join(prefix, 'dist', 'src', 'cli', 'run.js'))).toBe(true);
+    expect(existsSync(path.join(prefix, 'dist', 'entry', 'cli.js'))).toBe(true);
     expect(statSync(path.join(data, 'config.json')).mode & 0o777).toBe(0o600);
     // The SQLite file holds password hashes: nothing init wrote may be readable by other users.
     for (const name of readdirSync(data)) expect([name, statSync(path.join(data, name)).mode & 0o077]).toEqual([name, 0]);

@@ -40,7 +40,7 @@ describe('npm run release', () => {
     const sum = readFileSync(`${TARBALL}.sha256`, 'utf8').split(/\s+/)[0];
     expect(createHash('sha256').update(readFileSync(TARBALL)).digest('hex')).toBe(sum);
     const top = path.join(unpacked, `gatehouse-${pkg.version}`);
-    for (const entry of ['gatehouse', 'install.sh', 'package.json', 'package-lock.json', 'src', 'bin', 'templates', 'modules']) {
+    for (const entry of ['gatehouse', 'install.sh', 'package.json', 'package-lock.json', 'src', 'entry', 'bin', 'templates', 'modules']) {
       expect(existsSync(path.join(top, entry)), entry).toBe(true);
     }
     expect(readdirSync(path.join(top, 'src')).length).toBeGreaterThan(5);
@@ -51,7 +51,7 @@ describe('npm run release', () => {
     const dir = tempDir();
     const out = execFileSync('bash', [path.join(unpacked, `gatehouse-${pkg.version}`, 'install.sh'), '--no-systemd', '--skip-build', '--skip-init', '--prefix', path.join(dir, 'opt'), '--data-dir', path.join(dir, 'data')], { encoding: 'utf8' });
     expect(out).toContain(`copied sources from ${path.join(unpacked, `gatehouse-${pkg.version}`)}`);
-    expect(existsSync(path.join(dir, 'opt', 'src', 'cli', 'run.ts'))).toBe(true);
+    expect(existsSync(path.join(dir, 'opt', 'entry', 'cli.ts'))).toBe(true);
   });
 });
 

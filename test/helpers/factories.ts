@@ -1,3 +1,4 @@
+import { createUserService } from '../../src/services/user-service.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { UserRecord } from '../../src/data/repositories/user-repository.js';
 import type { TestApp } from './test-app.js';
@@ -31,4 +32,21 @@ export async function makeSession(
   const user = await makeUser(t, values);
   const { token } = await t.app.services.sessions.create(user.id, { ip: '127.0.0.1', userAgent: 'vitest' });
   return { user, token };
+}
+
+/** The app's user service, but revoking sessions fails (a session store down half-way through a change). */
+export function userServiceFailingRevocation(t: TestApp) {
+  return createUserService({
+    users: t.app.repos.users,
+    sessions: {
+      ...t.app.services.sessions,
+      revokeAllForUser: async () => {
+        throw new Error('session store down');
+      },
+    },
+    passwords: t.app.services.passwords,
+    hooks: t.app.hooks,
+    modules: { isInstalled: () => false, registry: () => [] },
+    transaction: (fn) => t.app.sequelize.transaction(fn),
+  });
 }

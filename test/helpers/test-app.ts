@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createAppContext, type AppContext } from '../../src/app-context.js';
+import { registry } from '../../modules/index.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -99,7 +100,7 @@ export async function startTestApp(opts: StartTestAppOptions = {}): Promise<Test
     env = { ...TEST_ENV, GATEHOUSE_DATA_DIR: dataDir, ...(provisioned?.env ?? {}), ...opts.env };
   }
   const config = loadConfig({ env, skipFile: true });
-  const app = await createAppContext(config, { logger: createLogger(config.logLevel, opts.logTo), clock: opts.clock });
+  const app = await createAppContext(config, { logger: createLogger(config.logLevel, opts.logTo), clock: opts.clock, moduleRegistry: registry });
   await app.migrator.apply();
   await app.modules.reload();
   const server = await startServer(app, { port: 0, host: '127.0.0.1' });

@@ -1,8 +1,9 @@
+import { DataTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND } from '../helpers/backend.js';
 import { makeSession } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
-import { defineRoute } from '../../src/http/define-route.js';
+import { defineRoute } from '../../src/module-api.js';
 import { registry as shippedModules } from '../../modules/index.js';
 import { createTable, superadmin, testModule } from './module-helpers.js';
 
@@ -77,16 +78,17 @@ describe(`a request that outlives its module (${BACKEND})`, () => {
     const inside = new Promise<void>((r) => (entered = r));
     const slow = testModule('test-slow', {
       migrations: [createTable('20261123-0001-create', 'test_slow_rows')],
+      tables: ['test_slow_rows'],
       routes: [
         defineRoute({
           method: 'get',
           path: '/api/v1/test-slow/rows',
           auth: 'public',
           module: 'test-slow',
-          async handler({ app }) {
+          async handler({ ctx }) {
             entered();
             await gate;
-            const [rows] = await app.sequelize.query('SELECT id FROM test_slow_rows');
+            const rows = await ctx.db.model('TestSlowRow', 'test_slow_rows', { id: { type: DataTypes.STRING(36), primaryKey: true } }).findAll();
             return { success: true, rows };
           },
         }),

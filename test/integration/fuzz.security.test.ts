@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RouteDef } from '../../src/http/define-route.js';
+import type { RouteShape } from '../../src/http/define-route.js';
 import { coreRoutes } from '../../src/http/routes/index.js';
 import { makeUser } from '../helpers/factories.js';
 import { startTestApp, TEST_BRIDGE_SECRET, type TestApp } from '../helpers/test-app.js';
@@ -15,7 +15,7 @@ import { startTestApp, TEST_BRIDGE_SECRET, type TestApp } from '../helpers/test-
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250);
 const BATCH = 8;
 
-type AnyRoute = RouteDef<any, any, any>;
+type AnyRoute = RouteShape;
 type Auth = 'none' | 'customer' | 'admin' | 'superadmin' | 'writer' | 'bridge' | 'bridge+customer' | 'cookie' | 'bogus';
 
 interface FuzzRequest {
@@ -75,7 +75,7 @@ const query = fc.array(
 const auth = fc.constantFrom<Auth>('none', 'customer', 'admin', 'superadmin', 'writer', 'bridge', 'bridge+customer', 'cookie', 'bogus');
 
 let t: TestApp;
-let routes: AnyRoute[] = [];
+const routes: AnyRoute[] = [];
 const sessions = new Map<string, string>();
 const userIds = new Map<string, string>();
 let sent = 0;

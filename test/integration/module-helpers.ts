@@ -1,6 +1,6 @@
 import { DataTypes } from 'sequelize';
 import { z } from 'zod';
-import { defineRoute } from '../../src/http/define-route.js';
+import { defineRoute } from '../../src/module-api.js';
 import { defineModule, type ModuleInput, type ModuleManifest } from '../../src/modules/define-module.js';
 import type { MigrationDef } from '../../src/data/migration-types.js';
 import { tableColumns } from '../../src/modules/hub/hub-deps.js';

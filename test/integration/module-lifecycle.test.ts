@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineRoute } from '../../src/http/define-route.js';
+import { defineRoute } from '../../src/module-api.js';
 import { startScheduler } from '../../src/jobs/scheduler.js';
 import { registry as shipped } from '../../modules/index.js';
 import { BACKEND } from '../helpers/backend.js';

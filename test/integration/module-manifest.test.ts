@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineRoute } from '../../src/http/define-route.js';
+import { defineRoute } from '../../src/module-api.js';
 import { defineModule, ModuleManifestError, type ModuleInput } from '../../src/modules/define-module.js';
 import { checkRegistry, compareVersions } from '../../src/modules/registry.js';
 import { registry } from '../../modules/index.js';
@@ -43,11 +43,17 @@ describe('module manifests', () => {
     expect(Object.isFrozen(m)).toBe(true);
   });
 
-  it('when a manifest has an unknown key or misses one, then it is refused naming the key', () => {
+  it('when a manifest has an unknown key or misses a required one, then it is refused naming the key', () => {
     expect(problemsOf(minimal({ extra: 1 })).join()).toMatch(/extra/);
-    const { jobs: _jobs, ...noJobs } = minimal() as unknown as Record<string, unknown>;
-    expect(problemsOf(noJobs as unknown as ModuleInput).join()).toMatch(/jobs/);
+    const { version: _version, ...noVersion } = minimal() as unknown as Record<string, unknown>;
+    expect(problemsOf(noVersion as unknown as ModuleInput).join()).toMatch(/version/);
     expect(problemsOf(minimal({ userFields: [{ name: 'x_y', type: 'string', secret: true }] })).join()).toMatch(/secret/);
+  });
+
+  it('when empty contributions are left out, then the manifest has them empty', () => {
+    const { jobs: _j, hooks: _h, commands: _c, emails: _e, ...lean } = minimal() as unknown as Record<string, unknown>;
+    const m = defineModule(lean as unknown as ModuleInput);
+    expect(m).toMatchObject({ jobs: [], hooks: [], commands: [], emails: [], rateLimits: [], errorCodes: [], doctorChecks: [], profileRefusals: [] });
   });
 
   it('when fields have bad values, then each problem is listed', () => {

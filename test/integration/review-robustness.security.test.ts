@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_DEPTH, type AuthMode } from '../../src/http/define-route.js';
 import { coreRoutes } from '../../src/http/routes/index.js';
-import { createUserService } from '../../src/services/user-service.js';
-import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail, userServiceFailingRevocation } from '../helpers/factories.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { startTestApp, TEST_BRIDGE_SECRET, type TestApp } from '../helpers/test-app.js';
 import { codeIn, mailTo, tokenIn } from './flows-helpers.js';
@@ -72,18 +71,7 @@ describe('a change that fails half-way still locks the user out', () => {
   it('when revoking the sessions fails after an admin disabled or deleted a user, then the user is refused all the same', async () => {
     const admin = await makeUser(t, { user_type: 'admin' });
     const sessions = t.app.services.sessions;
-    const failing = createUserService({
-      users: t.app.repos.users,
-      sessions: {
-        ...sessions,
-        revokeAllForUser: async () => {
-          throw new Error('session store down');
-        },
-      },
-      passwords: t.app.services.passwords,
-      hooks: t.app.hooks,
-      modules: { isInstalled: () => false },
-    });
+    const failing = userServiceFailingRevocation(t);
     for (const action of ['disable', 'delete'] as const) {
       const victim = await makeSession(t);
       expect((await sessions.validate(victim.token)).user.id).toBe(victim.user.id);

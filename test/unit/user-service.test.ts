@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { UserFieldDef } from '../../src/data/models/user.model.js';
 import type { UserRecord, UserRepository } from '../../src/data/repositories/user-repository.js';
 import { createHooks } from '../../src/modules/hooks.js';
+import type { ModuleManifest } from '../../src/modules/define-module.js';
+import type { Transaction } from '../../src/data/unit-of-work.js';
 import { createUserService, type UserServiceDeps } from '../../src/services/user-service.js';
 
 /** An in-memory users table with just what the service asks of the repository. */
@@ -34,6 +36,14 @@ function fakeUsers(extra: UserFieldDef[] = []): UserRepository {
     },
     async list() { return { rows: [...rows.values()], total: rows.size, totalExact: true, nextCursor: null }; },
     async count() { return rows.size; },
+    async readColumns(id, columns) {
+      const u = rows.get(id);
+      return u ? Object.fromEntries(columns.map((c) => [c, u[c] ?? null])) : null;
+    },
+    async clearColumns(id, columns) {
+      const u = rows.get(id);
+      if (u) for (const c of columns) u[c] = null;
+    },
     extraFields: () => extra,
     setExtraFields() {},
   };
@@ -52,10 +62,27 @@ function setup(opts: { extra?: UserFieldDef[]; installed?: string[] } = {}) {
       revokeAllForUser: async (id, except) => (calls.push(`revokeAll:${id}:${except ?? ''}`), 1),
       revokeById: async (id) => (calls.push(`revoke:${id}`), true),
       listForUser: async () => [],
+      restamp: async (id) => void calls.push(`restamp:${id}`),
     },
     passwords: { hash: async (p) => `hashed:${p}`, verify: async () => false },
     hooks,
-    modules: { isInstalled: (id) => (opts.installed ?? []).includes(id) },
+    modules: {
+      isInstalled: (id) => (opts.installed ?? []).includes(id),
+      // The registry's manifests, as far as profile updates read them: each module's fields.
+      registry: () =>
+        [...new Set((opts.extra ?? []).map((f) => f.module))].map((id) => ({
+          id,
+          userFields: (opts.extra ?? []).filter((f) => f.module === id),
+          profileRefusals: [],
+        })) as unknown as ModuleManifest[],
+    },
+    // A unit of work without a database: after-commit work runs once `fn` resolves.
+    async transaction(fn) {
+      const after: (() => unknown)[] = [];
+      const result = await fn({ afterCommit: (f: () => unknown) => void after.push(f) } as unknown as Transaction);
+      for (const f of after) await f();
+      return result;
+    },
     clock: () => new Date('2026-11-21T12:00:00Z'),
   };
   return { service: createUserService(deps), calls, events };

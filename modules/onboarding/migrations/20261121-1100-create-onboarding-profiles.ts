@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { MigrationDef } from '../../../src/data/migration-types.js';
+import type { MigrationDef } from '../../../src/module-api.js';
 
 /**
  * One onboarding state per user. The acquisition_* and team_size_range columns are write-only:

@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { MigrationDef } from '../../../src/data/migration-types.js';
+import type { MigrationDef } from '../../../src/module-api.js';
 
 export const PRIVACY_COLUMNS = {
   gdpr_consent: DataTypes.BOOLEAN,

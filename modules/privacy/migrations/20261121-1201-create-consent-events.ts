@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { MigrationDef } from '../../../src/data/migration-types.js';
+import type { MigrationDef } from '../../../src/module-api.js';
 
 /** Consent history: every change of consent, opt-out or region, and exports and erasures. */
 export const createConsentEvents: MigrationDef = {

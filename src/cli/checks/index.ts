@@ -4,6 +4,7 @@ import { configCheck } from './config.js';
 import { dataDirCheck } from './data-dir.js';
 import { databaseCheck } from './database.js';
 import { migrationsCheck } from './migrations.js';
+import { moduleChecks } from './module-checks.js';
 import { nodeVersionCheck } from './node-version.js';
 import { redisCheck } from './redis.js';
 import { searchIndexCheck } from './search-index.js';
@@ -35,6 +36,7 @@ export const coreChecks: Check[] = [
   searchIndexCheck,
   sessionBacklogCheck,
   smtpCheck,
+  moduleChecks,
 ];
 
 const extraChecks: Check[] = [];

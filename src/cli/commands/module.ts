@@ -216,7 +216,7 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
       })(cmd);
     });
 
-  mod.command('exec <command> [args...]').description('Run a command an installed module provides (e.g. privacy:export <email>)')
+  mod.command('exec <command> [args...]').description('Run a command an installed module provides (<module>:<command> [args])')
     .allowUnknownOption()
     .option('--json', 'print the result as JSON')
     .action(async (name: string, args: string[], _opts: unknown, cmd: Command) => {
@@ -229,7 +229,7 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
         for (const o of def.c.options ?? []) sub.option(o.flags, o.description);
         sub.option('--json', 'print the result as JSON');
         await sub.parseAsync(args, { from: 'user' });
-        const value = await def.c.run({ app, args: sub.args, options: sub.opts(), print: (line) => ui.print(line) });
+        const value = await def.c.run({ ctx: app.modules.context(def.m.id), args: sub.args, options: sub.opts(), print: (line) => ui.print(line) });
         ui.result({ success: true, result: value ?? null });
       })(cmd);
     });

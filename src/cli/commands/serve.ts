@@ -5,7 +5,7 @@ import type { Config } from '../../config/schema.js';
 import { createLogger, type Logger } from '../../log/logger.js';
 import { createCheckContext } from '../checks/check.js';
 import { preflightChecks } from '../checks/index.js';
-import { commandUi, loadCliConfig, openApp, type CliRuntime, type CommandRegistrar, type ConfigFlags } from '../context.js';
+import { commandUi, loadCliConfig, openApp, type CommandRegistrar, type ConfigFlags } from '../context.js';
 import { portArg } from '../arg-parsers.js';
 import { CliError } from '../errors.js';
 import { applyMigrations } from '../migrations.js';

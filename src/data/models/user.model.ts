@@ -1,20 +1,25 @@
 import { DataTypes, Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
 import type { z } from 'zod';
 
-/** A column a module adds to `users` (e.g. ext-business's biz_name). */
+/** A column a module adds to `users`. */
 export interface UserFieldDef {
   name: string;
   type: 'string' | 'boolean' | 'date' | 'integer';
   /** Max length for strings. */
   length?: number;
   module: string;
-  /** Accepted on write, never returned by any read (onboarding's acquisition_* fields). */
+  /** Accepted on write, never returned by any read. */
   writeOnly?: boolean;
   /**
-   * Validates a write through PUT /auth/user/me. Present only on fields the profile update accepts
-   * (ext-business); fields without one (privacy) are written by their module's own routes.
+   * Validates a write through PUT /auth/user/me. Present only on fields the profile update accepts;
+   * fields without one are written by their module's own routes.
    */
   schema?: z.ZodType;
+  /**
+   * The refusal a profile update gets for this field. Without a schema: always (the module's own
+   * routes write it). With one: while the module is not installed. `{field}` is the field's name.
+   */
+  refusal?: string;
   description?: string;
 }
 

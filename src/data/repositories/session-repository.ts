@@ -1,4 +1,5 @@
 import { Op, QueryTypes, type Sequelize } from 'sequelize';
+import type { TxOption } from './user-repository.js';
 import { defineSessionModel } from '../models/session.model.js';
 import { dialectOf } from '../sequelize.js';
 
@@ -21,13 +22,13 @@ export interface SessionRecord {
 }
 
 export interface SessionRepository {
-  create(s: SessionRecord): Promise<SessionRecord>;
+  create(s: SessionRecord, opts?: TxOption): Promise<SessionRecord>;
   findByHash(tokenHash: string): Promise<SessionRecord | null>;
   findById(id: string): Promise<SessionRecord | null>;
   listByUser(userId: string): Promise<SessionRecord[]>;
-  update(id: string, values: Partial<SessionRecord>): Promise<void>;
+  update(id: string, values: Partial<SessionRecord>, opts?: TxOption): Promise<void>;
   /** Deletes and returns the token hashes removed (to evict them from caches). */
-  deleteWhere(where: { id?: string; user_id?: string; exceptId?: string }): Promise<string[]>;
+  deleteWhere(where: { id?: string; user_id?: string; exceptId?: string }, opts?: TxOption): Promise<string[]>;
   /** Deletes up to `batch` sessions expired before `now`, in one short statement; returns how many. */
   deleteExpired(now: Date, batch: number): Promise<number>;
   /** How many sessions expired before `now` are still stored (the expiry job's backlog). */
@@ -41,15 +42,15 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
   const pg = dialectOf(sequelize) === 'postgres';
   const plain = (m: { get(o: { plain: true }): unknown } | null) => (m ? (m.get({ plain: true }) as SessionRecord) : null);
 
-  async function deleteIds(rows: { id: string; token_hash: string }[]): Promise<string[]> {
+  async function deleteIds(rows: { id: string; token_hash: string }[], opts?: TxOption): Promise<string[]> {
     if (!rows.length) return [];
-    await Session.destroy({ where: { id: rows.map((r) => r.id) } });
+    await Session.destroy({ where: { id: rows.map((r) => r.id) }, transaction: opts?.tx ?? undefined });
     return rows.map((r) => r.token_hash);
   }
 
   return {
-    async create(s) {
-      return plain(await Session.create({ ...s }))!;
+    async create(s, opts) {
+      return plain(await Session.create({ ...s }, { transaction: opts?.tx ?? undefined }))!;
     },
     async findByHash(tokenHash) {
       return plain(await Session.findOne({ where: { token_hash: tokenHash } }));
@@ -61,20 +62,20 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
       const rows = await Session.findAll({ where: { user_id: userId }, order: [['created_at', 'DESC']] });
       return rows.map((r) => plain(r)!);
     },
-    async update(id, values) {
-      await Session.update(values, { where: { id } });
+    async update(id, values, opts) {
+      await Session.update(values, { where: { id }, transaction: opts?.tx ?? undefined });
     },
-    async deleteWhere(where) {
+    async deleteWhere(where, opts) {
       const cond: Record<string | symbol, unknown> = {};
       if (where.id) cond.id = where.id;
       if (where.user_id) cond.user_id = where.user_id;
       if (where.exceptId) cond[Op.and as unknown as string] = [{ id: { [Op.ne]: where.exceptId } }];
       if (!where.id && !where.user_id) throw new Error('deleteWhere needs id or user_id');
-      const rows = (await Session.findAll({ where: cond, attributes: ['id', 'token_hash'], raw: true })) as unknown as {
+      const rows = (await Session.findAll({ where: cond, attributes: ['id', 'token_hash'], raw: true, transaction: opts?.tx ?? undefined })) as unknown as {
         id: string;
         token_hash: string;
       }[];
-      return deleteIds(rows);
+      return deleteIds(rows, opts);
     },
     async deleteExpired(now, batch) {
       // One statement per batch, its own transaction: row locks last one batch, and readers (MVCC on

@@ -1,6 +1,5 @@
-import { Op, type Model, type ModelStatic, type Sequelize, type WhereOptions } from 'sequelize';
+import { Op, type Model, type ModelStatic, type Sequelize, type Transaction, type WhereOptions } from 'sequelize';
 import { defineUserModel, type UserFieldDef } from '../models/user.model.js';
-import { dialectOf } from '../sequelize.js';
 import { createUserLister, type UserListQuery } from './user-list.js';
 
 /** A users row as a plain object (module columns included when installed). */
@@ -45,17 +44,28 @@ export interface UserListPage {
   nextCursor: string | null;
 }
 
+/** Repositories take an optional transaction: the unit of work a service opened. */
+export interface TxOption {
+  tx?: Transaction | null;
+}
+
 export interface UserRepository {
-  findById(id: string, opts?: { includeDeleted?: boolean }): Promise<UserRecord | null>;
+  findById(id: string, opts?: { includeDeleted?: boolean } & TxOption): Promise<UserRecord | null>;
   findByEmail(email: string, opts?: { includeDeleted?: boolean }): Promise<UserRecord | null>;
   /** Email (case-insensitive) or user name (case-insensitive). */
   findByLogin(identifier: string): Promise<UserRecord | null>;
   findByPhone(phone: string): Promise<UserRecord | null>;
   userNameTaken(userName: string, exceptId?: string): Promise<boolean>;
   create(values: Partial<UserRecord> & { id: string; email: string }): Promise<UserRecord>;
-  update(id: string, values: Partial<UserRecord>): Promise<UserRecord | null>;
+  update(id: string, values: Partial<UserRecord>, opts?: TxOption): Promise<UserRecord | null>;
   list(query: UserListQuery): Promise<UserListPage>;
   count(where?: Partial<Pick<UserRecord, 'user_type'>>): Promise<number>;
+  /**
+   * Reads or clears named columns whatever the model knows: a module uninstalled with its data kept
+   * still has its columns, which its exporter and eraser must reach. Names are checked by the caller.
+   */
+  readColumns(id: string, columns: string[]): Promise<Record<string, unknown> | null>;
+  clearColumns(id: string, columns: string[], opts?: TxOption): Promise<void>;
   /** Module columns known to the model (installed modules). */
   extraFields(): UserFieldDef[];
   setExtraFields(fields: UserFieldDef[]): void;
@@ -66,11 +76,12 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
   let User: ModelStatic<Model> = defineUserModel(sequelize, extra);
   const lister = createUserLister(sequelize);
   const plain = (m: Model | null) => (m ? (m.get({ plain: true }) as UserRecord) : null);
+  const quote = (c: string) => sequelize.getQueryInterface().quoteIdentifier(c);
   const notDeleted = (includeDeleted?: boolean): WhereOptions => (includeDeleted ? {} : { deleted_at: null });
 
   return {
     async findById(id, opts) {
-      return plain(await User.findOne({ where: { id, ...notDeleted(opts?.includeDeleted) } }));
+      return plain(await User.findOne({ where: { id, ...notDeleted(opts?.includeDeleted) }, transaction: opts?.tx ?? undefined }));
     },
     async findByEmail(email, opts) {
       return plain(await User.findOne({ where: { email: email.trim().toLowerCase(), ...notDeleted(opts?.includeDeleted) } }));
@@ -99,10 +110,11 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
       const row = await User.create({ created_at: now, updated_at: now, ...values, email: values.email.toLowerCase() });
       return plain(row)!;
     },
-    async update(id, values) {
-      const [n] = await User.update({ ...values, updated_at: new Date() }, { where: { id } });
+    async update(id, values, opts) {
+      const transaction = opts?.tx ?? undefined;
+      const [n] = await User.update({ ...values, updated_at: new Date() }, { where: { id }, transaction });
       if (!n) return null;
-      return plain(await User.findOne({ where: { id } }));
+      return plain(await User.findOne({ where: { id }, transaction }));
     },
     async list(query) {
       const { ids, ...page } = await lister.page(query);
@@ -112,6 +124,18 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
     },
     async count(where) {
       return User.count({ where: { deleted_at: null, ...(where ?? {}) } });
+    },
+    async readColumns(id, columns) {
+      if (!columns.length) return {};
+      const [rows] = await sequelize.query(`SELECT ${columns.map((c) => quote(c)).join(', ')} FROM users WHERE id = ?`, { replacements: [id] });
+      return (rows as Record<string, unknown>[])[0] ?? null;
+    },
+    async clearColumns(id, columns, opts) {
+      if (!columns.length) return;
+      await sequelize.query(`UPDATE users SET ${columns.map((c) => `${quote(c)} = NULL`).join(', ')}, updated_at = ? WHERE id = ?`, {
+        replacements: [new Date(), id],
+        transaction: opts?.tx ?? undefined,
+      });
     },
     extraFields: () => extra,
     setExtraFields(fields) {

@@ -1,17 +1,12 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import type { z } from 'zod';
 import type { Logger } from '../../log/logger.js';
 import { isAppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
-import { issueMessage } from '../../errors/zod-issues.js';
 import { isDatabaseUnavailable } from '../../data/db-errors.js';
 
 /** Seconds a client is asked to wait when the database is unreachable. */
 export const DB_RETRY_AFTER_SEC = 5;
 const OUTAGE_LOG_EVERY_MS = 10_000;
-
-export const zodDetails = (err: z.ZodError) =>
-  err.issues.map((i) => ({ field: i.path.join('.') || null, message: issueMessage(i) }));
 
 export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json({ success: false, error: 'Not found', code: Codes.NOT_FOUND });

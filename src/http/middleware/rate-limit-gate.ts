@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import type { AppContext } from '../../app-context.js';
-import type { RouteDef } from '../define-route.js';
+import type { RouteShape } from '../define-route.js';
+import { exactRouteTable } from '../exact-routes.js';
 import { limitRequest, limitRoute, sendTooMany, wasCounted, type RouteLimit } from './rate-limit.js';
 
 export interface RateLimitLayers {
@@ -14,22 +15,14 @@ export interface RateLimitLayers {
   onError: ErrorRequestHandler;
 }
 
-type Routes = readonly RouteDef<any, any, any>[];
+type Routes = readonly RouteShape[];
 const CLASS = Symbol('rateLimitClass');
 // false: a probe route, not limited (RouteDef.rateLimit).
 type Classified = Request & { [CLASS]?: RouteLimit | false };
 
-/** Classes of parameter-free routes by `METHOD /exact/path`: one Map lookup before any routing. */
+/** Classes of parameter-free routes by `METHOD /exact/path` (the compiled route table): one Map lookup before any routing. */
 function buildExactClasses(groups: Routes[]): Map<string, RouteLimit | false> {
-  const exact = new Map<string, RouteLimit | false>();
-  for (const routes of groups) {
-    for (const def of routes) {
-      const key = `${def.method.toUpperCase()} ${def.path}`;
-      // The first route for a key wins, as in the router.
-      if (!/[:*?(){}]/.test(def.path) && !exact.has(key)) exact.set(key, def.rateLimit ?? 'default');
-    }
-  }
-  return exact;
+  return new Map([...exactRouteTable(groups.flat())].map(([key, def]) => [key, def.rateLimit ?? 'default']));
 }
 
 /** An express router that only records the class of the route a request would reach. */

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Config } from '../../config/schema.js';
-import type { AuthMode, RouteDef } from '../define-route.js';
+import type { AuthMode, RouteShape } from '../define-route.js';
 import { rateLimitLabel } from '../middleware/rate-limit.js';
 
 /** One route as the API serves it: its definition and, for a module's route, the module. */
 export interface DocumentedRoute {
-  def: RouteDef<any, any, any>;
-  module?: { id: string; version?: string; description?: string };
+  def: RouteShape;
+  module?: { id: string; version?: string; description?: string; errorCodes?: { code: string; status: number; description: string }[] };
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -33,7 +33,7 @@ export function openApiPath(expressPath: string): { path: string; params: string
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: ERROR_REF } } });
 
-function modeOf(def: RouteDef<any, any, any>, config: Config): AuthMode {
+function modeOf(def: RouteShape, config: Config): AuthMode {
   return typeof def.auth === 'function' ? def.auth(config) : def.auth;
 }
 
@@ -43,6 +43,8 @@ function security(mode: AuthMode): Record<string, string[]>[] {
   if (mode === 'public') return [];
   if (mode === 'bridge') return [{ bridgeSecret: [] }];
   if (mode === 'bridge+session') return [{ bridgeSecret: [], sessionHeader: [] }, { bridgeSecret: [], sessionCookie: [] }];
+  // Anonymous calls are answered too.
+  if (mode === 'optional-session') return [...SESSION, {}];
   return SESSION;
 }
 
@@ -108,14 +110,18 @@ function operation(route: DocumentedRoute, config: Config, pathParams: string[])
 /** The OpenAPI 3.1 document of the given routes, as served at GET /openapi.json. */
 export function buildOpenApiDocument(routes: DocumentedRoute[], config: Config, version: string): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
-  const tags = new Map<string, string>([['core', 'Gatehouse core API']]);
+  const tags = new Map<string, Record<string, unknown>>([['core', { description: 'Gatehouse core API' }]]);
   for (const route of routes) {
     const { path, params } = openApiPath(route.def.path);
     const item = (paths[path] ??= {});
     // The first definition of a method and path wins, as in the router.
     if (item[route.def.method]) continue;
     item[route.def.method] = operation(route, config, params);
-    if (route.module) tags.set(route.module.id, route.module.description ?? `Module ${route.module.id}`);
+    if (route.module && !tags.has(route.module.id)) {
+      const { id, description, errorCodes } = route.module;
+      // The codes the module's manifest declares, for clients matching on `code`.
+      tags.set(id, { description: description ?? `Module ${id}`, ...(errorCodes?.length ? { 'x-error-codes': errorCodes } : {}) });
+    }
   }
   return {
     openapi: '3.1.0',
@@ -125,7 +131,7 @@ export function buildOpenApiDocument(routes: DocumentedRoute[], config: Config, 
       description: 'Generated from the route table of this server: core routes and those of the modules installed now.',
     },
     servers: [{ url: config.publicBaseUrl }],
-    tags: [...tags].map(([name, description]) => ({ name, description })),
+    tags: [...tags].map(([name, tag]) => ({ name, ...tag })),
     paths,
     components: {
       securitySchemes: {

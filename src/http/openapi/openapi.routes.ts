@@ -10,7 +10,7 @@ export async function servedRoutes(app: AppContext): Promise<DocumentedRoute[]> 
   const routes: DocumentedRoute[] = coreRoutes.map((def) => ({ def }));
   for (const m of app.modules.registry()) {
     if (!app.modules.isInstalled(m.id)) continue;
-    for (const def of m.routes) routes.push({ def, module: { id: m.id, version: m.version, description: m.description } });
+    for (const def of m.routes) routes.push({ def, module: { id: m.id, version: m.version, description: m.description, errorCodes: m.errorCodes } });
   }
   return routes;
 }

@@ -50,7 +50,7 @@ export async function pendingShape(app: AppContext, user: UserRecord, token: str
     message: 'Two-factor authentication required',
     sessionId: token,
     session_id: token,
-    available_methods: methods ?? (await app.services.auth.twoFactorMethods(user)),
+    available_methods: methods ?? (await app.services.signIn.pendingMethods(user)),
     user: pendingUser(app.services.users.toPublic(user)),
   };
 }

@@ -46,7 +46,7 @@ export const logout = defineRoute({
   path: '/auth/logout',
   auth: 'session-or-pending',
   async handler({ res, auth, app }) {
-    await app.services.auth.logout(auth.token!);
+    await app.services.auth.logout(auth.token);
     clearSessionCookie(res, app.config);
     return { success: true, message: 'Logged out successfully' };
   },
@@ -131,7 +131,7 @@ export const me = defineRoute({
   auth: 'session-or-pending',
   rateLimit: validationRead,
   async handler({ auth, app }) {
-    if (isPending(auth.session!)) return pendingShape(app, auth.user!, auth.token!);
-    return { success: true, data: { user: app.services.users.toPublic(auth.user!) } };
+    if (isPending(auth.session)) return pendingShape(app, auth.user, auth.token);
+    return { success: true, data: { user: app.services.users.toPublic(auth.user) } };
   },
 });

@@ -55,7 +55,7 @@ export const runMany = defineRoute({
   rateLimit: 'admin',
   body: selection,
   async handler({ app, auth, body }) {
-    const result = await app.modules.hub.install(idsOf(body), { config: body.config, actor: actor(auth.user!.id) });
+    const result = await app.modules.hub.install(idsOf(body), { config: body.config, actor: actor(auth.user.id) });
     return moduleEnvelope({ ...result, statuses: await app.modules.hub.status(result.modules) }, auth);
   },
 });
@@ -106,7 +106,7 @@ export const moduleRun = defineRoute({
   body: perModule,
   async handler({ app, auth, params: p, body }) {
     const config = body?.config ? { [p.module_id]: body.config } : undefined;
-    const result = await app.modules.hub.install([p.module_id], { config, actor: actor(auth.user!.id) });
+    const result = await app.modules.hub.install([p.module_id], { config, actor: actor(auth.user.id) });
     return statusAfter(app, p.module_id, result, auth);
   },
 });
@@ -127,7 +127,7 @@ export const update = defineRoute({
   rateLimit: 'admin',
   params,
   async handler({ app, auth, params: p }) {
-    const result = await app.modules.hub.update(p.module_id, { actor: actor(auth.user!.id) });
+    const result = await app.modules.hub.update(p.module_id, { actor: actor(auth.user.id) });
     return statusAfter(app, p.module_id, result, auth);
   },
 });
@@ -139,7 +139,7 @@ export const enable = defineRoute({
   rateLimit: 'admin',
   params,
   async handler({ app, auth, params: p }) {
-    return statusAfter(app, p.module_id, await app.modules.hub.enable(p.module_id, { actor: actor(auth.user!.id) }), auth);
+    return statusAfter(app, p.module_id, await app.modules.hub.enable(p.module_id, { actor: actor(auth.user.id) }), auth);
   },
 });
 
@@ -150,7 +150,7 @@ export const disable = defineRoute({
   rateLimit: 'admin',
   params,
   async handler({ app, auth, params: p }) {
-    return statusAfter(app, p.module_id, await app.modules.hub.disable(p.module_id, { actor: actor(auth.user!.id) }), auth);
+    return statusAfter(app, p.module_id, await app.modules.hub.disable(p.module_id, { actor: actor(auth.user.id) }), auth);
   },
 });
 
@@ -162,7 +162,7 @@ export const uninstall = defineRoute({
   params,
   body: z.strictObject({ drop_data: z.boolean('drop_data must be true or false').optional() }).optional(),
   async handler({ app, auth, params: p, body }) {
-    const result = await app.modules.hub.uninstall(p.module_id, { dropData: body?.drop_data === true, actor: actor(auth.user!.id) });
+    const result = await app.modules.hub.uninstall(p.module_id, { dropData: body?.drop_data === true, actor: actor(auth.user.id) });
     return statusAfter(app, p.module_id, result, auth);
   },
 });

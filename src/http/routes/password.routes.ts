@@ -110,7 +110,7 @@ export const changeOwnPassword = defineRoute({
   async handler({ app, body, auth }) {
     const current = pickPassword(body, ['current_password', 'currentPassword']);
     const next = pickPassword(body, ['new_password', 'newPassword']);
-    await app.services.passwordFlows.changeOwn({ user: auth.user!, sessionId: auth.session!.id }, current.value, next.value);
+    await app.services.passwordFlows.changeOwn({ user: auth.user, sessionId: auth.session.id }, current.value, next.value);
     return { success: true, message: PASSWORD_UPDATED };
   },
 });
@@ -131,7 +131,7 @@ export const changePasswordByAdmin = defineRoute({
     const userId = body.user_id ?? body.userId;
     if (!userId) throw badRequest('user_id is required', [{ field: 'user_id', message: 'required' }]);
     const next = pickPassword(body, ['new_password', 'newPassword', 'password']);
-    await app.services.passwordFlows.changeByAdmin({ user: auth.user!, sessionId: auth.session!.id }, userId, next.value);
+    await app.services.passwordFlows.changeByAdmin({ user: auth.user, sessionId: auth.session.id }, userId, next.value);
     return { success: true, message: PASSWORD_UPDATED };
   },
 });

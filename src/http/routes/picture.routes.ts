@@ -107,7 +107,7 @@ export const upload = defineRoute({
   middleware: [multipartOnly],
   async handler({ req, res, auth, app }) {
     const bytes = await readPicture(req, res, app.config.pictureMaxBytes);
-    const { pictureUrl, user } = await app.services.pictures.replace(auth.user!.id, bytes);
+    const { pictureUrl, user } = await app.services.pictures.replace(auth.user.id, bytes);
     return {
       success: true,
       message: 'Picture uploaded successfully',
@@ -125,7 +125,7 @@ export const remove = defineRoute({
   path: '/auth/upload/picture',
   auth: 'session',
   async handler({ auth, app }) {
-    const user = await app.services.pictures.remove(auth.user!.id);
+    const user = await app.services.pictures.remove(auth.user.id);
     return { success: true, message: 'Picture deleted', data: { user: toPublicUser(user, app.repos.users.extraFields()) } };
   },
 });

@@ -24,11 +24,11 @@ export const userMe = defineRoute({
   },
 });
 
-const updateProfile: Omit<RouteDef<any>, 'method' | 'path'> = {
+const updateProfile: Omit<RouteDef<any, unknown, unknown, 'session'>, 'method' | 'path'> = {
   auth: 'session',
   body: withAliases(USER_ALIASES, jsonObject),
   async handler({ body, auth, app }) {
-    const user = await app.services.users.updateProfile(auth.user!, body);
+    const user = await app.services.users.updateProfile(auth.user, body);
     return { success: true, message: 'Profile updated', data: { user: app.services.users.toPublic(user) } };
   },
 };

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../app-context.js';
 import type { SessionRecord } from '../../data/repositories/session-repository.js';
+import { bridgeAnswer, bridgeHeadText } from './bridge-answer.js';
 import { AppError, isAppError } from '../../errors/app-error.js';
 import { checkBridgeContext } from '../../services/bridge-checks.js';
 import { invalidSession, type ValidSession } from '../../services/session-service.js';
@@ -67,6 +68,7 @@ export const validation = defineRoute({
   rateLimit: validationRead,
   async handler({ auth, app }) {
     const { session, user } = await validSession(app, auth.token);
+    // A public route: validSession refused a missing token already.
     if (isPending(session)) return pendingShape(app, user, auth.token!);
     return validationText(session, app.services.users.toPublic(user));
   },
@@ -97,9 +99,9 @@ export const refresh = defineRoute({
   path: '/auth/refresh',
   auth: 'session',
   async handler({ res, auth, app }) {
-    const v = await app.services.sessions.refresh(auth.token!);
-    if (auth.tokenSource === 'cookie') setSessionCookie(res, app.config, auth.token!, new Date(v.session.expires_at));
-    return { ...loginShape(app, v.user, auth.token!, v.session), message: 'Session refreshed' };
+    const v = await app.services.sessions.refresh(auth.token);
+    if (auth.tokenSource === 'cookie') setSessionCookie(res, app.config, auth.token, new Date(v.session.expires_at));
+    return { ...loginShape(app, v.user, auth.token, v.session), message: 'Session refreshed' };
   },
 });
 
@@ -110,38 +112,20 @@ export const sessionCurrent = defineRoute({
   auth: 'session-or-pending',
   rateLimit: validationRead,
   async handler({ auth, app }) {
-    if (isPending(auth.session!)) return pendingShape(app, auth.user!, auth.token!);
+    if (isPending(auth.session)) return pendingShape(app, auth.user, auth.token);
     return {
       success: true,
       requires_2fa: false,
-      user: app.services.users.toPublic(auth.user!),
-      ...sessionFields(auth.token!, auth.session!),
+      user: app.services.users.toPublic(auth.user),
+      ...sessionFields(auth.token, auth.session),
     };
   },
 });
 
 const CACHE_SOURCE: Record<ValidSession['source'], string> = { local: 'ultra', shared: 'unified', db: 'db' };
 
-/**
- * The bridge answer up to its per-request fields: success, valid, the user (the public user plus the
- * camelCase aliases its clients read), the session and its expiry, serialised without the closing brace.
- */
-const bridgeHead = perSession((s, p) => {
-  const exp = iso(s.expires_at);
-  const user = { ...p, userType: p.user_type, lastName: p.last_name, userName: p.user_name, isVerified: p.is_verified, twoFactor: p.two_factor };
-  const session = {
-    id: s.id,
-    userId: s.user_id,
-    user_id: s.user_id,
-    expiresAt: exp,
-    expires_at: exp,
-    ipAddress: s.ip_address,
-    userAgent: s.user_agent,
-    lastUsedAt: iso(s.last_used_at),
-    two_factor_verified: true,
-  };
-  return JSON.stringify({ success: true, valid: true, user, session, expires_at: exp, expiresAt: exp }).slice(0, -1);
-});
+/** The per-session head of the bridge answer, cached per session record and user view. */
+const bridgeHead = perSession(bridgeHeadText);
 
 /** Every failure carries valid:false (some callers read `success || valid`). */
 const asInvalid = (err: unknown) =>
@@ -177,8 +161,8 @@ export const bridgeValidate = defineRoute({
     const { session: s, user, source } = v;
     if (isPending(s)) return { ...(await pendingShape(app, user, token)), valid: false };
     // Only where the answer came from and when differ between requests; the rest is the cached head.
-    const tail = JSON.stringify({ cached: source !== 'db', cacheSource: CACHE_SOURCE[source], timestamp: new Date().toISOString() });
-    return new JsonText(`${bridgeHead(s, app.services.users.toPublic(user))},${tail.slice(1)}`);
+    const perRequest = { cached: source !== 'db', cacheSource: CACHE_SOURCE[source], timestamp: new Date().toISOString() };
+    return new JsonText(bridgeAnswer(bridgeHead(s, app.services.users.toPublic(user)), perRequest));
   },
 });
 
@@ -188,8 +172,8 @@ export const invalidateMe = defineRoute({
   auth: 'session',
   rateLimit: 'cache-invalidation',
   async handler({ auth, app }) {
-    await app.services.sessions.invalidateUser(auth.user!.id);
-    const fresh = await app.services.users.get(auth.user!.id);
+    await app.services.sessions.invalidateUser(auth.user.id);
+    const fresh = await app.services.users.get(auth.user.id);
     return { success: true, message: 'User cache invalidated', data: { user: app.services.users.toPublic(fresh) } };
   },
 });

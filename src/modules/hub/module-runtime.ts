@@ -3,17 +3,18 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../../app-context.js';
 import { CORE_USER_ATTRIBUTES, type UserFieldDef } from '../../data/models/user.model.js';
 import { coreJobs, type JobDef } from '../../jobs/core-jobs.js';
-import { registry as shippedRegistry } from '../../../modules/index.js';
 import type { ModuleManifest } from '../define-module.js';
+import { createModuleContext, type ModuleContext } from '../module-context.js';
 import { checkRegistry, type CheckedRegistry } from '../registry.js';
 import type { JobSink, ModuleRuntime } from '../runtime.js';
 import { buildModuleRouter } from './dynamic-router.js';
 import { createModuleHub } from './hub.js';
+import type { Transaction } from '../../data/unit-of-work.js';
 import { createStateStore, type InstalledModule } from './state-store.js';
 
 export interface ModuleRuntimeOptions {
-  /** The modules that can be installed; default: the registry shipped in modules/. */
-  registry?: readonly ModuleManifest[];
+  /** The modules that can be installed: passed in at the composition root (core imports no module). */
+  registry: readonly ModuleManifest[];
   /** How often module state is re-read from the database (installs by another process). */
   pollMs?: number;
 }
@@ -26,9 +27,16 @@ export const MODULES_CHANGED = 'modules:changed';
  * changes: at once on `modules:changed` (bus), and at the latest after `pollMs` by comparing the
  * revision row (a CLI install against an embedded server without Redis).
  */
-export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOptions = {}): Promise<ModuleRuntime> {
+export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOptions): Promise<ModuleRuntime> {
   const pollMs = opts.pollMs ?? 2000;
-  let manifests: readonly ModuleManifest[] = opts.registry ?? shippedRegistry;
+  let manifests: readonly ModuleManifest[] = opts.registry;
+  const contexts = new Map<string, ModuleContext>();
+  /** One context per module, built on first use (the app is complete by then). */
+  const contextOf = (m: ModuleManifest): ModuleContext => {
+    let c = contexts.get(m.id);
+    if (!c) contexts.set(m.id, (c = createModuleContext(ctx, m)));
+    return c;
+  };
   let checked: CheckedRegistry | null = null;
   let installed = new Map<string, InstalledModule>();
   let configs = new Map<string, Record<string, unknown>>();
@@ -74,11 +82,12 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     ctx.repos.users.setExtraFields(runtime.userFields());
     for (const m of manifests) ctx.hooks.removeOwner(m.id);
     for (const m of enabledManifests()) {
-      for (const h of m.hooks) ctx.hooks.on(h.event, (payload) => h.handler(payload, ctx), m.id);
+      const mc = contextOf(m);
+      for (const h of m.hooks) ctx.hooks.on(h.event, (payload) => h.handler(payload, mc), m.id, h.when);
     }
     current = buildModuleRouter(
       ctx,
-      installedManifests().map((m) => ({ manifest: m, enabled: installed.get(m.id)!.enabled })),
+      installedManifests().map((m) => ({ manifest: m, enabled: installed.get(m.id)!.enabled, context: contextOf(m) })),
     );
     sink?.sync('modules', runtime.jobs());
   }
@@ -144,9 +153,19 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
       // A stored value that no longer fits the schema falls back to the defaults rather than failing requests.
       return (parsed.success ? parsed.data : m.config.parse({})) as T;
     },
-    exporters: () => dataManifests().flatMap((m) => m.exporters.map((exporter) => ({ module: m.id, exporter }))),
-    erasers: () => dataManifests().flatMap((m) => m.erasers.map((eraser) => ({ module: m.id, eraser }))),
-    jobs: (): JobDef[] => enabledManifests().flatMap((m) => m.jobs),
+    exporters: () =>
+      dataManifests().flatMap((m) => m.exporters.map((e) => ({ module: m.id, name: e.name, run: (userId: string) => e.run({ ctx: contextOf(m), userId }) }))),
+    erasers: () =>
+      dataManifests().flatMap((m) =>
+        m.erasers.map((e) => ({ module: m.id, name: e.name, erase: (userId: string, tx: Transaction) => e.run({ ctx: contextOf(m), userId, tx }) })),
+      ),
+    context(id) {
+      const m = manifests.find((x) => x.id === id);
+      if (!m) throw new Error(`no module ${id} in the registry`);
+      return contextOf(m);
+    },
+    jobs: (): JobDef[] =>
+      enabledManifests().flatMap((m) => m.jobs.map((j) => ({ name: j.name, schedule: j.schedule, run: () => j.run(contextOf(m)) }))),
     attachScheduler(s) {
       sink = s;
       s.sync('modules', runtime.jobs());
@@ -154,6 +173,7 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     hub: null as unknown as ModuleRuntime['hub'],
     async setRegistry(next) {
       manifests = [...next];
+      contexts.clear();
       checked = null;
       await reload();
     },

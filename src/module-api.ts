@@ -1,0 +1,52 @@
+/**
+ * The module API: the one file of core that modules (modules/<id>/**) import. Everything a module
+ * needs from core comes through here, or through the ModuleContext its routes, hooks, jobs,
+ * commands, exporters and erasers are given. A lint rule keeps it so (eslint.config.js), and core
+ * never imports a module: the registry is handed to it at the composition root (entry/).
+ * See docs/architecture.md.
+ */
+export { defineModule, ModuleManifestError } from './modules/define-module.js';
+export type {
+  ModuleCommand,
+  ModuleCommandContext,
+  ModuleDoctorCheck,
+  ModuleEmail,
+  ModuleEraser,
+  ModuleErrorCode,
+  ModuleExporter,
+  ModuleHook,
+  ModuleInput,
+  ModuleJob,
+  ModuleManifest,
+  ModuleRateLimit,
+  ModuleUserField,
+  ProfileRefusal,
+} from './modules/define-module.js';
+export { defineRoute } from './modules/module-route.js';
+export type { AuthFor, MaybeSignedIn, ModuleHandlerArgs, ModuleRouteDef, SignedIn } from './modules/module-route.js';
+export type { AuthMode, UserType } from './http/define-route.js';
+export type {
+  ModuleContext,
+  ModuleDb,
+  ModuleHooks,
+  ModuleKeys,
+  ModuleLimits,
+  ModuleMail,
+  ModulePersonalData,
+  ModuleSessions,
+  ModuleUsers,
+} from './modules/module-context.js';
+export type { HookEvent, HookEvents, HookMatcher, HookPayload, SignInClient, SignInMethod } from './modules/hooks.js';
+export { moduleEnvelope } from './modules/envelope.js';
+export { AppError, badRequest, forbidden, notFound, unauthorized, unavailable, isAppError } from './errors/app-error.js';
+export { Codes } from './errors/codes.js';
+export { invalidInput } from './errors/zod-issues.js';
+export type { MigrationContext, MigrationDef } from './data/migration-types.js';
+export type { Transaction } from './data/unit-of-work.js';
+export type { UserRecord } from './data/repositories/user-repository.js';
+export type { UserFieldDef } from './data/models/user.model.js';
+export type { SessionRecord, SessionStatus } from './data/repositories/session-repository.js';
+export type { PublicUser } from './services/user-view.js';
+export type { SignInResult } from './services/sign-in.js';
+export type { ErasureResult } from './services/account-data.js';
+export type { LimitResult } from './limits/rate-limiter.js';

@@ -1,0 +1,281 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { Response } from 'express';
+import { clearSessionCookie } from '../http/cookies.js';
+import type { Model, ModelAttributes, ModelOptions, ModelStatic } from 'sequelize';
+import type { AppContext } from '../app-context.js';
+import type { UserFieldDef } from '../data/models/user.model.js';
+import type { SessionRecord, SessionStatus } from '../data/repositories/session-repository.js';
+import type { UserRecord } from '../data/repositories/user-repository.js';
+import type { Transaction } from '../data/unit-of-work.js';
+import { AppError } from '../errors/app-error.js';
+import { Codes } from '../errors/codes.js';
+import { consumeLimit, tooManyRequests } from '../http/middleware/rate-limit.js';
+import type { LimitResult } from '../limits/rate-limiter.js';
+import type { Logger } from '../log/logger.js';
+import { findPackageRoot } from '../mail/package-root.js';
+import { exportAccount, eraseAccount, type ErasureResult } from '../services/account-data.js';
+import type { PublicUser } from '../services/user-view.js';
+import type { SignInResult } from '../services/sign-in.js';
+import type { ModuleManifest } from './define-module.js';
+import type { HookMatcher, HookPayload, SignInClient, SignInMethod } from './hooks.js';
+
+/** Columns a module may not write through users.patch: each has its own core flow. */
+const PROTECTED_USER_COLUMNS = new Set([
+  'id',
+  'email',
+  'password_hash',
+  'password_changed_at',
+  'user_type',
+  'deleted_at',
+  'deletion_reason',
+  'created_at',
+  'updated_at',
+]);
+
+export interface ModuleUsers {
+  /** A live user, or 404. */
+  get(id: string): Promise<UserRecord>;
+  /** A user by id (deleted ones with includeDeleted), or null. */
+  find(id: string, opts?: { includeDeleted?: boolean; tx?: Transaction }): Promise<UserRecord | null>;
+  findByEmail(email: string): Promise<UserRecord | null>;
+  /**
+   * The user service's one writer: inside `tx` when given; caches and 'user.updated' follow the commit.
+   * Email, password, role and deletion have their own flows and are refused here.
+   */
+  patch(id: string, values: Partial<UserRecord>, opts?: { tx?: Transaction }): Promise<UserRecord>;
+  /**
+   * The module's own user fields (its manifest's userFields) of one user, typed by the field types, even
+   * while the module is uninstalled with its data kept; null when there is no such user.
+   */
+  ownFields(userId: string): Promise<Record<string, unknown> | null>;
+  /** Sets the module's own user fields to NULL (erasure), inside `tx` when given. */
+  clearOwnFields(userId: string, opts?: { tx?: Transaction }): Promise<void>;
+  /** The spec's User object (write-only fields never). */
+  toPublic(user: UserRecord): PublicUser;
+  /** Whether `password` is the user's password (bcrypt, constant time); false without one. */
+  verifyPassword(user: UserRecord, password: string): Promise<boolean>;
+}
+
+export interface ModuleSessions {
+  /** Opens a session directly (prefer signIn, which runs the second factor and the sign-in hooks). */
+  create(userId: string, opts?: SignInClient & { status?: SessionStatus; tx?: Transaction }): Promise<{ token: string; session: SessionRecord }>;
+  /** Turns a pending two-factor session into a full one (same id and token); null when it is gone. */
+  activate(sessionId: string): Promise<SessionRecord | null>;
+  revoke(sessionId: string): Promise<boolean>;
+  /** Every session of the user but `exceptSessionId`; returns how many. */
+  revokeAll(userId: string, opts?: { exceptSessionId?: string; tx?: Transaction }): Promise<number>;
+  list(userId: string): Promise<SessionRecord[]>;
+}
+
+export interface ModuleHooks {
+  /** Subscribes for the module's lifetime (removed when it is switched off or uninstalled). */
+  on<E extends string>(event: E, handler: (payload: HookPayload<E>) => Promise<void> | void, when?: HookMatcher<E>): void;
+  /** Raises an event (the module's own, namespaced `<id>.<what>`, or a catalogue event). */
+  run<E extends string>(event: E, payload: HookPayload<E>): Promise<void>;
+}
+
+export interface ModuleDb {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** A model over one of the module's own tables (declared in the manifest's `tables`); defined once. */
+  model(name: string, table: string, attributes: ModelAttributes, options?: Omit<ModelOptions, 'tableName' | 'sequelize'>): ModelStatic<Model>;
+  /** A unit of work: everything given `tx` commits or rolls back together. */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+}
+
+export interface ModuleMail {
+  /** Sends one of the module's messages (modules/<id>/emails/<lang>/<template>.html|.txt) in the user's language. */
+  send(msg: { to: string; template: string; lang?: string | null; data: Record<string, string | number | undefined> }): Promise<void>;
+}
+
+export interface ModuleKeys {
+  /** A 32-byte key for `purpose`, derived (HKDF-SHA256) from the server's secrets and the module id. */
+  derive(purpose: string): Buffer;
+  /** AES-256-GCM with the derived key: `v1.<iv>.<tag>.<ciphertext>` (base64url). */
+  seal(plain: string, purpose: string): string;
+  /** Opens what seal produced; throws on anything tampered with. */
+  open(sealed: string, purpose: string): string;
+}
+
+export interface ModuleLimits {
+  /** One hit on one of the module's declared classes; fails open when the store is down. */
+  consume(cls: string, key: string): Promise<LimitResult>;
+  /** As consume, throwing 429 RATE_LIMITED (with retry_after) when the budget is spent. */
+  check(cls: string, key: string): Promise<void>;
+  reset(cls: string, key: string): Promise<void>;
+}
+
+export interface ModulePersonalData {
+  /** Everything stored about a user: core and every module with data. */
+  exportAll(userId: string): Promise<Awaited<ReturnType<typeof exportAccount>>>;
+  /** Erases a user everywhere in one transaction (`within` joins it); sessions end after the commit. */
+  erase(userId: string, reason: string, within?: (tx: Transaction, erased: string[]) => Promise<void>): Promise<ErasureResult>;
+}
+
+/**
+ * What a module gets from core: the only way in. Modules import nothing from core but
+ * src/module-api.ts, and never see the AppContext, sequelize, models, repositories or Redis.
+ */
+export interface ModuleContext {
+  readonly id: string;
+  readonly logger: Logger;
+  /** The module's settings: its config schema's defaults with the stored overrides applied. */
+  config<T = Record<string, unknown>>(): T;
+  /** What messages and links need: product name and public addresses. */
+  readonly site: { productName: string; publicBaseUrl: string; appUrl: string };
+  readonly users: ModuleUsers;
+  readonly sessions: ModuleSessions;
+  /** The one sign-in seam (see services/sign-in.ts): full or pending two-factor session, hooks. */
+  signIn(user: UserRecord, method: SignInMethod, client?: SignInClient): Promise<SignInResult>;
+  readonly hooks: ModuleHooks;
+  readonly mail: ModuleMail;
+  readonly sms: { send(to: string, text: string): Promise<void> };
+  readonly db: ModuleDb;
+  readonly limits: ModuleLimits;
+  readonly keys: ModuleKeys;
+  /** Other modules, as far as a module may know them. */
+  readonly modules: { isInstalled(id: string): boolean; isEnabled(id: string): boolean; userFields(moduleId: string): UserFieldDef[] };
+  readonly personalData: ModulePersonalData;
+  /** Ends the browser's cookie session on this answer (after the account it belonged to is gone). */
+  clearSessionCookie(res: Response): void;
+}
+
+/** A raw column value as its field type (SQLite answers 0/1 and strings). */
+function typed(type: UserFieldDef['type'], v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  if (type === 'boolean') return v === true || v === 1 || v === '1' || v === 'true';
+  if (type === 'date') return new Date(v as string);
+  if (type === 'integer') return Number(v);
+  return v;
+}
+
+const models = new WeakMap<object, Map<string, ModelStatic<Model>>>();
+
+/** Builds the context of one module; `app` is read lazily so a context outlives nothing it should not. */
+export function createModuleContext(app: AppContext, manifest: ModuleManifest): ModuleContext {
+  const id = manifest.id;
+  const logger = app.logger.child({ module: id });
+  const tables = new Set(manifest.tables);
+  const ownColumns = manifest.userFields.map((f) => f.name);
+  const limits = new Map(manifest.rateLimits.map((r) => [r.name, { points: r.points, durationSec: r.durationSec }]));
+  const ruleOf = (cls: string) => {
+    const rule = limits.get(cls);
+    if (!rule) throw new Error(`module ${id}: rate-limit class ${cls} is not declared in its manifest`);
+    return rule;
+  };
+  const emails = {
+    dir: manifest.emailDir ?? path.join(findPackageRoot(), 'modules', id, 'emails'),
+    required: Object.fromEntries(manifest.emails.map((e) => [e.name, { all: e.requires ?? [] }])),
+  };
+  const secret = () => {
+    const s = app.config.cookieSecret ?? app.config.bridgeSecret;
+    if (!s) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Server secrets are not configured (COOKIE_SECRET or BRIDGE_VALIDATION_SECRET)');
+    return s;
+  };
+  const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', secret(), 'gatehouse-module-keys', `${id}:${purpose}`, 32));
+
+  const ctx: ModuleContext = {
+    id,
+    logger,
+    config: <T>() => app.modules.config<T>(id),
+    get site() {
+      return { productName: app.config.productName, publicBaseUrl: app.config.publicBaseUrl, appUrl: app.config.appUrl ?? app.config.publicBaseUrl };
+    },
+    users: {
+      get: (userId) => app.services.users.get(userId),
+      find: (userId, opts) => app.repos.users.findById(userId, opts),
+      findByEmail: (email) => app.repos.users.findByEmail(email),
+      patch(userId, values, opts) {
+        const refused = Object.keys(values).filter((k) => PROTECTED_USER_COLUMNS.has(k));
+        if (refused.length) throw new Error(`module ${id} may not write ${refused.join(', ')} through users.patch`);
+        return app.services.users.patch(userId, values, opts);
+      },
+      async ownFields(userId) {
+        const row = await app.repos.users.readColumns(userId, ownColumns);
+        if (!row) return null;
+        return Object.fromEntries(manifest.userFields.map((f) => [f.name, typed(f.type, row[f.name])]));
+      },
+      clearOwnFields: (userId, opts = {}) => app.services.users.clearColumns(userId, ownColumns, { tx: opts.tx }),
+      toPublic: (u) => app.services.users.toPublic(u),
+      verifyPassword: (u, password) => app.services.passwords.verify(password, u.password_hash ?? null),
+    },
+    sessions: {
+      create: (userId, { tx, ...opts } = {}) => app.services.sessions.create(userId, opts, { tx }),
+      activate: (sessionId) => app.services.sessions.activate(sessionId),
+      revoke: (sessionId) => app.services.sessions.revokeById(sessionId),
+      revokeAll: (userId, opts = {}) => app.services.sessions.revokeAllForUser(userId, opts.exceptSessionId, { tx: opts.tx }),
+      list: (userId) => app.services.sessions.listForUser(userId),
+    },
+    signIn: (user, method, client) => app.services.signIn.signIn(user, method, client),
+    hooks: {
+      on(event, handler, when) {
+        app.hooks.on(event, handler, id, when);
+      },
+      run: (event, payload) => app.hooks.run(event, payload),
+    },
+    mail: {
+      async send(msg) {
+        await app.services.mailer.send({ ...msg, source: emails });
+      },
+    },
+    sms: {
+      async send(to, text) {
+        await app.services.sms.send(to, text);
+      },
+    },
+    db: {
+      get dialect() {
+        return app.dialect;
+      },
+      model(name, table, attributes, options = {}) {
+        if (!tables.has(table)) throw new Error(`module ${id} does not own table ${table} (declare it in the manifest's tables)`);
+        let byName = models.get(app.sequelize);
+        if (!byName) models.set(app.sequelize, (byName = new Map()));
+        const key = `${id}:${name}`;
+        let m = byName.get(key);
+        if (!m) {
+          m = app.sequelize.define(name, attributes, { timestamps: false, ...options, tableName: table });
+          byName.set(key, m);
+        }
+        return m;
+      },
+      transaction: (fn) => app.sequelize.transaction(fn),
+    },
+    limits: {
+      consume: async (cls, key) => consumeLimit(app, cls, key, ruleOf(cls)),
+      async check(cls, key) {
+        if (!app.config.rateLimitsEnabled) return;
+        const r = await consumeLimit(app, cls, key, ruleOf(cls));
+        if (!r.allowed) throw tooManyRequests(r);
+      },
+      reset: (cls, key) => app.limiter.reset(cls, key),
+    },
+    keys: {
+      derive,
+      seal(plain, purpose) {
+        const iv = randomBytes(12);
+        const cipher = createCipheriv('aes-256-gcm', derive(purpose), iv);
+        const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+        return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+      },
+      open(sealed, purpose) {
+        const [v, iv, tag, body] = sealed.split('.');
+        if (v !== 'v1' || !iv || !tag || body === undefined) throw new Error('not a sealed value');
+        const decipher = createDecipheriv('aes-256-gcm', derive(purpose), Buffer.from(iv, 'base64url'));
+        decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+        return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+      },
+    },
+    modules: {
+      isInstalled: (other) => app.modules.isInstalled(other),
+      isEnabled: (other) => app.modules.isEnabled(other),
+      userFields: (moduleId) => app.modules.userFields().filter((f) => f.module === moduleId),
+    },
+    personalData: {
+      exportAll: (userId) => exportAccount(app, userId),
+      erase: (userId, reason, within) => eraseAccount(app, userId, reason, within),
+    },
+    clearSessionCookie: (res) => clearSessionCookie(res, app.config),
+  };
+  return ctx;
+}

@@ -1,0 +1,114 @@
+import type { AppContext } from '../app-context.js';
+import { CORE_USER_ATTRIBUTES } from '../data/models/user.model.js';
+import type { Transaction } from '../data/unit-of-work.js';
+
+/**
+ * Personal data across core and every module with data: one export, one erasure. A module's
+ * routes and commands call these through its context (ModuleContext.personalData); any module's exporters and erasers
+ * take part (installed, switched off, or uninstalled with their data kept).
+ */
+
+/** Core users columns in an export: all of them but the password hash. */
+const EXPORTED_USER_COLUMNS = Object.keys(CORE_USER_ATTRIBUTES).filter((c) => c !== 'password_hash');
+
+const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+const plainRow = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, iso(v)]));
+
+/** What core stores about a user: the user row (no password hash), sessions (no token hashes), token metadata. */
+export async function exportCore(app: AppContext, userId: string) {
+  // Through the repository, so booleans, JSON and dates come back typed on both dialects.
+  const record = await app.repos.users.findById(userId, { includeDeleted: true });
+  const user = record ? Object.fromEntries(EXPORTED_USER_COLUMNS.map((c) => [c, record[c] ?? null])) : null;
+  const sessions = await app.repos.sessions.listByUser(userId);
+  const tokens = await app.models.AuthToken.findAll({ where: { user_id: userId }, order: [['created_at', 'DESC']] });
+  return {
+    user: user ? plainRow(user) : null,
+    // Every column but the hashes of secrets (session token, one-time token and code).
+    sessions: sessions.map(({ token_hash: _secret, ...rest }) => plainRow(rest as Record<string, unknown>)),
+    auth_tokens: tokens.map((t) => {
+      const { token_hash: _t, code_hash: _c, ...rest } = t.get({ plain: true }) as Record<string, unknown>;
+      return plainRow(rest);
+    }),
+  };
+}
+
+/** Columns an erasure clears; the row stays (anonymized) so foreign keys and audit history hold. */
+const CLEARED = [
+  'name',
+  'last_name',
+  'user_name',
+  'picture',
+  'phone',
+  'lang',
+  'metadata',
+  'tmz',
+  'dob',
+  'display_name',
+  'gender',
+  'title',
+  'reference_id',
+  'recovery_email',
+  'password_hash',
+];
+
+/** Anonymizes the user row and deletes one-time tokens; sessions are revoked after commit (caches too). */
+export async function eraseCore(app: AppContext, userId: string, reason: string, tx: Transaction): Promise<void> {
+  const now = new Date();
+  const cleared = Object.fromEntries(CLEARED.map((c) => [c, null]));
+  await app.services.users.patch(
+    userId,
+    { ...cleared, email: `deleted-${userId}@invalid`, two_factor: false, deleted_at: now, deletion_reason: reason },
+    { tx },
+  );
+  await app.models.AuthToken.destroy({ where: { user_id: userId }, transaction: tx });
+}
+
+export interface ErasureResult {
+  user_id: string;
+  /** 'core', then each module whose eraser ran. */
+  erased: string[];
+}
+
+/**
+ * Erases a user across every module with data and core, in one transaction (`within` joins it, e.g.
+ * to record proof of the erasure); then, after the commit, revokes the sessions everywhere, drops
+ * caches, deletes the uploaded picture file and runs 'user.erased'.
+ */
+export async function eraseAccount(
+  app: AppContext,
+  userId: string,
+  reason: string,
+  within?: (tx: Transaction, erased: string[]) => Promise<void>,
+): Promise<ErasureResult> {
+  const erased = ['core'];
+  // The stored picture is personal data too; the row is read fresh (the caller's copy may be cached).
+  const picture = (await app.repos.users.findById(userId))?.picture ?? null;
+  await app.sequelize.transaction(async (tx) => {
+    for (const { module, erase } of app.modules.erasers()) {
+      await erase(userId, tx);
+      if (!erased.includes(module)) erased.push(module);
+    }
+    await eraseCore(app, userId, reason, tx);
+    await within?.(tx, erased);
+  });
+  await app.services.sessions.revokeAllForUser(userId);
+  await app.services.sessions.invalidateUser(userId);
+  // After the commit: a rolled-back erasure must not have lost the file.
+  await app.services.pictures.discard(userId, picture);
+  await app.hooks.run('user.erased', { user_id: userId }).catch((err) => app.logger.warn({ err: (err as Error).message }, 'user.erased hook failed'));
+  return { user_id: userId, erased };
+}
+
+/** Everything stored about a user: core, then each module with data (its own exporters). */
+export async function exportAccount(app: AppContext, userId: string) {
+  const modules: Record<string, Record<string, unknown>> = {};
+  for (const { module, name, run } of app.modules.exporters()) {
+    try {
+      (modules[module] ??= {})[name] = await run(userId);
+    } catch (err) {
+      // A module uninstalled while the export ran has no data left to export.
+      if (app.modules.isEnabled(module)) throw err;
+    }
+  }
+  return { generated_at: new Date().toISOString(), user_id: userId, core: await exportCore(app, userId), modules };
+}

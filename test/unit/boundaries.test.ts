@@ -1,0 +1,56 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+import { registry } from '../../modules/index.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const eslint = new ESLint({ cwd: ROOT });
+
+async function boundaryErrors(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
+  return result.messages.filter((m) => m.ruleId === 'gatehouse/boundaries').map((m) => m.message);
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => path.join(e.parentPath, e.name));
+}
+
+describe('module boundary', () => {
+  it('when core imports a module, then the lint rule refuses it; core importing core (src/modules) is fine', async () => {
+    expect(await boundaryErrors('src/services/x.ts', "import { registry } from '../../modules/index.js';")).toEqual([
+      expect.stringMatching(/Core never imports a module/),
+    ]);
+    expect(await boundaryErrors('src/http/x.ts', "const m = await import('../../modules/privacy/index.js');")).toHaveLength(1);
+    expect(await boundaryErrors('src/services/x.ts', "import type { Hooks } from '../modules/hooks.js';")).toEqual([]);
+  });
+
+  it('when a module imports core past the barrel, then the lint rule refuses it; the barrel and its own files are fine', async () => {
+    expect(await boundaryErrors('modules/demo/service.ts', "import type { AppContext } from '../../src/app-context.js';")).toEqual([
+      expect.stringMatching(/only through src\/module-api\.ts/),
+    ]);
+    expect(await boundaryErrors('modules/demo/migrations/x.ts', "export { Codes } from '../../../src/errors/codes.js';")).toHaveLength(1);
+    expect(await boundaryErrors('modules/demo/service.ts', "import { defineRoute } from '../../src/module-api.js';\nimport { x } from './x.js';")).toEqual([]);
+  });
+
+  it('when src/ is searched for the id of any shipped module, then none is found', () => {
+    const ids = registry.map((m) => m.id);
+    const hits = tsFiles('src').flatMap((f) => {
+      const text = readFileSync(f, 'utf8');
+      return ids.filter((id) => new RegExp(`\\b${id}\\b`).test(text)).map((id) => `${path.relative(ROOT, f)}: ${id}`);
+    });
+    expect(hits).toEqual([]);
+  });
+
+  it('when modules/ is searched for imports of core, then each goes through the module API barrel', () => {
+    const hits = tsFiles('modules').flatMap((f) =>
+      [...readFileSync(f, 'utf8').matchAll(/from '((?:\.\.\/)+src\/[^']+)'/g)]
+        .map((m) => m[1])
+        .filter((s) => !s.endsWith('src/module-api.js'))
+        .map((s) => `${path.relative(ROOT, f)}: ${s}`),
+    );
+    expect(hits).toEqual([]);
+  });
+});
