@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'sequelize';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserListQuery, UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import { AppError, badRequest, forbidden, notFound } from '../errors/app-error.js';
@@ -31,6 +32,15 @@ export interface CreateUserInput {
 
 export type UserListParams = UserListQuery;
 
+export interface CreateUserOptions {
+  actor: UserRecord | null;
+  verified?: boolean;
+  /** The insert joins this transaction (a social sign-up writes the user and its linked account as one). */
+  transaction?: Transaction;
+  /** A picture URL taken over from an identity provider (never client input). */
+  picture?: string | null;
+}
+
 export interface UserService {
   /**
    * Validates (email format, password policy, user_name format and uniqueness; duplicates → 400 EMAIL_TAKEN / USER_NAME_TAKEN),
@@ -38,7 +48,7 @@ export interface UserService {
    * (or the system) may create a superadmin. `verified` is the default of is_verified when the input
    * does not say.
    */
-  create(input: CreateUserInput, opts: { actor: UserRecord | null; verified?: boolean }): Promise<UserRecord>;
+  create(input: CreateUserInput, opts: CreateUserOptions): Promise<UserRecord>;
   /** The spec's User object (installed modules' fields included, write-only ones never). */
   toPublic(u: UserRecord): PublicUser;
   /** A live (not deleted) user, or 404 — malformed ids included. */
@@ -140,10 +150,11 @@ export function createUserService(deps: UserServiceDeps): UserService {
           is_verified: input.is_verified ?? opts.verified ?? false,
           password_hash: input.password ? await deps.passwords.hash(input.password) : null,
           password_changed_at: input.password ? now : null,
+          picture: opts.picture ?? null,
           metadata: {},
           created_at: now,
           updated_at: now,
-        });
+        }, { transaction: opts.transaction });
       } catch (err) {
         throw uniqueViolation(err) ?? err;
       }

@@ -1,4 +1,4 @@
-import { Op, type Model, type ModelStatic, type Sequelize, type WhereOptions } from 'sequelize';
+import { Op, type Model, type ModelStatic, type Sequelize, type Transaction, type WhereOptions } from 'sequelize';
 import { defineUserModel, type UserFieldDef } from '../models/user.model.js';
 import { dialectOf } from '../sequelize.js';
 import { createUserLister, type UserListQuery } from './user-list.js';
@@ -52,7 +52,8 @@ export interface UserRepository {
   findByLogin(identifier: string): Promise<UserRecord | null>;
   findByPhone(phone: string): Promise<UserRecord | null>;
   userNameTaken(userName: string, exceptId?: string): Promise<boolean>;
-  create(values: Partial<UserRecord> & { id: string; email: string }): Promise<UserRecord>;
+  /** `transaction`: the insert is part of a larger write (a social sign-up creates the user and its linked account together). */
+  create(values: Partial<UserRecord> & { id: string; email: string }, opts?: { transaction?: Transaction }): Promise<UserRecord>;
   update(id: string, values: Partial<UserRecord>): Promise<UserRecord | null>;
   list(query: UserListQuery): Promise<UserListPage>;
   count(where?: Partial<Pick<UserRecord, 'user_type'>>): Promise<number>;
@@ -94,9 +95,12 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
       };
       return (await User.count({ where })) > 0;
     },
-    async create(values) {
+    async create(values, opts) {
       const now = new Date();
-      const row = await User.create({ created_at: now, updated_at: now, ...values, email: values.email.toLowerCase() });
+      const row = await User.create(
+        { created_at: now, updated_at: now, ...values, email: values.email.toLowerCase() },
+        opts?.transaction ? { transaction: opts.transaction } : {},
+      );
       return plain(row)!;
     },
     async update(id, values) {

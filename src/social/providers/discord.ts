@@ -1,0 +1,53 @@
+import { SocialCodes, socialError } from '../errors.js';
+import { bearer, callProvider } from '../provider-http.js';
+import { str, type ProviderProfile, type ProviderRuntime, type SocialProvider } from '../provider.js';
+import { audiences } from '../settings.js';
+import { requireSecret } from './oidc.js';
+
+interface DiscordUser {
+  id?: string;
+  username?: string;
+  global_name?: string | null;
+  avatar?: string | null;
+  email?: string | null;
+  verified?: boolean;
+}
+
+async function readProfile(p: ProviderRuntime, token: string): Promise<ProviderProfile> {
+  const u = await callProvider<DiscordUser>('discord', p.url('userinfo'), { headers: bearer(token) });
+  if (!str(u.id)) throw socialError(401, SocialCodes.INVALID_TOKEN, 'Discord answered without a user id');
+  return {
+    id: String(u.id),
+    email: str(u.email),
+    emailVerified: u.verified === true,
+    name: str(u.global_name) ?? str(u.username),
+    lastName: null,
+    picture: u.avatar && /^[A-Za-z0-9_]+$/.test(u.avatar) ? `https://cdn.discordapp.com/avatars/${u.id}/${u.avatar}.png` : null,
+  };
+}
+
+export const discord: SocialProvider = {
+  id: 'discord',
+  name: 'Discord',
+  oidc: false,
+  defaultEndpoints: {
+    authorization: 'https://discord.com/oauth2/authorize',
+    token: 'https://discord.com/api/oauth2/token',
+    userinfo: 'https://discord.com/api/users/@me',
+    token_check: 'https://discord.com/api/oauth2/@me',
+  },
+  requiredEndpoints: ['authorization', 'token', 'userinfo', 'token_check'],
+  defaultScopes: ['identify', 'email'],
+  clientAuth: 'basic',
+  fromCode: (p, tokens) => readProfile(p, tokens.accessToken()),
+  /** `/oauth2/@me` names the application a token was issued to: it must be one of ours. */
+  async fromAccessToken(p, token) {
+    const me = await callProvider<{ application?: { id?: string }; user?: { id?: string } }>('discord', p.url('token_check'), { headers: bearer(token) });
+    const app = str(me.application?.id);
+    if (!app || !audiences(p.settings).includes(app)) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This Discord token was not issued to this application');
+    const profile = await readProfile(p, token);
+    if (me.user?.id !== undefined && String(me.user.id) !== profile.id) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This Discord token was not issued to this application');
+    return profile;
+  },
+  check: (s) => requireSecret(s, 'discord'),
+};

@@ -1,0 +1,77 @@
+import { SocialCodes, socialError } from '../errors.js';
+import { bearer, callProvider } from '../provider-http.js';
+import { str, type ProviderProfile, type ProviderRuntime, type SocialProvider } from '../provider.js';
+import { webClientId } from '../settings.js';
+import { requireSecret } from './oidc.js';
+
+interface GitHubUser {
+  id?: number | string;
+  login?: string;
+  name?: string | null;
+  email?: string | null;
+  avatar_url?: string | null;
+}
+interface GitHubEmail {
+  email?: string;
+  primary?: boolean;
+  verified?: boolean;
+}
+
+const headers = (token: string) => ({ ...bearer(token), Accept: 'application/vnd.github+json', 'X-GitHub-Api-Version': '2022-11-28' });
+
+/** The profile from /user, and the email from /user/emails: the primary one, verified or not (GitHub says which). */
+async function readProfile(p: ProviderRuntime, token: string): Promise<ProviderProfile> {
+  const user = await callProvider<GitHubUser>('github', p.url('userinfo'), { headers: headers(token) });
+  if (user.id === undefined || user.id === null) throw socialError(401, SocialCodes.INVALID_TOKEN, 'GitHub answered without a user id');
+  const emails = await callProvider<GitHubEmail[] | Record<string, unknown>>('github', p.url('emails'), { headers: headers(token) });
+  const primary = Array.isArray(emails) ? emails.find((e) => e.primary && typeof e.email === 'string') : undefined;
+  const [first, ...rest] = (str(user.name) ?? '').split(/\s+/).filter(Boolean);
+  return {
+    id: String(user.id),
+    email: str(primary?.email),
+    emailVerified: primary?.verified === true,
+    name: first ?? str(user.login),
+    lastName: rest.length ? rest.join(' ') : null,
+    picture: str(user.avatar_url),
+  };
+}
+
+export const github: SocialProvider = {
+  id: 'github',
+  name: 'GitHub',
+  oidc: false,
+  defaultEndpoints: {
+    authorization: 'https://github.com/login/oauth/authorize',
+    token: 'https://github.com/login/oauth/access_token',
+    userinfo: 'https://api.github.com/user',
+    emails: 'https://api.github.com/user/emails',
+    token_check: 'https://api.github.com/applications/{client_id}/token',
+  },
+  requiredEndpoints: ['authorization', 'token', 'userinfo', 'emails', 'token_check'],
+  defaultScopes: ['read:user', 'user:email'],
+  clientAuth: 'basic',
+  fromCode: (p, tokens) => readProfile(p, tokens.accessToken()),
+  /**
+   * GitHub's "check a token" API answers 404 for a token of another OAuth app, and is called with our
+   * app's credentials: a token minted for another app cannot pass.
+   */
+  async fromAccessToken(p, token) {
+    const clientId = webClientId(p.settings);
+    const secret = p.settings.client_secret ?? '';
+    const check = await callProvider<{ app?: { client_id?: string }; user?: { id?: number | string } }>(
+      'github',
+      p.url('token_check').replace('{client_id}', encodeURIComponent(clientId)),
+      {
+        method: 'POST',
+        headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ access_token: token }),
+        rejectStatuses: [404, 422],
+      },
+    );
+    if (check.app?.client_id !== clientId) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This GitHub token was not issued to this application');
+    const profile = await readProfile(p, token);
+    if (check.user?.id !== undefined && String(check.user.id) !== profile.id) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This GitHub token was not issued to this application');
+    return profile;
+  },
+  check: (s) => requireSecret(s, 'github'),
+};
