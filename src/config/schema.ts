@@ -188,6 +188,7 @@ export const CONFIG_KEYS = {
   SOCIAL_AUTH: key('socialAuth', 'social', socialAuthSchema, 'JSON keyed by provider (google, github, facebook, apple, discord, microsoft): client_id or client_ids, client_secret, scopes, store_tokens, tenant (Microsoft), team_id / key_id / private_key_file (Apple), endpoints {authorization, token, userinfo, emails, jwks, issuer, token_check}.', { default: '{}', secret: true }),
   FRONTEND_URL: key('frontendUrl', 'social', url(['http', 'https']).optional(), 'Front-end the social callback redirects to (FRONTEND_URL/login?social_login=…). Default APP_URL, then PUBLIC_URL.'),
   SOCIAL_REDIRECT_ALLOWLIST: key('socialRedirectAllowlist', 'social', list, 'Origins a return_to of GET /auth/social/{provider}/login may point to (comma list).', { default: [] }),
+  SOCIAL_PROVIDER_TIMEOUT_MS: key('socialProviderTimeoutMs', 'social', int(100, 60_000), 'Longest wait for one call to an identity provider; past it the sign-in answers 503 SOCIAL_PROVIDER_UNAVAILABLE.', { default: 8000 }),
   SOCIAL_CALLBACK_MODE: key('socialCallbackMode', 'social', z.enum(['cookie', 'params']), 'How the callback hands the session to the front-end: HttpOnly cookie, or session_id in the redirect (legacy).', { default: 'cookie' }),
 
   // Mail and SMS

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import { invalidToken, providerUnavailable } from './errors.js';
-import { PROVIDER_TIMEOUT_MS } from './provider-http.js';
 
 const jwksSets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
 /** One key set per URL, fetched when first needed and cached by jose (refetched on an unknown kid). */
-function jwksFor(url: string) {
-  let set = jwksSets.get(url);
+function jwksFor(url: string, timeoutMs: number) {
+  const key = `${timeoutMs} ${url}`;
+  let set = jwksSets.get(key);
   if (!set) {
-    set = createRemoteJWKSet(new URL(url), { timeoutDuration: PROVIDER_TIMEOUT_MS, cooldownDuration: 30_000 });
-    jwksSets.set(url, set);
+    set = createRemoteJWKSet(new URL(url), { timeoutDuration: timeoutMs, cooldownDuration: 30_000 });
+    jwksSets.set(key, set);
   }
   return set;
 }
@@ -20,6 +20,7 @@ export const sha256Hex = (v: string) => createHash('sha256').update(v).digest('h
 export interface IdTokenRules {
   provider: string;
   jwks: string;
+  timeoutMs: number;
   /** The exact issuer, or a template with `{tenantid}` filled from the token's `tid` (Microsoft). */
   issuer: string;
   audiences: string[];
@@ -48,7 +49,7 @@ const TOKEN_ERRORS = new Set([
 export async function verifyIdToken(token: string, rules: IdTokenRules): Promise<JWTPayload> {
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, jwksFor(rules.jwks), {
+    ({ payload } = await jwtVerify(token, jwksFor(rules.jwks, rules.timeoutMs), {
       audience: rules.audiences,
       algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'],
       clockTolerance: 60,

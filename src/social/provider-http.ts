@@ -2,8 +2,11 @@ import { OAuth2Tokens } from 'arctic';
 import { AppError } from '../errors/app-error.js';
 import { SocialCodes, invalidToken, providerUnavailable, socialError } from './errors.js';
 
-/** How long one call to a provider may take before the sign-in answers 503. */
-export const PROVIDER_TIMEOUT_MS = 8000;
+/** Who is called: the provider's id (for messages) and how long one call may take before answering 503. */
+export interface Caller {
+  id: string;
+  timeoutMs: number;
+}
 
 export interface CallOptions {
   method?: 'GET' | 'POST' | 'DELETE';
@@ -17,7 +20,8 @@ export interface CallOptions {
  * One JSON call to a provider. Network errors, timeouts, 5xx and unreadable answers are the provider's
  * fault (503 SOCIAL_PROVIDER_UNAVAILABLE); the statuses in `rejectStatuses` refuse the token (401).
  */
-export async function callProvider<T = Record<string, unknown>>(provider: string, url: string, opts: CallOptions = {}): Promise<T> {
+export async function callProvider<T = Record<string, unknown>>(p: Caller, url: string, opts: CallOptions = {}): Promise<T> {
+  const provider = p.id;
   let res: Response;
   try {
     res = await fetch(url, {
@@ -25,7 +29,7 @@ export async function callProvider<T = Record<string, unknown>>(provider: string
       headers: { Accept: 'application/json', 'User-Agent': 'gatehouse', ...opts.headers },
       body: opts.body,
       redirect: 'error',
-      signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
+      signal: AbortSignal.timeout(p.timeoutMs),
     });
   } catch {
     throw providerUnavailable(provider);
@@ -51,7 +55,7 @@ export type ClientAuth = 'basic' | 'post';
  * verifier) is not good: 400 SOCIAL_INVALID_CODE; anything else failing is the provider's: 503.
  */
 export async function exchangeCode(
-  provider: string,
+  caller: Caller,
   tokenUrl: string,
   p: { clientId: string; clientSecret: string | null; auth: ClientAuth; code: string; verifier: string; redirectUri: string },
 ): Promise<OAuth2Tokens> {
@@ -64,12 +68,12 @@ export async function exchangeCode(
     if (p.clientSecret !== null) body.set('client_secret', p.clientSecret);
   }
   try {
-    const data = await callProvider(provider, tokenUrl, { method: 'POST', headers, body, rejectStatuses: [400, 401] });
+    const data = await callProvider(caller, tokenUrl, { method: 'POST', headers, body, rejectStatuses: [400, 401] });
     // GitHub answers a bad code with 200 and an error field.
-    if (typeof data.error === 'string' || typeof data.access_token !== 'string') throw invalidCode(provider);
+    if (typeof data.error === 'string' || typeof data.access_token !== 'string') throw invalidCode(caller.id);
     return new OAuth2Tokens(data);
   } catch (err) {
-    if (err instanceof AppError && err.code === SocialCodes.INVALID_TOKEN) throw invalidCode(provider);
+    if (err instanceof AppError && err.code === SocialCodes.INVALID_TOKEN) throw invalidCode(caller.id);
     throw err;
   }
 }

@@ -18,6 +18,8 @@ export interface ProviderProfile {
 export interface ProviderRuntime {
   id: ProviderId;
   settings: ProviderSettings;
+  /** How long one call to the provider may take before the sign-in answers 503. */
+  timeoutMs: number;
   url(key: EndpointKey): string;
   /** The client secret to present at the token endpoint (Apple's is a fresh ES256 JWT). */
   clientSecret(): Promise<string | null>;
@@ -59,3 +61,9 @@ export const str = (v: unknown): string | null => (typeof v === 'string' && v.tr
 
 /** Providers spell booleans as booleans or, Apple, as strings. */
 export const truthy = (v: unknown): boolean => v === true || v === 'true';
+
+/** "Ada King Lovelace" → first "Ada", last "King Lovelace": for providers that only have one display name. */
+export function splitName(full: string | null): { first: string | null; last: string | null } {
+  const [first, ...rest] = (full ?? '').split(/\s+/).filter(Boolean);
+  return { first: first ?? null, last: rest.length ? rest.join(' ') : null };
+}

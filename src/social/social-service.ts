@@ -79,13 +79,21 @@ export function createSocialService(deps: SocialServiceDeps) {
       rt = {
         id,
         settings,
+        timeoutMs: config.socialProviderTimeoutMs,
         url(key: EndpointKey) {
           const u = endpoints[key];
           if (!u) throw socialError(503, SocialCodes.PROVIDER_NOT_CONFIGURED, `${def.name} has no ${key} endpoint configured`);
           return u;
         },
         async clientSecret() {
-          if (def.makeClientSecret) return def.makeClientSecret(settings, endpoints.issuer ?? '');
+          if (def.makeClientSecret) {
+            try {
+              return await def.makeClientSecret(settings, endpoints.issuer ?? '');
+            } catch (err) {
+              deps.logger?.error({ provider: id, err: (err as Error)?.message }, 'cannot make the client secret');
+              throw socialError(503, SocialCodes.PROVIDER_NOT_CONFIGURED, `${def.name} sign-in is misconfigured (client secret key)`);
+            }
+          }
           return settings.client_secret ?? null;
         },
       };
@@ -255,7 +263,7 @@ export function createSocialService(deps: SocialServiceDeps) {
       const flow = await flows.consume(rt.id, input.state, input.binding, peek);
       if (input.error) throw socialError(400, SocialCodes.AUTHORIZATION_DENIED, `${def.name} sign-in was cancelled or refused`);
       if (!input.code || input.code.length > 4096) throw socialError(400, SocialCodes.INVALID_CODE, 'The provider sent no authorization code');
-      const tokens = await exchangeCode(rt.id, rt.url('token'), {
+      const tokens = await exchangeCode(rt, rt.url('token'), {
         clientId: webClientId(rt.settings),
         clientSecret: await rt.clientSecret(),
         auth: def.clientAuth,

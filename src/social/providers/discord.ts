@@ -1,6 +1,6 @@
 import { SocialCodes, socialError } from '../errors.js';
 import { bearer, callProvider } from '../provider-http.js';
-import { str, type ProviderProfile, type ProviderRuntime, type SocialProvider } from '../provider.js';
+import { splitName, str, type ProviderProfile, type ProviderRuntime, type SocialProvider } from '../provider.js';
 import { audiences } from '../settings.js';
 import { requireSecret } from './oidc.js';
 
@@ -14,14 +14,15 @@ interface DiscordUser {
 }
 
 async function readProfile(p: ProviderRuntime, token: string): Promise<ProviderProfile> {
-  const u = await callProvider<DiscordUser>('discord', p.url('userinfo'), { headers: bearer(token) });
+  const u = await callProvider<DiscordUser>(p, p.url('userinfo'), { headers: bearer(token) });
   if (!str(u.id)) throw socialError(401, SocialCodes.INVALID_TOKEN, 'Discord answered without a user id');
+  const { first, last } = splitName(str(u.global_name));
   return {
     id: String(u.id),
     email: str(u.email),
     emailVerified: u.verified === true,
-    name: str(u.global_name) ?? str(u.username),
-    lastName: null,
+    name: first ?? str(u.username),
+    lastName: last,
     picture: u.avatar && /^[A-Za-z0-9_]+$/.test(u.avatar) ? `https://cdn.discordapp.com/avatars/${u.id}/${u.avatar}.png` : null,
   };
 }
@@ -42,7 +43,7 @@ export const discord: SocialProvider = {
   fromCode: (p, tokens) => readProfile(p, tokens.accessToken()),
   /** `/oauth2/@me` names the application a token was issued to: it must be one of ours. */
   async fromAccessToken(p, token) {
-    const me = await callProvider<{ application?: { id?: string }; user?: { id?: string } }>('discord', p.url('token_check'), { headers: bearer(token) });
+    const me = await callProvider<{ application?: { id?: string }; user?: { id?: string } }>(p, p.url('token_check'), { headers: bearer(token) });
     const app = str(me.application?.id);
     if (!app || !audiences(p.settings).includes(app)) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This Discord token was not issued to this application');
     const profile = await readProfile(p, token);

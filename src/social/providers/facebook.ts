@@ -22,7 +22,7 @@ async function readProfile(p: ProviderRuntime, token: string): Promise<ProviderP
   url.searchParams.set('fields', FIELDS);
   url.searchParams.set('access_token', token);
   if (p.settings.client_secret) url.searchParams.set('appsecret_proof', createHmac('sha256', p.settings.client_secret).update(token).digest('hex'));
-  const u = await callProvider<FacebookUser>('facebook', url.toString());
+  const u = await callProvider<FacebookUser>(p, url.toString());
   if (!str(u.id)) throw socialError(401, SocialCodes.INVALID_TOKEN, 'Facebook answered without a user id');
   const pic = u.picture?.data;
   return {
@@ -55,7 +55,7 @@ export const facebook: SocialProvider = {
     const url = new URL(p.url('token_check'));
     url.searchParams.set('input_token', token);
     url.searchParams.set('access_token', `${webClientId(p.settings)}|${p.settings.client_secret ?? ''}`);
-    const r = await callProvider<{ data?: { app_id?: string; is_valid?: boolean; user_id?: string } }>('facebook', url.toString());
+    const r = await callProvider<{ data?: { app_id?: string; is_valid?: boolean; user_id?: string } }>(p, url.toString());
     const d = r.data;
     if (!d?.is_valid || !str(d.app_id) || !audiences(p.settings).includes(String(d.app_id))) {
       throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This Facebook token was not issued to this application');

@@ -1,6 +1,6 @@
 import { SocialCodes, socialError } from '../errors.js';
 import { bearer, callProvider } from '../provider-http.js';
-import { str, type ProviderProfile, type ProviderRuntime, type SocialProvider } from '../provider.js';
+import { splitName, str, type ProviderProfile, type ProviderRuntime, type SocialProvider } from '../provider.js';
 import { webClientId } from '../settings.js';
 import { requireSecret } from './oidc.js';
 
@@ -21,17 +21,17 @@ const headers = (token: string) => ({ ...bearer(token), Accept: 'application/vnd
 
 /** The profile from /user, and the email from /user/emails: the primary one, verified or not (GitHub says which). */
 async function readProfile(p: ProviderRuntime, token: string): Promise<ProviderProfile> {
-  const user = await callProvider<GitHubUser>('github', p.url('userinfo'), { headers: headers(token) });
+  const user = await callProvider<GitHubUser>(p, p.url('userinfo'), { headers: headers(token) });
   if (user.id === undefined || user.id === null) throw socialError(401, SocialCodes.INVALID_TOKEN, 'GitHub answered without a user id');
-  const emails = await callProvider<GitHubEmail[] | Record<string, unknown>>('github', p.url('emails'), { headers: headers(token) });
+  const emails = await callProvider<GitHubEmail[] | Record<string, unknown>>(p, p.url('emails'), { headers: headers(token) });
   const primary = Array.isArray(emails) ? emails.find((e) => e.primary && typeof e.email === 'string') : undefined;
-  const [first, ...rest] = (str(user.name) ?? '').split(/\s+/).filter(Boolean);
+  const { first, last } = splitName(str(user.name));
   return {
     id: String(user.id),
     email: str(primary?.email),
     emailVerified: primary?.verified === true,
     name: first ?? str(user.login),
-    lastName: rest.length ? rest.join(' ') : null,
+    lastName: last,
     picture: str(user.avatar_url),
   };
 }
@@ -59,7 +59,7 @@ export const github: SocialProvider = {
     const clientId = webClientId(p.settings);
     const secret = p.settings.client_secret ?? '';
     const check = await callProvider<{ app?: { client_id?: string }; user?: { id?: number | string } }>(
-      'github',
+      p,
       p.url('token_check').replace('{client_id}', encodeURIComponent(clientId)),
       {
         method: 'POST',
