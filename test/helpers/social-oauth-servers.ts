@@ -257,7 +257,7 @@ export async function startOAuthServers(): Promise<OAuthServers> {
     mint,
     mode: (p, m) => void modes.set(p, m),
     tokenRequests,
-    endpoints(p) {
+    endpoints(p): Record<string, string> {
       if (p === 'github') {
         return { authorization: `${url}/github/login/oauth/authorize`, token: `${url}/github/login/oauth/access_token`, userinfo: `${url}/github/user`, emails: `${url}/github/user/emails`, token_check: `${url}/github/applications/${APPS.github.clientId}/token` };
       }
