@@ -2,7 +2,8 @@
  * A minimal browser for end-to-end OAuth flows over real HTTP: a cookie jar per host, redirects
  * followed by hand, and auto-submitting forms (Apple's form_post, an OpenID provider's pages) posted.
  * It stops at the first URL whose origin is in `stopAt` (the front-end, never fetched); `aliases` maps a
- * public origin to the test server answering for it (cookies are kept under the public host).
+ * public origin to the test server answering for it (cookies are kept under the public host); `fill`
+ * gives values for fields of forms it submits (a provider's login form).
  */
 export interface Browser {
   /** Follows from `url` until a stop origin; returns the URL it stopped at (or the last answer). */
@@ -22,7 +23,7 @@ export interface Landing {
   headers: Headers | null;
 }
 
-export function createBrowser(stopAt: string[], aliases: Record<string, string> = {}): Browser {
+export function createBrowser(stopAt: string[], aliases: Record<string, string> = {}, fill: Record<string, string> = {}): Browser {
   const jars = new Map<string, Map<string, string>>();
   const jar = (host: string) => {
     let j = jars.get(host);
@@ -69,10 +70,12 @@ export function createBrowser(stopAt: string[], aliases: Record<string, string> 
       }
       const text = await res.text();
       const post = autoForm(text);
-      if (res.status === 200 && post) {
+      // A browser submits a self-posting page whatever its status (form_post errors come as 400 pages).
+      if (post) {
         url = new URL(post.action, url);
         method = 'POST';
-        form = post.fields;
+        // Fields a person would type (an OpenID provider's login form), where the form has them.
+        form = { ...post.fields, ...Object.fromEntries(Object.entries(fill).filter(([k]) => k in post.fields)) };
         continue;
       }
       let json: unknown = null;
