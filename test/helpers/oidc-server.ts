@@ -74,6 +74,7 @@ export async function startOidcServer(clients: OidcClientDef[], appleClientId: s
     cookies: { keys: [randomBytes(16).toString('hex')] },
     claims: { openid: ['sub', 'tid'], email: ['email', 'email_verified'], profile: ['name', 'given_name', 'family_name', 'picture'] },
     conformIdTokenClaims: false,
+    ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Grant: 600, Session: 600 },
     features: { devInteractions: { enabled: true } },
     responseTypes: ['code'],
     pkce: { required: () => false },
