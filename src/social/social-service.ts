@@ -17,7 +17,7 @@ import { createFlowStore, type Flow, type FlowStart } from './flow-store.js';
 import { exchangeCode } from './provider-http.js';
 import type { CallbackExtras, ProviderProfile, ProviderRuntime, SocialProvider } from './provider.js';
 import { PROVIDERS } from './providers/index.js';
-import { microsoftTenantEndpoints } from './providers/microsoft.js';
+import { endpointsFor } from './endpoints.js';
 import { PROVIDER_IDS, isProviderId, webClientId, type EndpointKey, type ProviderId } from './settings.js';
 
 export interface SocialServiceDeps {
@@ -75,7 +75,7 @@ export function createSocialService(deps: SocialServiceDeps) {
     let rt = runtimes.get(id);
     if (!rt) {
       const def = PROVIDERS[id];
-      const endpoints = { ...def.defaultEndpoints, ...(id === 'microsoft' && settings.tenant ? microsoftTenantEndpoints(settings.tenant) : {}), ...settings.endpoints };
+      const endpoints = endpointsFor(id, settings);
       rt = {
         id,
         settings,
@@ -314,28 +314,6 @@ export function createSocialService(deps: SocialServiceDeps) {
         }
         await accounts.remove(target.id, t);
       });
-    },
-
-    /** Settings problems per configured provider, for `doctor`. */
-    problems(): string[] {
-      const out: string[] = [];
-      if (!secret) out.push('COOKIE_SECRET (or BRIDGE_VALIDATION_SECRET) is needed to keep sign-in state and provider tokens');
-      for (const id of PROVIDER_IDS) {
-        const s = config.socialAuth[id];
-        if (!s) continue;
-        const def = PROVIDERS[id];
-        const rt = runtime(id)!;
-        out.push(...(def.check?.(s) ?? []));
-        for (const key of def.requiredEndpoints) {
-          try {
-            rt.url(key);
-          } catch {
-            out.push(`${id}: endpoints.${key} is required`);
-          }
-        }
-      }
-      if (config.socialLogin && !PROVIDER_IDS.some((id) => config.socialAuth[id])) out.push('SOCIAL_LOGIN is on but SOCIAL_AUTH configures no provider');
-      return out;
     },
   };
 }

@@ -9,6 +9,7 @@ import { redisCheck } from './redis.js';
 import { searchIndexCheck } from './search-index.js';
 import { secretsCheck } from './secrets.js';
 import { sessionBacklogCheck } from './session-backlog.js';
+import { socialCheck } from './social.js';
 
 const smtpCheck: Check = {
   id: 'smtp',
@@ -35,6 +36,7 @@ export const coreChecks: Check[] = [
   searchIndexCheck,
   sessionBacklogCheck,
   smtpCheck,
+  socialCheck,
 ];
 
 const extraChecks: Check[] = [];
