@@ -21,6 +21,8 @@ export interface Landing {
   text: string;
   json: any;
   headers: Headers | null;
+  /** The form it was about to post to the stop origin (a form_post answer), if any. */
+  form?: Record<string, string>;
 }
 
 export function createBrowser(stopAt: string[], aliases: Record<string, string> = {}, fill: Record<string, string> = {}): Browser {
@@ -48,7 +50,7 @@ export function createBrowser(stopAt: string[], aliases: Record<string, string> 
     let method = init.method ?? 'GET';
     let form = init.form;
     for (let hop = 0; hop < 30; hop++) {
-      if (stopAt.includes(url.origin)) return { url, status: null, text: '', json: null, headers: null };
+      if (stopAt.includes(url.origin)) return { url, status: null, text: '', json: null, headers: null, form };
       const headers: Record<string, string> = { ...(hop === 0 ? init.headers : {}) };
       const c = [...jar(url.host)].map(([k, v]) => `${k}=${v}`).join('; ');
       if (c) headers.cookie = c;

@@ -165,3 +165,27 @@ describe('account state', () => {
     }
   });
 });
+
+describe('limits', () => {
+  it('when the Social Login and Social API budgets are spent, then 429 with the rate-limit headers', async () => {
+    const limited = await startTestApp({
+      env: socialEnv(
+        { github: { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: servers.endpoints('github') } },
+        { RATE_LIMIT_SOCIAL_LOGIN: '2/15m', RATE_LIMIT_SOCIAL_API: '1/10m' },
+      ),
+    });
+    try {
+      const login = [];
+      for (let i = 0; i < 3; i++) login.push(await limited.request('GET', '/auth/social/github/login'));
+      expect(login.map((r) => r.status)).toEqual([302, 302, 429]);
+      expect(login[0]!.headers.get('x-ratelimit-limit')).toBe('2');
+      // The callback shares the Social Login budget.
+      expect((await limited.request('GET', '/auth/social/github/callback?code=a&state=b')).status).toBe(429);
+      const api = [];
+      for (let i = 0; i < 2; i++) api.push(await limited.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', fake()) } }));
+      expect(api.map((r) => r.status)).toEqual([200, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+});

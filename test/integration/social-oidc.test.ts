@@ -153,6 +153,23 @@ describe('Apple specifics', () => {
     expect(oidc.appleRefusals).toBe(refusals);
   });
 
+  it('when Apple posts the name (form field `user`, first sign-in only), then the new user gets it', async () => {
+    const a = account({ given_name: undefined, family_name: undefined });
+    const start = await fetch(`${t.url}/auth/social/apple/login`, { redirect: 'manual' });
+    const flowCookie = start.headers.getSetCookie().find((c) => c.startsWith('gh_social_flow='))!.split(';')[0]!;
+    // The browser stops where Apple's page would post the callback; the test posts it with the name added.
+    const atCallback = await createBrowser([PUBLIC], {}, { login: a.sub, password: 'x' }).go(start.headers.get('location')!);
+    expect(atCallback.url.pathname).toBe('/auth/social/apple/callback');
+    const user = JSON.stringify({ name: { firstName: 'Tim', lastName: 'Apple' }, email: a.email });
+    const r = await t.request('POST', '/auth/social/apple/callback?format=json', {
+      raw: new URLSearchParams({ ...atCallback.form!, user }).toString(),
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', cookie: flowCookie },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ success: true, loginType: 'social_auth', provider: 'apple' });
+    expect([r.body.user.name, r.body.user.last_name]).toEqual(['Tim', 'Apple']);
+  });
+
   it('when Apple says email_verified "false" (a string), then the email is not trusted', async () => {
     const a = account({ email_verified: false });
     const { cookie } = await webSignIn('apple', a);
