@@ -67,3 +67,5 @@ export function splitName(full: string | null): { first: string | null; last: st
   const [first, ...rest] = (full ?? '').split(/\s+/).filter(Boolean);
   return { first: first ?? null, last: rest.length ? rest.join(' ') : null };
 }
+
+export const requireSecret = (s: ProviderSettings, name: string): string[] => (s.client_secret ? [] : [`${name}: client_secret is required for the web flow`]);

@@ -1,4 +1,5 @@
 import { QueryTypes } from 'sequelize';
+import type { LinkedAccountRecord } from '../../src/social/account-repository.js';
 import type { TestApp } from '../helpers/test-app.js';
 
 export const FRONTEND = 'http://frontend.test';
@@ -20,17 +21,7 @@ export function socialEnv(auth: Record<string, unknown>, extra: Record<string, s
   };
 }
 
-export interface AccountRow {
-  id: string;
-  user_id: string;
-  provider: string;
-  provider_user_id: string;
-  provider_email: string | null;
-  provider_name: string | null;
-  provider_picture: string | null;
-  access_token: string | null;
-  refresh_token: string | null;
-}
+export type AccountRow = LinkedAccountRecord;
 
 export const accountsOf = (t: TestApp, where: { provider?: string; provider_user_id?: string; user_id?: string }) => {
   const keys = Object.keys(where);

@@ -1,8 +1,7 @@
 import { SocialCodes, socialError } from '../errors.js';
 import { bearer, callProvider } from '../provider-http.js';
-import { splitName, str, type ProviderProfile, type ProviderRuntime, type SocialProvider } from '../provider.js';
-import { audiences } from '../settings.js';
-import { requireSecret } from './oidc.js';
+import { splitName, str, type ProviderProfile, type ProviderRuntime } from '../provider.js';
+import { oauthProvider } from './oauth.js';
 
 interface DiscordUser {
   id?: string;
@@ -27,10 +26,9 @@ async function readProfile(p: ProviderRuntime, token: string): Promise<ProviderP
   };
 }
 
-export const discord: SocialProvider = {
+export const discord = oauthProvider({
   id: 'discord',
   name: 'Discord',
-  oidc: false,
   defaultEndpoints: {
     authorization: 'https://discord.com/oauth2/authorize',
     token: 'https://discord.com/api/oauth2/token',
@@ -40,15 +38,10 @@ export const discord: SocialProvider = {
   requiredEndpoints: ['authorization', 'token', 'userinfo', 'token_check'],
   defaultScopes: ['identify', 'email'],
   clientAuth: 'basic',
-  fromCode: (p, tokens) => readProfile(p, tokens.accessToken()),
-  /** `/oauth2/@me` names the application a token was issued to: it must be one of ours. */
-  async fromAccessToken(p, token) {
+  readProfile,
+  /** `/oauth2/@me` names the application a token was issued to. */
+  async tokenOwner(p, token) {
     const me = await callProvider<{ application?: { id?: string }; user?: { id?: string } }>(p, p.url('token_check'), { headers: bearer(token) });
-    const app = str(me.application?.id);
-    if (!app || !audiences(p.settings).includes(app)) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This Discord token was not issued to this application');
-    const profile = await readProfile(p, token);
-    if (me.user?.id !== undefined && String(me.user.id) !== profile.id) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This Discord token was not issued to this application');
-    return profile;
+    return { appId: str(me.application?.id), userId: str(me.user?.id) };
   },
-  check: (s) => requireSecret(s, 'discord'),
-};
+});

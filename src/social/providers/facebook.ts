@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { SocialCodes, socialError } from '../errors.js';
 import { callProvider } from '../provider-http.js';
-import { str, type ProviderProfile, type ProviderRuntime, type SocialProvider } from '../provider.js';
-import { audiences, webClientId } from '../settings.js';
-import { requireSecret } from './oidc.js';
+import { str, type ProviderProfile, type ProviderRuntime } from '../provider.js';
+import { webClientId } from '../settings.js';
+import { oauthProvider } from './oauth.js';
 
 interface FacebookUser {
   id?: string;
@@ -36,10 +36,9 @@ async function readProfile(p: ProviderRuntime, token: string): Promise<ProviderP
   };
 }
 
-export const facebook: SocialProvider = {
+export const facebook = oauthProvider({
   id: 'facebook',
   name: 'Facebook',
-  oidc: false,
   defaultEndpoints: {
     authorization: 'https://www.facebook.com/v19.0/dialog/oauth',
     token: 'https://graph.facebook.com/v19.0/oauth/access_token',
@@ -49,20 +48,13 @@ export const facebook: SocialProvider = {
   requiredEndpoints: ['authorization', 'token', 'userinfo', 'token_check'],
   defaultScopes: ['email', 'public_profile'],
   clientAuth: 'post',
-  fromCode: (p, tokens) => readProfile(p, tokens.accessToken()),
+  readProfile,
   /** `debug_token`, asked with our app token, says which app a user token belongs to and whether it is valid. */
-  async fromAccessToken(p, token) {
+  async tokenOwner(p, token) {
     const url = new URL(p.url('token_check'));
     url.searchParams.set('input_token', token);
     url.searchParams.set('access_token', `${webClientId(p.settings)}|${p.settings.client_secret ?? ''}`);
     const r = await callProvider<{ data?: { app_id?: string; is_valid?: boolean; user_id?: string } }>(p, url.toString());
-    const d = r.data;
-    if (!d?.is_valid || !str(d.app_id) || !audiences(p.settings).includes(String(d.app_id))) {
-      throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This Facebook token was not issued to this application');
-    }
-    const profile = await readProfile(p, token);
-    if (d.user_id !== undefined && String(d.user_id) !== profile.id) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This Facebook token was not issued to this application');
-    return profile;
+    return r.data?.is_valid ? { appId: str(r.data.app_id), userId: str(r.data.user_id) } : { appId: null, userId: null };
   },
-  check: (s) => requireSecret(s, 'facebook'),
-};
+});

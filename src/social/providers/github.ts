@@ -1,8 +1,8 @@
 import { SocialCodes, socialError } from '../errors.js';
 import { bearer, callProvider } from '../provider-http.js';
-import { splitName, str, type ProviderProfile, type ProviderRuntime, type SocialProvider } from '../provider.js';
+import { splitName, str, type ProviderProfile, type ProviderRuntime } from '../provider.js';
 import { webClientId } from '../settings.js';
-import { requireSecret } from './oidc.js';
+import { oauthProvider } from './oauth.js';
 
 interface GitHubUser {
   id?: number | string;
@@ -36,10 +36,9 @@ async function readProfile(p: ProviderRuntime, token: string): Promise<ProviderP
   };
 }
 
-export const github: SocialProvider = {
+export const github = oauthProvider({
   id: 'github',
   name: 'GitHub',
-  oidc: false,
   defaultEndpoints: {
     authorization: 'https://github.com/login/oauth/authorize',
     token: 'https://github.com/login/oauth/access_token',
@@ -50,28 +49,20 @@ export const github: SocialProvider = {
   requiredEndpoints: ['authorization', 'token', 'userinfo', 'emails', 'token_check'],
   defaultScopes: ['read:user', 'user:email'],
   clientAuth: 'basic',
-  fromCode: (p, tokens) => readProfile(p, tokens.accessToken()),
-  /**
-   * GitHub's "check a token" API answers 404 for a token of another OAuth app, and is called with our
-   * app's credentials: a token minted for another app cannot pass.
-   */
-  async fromAccessToken(p, token) {
+  readProfile,
+  /** GitHub's "check a token", called with our app's credentials, answers 404 for a token of another app. */
+  async tokenOwner(p, token) {
     const clientId = webClientId(p.settings);
-    const secret = p.settings.client_secret ?? '';
     const check = await callProvider<{ app?: { client_id?: string }; user?: { id?: number | string } }>(
       p,
       p.url('token_check').replace('{client_id}', encodeURIComponent(clientId)),
       {
         method: 'POST',
-        headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'Content-Type': 'application/json' },
+        headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${p.settings.client_secret ?? ''}`).toString('base64')}`, 'Content-Type': 'application/json' },
         body: JSON.stringify({ access_token: token }),
         rejectStatuses: [404, 422],
       },
     );
-    if (check.app?.client_id !== clientId) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This GitHub token was not issued to this application');
-    const profile = await readProfile(p, token);
-    if (check.user?.id !== undefined && String(check.user.id) !== profile.id) throw socialError(401, SocialCodes.TOKEN_NOT_FOR_APP, 'This GitHub token was not issued to this application');
-    return profile;
+    return { appId: str(check.app?.client_id), userId: str(check.user?.id) };
   },
-  check: (s) => requireSecret(s, 'github'),
-};
+});

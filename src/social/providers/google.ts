@@ -1,5 +1,5 @@
-import { str, truthy } from '../provider.js';
-import { oidcProvider, requireSecret } from './oidc.js';
+import { requireSecret, str, truthy } from '../provider.js';
+import { oidcProvider } from './oidc.js';
 
 export const google = oidcProvider({
   id: 'google',

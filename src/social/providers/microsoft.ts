@@ -1,5 +1,5 @@
-import { str, truthy } from '../provider.js';
-import { oidcProvider, requireSecret } from './oidc.js';
+import { requireSecret, str, truthy } from '../provider.js';
+import { oidcProvider } from './oidc.js';
 
 const base = (tenant: string) => `https://login.microsoftonline.com/${tenant}`;
 

@@ -2,7 +2,7 @@ import type { JWTPayload } from 'jose';
 import { verifyIdToken } from '../id-token.js';
 import { invalidToken } from '../errors.js';
 import type { CallbackExtras, ProviderProfile, ProviderRuntime, SocialProvider } from '../provider.js';
-import { audiences, type ProviderSettings } from '../settings.js';
+import { audiences } from '../settings.js';
 
 type OidcSpec = Omit<SocialProvider, 'oidc' | 'fromCode' | 'fromIdToken' | 'requiredEndpoints'> & {
   /** Maps verified claims (and the callback's extras) to a profile. */
@@ -28,5 +28,3 @@ export function oidcProvider(spec: OidcSpec): SocialProvider {
     },
   };
 }
-
-export const requireSecret = (s: ProviderSettings, name: string): string[] => (s.client_secret ? [] : [`${name}: client_secret is required for the web flow`]);
