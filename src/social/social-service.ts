@@ -177,6 +177,8 @@ export function createSocialService(deps: SocialServiceDeps) {
     if (known) {
       const user = await deps.users.findById(known.user_id);
       if (!usable(user)) throw accountDisabled();
+      // The same refusal password login gives (auth-service.ts): the account itself is not verified yet.
+      if (config.requireEmailVerification && !user.is_verified) throw socialError(403, 'EMAIL_NOT_VERIFIED', 'Email not verified');
       await accounts.refresh(known.id, fresh, now, t);
       return { kind: 'user' as const, user, isNew: false };
     }

@@ -147,6 +147,31 @@ describe('account state', () => {
     expect(r.body.code).toBe('SOCIAL_ACCOUNT_DISABLED');
   });
 
+  it('when email verification is required, then an unverified provider address cannot sign up, and a linked but unverified account is refused like password login', async () => {
+    const strict = await startTestApp({
+      env: socialEnv({ github: { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: servers.endpoints('github') } }, { REQUIRE_EMAIL_VERIFICATION: 'true' }),
+    });
+    try {
+      const unverified = await strict.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', fake({ verified: false })) } });
+      expect(unverified.status).toBe(403);
+      expect(unverified.body.code).toBe('SOCIAL_EMAIL_NOT_VERIFIED');
+      const { user, token } = await makeSession(strict, { is_verified: false });
+      const gh = fake();
+      servers.nextUser('github', gh);
+      const browser = createBrowser([FRONTEND], { [PUBLIC]: strict.url });
+      browser.setCookie(PUBLIC_HOST, 'session_id', token);
+      await browser.go(`${PUBLIC}/auth/social/github/login?link=true`);
+      expect(await accountsOf(strict, { user_id: user.id })).toHaveLength(1);
+      const r = await strict.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', gh) } });
+      expect(r.status).toBe(403);
+      expect(r.body.code).toBe('EMAIL_NOT_VERIFIED');
+      const verified = await strict.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', fake()) } });
+      expect(verified.status).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('when registration is disabled, then a new provider user is refused but a linked one still signs in', async () => {
     const closed = await startTestApp({
       env: socialEnv({ github: { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: servers.endpoints('github') } }, { REGISTRATION_ENABLED: 'false' }),
