@@ -164,6 +164,8 @@ export function createSocialService(deps: SocialServiceDeps) {
     const known = await accounts.find(id, profile.id, t);
     const fresh = { ...profileFields(profile), ...sealTokens(id, tokens) };
     if (linkUserId) {
+      // The user who started the link may have been disabled or deleted while at the provider.
+      if (!usable(await deps.users.findById(linkUserId))) throw accountDisabled();
       if (known && known.user_id !== linkUserId) throw socialError(400, SocialCodes.ALREADY_LINKED, 'This provider account is linked to another user');
       const mine = await accounts.findForUser(linkUserId, id, t);
       if (mine && mine.provider_user_id !== profile.id) throw socialError(400, SocialCodes.ALREADY_LINKED, `Another ${PROVIDERS[id].name} account is linked already; unlink it first`);

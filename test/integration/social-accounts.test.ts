@@ -77,6 +77,20 @@ describe('linking', () => {
     expect(api.body.user.id).toBe(user.id);
   });
 
+  it('when the user is disabled while at the provider, then the link is refused and nothing is written', async () => {
+    const { user, token } = await makeSession(t);
+    const start = await t.request('GET', '/auth/social/github/login?link=true', { session: token });
+    const flowCookie = start.headers.getSetCookie().find((c) => c.startsWith('gh_social_flow='))!.split(';')[0]!;
+    servers.nextUser('github', fake());
+    const consent = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+    await t.app.services.users.adminUpdate(null, user.id, { disabled: true });
+    const cb = new URL(consent.headers.get('location')!);
+    const r = await t.request('GET', `${cb.pathname}${cb.search}&format=json`, { headers: { cookie: flowCookie } });
+    expect(r.status).toBe(403);
+    expect(r.body.code).toBe('SOCIAL_ACCOUNT_DISABLED');
+    expect(await accountsOf(t, { user_id: user.id })).toHaveLength(0);
+  });
+
   it('when linking is asked without a session, then 401 and no flow starts', async () => {
     const r = await t.request('GET', '/auth/social/github/login?link=true');
     expect(r.status).toBe(401);

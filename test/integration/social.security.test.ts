@@ -223,5 +223,12 @@ describe('input', () => {
     expect(r.body.code).toBe('SOCIAL_INVALID_STATE');
     const json = await t.request('POST', '/auth/social/github/callback', { raw: '{"code":1}', headers: { 'Content-Type': 'text/plain' } });
     expect(json.status).toBeLessThan(500);
+    const huge = await t.request('POST', '/auth/social/github/callback?format=json', {
+      raw: 'code=' + 'a'.repeat(64 * 1024),
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
+    expect(huge.status).toBeGreaterThanOrEqual(400);
+    expect(huge.status).toBeLessThan(500);
+    expect(huge.body.success).toBe(false);
   });
 });
