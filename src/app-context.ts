@@ -23,6 +23,7 @@ import { createAuthService, type AuthService } from './services/auth-service.js'
 import { createPictureService, type PictureService } from './services/picture-service.js';
 import { createAccountFlows, type AccountFlows } from './services/account-flows.js';
 import { createSignIn, type SignInService } from './services/sign-in.js';
+import { createSocialService, type SocialService } from './social/social-service.js';
 import { createHooks, type Hooks } from './modules/hooks.js';
 import type { ModuleRuntime } from './modules/runtime.js';
 import { createModuleRuntime } from './modules/hub/module-runtime.js';
@@ -45,6 +46,8 @@ export interface Services {
   signIn: SignInService;
   tokenLogin: AccountFlows['tokenLogin'];
   deferred: AccountFlows['deferred'];
+  /** Social login (src/social). */
+  social: SocialService;
 }
 
 /** Everything a request, a job or a CLI command needs, wired once. */
@@ -221,6 +224,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
           logger,
         }),
         ...flows,
+        social: createSocialService({ config, sequelize, AuthToken: models.AuthToken, users: repos.users, userService: users, hooks, signIn: signIn.signIn, logger, clock: opts.clock }),
       },
       async close() {
         for (const c of closers.splice(0)) await c().catch(() => undefined);

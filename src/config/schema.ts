@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { weakness } from './secret-strength.js';
+import { socialAuthSchema } from '../social/settings.js';
 
 /**
  * Every configuration key Gatehouse reads. The operator-facing name (the environment variable, and the
@@ -181,6 +182,14 @@ export const CONFIG_KEYS = {
   APP_URL: key('appUrl', 'auth', url(['http', 'https']).optional(), 'Front-end base URL used in links (reset page, login link). Default PUBLIC_URL.'),
   RESET_URL_ALLOWLIST: key('resetUrlAllowlist', 'auth', list, 'Origins a client-supplied resetUrl / redirect_url may point to (comma list).', { default: [] }),
   VERIFY_REDIRECT_URL: key('verifyRedirectUrl', 'auth', url(['http', 'https']).optional(), 'Where GET /auth/token/verify redirects after verifying; absent: JSON answer.'),
+
+  // Social login (BETA)
+  SOCIAL_LOGIN: key('socialLogin', 'social', bool, 'Social login switch: off, its routes answer 503 SOCIAL_LOGIN_DISABLED.', { default: false }),
+  SOCIAL_AUTH: key('socialAuth', 'social', socialAuthSchema, 'JSON keyed by provider (google, github, facebook, apple, discord, microsoft): client_id or client_ids, client_secret, scopes, store_tokens, tenant (Microsoft), team_id / key_id / private_key_file (Apple), endpoints {authorization, token, userinfo, emails, jwks, issuer, token_check}.', { default: '{}', secret: true }),
+  FRONTEND_URL: key('frontendUrl', 'social', url(['http', 'https']).optional(), 'Front-end the social callback redirects to (FRONTEND_URL/login?social_login=…). Default APP_URL, then PUBLIC_URL.'),
+  SOCIAL_REDIRECT_ALLOWLIST: key('socialRedirectAllowlist', 'social', list, 'Origins a return_to of GET /auth/social/{provider}/login may point to (comma list).', { default: [] }),
+  SOCIAL_PROVIDER_TIMEOUT_MS: key('socialProviderTimeoutMs', 'social', int(100, 60_000), 'Longest wait for one call to an identity provider; past it the sign-in answers 503 SOCIAL_PROVIDER_UNAVAILABLE.', { default: 8000 }),
+  SOCIAL_CALLBACK_MODE: key('socialCallbackMode', 'social', z.enum(['cookie', 'params']), 'How the callback hands the session to the front-end: HttpOnly cookie, or session_id in the redirect (legacy).', { default: 'cookie' }),
 
   // Mail and SMS
   SMTP_URL: key('smtpUrl', 'mail', url(['smtp', 'smtps']).optional(), 'SMTP server (smtp://user:pass@host:587). Absent: messages go to the outbox dir in the data dir.', { secret: true }),

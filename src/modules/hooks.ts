@@ -2,7 +2,7 @@ import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 
 /** How a user proved who they are; the sign-in seam (services/sign-in.ts) names it in its events. */
-export type SignInMethod = 'password' | 'token-login' | 'social' | (string & {});
+export type SignInMethod = 'password' | 'token-login' | `social:${string}` | (string & {});
 
 export interface SignInClient {
   ip?: string | null;
@@ -25,7 +25,8 @@ export interface HookEvents {
    * the methods the client may use to finish.
    */
   'auth.two_factor.methods': { user: UserRecord; session: SessionRecord | null; method: SignInMethod | null; methods: unknown[] };
-  'auth.registered': { user: UserRecord };
+  /** A user was created by signing up; `method` says how when it was not the registration form ('social:github'). */
+  'auth.registered': { user: UserRecord; method?: SignInMethod };
   'user.updated': { user: UserRecord };
   'user.deleted': { user: UserRecord };
   'user.erased': { user_id: string };

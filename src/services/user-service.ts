@@ -33,6 +33,15 @@ export interface CreateUserInput {
 
 export type UserListParams = UserListQuery;
 
+export interface CreateUserOptions {
+  actor: UserRecord | null;
+  verified?: boolean;
+  /** The insert joins this unit of work (a social sign-up writes the user and its linked account as one). */
+  tx?: Transaction | null;
+  /** A picture URL taken over from an identity provider (never client input). */
+  picture?: string | null;
+}
+
 export interface UserService {
   /**
    * Validates (email format, password policy, user_name format and uniqueness; duplicates → 400 EMAIL_TAKEN / USER_NAME_TAKEN),
@@ -40,7 +49,7 @@ export interface UserService {
    * (or the system) may create a superadmin. `verified` is the default of is_verified when the input
    * does not say.
    */
-  create(input: CreateUserInput, opts: { actor: UserRecord | null; verified?: boolean }): Promise<UserRecord>;
+  create(input: CreateUserInput, opts: CreateUserOptions): Promise<UserRecord>;
   /** The spec's User object (installed modules' fields included, write-only ones never). */
   toPublic(u: UserRecord): PublicUser;
   /** A live (not deleted) user, or 404 — malformed ids included. */
@@ -163,10 +172,11 @@ export function createUserService(deps: UserServiceDeps): UserService {
           is_verified: input.is_verified ?? opts.verified ?? false,
           password_hash: input.password ? await deps.passwords.hash(input.password) : null,
           password_changed_at: input.password ? now : null,
+          picture: opts.picture ?? null,
           metadata: {},
           created_at: now,
           updated_at: now,
-        });
+        }, { tx: opts.tx });
       } catch (err) {
         throw uniqueViolation(err) ?? err;
       }

@@ -142,7 +142,8 @@ function check(res: { status: number; text: string; label: string }): void {
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // Social login on (no provider configured: nothing calls out), so its routes answer for real instead of 503 "off".
+  t = await startTestApp({ env: { SOCIAL_LOGIN: 'true' } });
   const ids = t.app.modules.registry().map((m) => m.id);
   // Every module on, so their routes answer for real; one by one so a module that cannot install skips only itself.
   for (const id of ids) await t.app.modules.hub.install([id], { actor: 'fuzz' }).catch(() => undefined);

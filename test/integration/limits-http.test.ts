@@ -227,6 +227,8 @@ describe('route classes', () => {
         RATE_LIMIT_BRIDGE: '1010/1h',
         RATE_LIMIT_BRIDGE_INVALID: '1011/1h',
         RATE_LIMIT_SESSION: '1012/1h',
+        // On (no provider: nothing calls out), so the social routes answer rather than 503 "off".
+        SOCIAL_LOGIN: 'true',
       },
     });
   });

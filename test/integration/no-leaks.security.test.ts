@@ -14,7 +14,8 @@ let t: TestApp;
 /** A session no route targets: its token must never appear anywhere. */
 let bystander: string;
 beforeAll(async () => {
-  t = await startTestApp();
+  // Social login on (no provider configured: nothing calls out), so its routes answer for real instead of 503 "off".
+  t = await startTestApp({ env: { SOCIAL_LOGIN: 'true' } });
   bystander = (await makeSession(t)).token;
 });
 afterAll(async () => t?.close());

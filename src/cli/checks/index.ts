@@ -10,6 +10,7 @@ import { redisCheck } from './redis.js';
 import { searchIndexCheck } from './search-index.js';
 import { secretsCheck } from './secrets.js';
 import { sessionBacklogCheck } from './session-backlog.js';
+import { socialCheck } from './social.js';
 
 const smtpCheck: Check = {
   id: 'smtp',
@@ -36,6 +37,7 @@ export const coreChecks: Check[] = [
   searchIndexCheck,
   sessionBacklogCheck,
   smtpCheck,
+  socialCheck,
   moduleChecks,
 ];
 

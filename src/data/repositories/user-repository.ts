@@ -56,7 +56,7 @@ export interface UserRepository {
   findByLogin(identifier: string): Promise<UserRecord | null>;
   findByPhone(phone: string): Promise<UserRecord | null>;
   userNameTaken(userName: string, exceptId?: string): Promise<boolean>;
-  create(values: Partial<UserRecord> & { id: string; email: string }): Promise<UserRecord>;
+  create(values: Partial<UserRecord> & { id: string; email: string }, opts?: TxOption): Promise<UserRecord>;
   update(id: string, values: Partial<UserRecord>, opts?: TxOption): Promise<UserRecord | null>;
   list(query: UserListQuery): Promise<UserListPage>;
   count(where?: Partial<Pick<UserRecord, 'user_type'>>): Promise<number>;
@@ -105,9 +105,12 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
       };
       return (await User.count({ where })) > 0;
     },
-    async create(values) {
+    async create(values, opts) {
       const now = new Date();
-      const row = await User.create({ created_at: now, updated_at: now, ...values, email: values.email.toLowerCase() });
+      const row = await User.create(
+        { created_at: now, updated_at: now, ...values, email: values.email.toLowerCase() },
+        { transaction: opts?.tx ?? undefined },
+      );
       return plain(row)!;
     },
     async update(id, values, opts) {

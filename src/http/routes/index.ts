@@ -9,6 +9,7 @@ import * as password from './password.routes.js';
 import * as verification from './verification.routes.js';
 import * as tokenLogin from './token-login.routes.js';
 import * as hub from './modules-hub.routes.js';
+import * as social from '../../social/routes.js';
 import * as metrics from './metrics.routes.js';
 import * as openapi from '../openapi/openapi.routes.js';
 
@@ -60,6 +61,13 @@ export const coreRoutes: RouteDef<any, any, any>[] = [
   tokenLogin.requestTokenLogin, // POST /auth/token/login
   tokenLogin.validateTokenLogin, // POST /auth/token/validate
   tokenLogin.validateTokenLoginGet, // GET /auth/token/validate
+  social.socialProviders, // GET /auth/social/providers
+  social.socialAccounts, // GET /auth/social/accounts
+  social.socialUnlink, // DELETE /auth/social/accounts/:provider
+  social.socialLogin, // GET /auth/social/:provider/login
+  social.socialCallback, // GET /auth/social/:provider/callback
+  social.socialCallbackPost, // POST /auth/social/:provider/callback (Apple's form_post)
+  social.socialLoginApi, // POST /auth/social/:provider/login-api
   hub.discover, // GET /api/v1/modules/install
   hub.statusAll, // GET /api/v1/modules/install/status
   hub.dryRunMany, // POST /api/v1/modules/install/dry-run
