@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError, unavailable } from '../../src/errors/app-error.js';
 import { createBrowser } from '../helpers/browser.js';
 import { makeUser, uniqueEmail } from '../helpers/factories.js';
 import { APPS, startOAuthServers, type FakeUser, type OAuthProvider, type OAuthServers } from '../helpers/social-oauth-servers.js';
@@ -217,6 +218,83 @@ describe('two-factor', () => {
     expect(api.body).toMatchObject({ success: false, requires_2fa: true, loginType: 'social_auth_api', provider: 'github' });
     expect((await t.app.services.sessions.validate(api.body.session_id, { allowPending: true })).session.status).toBe('pending_2fa');
     expect((await me(api.body.session_id)).body.success).toBe(false);
+  });
+});
+
+describe('the sign-in seam', () => {
+  it("when a social sign-in happens, then it runs the seam's hooks: before (may refuse), the two-factor methods and auth.login, named 'social:<provider>'", async () => {
+    const user = await makeUser(t, { is_verified: true });
+    const u = fakeUser({ email: user.email, verified: true });
+    const seen: string[] = [];
+    const offBefore = t.app.hooks.on(
+      'auth.sign_in.before',
+      ({ method }) => {
+        seen.push(`before:${method}`);
+        throw new AppError(403, 'ACCOUNT_LOCKED', 'Locked by policy');
+      },
+      'test',
+      ({ user: x }) => x.id === user.id,
+    );
+    try {
+      const refused = await t.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', u) } });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ success: false, code: 'ACCOUNT_LOCKED', error: 'Locked by policy' });
+      expect(await t.app.services.sessions.listForUser(user.id)).toEqual([]);
+    } finally {
+      offBefore();
+    }
+    const offLogin = t.app.hooks.on('auth.login', ({ method }) => void seen.push(`login:${method}`), 'test', ({ user: x }) => x.id === user.id);
+    try {
+      const ok = await t.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', u) } });
+      expect(ok.status).toBe(200);
+      expect(ok.body.success).toBe(true);
+    } finally {
+      offLogin();
+    }
+    expect(seen).toEqual(['before:social:github', 'login:social:github']);
+  });
+
+  it('when a two-factor user signs in socially, then the methods the hooks offer are answered, and a failing methods handler fails the sign-in closed', async () => {
+    const user = await makeUser(t, { is_verified: true, two_factor: true });
+    const u = fakeUser({ email: user.email, verified: true });
+    const off = t.app.hooks.on('auth.two_factor.methods', ({ methods, method }) => void methods.push({ type: 'test', via: method }), 'test', ({ user: x }) => x.id === user.id);
+    try {
+      const r = await t.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', u) } });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ success: false, requires_2fa: true, available_methods: [{ type: 'test', via: 'social:github' }] });
+    } finally {
+      off();
+    }
+    const down = t.app.hooks.on(
+      'auth.two_factor.methods',
+      () => {
+        throw unavailable('Two-factor is unavailable');
+      },
+      'test',
+      ({ user: x }) => x.id === user.id,
+    );
+    try {
+      const r = await t.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', u) } });
+      expect(r.status).toBe(503);
+      expect(r.body).toMatchObject({ success: false, code: 'SERVICE_UNAVAILABLE' });
+      expect(r.body.session_id).toBeUndefined();
+      // Nothing it may have opened is a full session.
+      expect((await t.app.services.sessions.listForUser(user.id)).filter((s) => s.status === 'active')).toEqual([]);
+    } finally {
+      down();
+    }
+  });
+
+  it('when a first social sign-in creates the user, then auth.registered names the provider', async () => {
+    const u = fakeUser();
+    const registered: unknown[] = [];
+    const off = t.app.hooks.on('auth.registered', ({ user, method }) => void registered.push({ email: user.email, method }), 'test', ({ user }) => user.email === u.email);
+    try {
+      expect((await t.request('POST', '/auth/social/discord/login-api', { body: { accessToken: servers.mint('discord', u) } })).status).toBe(200);
+    } finally {
+      off();
+    }
+    expect(registered).toEqual([{ email: u.email, method: 'social:discord' }]);
   });
 });
 
