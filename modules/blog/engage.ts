@@ -218,13 +218,16 @@ export async function recordView(app: AppContext, viewer: UserRecord | null, pos
     ], t);
     let fresh = renewed.length > 0;
     if (!fresh) {
-      const inserted = await select(
+      // ON CONFLICT keeps a PostgreSQL transaction usable; the row's id says whether this call made it.
+      const id = randomUUID();
+      await exec(
         app,
-        'INSERT INTO blog_views (id, post_id, viewer_key, user_id, views, counted_at, created_at) VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT (post_id, viewer_key) DO NOTHING RETURNING id',
-        [randomUUID(), post.id, key, viewer?.id ?? null, now, now],
+        'INSERT INTO blog_views (id, post_id, viewer_key, user_id, views, counted_at, created_at) VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT (post_id, viewer_key) DO NOTHING',
+        [id, post.id, key, viewer?.id ?? null, now, now],
         t,
       );
-      fresh = inserted.length > 0;
+      const [row] = await select<{ id: string }>(app, 'SELECT id FROM blog_views WHERE post_id = ? AND viewer_key = ?', [post.id, key], t);
+      fresh = row?.id === id;
     }
     if (fresh) await exec(app, 'UPDATE blog_posts SET view_count = view_count + 1 WHERE id = ?', [post.id], t);
     return fresh;
