@@ -34,7 +34,7 @@ async function heir(app: AppContext, userId: string): Promise<string | null> {
   const target = ref.includes('@') ? await findUserByEmail(app, ref) : ref ? await findUser(app, ref) : null;
   // Refusing is safer than deleting posts the operator meant to keep.
   if (!target || target.id === userId) {
-    throw new AppError(500, 'BLOG_ERASURE_MISCONFIGURED', 'Blog setting erasure_reassign_to does not name another existing account; nothing was erased');
+    throw new AppError(503, 'BLOG_ERASURE_MISCONFIGURED', 'Blog setting erasure_reassign_to does not name another existing account; nothing was erased');
   }
   return target.id;
 }
