@@ -12,7 +12,7 @@ function blogClient(t: TestApp, session?: string) {
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     if (session) headers['X-Session-ID'] = session;
     const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'include' });
-    const json = res.headers.get('content-type')?.includes('application/json') ? await res.json() : await res.text();
+    const json: any = res.headers.get('content-type')?.includes('application/json') ? await res.json() : await res.text();
     if (!res.ok) return { success: false as const, status: res.status, error: json.error || json.message || 'Unknown error occurred' };
     return { success: true as const, status: res.status, data: json.data ?? json, meta: json.meta || json.pagination, userContext: json.user_context };
   }

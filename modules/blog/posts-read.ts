@@ -164,7 +164,8 @@ export async function listPosts(app: AppContext, viewer: UserRecord | null, q: L
   }
   const text = q.q ?? q.search;
   let from = POST_FROM;
-  let order = 'COALESCE(p.published_at, p.created_at) DESC, p.id DESC';
+  // Published posts always carry published_at: their order follows the listing index.
+  let order = status === 'published' ? 'p.published_at DESC, p.id DESC' : 'COALESCE(p.published_at, p.created_at) DESC, p.id DESC';
   const orderParams: unknown[] = [];
   if (text) {
     if (dialect(app) === 'postgres') {

@@ -57,7 +57,10 @@ export const createBlogTables: MigrationDef = {
       t,
     );
     await qi.addIndex('blog_posts', ['lang', 'slug'], { unique: true, name: 'blog_posts_lang_slug', ...t });
-    await qi.addIndex('blog_posts', ['status', 'visibility', 'published_at'], { name: 'blog_posts_listing', ...t });
+    // The public list: equality on status and visibility, newest first, id as the tie-break.
+    await qi.addIndex('blog_posts', ['status', 'visibility', 'published_at', 'id'], { name: 'blog_posts_listing', where: { deleted_at: null }, ...t });
+    // Reads by slug name no language.
+    await qi.addIndex('blog_posts', ['slug'], { name: 'blog_posts_slug', ...t });
     await qi.addIndex('blog_posts', ['author_id', 'created_at'], { name: 'blog_posts_author', ...t });
     await qi.addIndex('blog_posts', ['status', 'scheduled_at'], { name: 'blog_posts_schedule', ...t });
 
@@ -69,6 +72,7 @@ export const createBlogTables: MigrationDef = {
     );
     await qi.addIndex('blog_post_slugs', ['lang', 'slug'], { unique: true, name: 'blog_post_slugs_lang_slug', ...t });
     await qi.addIndex('blog_post_slugs', ['post_id'], { name: 'blog_post_slugs_post', ...t });
+    await qi.addIndex('blog_post_slugs', ['slug'], { name: 'blog_post_slugs_slug', ...t });
 
     for (const table of ['blog_categories', 'blog_tags']) {
       await qi.createTable(
