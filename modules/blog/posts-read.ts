@@ -163,7 +163,8 @@ export async function listPosts(app: AppContext, viewer: UserRecord | null, q: L
     params.push(q.lang, q.lang);
   }
   const text = q.q ?? q.search;
-  let from = POST_FROM;
+  // Counted without the users join: every post has its author (foreign key).
+  let from = 'blog_posts p';
   // Published posts always carry published_at: their order follows the listing index.
   let order = status === 'published' ? 'p.published_at DESC, p.id DESC' : 'COALESCE(p.published_at, p.created_at) DESC, p.id DESC';
   const orderParams: unknown[] = [];
@@ -174,18 +175,29 @@ export async function listPosts(app: AppContext, viewer: UserRecord | null, q: L
       order = `ts_rank(p.search_vector, websearch_to_tsquery('simple', ?)) DESC, ${order}`;
       orderParams.push(text);
     } else {
-      from = `${POST_FROM} JOIN (SELECT post_id, bm25(blog_posts_fts, 0, 10.0, 5.0, 1.0) AS rank FROM blog_posts_fts WHERE blog_posts_fts MATCH ?) s ON s.post_id = p.id`;
+      from = 'blog_posts p JOIN (SELECT post_id, bm25(blog_posts_fts, 0, 10.0, 5.0, 1.0) AS rank FROM blog_posts_fts WHERE blog_posts_fts MATCH ?) s ON s.post_id = p.id';
       params.unshift(ftsQuery(text));
       order = `s.rank, ${order}`;
     }
   }
   const whereSql = where.join(' AND ');
   const offset = (q.page - 1) * q.limit;
-  const [rows, counted] = await Promise.all([
-    select<Row>(app, `SELECT ${LIST_COLUMNS} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ${q.limit} OFFSET ${offset}`, [...params, ...orderParams]),
-    select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM ${from} WHERE ${whereSql}`, params),
-  ]);
-  const total = Number(counted[0]?.n ?? 0);
+  const count = async () => Number((await select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM ${from} WHERE ${whereSql}`, params))[0]?.n ?? 0);
+  // A search ranks every match anyway: the same pass counts them (one scan instead of two).
+  const page = (withTotal: boolean) =>
+    select<Row>(
+      app,
+      `SELECT ${LIST_COLUMNS}${withTotal ? ', COUNT(*) OVER () AS total_count' : ''} FROM ${from} JOIN users u ON u.id = p.author_id WHERE ${whereSql} ORDER BY ${order} LIMIT ${q.limit} OFFSET ${offset}`,
+      [...params, ...orderParams],
+    );
+  let rows: Row[];
+  let total: number;
+  if (text) {
+    rows = await page(true);
+    total = rows.length ? Number(rows[0].total_count) : offset ? await count() : 0;
+  } else {
+    [rows, total] = await Promise.all([page(false), count()]);
+  }
   const translated = q.lang ? await applyTranslations(app, rows, q.lang, false) : rows;
   const terms = await termsOf(app, rows.map((r) => r.id));
   return {
