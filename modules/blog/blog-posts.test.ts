@@ -4,7 +4,8 @@ import { BACKEND, makePost, people, published, startBlog, type TestApp } from '.
 let t: TestApp;
 let p: Awaited<ReturnType<typeof people>>;
 beforeAll(async () => {
-  t = await startBlog();
+  // Room for the longest bodies (the default JSON limit is 100kb).
+  t = await startBlog({ env: { BODY_LIMIT: '1mb' } });
   p = await people(t);
 });
 afterAll(async () => {
@@ -155,6 +156,10 @@ describe(`blog posts (${BACKEND})`, () => {
     expect(r.body.data.map((x: any) => x.id)).toEqual([inTitle.id, inBody.id]);
     const quoted = await get(`/api/v1/posts?q=${encodeURIComponent(`"${word}" OR NEAR(`)}`);
     expect(quoted.status).toBe(200);
+    // A body near the size limit, every word different, still saves and is found.
+    const huge = Array.from({ length: 45_000 }, (_, i) => `w${i.toString(36)}x`).join(' ');
+    const big = await published(t, p.writer.token, { title: 'Big one', body: `${word}big ${huge}` });
+    expect((await get(`/api/v1/posts?q=${word}big`)).body.data.map((x: any) => x.id)).toEqual([big.id]);
   });
 
   it('when a writer edits, renames and deletes, then old slugs still answer, others may not touch it, and an admin restores', async () => {

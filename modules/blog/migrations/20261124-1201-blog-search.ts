@@ -5,6 +5,9 @@ import type { MigrationDef } from '../core.js';
  * weighted A, excerpt B, body C; the `simple` configuration, since posts come in any language) with a
  * GIN index; on SQLite an FTS5 table kept in step by triggers.
  */
+/** A tsvector holds at most 1 MB: PostgreSQL indexes the first 100,000 characters of a body (FTS5 has no such limit). */
+const BODY_INDEXED = 100_000;
+
 export const blogSearch: MigrationDef = {
   name: '20261124-1201-blog-search',
   async up({ sequelize, transaction, dialect }) {
@@ -13,7 +16,7 @@ export const blogSearch: MigrationDef = {
       await q(`ALTER TABLE blog_posts ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
         setweight(to_tsvector('simple', coalesce(title, '')), 'A') ||
         setweight(to_tsvector('simple', coalesce(excerpt, '')), 'B') ||
-        setweight(to_tsvector('simple', coalesce(body, '')), 'C')) STORED`);
+        setweight(to_tsvector('simple', left(coalesce(body, ''), ${BODY_INDEXED})), 'C')) STORED`);
       await q('CREATE INDEX blog_posts_search ON blog_posts USING GIN (search_vector)');
       return;
     }
