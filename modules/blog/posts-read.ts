@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { assertCanRead, isAdmin, postAbilities, visibleWhere, type PostAccessRow } from './access.js';
+import { cachedTotal } from './totals.js';
 import { badRequest, dialect, notFound, publicBaseUrl, select, type AppContext, type UserRecord } from './core.js';
 
 export type Row = Record<string, any>;
@@ -196,7 +197,7 @@ export async function listPosts(app: AppContext, viewer: UserRecord | null, q: L
     rows = await page(true);
     total = rows.length ? Number(rows[0].total_count) : offset ? await count() : 0;
   } else {
-    [rows, total] = await Promise.all([page(false), count()]);
+    [rows, total] = await Promise.all([page(false), cachedTotal(app, `${whereSql}|${JSON.stringify(params)}`, count)]);
   }
   const translated = q.lang ? await applyTranslations(app, rows, q.lang, false) : rows;
   const terms = await termsOf(app, rows.map((r) => r.id));

@@ -59,6 +59,8 @@ export const createBlogTables: MigrationDef = {
     await qi.addIndex('blog_posts', ['lang', 'slug'], { unique: true, name: 'blog_posts_lang_slug', ...t });
     // The public list: equality on status and visibility, newest first, id as the tie-break.
     await qi.addIndex('blog_posts', ['status', 'visibility', 'published_at', 'id'], { name: 'blog_posts_listing', where: { deleted_at: null }, ...t });
+    // Counting the visible posts: two short keys, deduplicated to a few index pages.
+    await qi.addIndex('blog_posts', ['status', 'visibility'], { name: 'blog_posts_visible', where: { deleted_at: null }, ...t });
     // Reads by slug name no language.
     await qi.addIndex('blog_posts', ['slug'], { name: 'blog_posts_slug', ...t });
     await qi.addIndex('blog_posts', ['author_id', 'created_at'], { name: 'blog_posts_author', ...t });
