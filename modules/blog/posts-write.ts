@@ -8,6 +8,7 @@ import {
 import { langSchema, loadPost, type Row } from './posts-read.js';
 import { BODY_FORMATS, makeExcerpt, renderBody, RESERVED_SLUGS, SLUG_RE, slugFrom, type BodyFormat } from './render.js';
 import { resolveCategories, resolveTags } from './taxonomy.js';
+import { forgetTotals } from './totals.js';
 
 const MAX_BODY = 500_000;
 export const POST_STATUSES = ['draft', 'scheduled', 'published', 'archived'] as const;
@@ -136,6 +137,7 @@ export async function createPost(app: AppContext, user: UserRecord, input: z.out
     if (isUniqueViolation(err)) throw slugTaken(input.slug ?? slugFrom(input.title));
     throw err;
   }
+  forgetTotals(app);
   return id;
 }
 
@@ -187,6 +189,7 @@ export async function updatePost(app: AppContext, user: UserRecord, postId: stri
     if (isUniqueViolation(err)) throw slugTaken(input.slug ?? row.slug);
     throw err;
   }
+  forgetTotals(app);
 }
 
 /** Publish, unpublish, schedule: the author's or an admin's. */
@@ -205,6 +208,7 @@ export async function changeStatus(app: AppContext, user: UserRecord, postId: st
     }
     await exec(app, "UPDATE blog_posts SET status = 'scheduled', scheduled_at = ?, updated_at = ? WHERE id = ?", [scheduledAt, now, postId]);
   }
+  forgetTotals(app);
 }
 
 export async function deletePost(app: AppContext, user: UserRecord, postId: string): Promise<void> {
@@ -213,6 +217,7 @@ export async function deletePost(app: AppContext, user: UserRecord, postId: stri
   assertCanManage(user, row as PostAccessRow);
   const now = new Date();
   await exec(app, 'UPDATE blog_posts SET deleted_at = ?, updated_at = ? WHERE id = ?', [now, now, postId]);
+  forgetTotals(app);
 }
 
 export async function restorePost(app: AppContext, user: UserRecord, postId: string): Promise<void> {
@@ -220,6 +225,7 @@ export async function restorePost(app: AppContext, user: UserRecord, postId: str
   const row = await loadPost(app, postId);
   if (!row.deleted_at) throw badRequest('Post is not deleted', undefined, 'POST_NOT_DELETED');
   await exec(app, 'UPDATE blog_posts SET deleted_at = NULL, updated_at = ? WHERE id = ?', [new Date(), postId]);
+  forgetTotals(app);
 }
 
 /** Publishes scheduled posts that are due; returns how many. Safe to run twice (the update is conditional). */
@@ -232,5 +238,6 @@ export async function publishDue(app: AppContext, now = new Date()): Promise<num
      WHERE status = 'scheduled' AND scheduled_at <= ? AND deleted_at IS NULL AND id IN (${due.map(() => '?').join(', ')})`,
     [now, now, ...due.map((d) => d.id)],
   );
+  forgetTotals(app);
   return due.length;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cachedTotal } from './totals.js';
+import { cachedTotal, forgetTotals } from './totals.js';
 
 describe('blog list totals', () => {
   it('when a total is small, then it is counted every time; when large, then it is kept for a few seconds per owner', async () => {
@@ -13,5 +13,7 @@ describe('blog list totals', () => {
     expect(await cachedTotal(owner, 'b', large)).toBe(50_000);
     expect(await cachedTotal(owner, 'b', large)).toBe(50_000);
     expect(await cachedTotal({}, 'b', large)).toBe(50_001);
+    forgetTotals(owner);
+    expect(await cachedTotal(owner, 'b', large)).toBe(50_002);
   });
 });

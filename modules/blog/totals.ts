@@ -24,3 +24,8 @@ export async function cachedTotal(owner: object, key: string, count: () => Promi
   } else cache.delete(key);
   return total;
 }
+
+/** After a post changes on this instance its totals are counted afresh (other instances: within TTL_MS). */
+export function forgetTotals(owner: object): void {
+  caches.delete(owner);
+}
