@@ -27,6 +27,8 @@ const COMMENTS = num(process.env.BENCH_BLOG_COMMENTS, POSTS * 3);
 const REACTIONS = num(process.env.BENCH_BLOG_REACTIONS, POSTS * 5);
 const SAMPLES = num(process.env.BENCH_BLOG_SAMPLES, 200);
 const TARGET_MS = 30;
+/** BENCH_BLOG_KEEP=1 keeps the seeded database (its URL is printed) for EXPLAIN. */
+const KEEP = process.env.BENCH_BLOG_KEEP === '1';
 const VOCABULARY = 3000;
 
 interface Latency {
@@ -234,7 +236,8 @@ async function main(): Promise<number> {
     await db?.end().catch(() => undefined);
     db = null;
     if (prepared) rmSync(prepared.dataDir, { recursive: true, force: true });
-    await backend?.release().catch((err) => note(`cleanup failed: ${(err as Error).message}`));
+    if (KEEP && backend) note(`kept for EXPLAIN: ${backend.databaseUrl} (drop it when done)`);
+    else await backend?.release().catch((err) => note(`cleanup failed: ${(err as Error).message}`));
     backend = null;
   };
   process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));

@@ -184,20 +184,24 @@ export async function listPosts(app: AppContext, viewer: UserRecord | null, q: L
   const whereSql = where.join(' AND ');
   const offset = (q.page - 1) * q.limit;
   const count = async () => Number((await select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM ${from} WHERE ${whereSql}`, params))[0]?.n ?? 0);
-  // A search ranks every match anyway: the same pass counts them (one scan instead of two).
-  const page = (withTotal: boolean) =>
-    select<Row>(
+  // The page as ids first (ranked, counted in the same pass when searching), then the rows of those
+  // 20 only: the ranking never carries wide columns, whose out-of-line values would be read per match.
+  const page = async (withTotal: boolean) => {
+    const hits = await select<{ id: string; total_count?: number | string }>(
       app,
-      `SELECT ${LIST_COLUMNS}${withTotal ? ', COUNT(*) OVER () AS total_count' : ''} FROM ${from} JOIN users u ON u.id = p.author_id WHERE ${whereSql} ORDER BY ${order} LIMIT ${q.limit} OFFSET ${offset}`,
+      `SELECT p.id${withTotal ? ', COUNT(*) OVER () AS total_count' : ''} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ${q.limit} OFFSET ${offset}`,
       [...params, ...orderParams],
     );
+    return { hits, rows: await rowsByIds(app, hits.map((h) => h.id)) };
+  };
   let rows: Row[];
   let total: number;
   if (text) {
-    rows = await page(true);
-    total = rows.length ? Number(rows[0].total_count) : offset ? await count() : 0;
+    const found = await page(true);
+    rows = found.rows;
+    total = found.hits.length ? Number(found.hits[0].total_count) : offset ? await count() : 0;
   } else {
-    [rows, total] = await Promise.all([page(false), cachedTotal(app, `${whereSql}|${JSON.stringify(params)}`, count)]);
+    [{ rows }, total] = await Promise.all([page(false), cachedTotal(app, `${whereSql}|${JSON.stringify(params)}`, count)]);
   }
   const translated = q.lang ? await applyTranslations(app, rows, q.lang, false) : rows;
   const terms = await termsOf(app, rows.map((r) => r.id));
@@ -205,6 +209,14 @@ export async function listPosts(app: AppContext, viewer: UserRecord | null, q: L
     posts: translated.map((r) => toPost(app, r, terms, viewer, false)),
     meta: { page: q.page, limit: q.limit, total, pages: Math.ceil(total / q.limit), hasMore: offset + rows.length < total },
   };
+}
+
+/** List rows of these posts, in the order given. */
+async function rowsByIds(app: AppContext, ids: string[]): Promise<Row[]> {
+  if (!ids.length) return [];
+  const found = await select<Row>(app, `SELECT ${LIST_COLUMNS} FROM ${POST_FROM} WHERE p.id IN (${ids.map(() => '?').join(', ')})`, ids);
+  const byId = new Map(found.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)).filter((r): r is Row => Boolean(r));
 }
 
 /** Swaps in the translation in `lang` where one exists (the post keeps its id and slug). */
@@ -240,8 +252,10 @@ export async function loadPost(app: AppContext, id: string): Promise<Row> {
 export async function readPost(app: AppContext, viewer: UserRecord | null, row: Row, opts: { password?: string; lang?: string }) {
   await assertCanRead(app, viewer, row as PostAccessRow, opts.password);
   const [shown] = opts.lang ? await applyTranslations(app, [row], opts.lang, true) : [row];
-  const terms = await termsOf(app, [row.id]);
-  const langs = await select<{ lang: string }>(app, 'SELECT lang FROM blog_translations WHERE post_id = ? ORDER BY lang', [row.id]);
+  const [terms, langs] = await Promise.all([
+    termsOf(app, [row.id]),
+    select<{ lang: string }>(app, 'SELECT lang FROM blog_translations WHERE post_id = ? ORDER BY lang', [row.id]),
+  ]);
   return {
     post: { ...toPost(app, shown, terms, viewer, true), available_langs: [row.lang, ...langs.map((l) => l.lang).filter((l) => l !== row.lang)] },
     can: postAbilities(viewer, row as PostAccessRow),
