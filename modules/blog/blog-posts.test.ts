@@ -140,7 +140,7 @@ describe(`blog posts (${BACKEND})`, () => {
     expect(r.body.meta).toEqual({ page: 2, limit: 2, total: 5, pages: 3, hasMore: true });
     expect(r.body.user_context).toMatchObject({ authenticated: false, user_type: null, user_id: null, can: { create: false } });
     expect(r.body.data[0]).not.toHaveProperty('body');
-    for (const qs of ['page=0', 'limit=1000', 'page=x', 'status=nope', 'lang=!!', 'q=']) {
+    for (const qs of ['page=0', 'limit=1000', 'page=x', 'status=nope', 'lang=!!', 'q=', 'q=%21%21%21']) {
       const bad = await get(`/api/v1/posts?${qs}`);
       expect(bad.status, qs).toBe(400);
       expect(bad.body.success).toBe(false);

@@ -170,6 +170,7 @@ export async function listPosts(app: AppContext, viewer: UserRecord | null, q: L
   let order = status === 'published' ? 'p.published_at DESC, p.id DESC' : 'COALESCE(p.published_at, p.created_at) DESC, p.id DESC';
   const orderParams: unknown[] = [];
   if (text) {
+    const fts = ftsQuery(text);
     if (dialect(app) === 'postgres') {
       where.push("p.search_vector @@ websearch_to_tsquery('simple', ?)");
       params.push(text);
@@ -177,7 +178,7 @@ export async function listPosts(app: AppContext, viewer: UserRecord | null, q: L
       orderParams.push(text);
     } else {
       from = 'blog_posts p JOIN (SELECT post_id, bm25(blog_posts_fts, 0, 10.0, 5.0, 1.0) AS rank FROM blog_posts_fts WHERE blog_posts_fts MATCH ?) s ON s.post_id = p.id';
-      params.unshift(ftsQuery(text));
+      params.unshift(fts);
       order = `s.rank, ${order}`;
     }
   }
