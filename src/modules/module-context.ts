@@ -158,13 +158,13 @@ function typed(type: UserFieldDef['type'], v: unknown): unknown {
   return v;
 }
 
-/** Tables a statement names (after FROM, JOIN, INTO, UPDATE); a name followed by `(` is a function. */
-const TABLE_REF = /\b(?:from|join|into|update)\s+([a-z_][a-z0-9_]*)(?!\s*\()/gi;
+/** Tables a statement names: after INTO and UPDATE, and after FROM and JOIN unless it is a function call (`FROM unnest(…)`). */
+const TABLE_REF = /\b(?:(?:into|update)\s+([a-z_][a-z0-9_]*)\b|(?:from|join)\s+([a-z_][a-z0-9_]*)\b(?!\s*\())/gi;
 
 /** Throws unless every table the statement names is one of `tables` or named after one (`<table>_…`). */
 export function assertOwnTables(moduleId: string, tables: ReadonlySet<string>, sql: string): void {
   for (const m of sql.matchAll(TABLE_REF)) {
-    const name = m[1]!.toLowerCase();
+    const name = (m[1] ?? m[2])!.toLowerCase();
     if (tables.has(name) || [...tables].some((t) => name.startsWith(`${t}_`))) continue;
     throw new Error(`module ${moduleId} does not own table ${name} (declare it in the manifest's tables; users are read through ctx.users)`);
   }
