@@ -50,3 +50,5 @@ export type { PublicUser } from './services/user-view.js';
 export type { SignInResult } from './services/sign-in.js';
 export type { ErasureResult } from './services/account-data.js';
 export type { LimitResult } from './limits/rate-limiter.js';
+export { assertAcceptableImage as checkImage } from './services/picture-service.js';
+export type { ImageInfo } from './services/picture-service.js';

@@ -5,8 +5,9 @@ import type { AppContext } from '../app-context.js';
  * Claims one scheduled run. The run key names the job and its tick, so with several workers or
  * instances the first to insert the row runs it and the rest skip: each run happens once.
  */
-export async function claimRun(app: AppContext, job: string, tick: Date): Promise<string | null> {
-  const runKey = `${job}@${tick.toISOString().slice(0, 16)}`;
+export async function claimRun(app: AppContext, job: string, tick: Date, perSecond = false): Promise<string | null> {
+  // Minute ticks by default; a job with a seconds field in its schedule claims each second's tick.
+  const runKey = `${job}@${tick.toISOString().slice(0, perSecond ? 19 : 16)}`;
   try {
     await app.models.JobRun.create({ run_key: runKey, job, holder: app.instanceId, status: 'running', started_at: new Date() });
     return runKey;

@@ -13,6 +13,9 @@ export interface Scheduler {
   stop(): Promise<void>;
 }
 
+/** A six-field cron expression runs more than once a minute. */
+const hasSeconds = (job: JobDef) => job.schedule.trim().split(/\s+/).length === 6;
+
 /** Starts node-cron tasks for the given jobs; each tick runs on one instance only. */
 export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
   const groups = new Map<string, { tasks: ScheduledTask[]; names: string[] }>();
@@ -20,7 +23,7 @@ export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
   let stopped = false;
 
   async function runNow(job: JobDef, tick = new Date()) {
-    const key = await claimRun(app, job.name, tick);
+    const key = await claimRun(app, job.name, tick, hasSeconds(job));
     if (!key) return { ran: false };
     running++;
     try {
@@ -44,7 +47,8 @@ export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
     for (const t of groups.get(group)?.tasks ?? []) void t.stop();
     const tasks = list.map((job) =>
       cron.schedule(job.schedule, (ctx) => {
-        const tick = ctx?.triggeredAt ?? new Date();
+        // A seconds schedule is claimed by its planned tick, the same on every instance.
+        const tick = (hasSeconds(job) ? ctx?.date : undefined) ?? ctx?.triggeredAt ?? new Date();
         void runNow(job, tick);
       }, { name: job.name, noOverlap: true }),
     );

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 import path from 'node:path';
 import type { Response } from 'express';
 import { clearSessionCookie } from '../http/cookies.js';
-import type { Model, ModelAttributes, ModelOptions, ModelStatic } from 'sequelize';
+import { QueryTypes, type Model, type ModelAttributes, type ModelOptions, type ModelStatic } from 'sequelize';
 import type { AppContext } from '../app-context.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { SessionRecord, SessionStatus } from '../data/repositories/session-repository.js';
@@ -81,6 +81,13 @@ export interface ModuleDb {
   model(name: string, table: string, attributes: ModelAttributes, options?: Omit<ModelOptions, 'tableName' | 'sequelize'>): ModelStatic<Model>;
   /** A unit of work: everything given `tx` commits or rolls back together. */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * Rows of one SQL statement (`?` placeholders on both dialects) that names only the module's own
+   * tables (or objects named after them, such as `<table>_fts`); any other table throws.
+   */
+  select<T = Record<string, unknown>>(sql: string, params?: unknown[], opts?: { tx?: Transaction }): Promise<T[]>;
+  /** A statement on the module's own tables, under the same rule as select. */
+  exec(sql: string, params?: unknown[], opts?: { tx?: Transaction }): Promise<void>;
 }
 
 export interface ModuleMail {
@@ -133,6 +140,8 @@ export interface ModuleContext {
   readonly db: ModuleDb;
   readonly limits: ModuleLimits;
   readonly keys: ModuleKeys;
+  /** bcrypt at the server's cost, for secrets the module keeps (a post password); verify is constant-time and false without a hash. */
+  readonly passwords: { hash(plain: string): Promise<string>; verify(plain: string, hash: string | null): Promise<boolean> };
   /** Other modules, as far as a module may know them. */
   readonly modules: { isInstalled(id: string): boolean; isEnabled(id: string): boolean; userFields(moduleId: string): UserFieldDef[] };
   readonly personalData: ModulePersonalData;
@@ -147,6 +156,18 @@ function typed(type: UserFieldDef['type'], v: unknown): unknown {
   if (type === 'date') return new Date(v as string);
   if (type === 'integer') return Number(v);
   return v;
+}
+
+/** Tables a statement names: after INTO and UPDATE, and after FROM and JOIN unless it is a function call (`FROM unnest(…)`). */
+const TABLE_REF = /\b(?:(?:into|update)\s+([a-z_][a-z0-9_]*)\b|(?:from|join)\s+([a-z_][a-z0-9_]*)\b(?!\s*\())/gi;
+
+/** Throws unless every table the statement names is one of `tables` or named after one (`<table>_…`). */
+export function assertOwnTables(moduleId: string, tables: ReadonlySet<string>, sql: string): void {
+  for (const m of sql.matchAll(TABLE_REF)) {
+    const name = (m[1] ?? m[2])!.toLowerCase();
+    if (tables.has(name) || [...tables].some((t) => name.startsWith(`${t}_`))) continue;
+    throw new Error(`module ${moduleId} does not own table ${name} (declare it in the manifest's tables; users are read through ctx.users)`);
+  }
 }
 
 const models = new WeakMap<object, Map<string, ModelStatic<Model>>>();
@@ -240,6 +261,14 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
         return m;
       },
       transaction: (fn) => app.sequelize.transaction(fn),
+      async select<T>(sql: string, params: unknown[] = [], opts: { tx?: Transaction } = {}) {
+        assertOwnTables(id, tables, sql);
+        return (await app.sequelize.query(sql, { replacements: params, type: QueryTypes.SELECT, transaction: opts.tx })) as T[];
+      },
+      async exec(sql, params = [], opts = {}) {
+        assertOwnTables(id, tables, sql);
+        await app.sequelize.query(sql, { replacements: params, transaction: opts.tx });
+      },
     },
     limits: {
       consume: async (cls, key) => consumeLimit(app, cls, key, ruleOf(cls)),
@@ -265,6 +294,10 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
         decipher.setAuthTag(Buffer.from(tag, 'base64url'));
         return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
       },
+    },
+    passwords: {
+      hash: (plain) => app.services.passwords.hash(plain),
+      verify: (plain, hash) => app.services.passwords.verify(plain, hash),
     },
     modules: {
       isInstalled: (other) => app.modules.isInstalled(other),

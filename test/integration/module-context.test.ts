@@ -70,6 +70,33 @@ describe('ModuleContext', () => {
     expect(() => ctx.db.model('Sneaky', 'sessions', { id: { type: DataTypes.STRING(36), primaryKey: true } })).toThrow(/does not own table sessions/);
   });
 
+  it('when the module runs SQL, then only statements on its own tables run, inside its unit of work', async () => {
+    await ctx.db.transaction(async (tx) => {
+      await ctx.db.exec('INSERT INTO test_ctx_rows (id, label) VALUES (?, ?)', ['r2', 'two'], { tx });
+      await ctx.db.exec('UPDATE test_ctx_rows SET label = ? WHERE id = ?', ['two!', 'r2'], { tx });
+    });
+    await expect(
+      ctx.db.transaction(async (tx) => {
+        await ctx.db.exec('INSERT INTO test_ctx_rows (id, label) VALUES (?, ?)', ['r3', 'gone'], { tx });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await ctx.db.select<{ label: string }>('SELECT label FROM test_ctx_rows WHERE id IN (?, ?) ORDER BY id', ['r2', 'r3'])).toEqual([{ label: 'two!' }]);
+    await expect(ctx.db.select('SELECT r.id FROM test_ctx_rows r JOIN users u ON u.id = r.id')).rejects.toThrow(/does not own table users/);
+    await expect(ctx.db.select('SELECT token_hash FROM sessions')).rejects.toThrow(/does not own table sessions/);
+    await expect(ctx.db.exec('UPDATE users SET name = ?', ['x'])).rejects.toThrow(/does not own table users/);
+    await expect(ctx.db.exec('INSERT INTO users(id) VALUES (?)', ['x'])).rejects.toThrow(/does not own table users/);
+    await expect(ctx.db.exec('DELETE FROM sessions')).rejects.toThrow(/does not own table sessions/);
+  });
+
+  it('when the module hashes a secret, then it verifies with the server hasher and a wrong or missing one fails', async () => {
+    const hash = await ctx.passwords.hash('post secret');
+    expect(hash).not.toContain('post secret');
+    expect(await ctx.passwords.verify('post secret', hash)).toBe(true);
+    expect(await ctx.passwords.verify('other secret', hash)).toBe(false);
+    expect(await ctx.passwords.verify('post secret', null)).toBe(false);
+  });
+
   it('when a unit of work fails, then the user patch inside it is rolled back and nothing is announced', async () => {
     const user = await makeUser(t);
     const seen: string[] = [];

@@ -1,0 +1,259 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { assertCanRead, canManage, type PostAccessRow } from './access.js';
+import {
+  badRequest, exec, withAuthors, forbidden, inTransaction, isUniqueViolation, keyedDigest, notFound, select, settings,
+  type ModuleContext, type UserRecord,
+} from './core.js';
+import { iso, loadPost, type Row } from './posts-read.js';
+import type { BlogSettings } from './settings.js';
+
+/** A post that the caller may read and that takes part in discussion (published, not deleted). */
+export async function livePost(app: ModuleContext, viewer: UserRecord | null, postId: string, password?: string): Promise<Row> {
+  const row = await loadPost(app, postId);
+  await assertCanRead(app, viewer, row as PostAccessRow, password);
+  return row;
+}
+
+const assertOpen = (row: Row) => {
+  if (row.deleted_at || row.status !== 'published') throw badRequest('This post is not published', undefined, 'POST_NOT_PUBLISHED');
+};
+
+// Comments
+
+export const commentCreate = z.strictObject({
+  comment_body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+  body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+  content: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+  parent_id: z.string().trim().min(1).max(36).nullable().optional(),
+  post_password: z.string().max(200).optional(),
+}).refine((b) => b.comment_body ?? b.body ?? b.content, { message: 'comment_body: required', path: ['comment_body'] });
+export const commentUpdate = z.strictObject({
+  comment_body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+  body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+}).refine((b) => b.comment_body ?? b.body, { message: 'comment_body: required', path: ['comment_body'] });
+export const MODERATION = ['approve', 'reject', 'spam'] as const;
+const STATUS_OF = { approve: 'approved', reject: 'rejected', spam: 'spam', approved: 'approved', rejected: 'rejected' } as const;
+export const moderateSchema = z
+  .strictObject({
+    action: z.enum([...MODERATION, 'approved', 'rejected']).optional(),
+    status: z.enum([...MODERATION, 'approved', 'rejected']).optional(),
+    reason: z.string().trim().max(500).optional(),
+  })
+  .refine((b) => b.action ?? b.status, { message: 'action: one of approve, reject, spam is required', path: ['action'] });
+
+const toComment = (r: Row, viewer: UserRecord | null, moderator: boolean) => ({
+  id: r.id,
+  post_id: r.post_id,
+  parent_id: r.parent_id ?? null,
+  comment_body: r.deleted_at ? null : r.body,
+  body: r.deleted_at ? null : r.body,
+  status: r.deleted_at ? 'deleted' : r.status,
+  user_id: r.user_id,
+  author: { id: r.user_id, name: r.author_name ?? null, user_name: r.author_user_name ?? null, display_name: r.author_display_name ?? null, picture: r.author_picture ?? null },
+  ...(moderator ? { moderation_reason: r.moderation_reason ?? null, moderated_at: iso(r.moderated_at) } : {}),
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  can: { edit: Boolean(viewer && viewer.id === r.user_id && !r.deleted_at), delete: Boolean(viewer && (viewer.id === r.user_id || moderator) && !r.deleted_at), moderate: moderator },
+});
+
+/** Comment authors are added through the user service (withAuthors), never joined. */
+const COMMENT_COLUMNS = 'c.*';
+
+export const commentQuery = z.object({
+  status: z.enum(['approved', 'pending', 'rejected', 'spam', 'all']).optional(),
+  page: z.coerce.number().int().min(1).max(100_000).default(1),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+/**
+ * Approved comments for anyone who may read the post, plus the caller's own waiting ones; the
+ * post's author and admins may list any status.
+ */
+export async function listComments(app: ModuleContext, viewer: UserRecord | null, post: Row, q: z.output<typeof commentQuery>) {
+  const moderator = canManage(viewer, post as PostAccessRow);
+  const status = q.status ?? 'approved';
+  if (status !== 'approved' && !moderator) throw forbidden('Only the post author or an admin may list comments by status');
+  const where = ['c.post_id = ?'];
+  const params: unknown[] = [post.id];
+  if (status !== 'all') {
+    if (status === 'approved' && viewer && !moderator) {
+      where.push("(c.status = 'approved' OR (c.user_id = ? AND c.status = 'pending'))");
+      params.push(viewer.id);
+    } else {
+      where.push('c.status = ?');
+      params.push(status);
+    }
+  }
+  const w = where.join(' AND ');
+  const offset = (q.page - 1) * q.limit;
+  const [rows, [c]] = await Promise.all([
+    select<Row>(app, `SELECT ${COMMENT_COLUMNS} FROM blog_comments c WHERE ${w} ORDER BY c.created_at, c.id LIMIT ${q.limit} OFFSET ${offset}`, params).then((r) => withAuthors(app, r, 'user_id')),
+    select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM blog_comments c WHERE ${w}`, params),
+  ]);
+  const total = Number(c?.n ?? 0);
+  return { comments: rows.map((r) => toComment(r, viewer, moderator)), meta: { page: q.page, limit: q.limit, total, pages: Math.ceil(total / q.limit), hasMore: offset + rows.length < total } };
+}
+
+async function loadComment(app: ModuleContext, id: string): Promise<Row> {
+  const [row] = await withAuthors(app, await select<Row>(app, `SELECT ${COMMENT_COLUMNS} FROM blog_comments c WHERE c.id = ?`, [id]), 'user_id');
+  if (!row) throw notFound('Comment not found');
+  return row;
+}
+
+export async function addComment(app: ModuleContext, user: UserRecord, post: Row, input: z.output<typeof commentCreate>) {
+  assertOpen(post);
+  const cfg = settings<BlogSettings>(app);
+  if (!cfg.comments_enabled) throw forbidden('Comments are closed', 'COMMENTS_CLOSED');
+  if (input.parent_id) {
+    const [parent] = await select<Row>(app, 'SELECT post_id, deleted_at FROM blog_comments WHERE id = ?', [input.parent_id]);
+    if (!parent || parent.post_id !== post.id || parent.deleted_at) {
+      throw badRequest('parent_id: no such comment on this post', [{ field: 'parent_id', message: 'no such comment on this post' }]);
+    }
+  }
+  const id = randomUUID();
+  const now = new Date();
+  // The post's author and admins are trusted with their own threads.
+  const status = cfg.comments_require_approval && !canManage(user, post as PostAccessRow) ? 'pending' : 'approved';
+  await exec(app, 'INSERT INTO blog_comments (id, post_id, user_id, parent_id, body, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+    id, post.id, user.id, input.parent_id ?? null, input.comment_body ?? input.body ?? input.content, status, now, now,
+  ]);
+  return toComment(await loadComment(app, id), user, canManage(user, post as PostAccessRow));
+}
+
+export async function editComment(app: ModuleContext, user: UserRecord, commentId: string, input: z.output<typeof commentUpdate>) {
+  const c = await loadComment(app, commentId);
+  if (c.deleted_at) throw notFound('Comment not found');
+  if (c.user_id !== user.id) throw forbidden('Only the author of a comment may edit it');
+  await exec(app, 'UPDATE blog_comments SET body = ?, updated_at = ? WHERE id = ?', [input.comment_body ?? input.body, new Date(), commentId]);
+  return toComment(await loadComment(app, commentId), user, false);
+}
+
+/** The author of a comment, the post's author and admins may delete it; replies stay (the text goes). */
+export async function deleteComment(app: ModuleContext, user: UserRecord, commentId: string) {
+  const c = await loadComment(app, commentId);
+  if (c.deleted_at) throw notFound('Comment not found');
+  const post = await loadPost(app, c.post_id);
+  if (c.user_id !== user.id && !canManage(user, post as PostAccessRow)) throw forbidden('Only the author, the post author or an admin may delete this comment');
+  const now = new Date();
+  await exec(app, "UPDATE blog_comments SET deleted_at = ?, body = '', updated_at = ? WHERE id = ?", [now, now, commentId]);
+  return { id: commentId, deleted: true };
+}
+
+export async function moderateComment(app: ModuleContext, user: UserRecord, commentId: string, input: z.output<typeof moderateSchema>) {
+  const c = await loadComment(app, commentId);
+  if (c.deleted_at) throw notFound('Comment not found');
+  const post = await loadPost(app, c.post_id);
+  if (!canManage(user, post as PostAccessRow)) throw forbidden('Only the post author or an admin may moderate comments');
+  const status = STATUS_OF[(input.action ?? input.status)!];
+  const now = new Date();
+  await exec(app, 'UPDATE blog_comments SET status = ?, moderation_reason = ?, moderated_by = ?, moderated_at = ?, updated_at = ? WHERE id = ?', [
+    status, input.reason ?? null, user.id, now, now, commentId,
+  ]);
+  return { id: commentId, status, reason: input.reason ?? null, moderated_at: now.toISOString() };
+}
+
+// Reactions
+
+export const reactionSchema = z.strictObject({ reaction_type: z.string().trim().toLowerCase().regex(/^[a-z][a-z0-9_]{0,31}$/, 'must be a reaction name such as like') });
+
+export async function reactionSummary(app: ModuleContext, viewer: UserRecord | null, postId: string) {
+  const rows = await select<{ reaction_type: string; n: number | string }>(app, 'SELECT reaction_type, COUNT(*) AS n FROM blog_reactions WHERE post_id = ? GROUP BY reaction_type ORDER BY reaction_type', [postId]);
+  const mine = viewer ? await select<{ reaction_type: string }>(app, 'SELECT reaction_type FROM blog_reactions WHERE post_id = ? AND user_id = ? ORDER BY reaction_type', [postId, viewer.id]) : [];
+  const counts = Object.fromEntries(rows.map((r) => [r.reaction_type, Number(r.n)]));
+  return { post_id: postId, counts, total: rows.reduce((s, r) => s + Number(r.n), 0), mine: mine.map((m) => m.reaction_type) };
+}
+
+/** One reaction per user and type; sending it again takes it back. */
+export async function toggleReaction(app: ModuleContext, user: UserRecord, post: Row, type: string) {
+  assertOpen(post);
+  const allowed = settings<BlogSettings>(app).reaction_types;
+  if (!allowed.includes(type)) throw badRequest(`reaction_type: must be one of ${allowed.join(', ')}`, [{ field: 'reaction_type', message: `must be one of ${allowed.join(', ')}` }]);
+  const removed = await select(app, 'DELETE FROM blog_reactions WHERE post_id = ? AND user_id = ? AND reaction_type = ? RETURNING id', [post.id, user.id, type]);
+  let active = removed.length === 0;
+  if (active) {
+    try {
+      await exec(app, 'INSERT INTO blog_reactions (id, post_id, user_id, reaction_type, created_at) VALUES (?, ?, ?, ?, ?)', [randomUUID(), post.id, user.id, type, new Date()]);
+    } catch (err) {
+      // The same reaction sent twice at once: it is there, as the caller wanted.
+      if (!isUniqueViolation(err)) throw err;
+      active = true;
+    }
+  }
+  return { reaction_type: type, active, reacted: active, ...(await reactionSummary(app, user, post.id)) };
+}
+
+// Bookmarks
+
+export async function addBookmark(app: ModuleContext, user: UserRecord, post: Row) {
+  try {
+    await exec(app, 'INSERT INTO blog_bookmarks (id, post_id, user_id, created_at) VALUES (?, ?, ?, ?)', [randomUUID(), post.id, user.id, new Date()]);
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+  }
+  return { post_id: post.id, bookmarked: true };
+}
+
+export async function removeBookmark(app: ModuleContext, user: UserRecord, postId: string) {
+  await loadPost(app, postId);
+  await exec(app, 'DELETE FROM blog_bookmarks WHERE post_id = ? AND user_id = ?', [postId, user.id]);
+  return { post_id: postId, bookmarked: false };
+}
+
+// Views and stats
+
+export const VIEW_WINDOW_MS = 30 * 60_000;
+
+/**
+ * Counts a view once per viewer (the user, or a keyed digest of address and user agent) per 30
+ * minutes. The window is claimed by a conditional update or a unique insert, so concurrent calls
+ * from one viewer count once; the post's counter is incremented in the same transaction.
+ */
+export async function recordView(app: ModuleContext, viewer: UserRecord | null, post: Row, anonymousKey: string) {
+  assertOpen(post);
+  const key = keyedDigest(app, viewer ? `user:${viewer.id}` : `anon:${anonymousKey}`);
+  const now = new Date();
+  const counted = await inTransaction(app, async (t) => {
+    const renewed = await select(app, 'UPDATE blog_views SET views = views + 1, counted_at = ? WHERE post_id = ? AND viewer_key = ? AND counted_at <= ? RETURNING id', [
+      now, post.id, key, new Date(now.getTime() - VIEW_WINDOW_MS),
+    ], t);
+    let fresh = renewed.length > 0;
+    if (!fresh) {
+      // ON CONFLICT keeps a PostgreSQL transaction usable; the row's id says whether this call made it.
+      const id = randomUUID();
+      await exec(
+        app,
+        'INSERT INTO blog_views (id, post_id, viewer_key, user_id, views, counted_at, created_at) VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT (post_id, viewer_key) DO NOTHING',
+        [id, post.id, key, viewer?.id ?? null, now, now],
+        t,
+      );
+      const [row] = await select<{ id: string }>(app, 'SELECT id FROM blog_views WHERE post_id = ? AND viewer_key = ?', [post.id, key], t);
+      fresh = row?.id === id;
+    }
+    if (fresh) await exec(app, 'UPDATE blog_posts SET view_count = view_count + 1 WHERE id = ?', [post.id], t);
+    return fresh;
+  });
+  const [r] = await select<{ view_count: number | string }>(app, 'SELECT view_count FROM blog_posts WHERE id = ?', [post.id]);
+  return { post_id: post.id, counted, views: Number(r?.view_count ?? 0) };
+}
+
+export async function postStats(app: ModuleContext, viewer: UserRecord | null, post: Row) {
+  const moderator = canManage(viewer, post as PostAccessRow);
+  const [[v], reactions, [c], [b]] = await Promise.all([
+    select<Row>(app, 'SELECT p.view_count AS views, (SELECT COUNT(*) FROM blog_views bv WHERE bv.post_id = p.id) AS unique_viewers FROM blog_posts p WHERE p.id = ?', [post.id]),
+    select<Row>(app, 'SELECT reaction_type, COUNT(*) AS n FROM blog_reactions WHERE post_id = ? GROUP BY reaction_type', [post.id]),
+    select<Row>(app, `SELECT COUNT(*) AS n${moderator ? ", SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending" : ''} FROM blog_comments WHERE post_id = ? AND deleted_at IS NULL AND ${moderator ? "status IN ('approved', 'pending')" : "status = 'approved'"}`, [post.id]),
+    select<Row>(app, 'SELECT COUNT(*) AS n FROM blog_bookmarks WHERE post_id = ?', [post.id]),
+  ]);
+  const byType: Record<string, number> = Object.fromEntries(reactions.map((r) => [r.reaction_type, Number(r.n)]));
+  return {
+    post_id: post.id,
+    views: Number(v?.views ?? 0),
+    unique_viewers: Number(v?.unique_viewers ?? 0),
+    reactions: byType,
+    reactions_total: Object.values(byType).reduce((s, n) => s + n, 0),
+    comments: Number(c?.n ?? 0),
+    ...(moderator ? { comments_pending: Number(c?.pending ?? 0) } : {}),
+    bookmarks: Number(b?.n ?? 0),
+  };
+}

@@ -1,0 +1,67 @@
+import type { Response } from 'express';
+import { visibleWhere } from './access.js';
+import { publicBaseUrl, select, settings, withAuthors, type ModuleContext } from './core.js';
+import { iso, type Row } from './posts-read.js';
+import type { BlogSettings } from './settings.js';
+
+const xml = (s: unknown) =>
+  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!).replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
+
+/** Where a post is read: the site may set it with BLOG_POST_URL later; the API address answers for now. */
+const postUrl = (app: ModuleContext, r: Row) => `${publicBaseUrl(app)}/api/v1/posts/${encodeURIComponent(r.slug)}${r.lang ? `?lang=${encodeURIComponent(r.lang)}` : ''}`;
+
+/** Only what anyone may read: published, public, not deleted. */
+async function publicPosts(app: ModuleContext, limit: number): Promise<Row[]> {
+  const vis = visibleWhere(null);
+  const rows = await select<Row>(
+    app,
+    `SELECT p.id, p.slug, p.lang, p.title, p.excerpt, p.published_at, p.updated_at, p.author_id FROM blog_posts p
+     WHERE ${vis.sql} ORDER BY p.published_at DESC, p.id DESC LIMIT ${limit}`,
+    vis.params,
+  );
+  return withAuthors(app, rows, 'author_id');
+}
+
+function send(res: Response, type: string, body: string) {
+  res.status(200);
+  res.setHeader('Content-Type', `${type}; charset=utf-8`);
+  res.setHeader('Cache-Control', 'public, max-age=300');
+  res.end(body);
+}
+
+export async function sitemap(app: ModuleContext, res: Response) {
+  const rows = await publicPosts(app, 50_000);
+  const urls = rows.map((r) => `  <url><loc>${xml(postUrl(app, r))}</loc><lastmod>${iso(r.updated_at)}</lastmod></url>`);
+  send(res, 'application/xml', `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls.join('\n')}\n</urlset>\n`);
+}
+
+export async function rssFeed(app: ModuleContext, res: Response) {
+  const cfg = settings<BlogSettings>(app);
+  const rows = await publicPosts(app, cfg.feed_items);
+  const self = `${publicBaseUrl(app)}/api/v1/posts/feed.xml`;
+  const items = rows.map(
+    (r) => `    <item>
+      <title>${xml(r.title)}</title>
+      <link>${xml(postUrl(app, r))}</link>
+      <guid isPermaLink="false">${xml(r.id)}</guid>
+      <pubDate>${new Date(r.published_at as string).toUTCString()}</pubDate>
+      ${r.author_name ? `<dc:creator>${xml(r.author_name)}</dc:creator>` : ''}
+      <description>${xml(r.excerpt ?? '')}</description>
+    </item>`,
+  );
+  send(
+    res,
+    'application/rss+xml',
+    `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:dc="http://purl.org/dc/elements/1.1/">
+  <channel>
+    <title>${xml(cfg.feed_title)}</title>
+    <link>${xml(publicBaseUrl(app))}</link>
+    <description>${xml(cfg.feed_description)}</description>
+    <atom:link href="${xml(self)}" rel="self" type="application/rss+xml"/>
+${items.join('\n')}
+  </channel>
+</rss>
+`,
+  );
+}

@@ -1,0 +1,243 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { assertCanManage, isAdmin, isWriter, type PostAccessRow } from './access.js';
+import {
+  AppError, badRequest, exec, forbidden, hashPassword, inTransaction, isUniqueViolation, notFound, select,
+  type ModuleContext, type Transaction, type UserRecord,
+} from './core.js';
+import { langSchema, loadPost, type Row } from './posts-read.js';
+import { BODY_FORMATS, makeExcerpt, renderBody, RESERVED_SLUGS, SLUG_RE, slugFrom, type BodyFormat } from './render.js';
+import { resolveCategories, resolveTags } from './taxonomy.js';
+import { forgetTotals } from './totals.js';
+
+const MAX_BODY = 500_000;
+export const POST_STATUSES = ['draft', 'scheduled', 'published', 'archived'] as const;
+export const VISIBILITIES = ['public', 'auth', 'private', 'password'] as const;
+
+const slugField = z.string().trim().toLowerCase().min(1).max(200).regex(SLUG_RE, 'must be lower-case letters, digits and single hyphens')
+  .refine((s) => !RESERVED_SLUGS.has(s), 'is reserved');
+const dateField = z.string().trim().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date').transform((s) => new Date(s));
+const termList = z.array(z.string().trim().min(1).max(120)).max(20);
+
+const fields = {
+  title: z.string().trim().min(1, 'must not be empty').max(300),
+  slug: slugField,
+  body: z.string().max(MAX_BODY),
+  content: z.string().max(MAX_BODY),
+  body_format: z.enum(BODY_FORMATS),
+  excerpt: z.string().trim().max(1000).nullable(),
+  status: z.enum(POST_STATUSES),
+  visibility: z.enum(VISIBILITIES),
+  password: z.string().min(4, 'must be at least 4 characters').max(200),
+  lang: langSchema,
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  categories: termList,
+  tags: termList,
+  scheduled_at: dateField,
+  published_at: dateField,
+};
+
+export const createSchema = z.strictObject({ ...fields, title: fields.title }).partial().required({ title: true });
+export const updateSchema = z.strictObject(fields).partial().refine((b) => Object.keys(b).length > 0, 'send at least one field to change');
+export type PostInput = z.output<typeof updateSchema>;
+
+const METADATA_MAX = 16_384;
+
+function checkInput(input: PostInput, existing: Row | null): void {
+  if (input.metadata && JSON.stringify(input.metadata).length > METADATA_MAX) {
+    throw badRequest(`metadata: must be at most ${METADATA_MAX} bytes of JSON`, [{ field: 'metadata', message: 'too large' }]);
+  }
+  const visibility = input.visibility ?? existing?.visibility;
+  if (visibility === 'password' && !input.password && !existing?.password_hash) {
+    throw badRequest('password: required for visibility "password"', [{ field: 'password', message: 'required for visibility password' }]);
+  }
+  if (input.password && visibility !== 'password') {
+    throw badRequest('password: only with visibility "password"', [{ field: 'password', message: 'only with visibility password' }]);
+  }
+  if (input.status === 'scheduled' && !input.scheduled_at && !existing?.scheduled_at) {
+    throw badRequest('scheduled_at: required for status "scheduled"', [{ field: 'scheduled_at', message: 'required for status scheduled' }]);
+  }
+  if (input.scheduled_at && input.scheduled_at.getTime() <= Date.now() && (input.status ?? existing?.status) === 'scheduled') {
+    throw badRequest('scheduled_at: must be in the future', [{ field: 'scheduled_at', message: 'must be in the future' }]);
+  }
+}
+
+/** Whether a slug is free in a language (current slugs and the old ones of other posts). */
+async function slugFree(app: ModuleContext, slug: string, lang: string, postId: string | null, t?: Transaction): Promise<boolean> {
+  const taken = await select(
+    app,
+    'SELECT 1 AS x FROM blog_posts WHERE lang = ? AND slug = ? AND id <> ? UNION ALL SELECT 1 AS x FROM blog_post_slugs WHERE lang = ? AND slug = ? AND post_id <> ?',
+    [lang, slug, postId ?? '', lang, slug, postId ?? ''],
+    t,
+  );
+  return taken.length === 0;
+}
+
+/** The slug itself when free, else the first free `slug-2`, `slug-3`, … */
+async function freeSlug(app: ModuleContext, base: string, lang: string, postId: string | null, t: Transaction): Promise<string> {
+  if (await slugFree(app, base, lang, postId, t)) return base;
+  const like = `${base.slice(0, 190)}-%`;
+  const used = new Set(
+    (await select<{ slug: string }>(app, 'SELECT slug FROM blog_posts WHERE lang = ? AND slug LIKE ? UNION SELECT slug FROM blog_post_slugs WHERE lang = ? AND slug LIKE ?', [lang, like, lang, like], t)).map((r) => r.slug),
+  );
+  for (let n = 2; n < 1000; n++) {
+    const s = `${base.slice(0, 190)}-${n}`;
+    if (!used.has(s)) return s;
+  }
+  return `${base.slice(0, 180)}-${randomUUID().slice(0, 8)}`;
+}
+
+const slugTaken = (slug: string) => new AppError(400, 'SLUG_TAKEN', `slug: "${slug}" is already used by another post in this language`, [{ field: 'slug', message: 'already used' }]);
+
+async function setTerms(app: ModuleContext, postId: string, input: PostInput, user: UserRecord, t: Transaction): Promise<void> {
+  if (input.categories) {
+    const ids = await resolveCategories(app, input.categories, t);
+    await exec(app, 'DELETE FROM blog_post_categories WHERE post_id = ?', [postId], t);
+    for (const id of ids) await exec(app, 'INSERT INTO blog_post_categories (post_id, category_id) VALUES (?, ?)', [postId, id], t);
+  }
+  if (input.tags) {
+    const ids = await resolveTags(app, input.tags, user, t);
+    await exec(app, 'DELETE FROM blog_post_tags WHERE post_id = ?', [postId], t);
+    for (const id of ids) await exec(app, 'INSERT INTO blog_post_tags (post_id, tag_id) VALUES (?, ?)', [postId, id], t);
+  }
+}
+
+export async function createPost(app: ModuleContext, user: UserRecord, input: z.output<typeof createSchema>): Promise<string> {
+  if (!isWriter(user)) throw forbidden('Writer role required');
+  checkInput(input, null);
+  const id = randomUUID();
+  const now = new Date();
+  const format: BodyFormat = input.body_format ?? 'markdown';
+  const body = input.body ?? input.content ?? '';
+  const lang = input.lang ?? 'en';
+  const status = input.status ?? 'draft';
+  const passwordHash = input.visibility === 'password' && input.password ? await hashPassword(app, input.password) : null;
+  const publishedAt = status === 'published' ? (input.published_at ?? now) : null;
+  try {
+    await inTransaction(app, async (t) => {
+      let slug = input.slug ?? slugFrom(input.title);
+      if (input.slug) {
+        if (!(await slugFree(app, slug, lang, null, t))) throw slugTaken(slug);
+      } else slug = await freeSlug(app, slug, lang, null, t);
+      await exec(
+        app,
+        `INSERT INTO blog_posts (id, slug, title, body, body_format, body_html, excerpt, status, visibility, password_hash, lang, metadata,
+          author_id, view_count, published_at, scheduled_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+        [
+          id, slug, input.title, body, format, renderBody(body, format), input.excerpt ?? makeExcerpt(body, format), status,
+          input.visibility ?? 'public', passwordHash, lang, JSON.stringify(input.metadata ?? {}), user.id, publishedAt,
+          status === 'scheduled' ? input.scheduled_at : null, now, now,
+        ],
+        t,
+      );
+      await setTerms(app, id, input, user, t);
+    });
+  } catch (err) {
+    // Two writers raced for the same generated slug: the unique index refused the second.
+    if (isUniqueViolation(err)) throw slugTaken(input.slug ?? slugFrom(input.title));
+    throw err;
+  }
+  forgetTotals(app);
+  return id;
+}
+
+export async function updatePost(app: ModuleContext, user: UserRecord, postId: string, input: PostInput): Promise<void> {
+  const row = await loadPost(app, postId);
+  if (row.deleted_at) throw notFound('Post not found');
+  assertCanManage(user, row as PostAccessRow);
+  checkInput(input, row);
+  const set: Record<string, unknown> = {};
+  if (input.title !== undefined) set.title = input.title;
+  const format: BodyFormat = input.body_format ?? row.body_format;
+  const body = input.body ?? input.content;
+  if (body !== undefined || input.body_format) {
+    const text = body ?? row.body;
+    Object.assign(set, { body: text, body_format: format, body_html: renderBody(text, format) });
+    if (input.excerpt === undefined && body !== undefined) set.excerpt = makeExcerpt(text, format);
+  }
+  if (input.excerpt !== undefined) set.excerpt = input.excerpt ?? makeExcerpt(body ?? row.body, format);
+  if (input.visibility) set.visibility = input.visibility;
+  if (input.visibility && input.visibility !== 'password') set.password_hash = null;
+  if (input.password) set.password_hash = await hashPassword(app, input.password);
+  if (input.metadata !== undefined) set.metadata = JSON.stringify(input.metadata ?? {});
+  if (input.status) {
+    set.status = input.status;
+    if (input.status === 'published') set.published_at = input.published_at ?? row.published_at ?? new Date();
+    if (input.status !== 'scheduled') set.scheduled_at = null;
+  }
+  if (input.scheduled_at && (input.status ?? row.status) === 'scheduled') set.scheduled_at = input.scheduled_at;
+  if (input.published_at && !input.status) set.published_at = input.published_at;
+  const lang = input.lang ?? row.lang;
+  if (input.lang) set.lang = input.lang;
+  try {
+    await inTransaction(app, async (t) => {
+      const slug = input.slug ?? row.slug;
+      if (slug !== row.slug || lang !== row.lang) {
+        if (!(await slugFree(app, slug, lang, postId, t))) throw slugTaken(slug);
+        set.slug = slug;
+        // The old address keeps answering (the post, with redirect_to naming the new slug).
+        await exec(app, 'DELETE FROM blog_post_slugs WHERE post_id = ? AND lang = ? AND slug = ?', [postId, lang, slug], t);
+        await exec(app, 'DELETE FROM blog_post_slugs WHERE lang = ? AND slug = ?', [row.lang, row.slug], t);
+        await exec(app, 'INSERT INTO blog_post_slugs (id, post_id, lang, slug, created_at) VALUES (?, ?, ?, ?, ?)', [randomUUID(), postId, row.lang, row.slug, new Date()], t);
+      }
+      set.updated_at = new Date();
+      const cols = Object.keys(set);
+      await exec(app, `UPDATE blog_posts SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...cols.map((c) => set[c]), postId], t);
+      await setTerms(app, postId, input, user, t);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw slugTaken(input.slug ?? row.slug);
+    throw err;
+  }
+  forgetTotals(app);
+}
+
+/** Publish, unpublish, schedule: the author's or an admin's. */
+export async function changeStatus(app: ModuleContext, user: UserRecord, postId: string, to: 'published' | 'draft' | 'scheduled', scheduledAt?: Date): Promise<void> {
+  const row = await loadPost(app, postId);
+  if (row.deleted_at) throw notFound('Post not found');
+  assertCanManage(user, row as PostAccessRow);
+  const now = new Date();
+  if (to === 'published') {
+    await exec(app, "UPDATE blog_posts SET status = 'published', published_at = COALESCE(published_at, ?), scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, now, postId]);
+  } else if (to === 'draft') {
+    await exec(app, "UPDATE blog_posts SET status = 'draft', scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, postId]);
+  } else {
+    if (!scheduledAt || scheduledAt.getTime() <= now.getTime()) {
+      throw badRequest('scheduled_at: must be in the future', [{ field: 'scheduled_at', message: 'must be in the future' }]);
+    }
+    await exec(app, "UPDATE blog_posts SET status = 'scheduled', scheduled_at = ?, updated_at = ? WHERE id = ?", [scheduledAt, now, postId]);
+  }
+  forgetTotals(app);
+}
+
+export async function deletePost(app: ModuleContext, user: UserRecord, postId: string): Promise<void> {
+  const row = await loadPost(app, postId);
+  if (row.deleted_at) throw notFound('Post not found');
+  assertCanManage(user, row as PostAccessRow);
+  const now = new Date();
+  await exec(app, 'UPDATE blog_posts SET deleted_at = ?, updated_at = ? WHERE id = ?', [now, now, postId]);
+  forgetTotals(app);
+}
+
+export async function restorePost(app: ModuleContext, user: UserRecord, postId: string): Promise<void> {
+  if (!isAdmin(user)) throw forbidden('Admin role required');
+  const row = await loadPost(app, postId);
+  if (!row.deleted_at) throw badRequest('Post is not deleted', undefined, 'POST_NOT_DELETED');
+  await exec(app, 'UPDATE blog_posts SET deleted_at = NULL, updated_at = ? WHERE id = ?', [new Date(), postId]);
+  forgetTotals(app);
+}
+
+/** Publishes scheduled posts that are due; returns how many. Safe to run twice (the update is conditional). */
+export async function publishDue(app: ModuleContext, now = new Date()): Promise<number> {
+  const due = await select<{ id: string }>(app, "SELECT id FROM blog_posts WHERE status = 'scheduled' AND scheduled_at <= ? AND deleted_at IS NULL", [now]);
+  if (!due.length) return 0;
+  await exec(
+    app,
+    `UPDATE blog_posts SET status = 'published', published_at = scheduled_at, scheduled_at = NULL, updated_at = ?
+     WHERE status = 'scheduled' AND scheduled_at <= ? AND deleted_at IS NULL AND id IN (${due.map(() => '?').join(', ')})`,
+    [now, now, ...due.map((d) => d.id)],
+  );
+  forgetTotals(app);
+  return due.length;
+}

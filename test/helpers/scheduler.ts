@@ -1,0 +1,2 @@
+/** The job scheduler for tests that drive ticks by hand (module tests reach core through test helpers). */
+export { startScheduler } from '../../src/jobs/scheduler.js';
