@@ -2,7 +2,6 @@ import { Writable } from 'node:stream';
 import type { Logger } from '../log/logger.js';
 import type { CliStreams } from './ui.js';
 
-// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]|\r/g;
 
 /**
