@@ -75,6 +75,11 @@ const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 writeFileSync(path.join(WORK, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, type: 'commonjs' }));
 addFile('package.json', path.join(WORK, 'package.json'));
 addTree('templates', path.join(ROOT, 'templates'));
+// Modules' own messages (src/mail/render.ts reads modules/<id>/emails/).
+for (const m of readdirSync(path.join(ROOT, 'modules'), { withFileTypes: true })) {
+  const emails = path.join(ROOT, 'modules', m.name, 'emails');
+  if (m.isDirectory() && existsSync(emails)) addTree(`modules/${m.name}/emails`, emails);
+}
 const swagger = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 for (const f of ['package.json', 'swagger-ui.css', 'swagger-ui-bundle.js']) addFile(`node_modules/swagger-ui-dist/${f}`, path.join(swagger, f));
 const sqliteAddon = path.join(path.dirname(require.resolve('sqlite3/package.json')), 'build', 'Release', 'node_sqlite3.node');

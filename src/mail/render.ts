@@ -5,7 +5,13 @@ import { renderTemplate, type TemplateVars } from './template-engine.js';
 
 /** Every message Gatehouse sends; one folder entry per language under templates/emails/<lang>/. */
 export const EMAIL_TEMPLATES = ['verify-email', 'password-reset', 'password-changed', 'login-link', 'two-factor-code', 'test'] as const;
-export type EmailTemplateName = (typeof EMAIL_TEMPLATES)[number];
+export type CoreEmailTemplateName = (typeof EMAIL_TEMPLATES)[number];
+/**
+ * A core message, or a module's as `<module id>/<message>`: read from modules/<id>/emails/<lang>/
+ * (its own strings.json for subjects), in the core layout.
+ */
+export type EmailTemplateName = CoreEmailTemplateName | `${string}/${string}`;
+const MODULE_TEMPLATE_RE = /^([a-z][a-z0-9-]{0,62}[a-z0-9])\/([a-z][a-z0-9-]{0,62})$/;
 
 export const DEFAULT_EMAIL_LANG = 'en';
 const DEFAULT_BRAND_COLOR = '#2f6fed';
@@ -28,7 +34,7 @@ export interface RenderedEmail {
 }
 
 /** Data a template cannot do without: sending a reset mail without its link is a bug, not a message. */
-const REQUIRED: Record<EmailTemplateName, { all?: string[]; anyOf?: string[] }> = {
+const REQUIRED: Record<CoreEmailTemplateName, { all?: string[]; anyOf?: string[] }> = {
   'verify-email': { all: ['link'] },
   'password-reset': { all: ['link'] },
   'password-changed': {},
@@ -51,9 +57,20 @@ export function emailTemplatesDir(): string {
   return templatesDir;
 }
 
+/** Where a message's files live: templates/emails, or a module's emails folder. */
+function templateBase(name: string): { dir: string; file: string } {
+  const m = MODULE_TEMPLATE_RE.exec(name);
+  if (!m) return { dir: emailTemplatesDir(), file: name };
+  return { dir: path.join(findPackageRoot(), 'modules', m[1], 'emails'), file: m[2] };
+}
+
 // Templates ship with the package and never change while running, so each file is read once.
 function readTemplateFile(...parts: string[]): string | null {
-  const file = path.join(emailTemplatesDir(), ...parts);
+  return readFileIn(emailTemplatesDir(), ...parts);
+}
+
+function readFileIn(dir: string, ...parts: string[]): string | null {
+  const file = path.join(dir, ...parts);
   if (!fileCache.has(file)) {
     try {
       fileCache.set(file, readFileSync(file, 'utf8'));
@@ -65,8 +82,8 @@ function readTemplateFile(...parts: string[]): string | null {
   return fileCache.get(file) ?? null;
 }
 
-function loadStrings(lang: string): LangStrings | null {
-  const raw = readTemplateFile(lang, 'strings.json');
+function loadStrings(lang: string, dir = emailTemplatesDir()): LangStrings | null {
+  const raw = readFileIn(dir, lang, 'strings.json');
   if (raw === null) return null;
   const parsed = JSON.parse(raw) as Partial<LangStrings>;
   return { subjects: parsed.subjects ?? {}, layout: parsed.layout ?? {} };
@@ -79,15 +96,18 @@ function primaryLanguage(lang: string | null | undefined): string | null {
 }
 
 function loadTemplate(name: EmailTemplateName, lang: string) {
+  const { dir, file } = templateBase(name);
+  // The layout's strings are core's; a module's strings.json holds its subjects.
   const strings = loadStrings(lang);
-  const subject = strings?.subjects[name];
-  const html = readTemplateFile(lang, `${name}.html`);
-  const text = readTemplateFile(lang, `${name}.txt`);
+  const subject = (dir === emailTemplatesDir() ? strings : loadStrings(lang, dir))?.subjects[file];
+  const html = readFileIn(dir, lang, `${file}.html`);
+  const text = readFileIn(dir, lang, `${file}.txt`);
   if (!strings || subject === undefined || html === null || text === null) return null;
   return { lang, strings, subject, html, text };
 }
 
-const isTemplateName = (t: string): t is EmailTemplateName => (EMAIL_TEMPLATES as readonly string[]).includes(t);
+const isCoreTemplate = (t: string): t is CoreEmailTemplateName => (EMAIL_TEMPLATES as readonly string[]).includes(t);
+const isTemplateName = (t: string): t is EmailTemplateName => isCoreTemplate(t) || MODULE_TEMPLATE_RE.test(t);
 
 function toVars(template: string, data: Record<string, unknown>): TemplateVars {
   const vars: TemplateVars = {};
@@ -103,7 +123,7 @@ function toVars(template: string, data: Record<string, unknown>): TemplateVars {
 }
 
 function checkData(template: EmailTemplateName, vars: TemplateVars): void {
-  const { all = [], anyOf = [] } = REQUIRED[template];
+  const { all = [], anyOf = [] } = isCoreTemplate(template) ? REQUIRED[template] : {};
   const missing = all.filter((k) => !vars[k]);
   if (missing.length) throw new Error(`Email template "${template}" needs data: ${missing.join(', ')}`);
   if (anyOf.length && !anyOf.some((k) => vars[k])) {
@@ -135,7 +155,7 @@ export function renderEmail(
   const wanted = primaryLanguage(lang);
   const candidates = wanted && wanted !== DEFAULT_EMAIL_LANG ? [wanted, DEFAULT_EMAIL_LANG] : [DEFAULT_EMAIL_LANG];
   const found = candidates.map((l) => loadTemplate(template, l)).find((t) => t !== null);
-  if (!found) throw new Error(`Email template "${template}" is missing from ${path.join(emailTemplatesDir(), DEFAULT_EMAIL_LANG)}`);
+  if (!found) throw new Error(`Email template "${template}" is missing from ${path.join(templateBase(template).dir, DEFAULT_EMAIL_LANG)}`);
 
   const publicUrl = branding.publicUrl.replace(/\/+$/, '');
   // Branding comes last so message data can never restyle or re-label the mail.

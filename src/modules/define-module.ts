@@ -53,6 +53,17 @@ export interface ModuleEraser {
   run(ctx: { app: AppContext; userId: string; transaction: Transaction }): Promise<void>;
 }
 
+/**
+ * Asked inside the uninstall transaction. Throws (an AppError, 409) to refuse; with `force` it makes
+ * the refusal's cause go away instead and says what it did in `notices`. `afterCommit` runs once the
+ * uninstall is committed (cache clean-up).
+ */
+export type ModuleUninstallGuard = (ctx: {
+  app: AppContext;
+  force: boolean;
+  transaction: Transaction;
+}) => Promise<{ notices?: string[]; afterCommit?: () => Promise<void> } | void>;
+
 export interface ModuleManifest {
   id: string;
   /** x.y.z; a higher version in the registry than the installed one offers an update. */
@@ -73,6 +84,7 @@ export interface ModuleManifest {
   tables: string[];
   exporters: ModuleExporter[];
   erasers: ModuleEraser[];
+  beforeUninstall?: ModuleUninstallGuard;
 }
 
 export type ModuleInput = Omit<ModuleManifest, 'userFields' | 'exporters' | 'erasers' | 'tables'> & {
@@ -136,6 +148,7 @@ const manifestSchema = z.strictObject({
   tables: z.array(z.string().regex(SQL_NAME_RE)).optional(),
   exporters: z.array(z.strictObject({ name: named, run: fn('run') })).optional(),
   erasers: z.array(z.strictObject({ name: named, run: fn('run') })).optional(),
+  beforeUninstall: fn('beforeUninstall').optional(),
 });
 
 export class ModuleManifestError extends Error {

@@ -7,6 +7,7 @@ import type { LoginBackoff } from '../limits/login-backoff.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
 import { runAfterHooks } from './after-hooks.js';
+import { decideSecondFactor, TWO_FACTOR_METHODS_EVENT } from './second-factor.js';
 import { isDatabaseUnavailable } from '../data/db-errors.js';
 import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
@@ -16,6 +17,8 @@ export interface ClientInfo {
   ip?: string | null;
   userAgent?: string | null;
   deviceId?: string | null;
+  /** A trusted-device token (cookie `trusted_device` or header X-Trusted-Device) offered to the two-factor provider. */
+  trustedDevice?: string | null;
   /** Key of the failed-login backoff (account + caller's network, see rate-limit.ts loginAttemptKey); default: the account. */
   throttleKey?: string;
 }
@@ -70,7 +73,7 @@ export function createAuthService(deps: AuthServiceDeps) {
   /** Methods a pending session may use; handlers of 'auth.two_factor.methods' push into the list. */
   async function twoFactorMethods(user: UserRecord): Promise<unknown[]> {
     const methods: unknown[] = [];
-    await hooks.run('auth.two_factor.methods', { user, methods });
+    await hooks.run(TWO_FACTOR_METHODS_EVENT, { user, methods, provided: false, trusted: false });
     return methods;
   }
 
@@ -108,9 +111,9 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (config.requireEmailVerification && !user.is_verified) {
         throw new AppError(403, Codes.EMAIL_NOT_VERIFIED, 'Email not verified');
       }
-      const pending = Boolean(user.two_factor);
+      const { pending, methods } = await decideSecondFactor(hooks, user, client);
       const { token, session } = await sessions.create(user.id, { ...client, status: pending ? 'pending_2fa' : 'active' });
-      if (pending) return { status: 'pending', user, token, session, methods: await twoFactorMethods(user) };
+      if (pending) return { status: 'pending', user, token, session, methods };
       await runAfterHooks(hooks, deps.logger, 'auth.login', { user, session });
       return { status: 'active', user, token, session, methods: [] };
     },

@@ -5,6 +5,7 @@ import { badRequest } from '../errors/app-error.js';
 import { chooseLinkBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, minutes, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
 import { runAfterHooks } from './after-hooks.js';
+import { decideSecondFactor } from './second-factor.js';
 import { CODE_DIGITS } from './token-service.js';
 
 export type TokenLoginType = 'email' | 'sms' | 'phone';
@@ -102,7 +103,7 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
     },
 
     /** Exchanges a link token, or a code with its token_id or address, for a new active session. */
-    async validate(proof: TokenLoginProof, client: { ip?: string | null; userAgent?: string | null }): Promise<TokenLoginResult> {
+    async validate(proof: TokenLoginProof, client: { ip?: string | null; userAgent?: string | null; trustedDevice?: string | null }): Promise<TokenLoginResult> {
       const rec = await consumeProof(proof);
       if (!rec?.user_id) throw invalidToken();
       const user = await users.findById(rec.user_id);
@@ -117,11 +118,9 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
       }
       // A mailed link or code replaces the password, not the second factor: two-factor users get a
       // pending session, exactly as a password login would give them.
-      const pending = Boolean(signedIn.two_factor);
+      const { pending, methods } = await decideSecondFactor(deps.hooks, signedIn, client);
       const { token, session } = await sessions.create(user.id, { ip: client.ip, userAgent: client.userAgent, status: pending ? 'pending_2fa' : 'active' });
-      const methods: unknown[] = [];
-      if (pending) await deps.hooks.run('auth.two_factor.methods', { user: signedIn, methods });
-      else await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user: signedIn, session });
+      if (!pending) await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user: signedIn, session });
       return { status: pending ? 'pending' : 'active', user: signedIn, sessionToken: token, session, tokenId: rec.id, methods };
     },
   };

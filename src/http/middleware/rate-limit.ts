@@ -17,6 +17,7 @@ export type RateLimitClass =
   | 'social-api'
   | 'cache-invalidation'
   | 'admin'
+  | 'two-factor'
   | 'bridge'
   | 'bridge-invalid'
   | 'session'
@@ -64,6 +65,7 @@ export function ruleFor(cls: RateLimitClass, config: Config): LimitRule {
     case 'social-api': return config.rateLimitSocialApi;
     case 'cache-invalidation': return config.rateLimitCacheInvalidation;
     case 'admin': return config.rateLimitAdmin;
+    case 'two-factor': return config.rateLimitTwoFactor;
     case 'bridge': return config.rateLimitBridge;
     case 'bridge-invalid': return config.rateLimitBridgeInvalid;
     case 'session': return config.rateLimitSession;

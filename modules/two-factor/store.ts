@@ -1,0 +1,224 @@
+import { randomUUID } from 'node:crypto';
+import { DataTypes, Op, type Model, type ModelStatic, type Sequelize } from 'sequelize';
+import { database, type AppContext, type Transaction } from './core.js';
+
+/** The module's four tables as Sequelize models (plain objects out; booleans and dates typed on both dialects). */
+
+export type MethodKind = 'email' | 'sms' | 'totp' | 'backup_codes';
+export type MethodStatus = 'pending_setup' | 'active';
+
+export interface MethodRow {
+  id: string;
+  user_id: string;
+  kind: MethodKind;
+  status: MethodStatus;
+  identifier: string | null;
+  secret_enc: string | null;
+  last_step: number | string | null;
+  created_at: Date;
+  verified_at: Date | null;
+  last_used_at: Date | null;
+}
+
+export interface ChallengeRow {
+  id: string;
+  user_id: string;
+  method_id: string;
+  session_id: string | null;
+  purpose: string;
+  code_hash: string;
+  attempts: number;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export interface BackupCodeRow {
+  id: string;
+  user_id: string;
+  method_id: string;
+  code_hash: string;
+  created_at: Date;
+  used_at: Date | null;
+}
+
+export interface DeviceRow {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  user_agent: string | null;
+  created_at: Date;
+  expires_at: Date;
+  last_used_at: Date | null;
+}
+
+interface Models {
+  Method: ModelStatic<Model>;
+  Challenge: ModelStatic<Model>;
+  BackupCode: ModelStatic<Model>;
+  Device: ModelStatic<Model>;
+}
+
+const cache = new WeakMap<Sequelize, Models>();
+const str = (n: number, allowNull = false) => ({ type: DataTypes.STRING(n), allowNull });
+const date = (allowNull: boolean) => ({ type: DataTypes.DATE, allowNull });
+const key = { type: DataTypes.STRING(36), primaryKey: true };
+
+function define(s: Sequelize): Models {
+  const opts = (tableName: string) => ({ tableName, timestamps: false });
+  return {
+    Method: s.define(
+      'TwoFactorMethod',
+      {
+        id: key, user_id: str(36), kind: str(16), status: str(16), identifier: str(254, true), secret_enc: { type: DataTypes.TEXT, allowNull: true },
+        last_step: { type: DataTypes.BIGINT, allowNull: true }, created_at: date(false), verified_at: date(true), last_used_at: date(true),
+      },
+      opts('two_factor_methods'),
+    ),
+    Challenge: s.define(
+      'TwoFactorChallenge',
+      {
+        id: key, user_id: str(36), method_id: str(36), session_id: str(36, true), purpose: str(16), code_hash: str(64),
+        attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 }, created_at: date(false), expires_at: date(false), used_at: date(true),
+      },
+      opts('two_factor_challenges'),
+    ),
+    BackupCode: s.define(
+      'TwoFactorBackupCode',
+      { id: key, user_id: str(36), method_id: str(36), code_hash: str(64), created_at: date(false), used_at: date(true) },
+      opts('two_factor_backup_codes'),
+    ),
+    Device: s.define(
+      'TwoFactorTrustedDevice',
+      { id: key, user_id: str(36), token_hash: str(64), user_agent: str(255, true), created_at: date(false), expires_at: date(false), last_used_at: date(true) },
+      opts('two_factor_trusted_devices'),
+    ),
+  };
+}
+
+export function models(app: AppContext): Models {
+  const s = database(app);
+  let m = cache.get(s);
+  if (!m) {
+    m = define(s);
+    cache.set(s, m);
+  }
+  return m;
+}
+
+const plain = <T>(r: Model | null): T | null => (r ? (r.get({ plain: true }) as T) : null);
+const plainAll = <T>(rows: Model[]): T[] => rows.map((r) => r.get({ plain: true }) as T);
+type Tx = { transaction?: Transaction };
+
+export const store = {
+  async methods(app: AppContext, userId: string, tx: Tx = {}): Promise<MethodRow[]> {
+    return plainAll<MethodRow>(await models(app).Method.findAll({ where: { user_id: userId }, order: [['created_at', 'ASC']], ...tx }));
+  },
+  async method(app: AppContext, id: string, tx: Tx = {}): Promise<MethodRow | null> {
+    return plain<MethodRow>(await models(app).Method.findByPk(id, tx));
+  },
+  async createMethod(app: AppContext, row: Omit<MethodRow, 'last_step' | 'verified_at' | 'last_used_at'> & Partial<MethodRow>, tx: Tx = {}): Promise<void> {
+    await models(app).Method.create({ last_step: null, verified_at: null, last_used_at: null, ...row }, tx);
+  },
+  /** Deletes the user's unfinished setups of a kind (a new setup replaces them). */
+  async dropPendingSetups(app: AppContext, userId: string, kind: MethodKind, tx: Tx = {}): Promise<void> {
+    await models(app).Method.destroy({ where: { user_id: userId, kind, status: 'pending_setup' }, ...tx });
+  },
+  /** pending_setup → active, once (false when it already was or is gone). */
+  async activateMethod(app: AppContext, id: string, at: Date, tx: Tx = {}): Promise<boolean> {
+    const [n] = await models(app).Method.update({ status: 'active', verified_at: at, last_used_at: at }, { where: { id, status: 'pending_setup' }, ...tx });
+    return n > 0;
+  },
+  async touchMethod(app: AppContext, id: string, at: Date): Promise<void> {
+    await models(app).Method.update({ last_used_at: at }, { where: { id } });
+  },
+  /** Records a TOTP step as used; false when this or a later step was accepted already (a replay). */
+  async useStep(app: AppContext, id: string, step: number, at: Date): Promise<boolean> {
+    const [n] = await models(app).Method.update(
+      { last_step: step, last_used_at: at },
+      { where: { id, [Op.or]: [{ last_step: null }, { last_step: { [Op.lt]: step } }] } },
+    );
+    return n > 0;
+  },
+  async deleteMethod(app: AppContext, id: string, tx: Tx = {}): Promise<number> {
+    return models(app).Method.destroy({ where: { id }, ...tx });
+  },
+
+  /* Challenges: one live per method and purpose */
+
+  async createChallenge(app: AppContext, row: ChallengeRow): Promise<void> {
+    const { Challenge } = models(app);
+    await database(app).transaction(async (transaction) => {
+      // Only the newest code works.
+      await Challenge.update({ used_at: row.created_at }, { where: { method_id: row.method_id, purpose: row.purpose, used_at: null }, transaction });
+      await Challenge.create({ ...row }, { transaction });
+    });
+  },
+  async liveChallenge(app: AppContext, methodId: string, purpose: string, now: Date): Promise<ChallengeRow | null> {
+    return plain<ChallengeRow>(
+      await models(app).Challenge.findOne({
+        where: { method_id: methodId, purpose, used_at: null, expires_at: { [Op.gt]: now } },
+        order: [['created_at', 'DESC']],
+      }),
+    );
+  },
+  /** Counts one try on a challenge, atomically; false once `max` tries were made. */
+  async addAttempt(app: AppContext, id: string, max: number): Promise<boolean> {
+    const { Challenge } = models(app);
+    const [n] = await Challenge.update(
+      { attempts: database(app).literal('attempts + 1') },
+      { where: { id, used_at: null, attempts: { [Op.lt]: max } } },
+    );
+    return n > 0;
+  },
+  async closeChallenge(app: AppContext, id: string, at: Date): Promise<boolean> {
+    const [n] = await models(app).Challenge.update({ used_at: at }, { where: { id, used_at: null } });
+    return n > 0;
+  },
+
+  /* Backup codes */
+
+  async replaceBackupCodes(app: AppContext, methodId: string, userId: string, hashes: string[], at: Date, tx: Tx): Promise<void> {
+    const { BackupCode } = models(app);
+    await BackupCode.destroy({ where: { method_id: methodId }, ...tx });
+    await BackupCode.bulkCreate(
+      hashes.map((code_hash) => ({ id: randomUUID(), user_id: userId, method_id: methodId, code_hash, created_at: at, used_at: null })),
+      tx,
+    );
+  },
+  async unusedBackupCodes(app: AppContext, methodId: string): Promise<number> {
+    return models(app).BackupCode.count({ where: { method_id: methodId, used_at: null } });
+  },
+  /** Uses up the unused backup code with this hash, once (false for unknown or used). */
+  async useBackupCode(app: AppContext, methodId: string, hash: string, at: Date): Promise<boolean> {
+    const [n] = await models(app).BackupCode.update({ used_at: at }, { where: { method_id: methodId, code_hash: hash, used_at: null } });
+    return n > 0;
+  },
+
+  /* Trusted devices */
+
+  async addDevice(app: AppContext, row: DeviceRow): Promise<void> {
+    await models(app).Device.create({ ...row });
+  },
+  async deviceByHash(app: AppContext, hash: string): Promise<DeviceRow | null> {
+    return plain<DeviceRow>(await models(app).Device.findOne({ where: { token_hash: hash } }));
+  },
+  async touchDevice(app: AppContext, id: string, at: Date): Promise<void> {
+    await models(app).Device.update({ last_used_at: at }, { where: { id } });
+  },
+  async devices(app: AppContext, userId: string): Promise<DeviceRow[]> {
+    return plainAll<DeviceRow>(await models(app).Device.findAll({ where: { user_id: userId }, order: [['created_at', 'ASC']] }));
+  },
+  async forgetDevices(app: AppContext, userId: string, tx: Tx = {}): Promise<number> {
+    return models(app).Device.destroy({ where: { user_id: userId }, ...tx });
+  },
+
+  /** Everything of a user (2FA reset, erasure). */
+  async deleteAll(app: AppContext, userId: string, tx: Tx): Promise<number> {
+    const m = models(app);
+    await m.Device.destroy({ where: { user_id: userId }, ...tx });
+    await m.BackupCode.destroy({ where: { user_id: userId }, ...tx });
+    await m.Challenge.destroy({ where: { user_id: userId }, ...tx });
+    return m.Method.destroy({ where: { user_id: userId }, ...tx });
+  },
+};
