@@ -182,7 +182,8 @@ describe(`trusted devices (${BACKEND})`, () => {
     expect(JSON.stringify(rows)).not.toContain(device);
 
     // Not one login only: three in a row, by header and by cookie.
-    for (const headers of [{ 'X-Trusted-Device': device }, { Cookie: `trusted_device=${device}` }, { 'X-Trusted-Device': device }]) {
+    const ways: Record<string, string>[] = [{ 'X-Trusted-Device': device }, { Cookie: `trusted_device=${device}` }, { 'X-Trusted-Device': device }];
+    for (const headers of ways) {
       const r = await login(w, user.email, headers);
       expect(r.body, JSON.stringify(r.body)).toMatchObject({ success: true, user: { id: user.id } });
     }
