@@ -29,6 +29,7 @@ export type Purpose = 'login' | 'setup' | 'manage';
 export const INVALID_CODE = 'INVALID_CODE';
 export const CODE_EXPIRED = 'CODE_EXPIRED';
 const USER_BUCKET = 'two-factor-user';
+const SEND_BUCKET = 'two-factor-send';
 
 export const invalidCode = (remaining: number) =>
   new AppError(400, INVALID_CODE, 'Invalid code', undefined, { attempts_remaining: Math.max(0, remaining) });
@@ -42,7 +43,12 @@ const smsText = (lang: string | null, product: string, code: string, m: number) 
 
 /** Sends a fresh 6-digit code for an email or SMS method; only the newest code of a method and purpose works. */
 export async function sendCode(app: AppContext, user: UserRecord, method: MethodRow, purpose: Purpose, sessionId: string): Promise<{ expiresAt: Date; ttl: number }> {
-  const { code_ttl: ttl } = settings(app);
+  const { code_ttl: ttl, sends_per_method: points, user_attempts_window: durationSec } = settings(app);
+  // Per method (not per session or address): however many sessions ask, one inbox or phone gets few codes.
+  const sends = await consumeAttempt(app, SEND_BUCKET, method.id, { points, durationSec });
+  if (!sends.allowed) {
+    throw new AppError(429, Codes.RATE_LIMITED, 'Too many codes sent to this method; try again later', undefined, { retry_after: Math.max(1, sends.retryAfterSec) });
+  }
   const now = new Date();
   const id = randomUUID();
   const code = randomCode(6);

@@ -16,6 +16,8 @@ export const settingsSchema = z.object({
   /** Wrong codes one user may make across all challenges and methods per window (atomic on every backend). */
   user_attempts: z.number().int().min(1).max(100).default(5),
   user_attempts_window: z.number().int().min(60).max(86_400).default(900),
+  /** Codes one email or SMS method may be sent per user_attempts_window. */
+  sends_per_method: z.number().int().min(1).max(1000).default(10),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

@@ -60,6 +60,8 @@ describe(`two-factor routes: no session, bad input, someone else's (${BACKEND})`
       ['POST', `${TF}/toggle`, { two_factor_enabled: 'on' }],
       ['POST', `${TF}/toggle`, { two_factor_enabled: true }, 'NO_VERIFIED_METHOD'],
       ['DELETE', `${TF}/${'x'.repeat(80)}`, {}],
+      ['POST', `${TF}/backup_codes/regenerate`, { verification_code: { a: 1 } }],
+      ['POST', `${TF}/backup_codes/regenerate`, { verification_method_id: 'a b' }],
     ];
     for (const [m, p, body, code] of bad) {
       const r = await req(m, p, token, body);
@@ -157,6 +159,16 @@ describe(`attempts (${BACKEND})`, () => {
     const late = await req('POST', `${TF}/verify`, pending, { method_id: a.methodId, code });
     expect(late.status).toBeGreaterThanOrEqual(400);
     expect(late.body.session_activated).toBeUndefined();
+  });
+
+  it('when codes are asked for one method over and over, then the eleventh in the window answers 429, whichever session asks', async () => {
+    const a = await userWithEmail2fa(w);
+    // The setup already sent one.
+    for (let i = 0; i < 9; i++) expect((await req('POST', `${TF}/email/start`, a.token, { method_id: a.methodId })).status).toBe(200);
+    const { token: pending } = await pendingLogin(w, a.user.email);
+    const r = await req('POST', `${TF}/email/start`, pending, {});
+    expect(r.status).toBe(429);
+    expect(r.body).toMatchObject({ success: false, code: 'RATE_LIMITED', retry_after: expect.any(Number) });
   });
 
   it('when 50 wrong guesses on one user arrive in parallel, then at most 5 are checked', async () => {

@@ -129,6 +129,18 @@ describe('renderEmail', () => {
     expect(out.text.split('\n')).toContain('Hola:');
   });
 
+  it("when a module's message is named <module>/<message>, then it is read from the module's emails folder, in the core layout, with the language fallback", () => {
+    const es = renderEmail('two-factor/code', 'es-MX', { name: '<b>Ana</b>', code: CODE, expiresMinutes: 10 }, branding);
+    expect(es.lang).toBe('es');
+    expect(es.subject).toBe('Tu código de verificación de Acme ID');
+    expect(es.text).toContain(CODE);
+    expect(es.html).toContain('&lt;b&gt;Ana&lt;/b&gt;');
+    expect(es.text).toContain('Este es un mensaje automático de Acme ID');
+    expect(renderEmail('two-factor/code', 'de', { code: CODE, expiresMinutes: 10 }, branding).subject).toBe('Your Acme ID verification code');
+    expect(() => renderEmail('two-factor/nope', 'en', {}, branding)).toThrow(/missing/);
+    expect(() => renderEmail('../two-factor/code', 'en', {}, branding)).toThrow(/Unknown email template/);
+  });
+
   it('when the brand colour is not a hex colour, then the default colour is used', () => {
     const out = renderEmail('test', 'en', {}, { ...branding, brandColor: 'red;background:url(x)' });
     expect(out.html).not.toContain('url(x)');
