@@ -66,6 +66,17 @@ export async function sendCode(app: AppContext, user: UserRecord, method: Method
   return { expiresAt, ttl };
 }
 
+/** The TOTP secret; one sealed under another server secret (COOKIE_SECRET changed) is a clear 503, not a crash. */
+function readSecret(app: AppContext, sealed: string): string {
+  try {
+    return decrypt(app, sealed);
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    log(app).error({ reason: (err as Error).message }, 'a stored authenticator secret cannot be decrypted (was COOKIE_SECRET changed?)');
+    throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'The authenticator app cannot be checked right now; use another method or ask an administrator to reset two-factor');
+  }
+}
+
 /**
  * Checks a code for a method, or throws: 400 INVALID_CODE with attempts_remaining, 400 CODE_EXPIRED
  * when no sent code is live, 429 when the user's budget of wrong codes is spent. Every check first
@@ -101,7 +112,7 @@ export async function checkCode(app: AppContext, user: UserRecord, method: Metho
       break;
     }
     case 'totp': {
-      const step = /^\d{6}$/.test(clean) && method.secret_enc ? totpStep(decrypt(app, method.secret_enc), clean, now.getTime()) : null;
+      const step = /^\d{6}$/.test(clean) && method.secret_enc ? totpStep(readSecret(app, method.secret_enc), clean, now.getTime()) : null;
       // A code accepted once is refused for the rest of its window (and so is any older one).
       ok = step !== null && (await store.useStep(app, method.id, step, now));
       break;

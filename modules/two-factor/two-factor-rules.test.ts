@@ -95,6 +95,17 @@ describe(`two-factor routes: no session, bad input, someone else's (${BACKEND})`
   });
 });
 
+describe(`stored secrets (${BACKEND})`, () => {
+  it('when a stored authenticator secret cannot be decrypted, then verify answers a clear 503, not a 500', async () => {
+    const { token } = await makeSession(w.t, { email: uniqueEmail('sealed') });
+    const s = await req('POST', `${TF}/totp/setup`, token, {});
+    await w.t.app.sequelize.query('UPDATE two_factor_methods SET secret_enc = ? WHERE id = ?', { replacements: ['v1.AAAA.BBBB.CCCC', s.body.method_id] });
+    const r = await req('POST', `${TF}/verify`, token, { method_id: s.body.method_id, code: '123456', action: 'setup' });
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ success: false, code: 'SERVICE_UNAVAILABLE', error: expect.stringMatching(/authenticator/) });
+  });
+});
+
 describe(`changes need proof and are mailed (${BACKEND})`, () => {
   it('when 2FA is on, then turning it off, adding or removing a method needs a current code; each change mails the user', async () => {
     const a = await userWithEmail2fa(w);
