@@ -23,7 +23,8 @@ const BASE = '/auth/two_factor';
 const ID_RE = /^[A-Za-z0-9-]{1,64}$/;
 const id = z.string().regex(ID_RE, 'must be an id');
 const text = (max: number) => z.string().trim().max(max);
-const code = z.union([z.string().max(64), z.number().int().nonnegative()]).transform((v) => String(v));
+// A number loses its leading zeros in JSON: 12345 is the code 012345.
+const code = z.union([z.string().max(64), z.number().int().nonnegative().max(99_999_999)]).transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v));
 const proofFields = { verification_code: code.optional(), verification_method_id: id.optional() };
 const kindParam = z.object({ method: z.enum(KINDS, `must be one of ${KINDS.join(', ')}`) });
 const sendParam = z.object({ method: z.enum(['email', 'sms'], 'codes are sent for email and sms; totp codes come from the app, backup codes from the list') });
