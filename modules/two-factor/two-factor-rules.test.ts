@@ -197,6 +197,17 @@ describe(`attempts (${BACKEND})`, () => {
   });
 });
 
+describe(`single use under concurrency (${BACKEND})`, () => {
+  it('when one backup code is sent by several pending sessions at once, then exactly one of them becomes a full session', async () => {
+    const a = await userWithEmail2fa(w);
+    const b = await req('POST', `${TF}/backup_codes/setup`, a.token, await proofCode(w, a.token, a.user.email, a.methodId));
+    const sessions = await Promise.all(Array.from({ length: 4 }, async () => (await pendingLogin(w, a.user.email)).token));
+    const rs = await Promise.all(sessions.map((s) => req('POST', `${TF}/verify`, s, { method: 'backup_codes', code: b.body.codes[0] })));
+    expect(rs.filter((r) => r.body.session_activated === true)).toHaveLength(1);
+    expect(rs.every((r) => r.status === 200 || r.status === 400 || r.status === 429)).toBe(true);
+  });
+});
+
 describe(`admin reset, privacy, uninstall (${BACKEND})`, () => {
   it('when an admin resets a user, then methods go, 2FA is off and the user is told; an admin cannot reset a superadmin', async () => {
     const { token: admin } = await makeSession(w.t, { user_type: 'admin' });
