@@ -1,6 +1,7 @@
 import { Option } from 'commander';
 import type { CommandRegistrar } from '../context.js';
 import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
+import { CliError } from '../errors.js';
 import { generatePassword, readPasswordStdin } from '../secrets.js';
 
 export const USER_TYPES = ['superadmin', 'admin', 'writer', 'customer'] as const;
@@ -15,7 +16,7 @@ interface CreateOptions {
 }
 
 export const registerUser: CommandRegistrar = (program, rt) => {
-  const user = program.command('user').description('Manage users: user create');
+  const user = program.command('user').description('Manage users: user create | user two-factor reset');
   user
     .command('create')
     .description('Create a user through the user service (same validation as the API); the user is verified')
@@ -48,5 +49,25 @@ export const registerUser: CommandRegistrar = (program, rt) => {
         user_type: created.user_type,
         ...(given ? {} : { password }),
       });
+    });
+
+  // The two-factor module's reset (module command two-factor:reset), where operators look for it.
+  user
+    .command('two-factor')
+    .description('Two-factor authentication of a user (two-factor module): two-factor reset')
+    .command('reset')
+    .description("Turn a user's two-factor off and delete their methods and trusted devices; the user is told by mail")
+    .requiredOption('--email <email>', 'email address')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { email: string }, cmd) => {
+      const ui = commandUi(rt, cmd);
+      const config = loadCliConfig(cmd);
+      const result = await withApp(config, cliLogger(config, ui), async (app) => {
+        await requireSchema(app);
+        const def = app.modules.registry().flatMap((m) => m.commands.map((c) => ({ m, c }))).find((x) => x.c.name === 'two-factor:reset');
+        if (!def || !app.modules.isInstalled(def.m.id)) throw new CliError('the two-factor module is not installed', 'gatehouse module install two-factor');
+        return def.c.run({ ctx: app.modules.context(def.m.id), args: [], options: { email: opts.email }, print: (line) => ui.print(line) });
+      });
+      ui.result({ success: true, result });
     });
 };
