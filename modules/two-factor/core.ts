@@ -84,8 +84,8 @@ export const isEnabled = (ctx: ModuleContext) => ctx.modules.isEnabled(ctx.id);
 export const consumeAttempt = (ctx: ModuleContext, cls: string, key: string, rule: { points: number; durationSec: number }) => ctx.limits.consume(cls, key, rule);
 export const refundAttempt = (ctx: ModuleContext, cls: string, key: string): Promise<void> => ctx.limits.refund(cls, key);
 
-/** The `two-factor` rate-limit class (RATE_LIMIT_TWO_FACTOR), counted per session when the request carries a live one (pending included), else per address. */
-export const twoFactorLimit = perSession('two-factor');
+/** The core `second-factor` rate-limit class (RATE_LIMIT_TWO_FACTOR), counted per session when the request carries a live one (pending included), else per address. */
+export const twoFactorLimit = perSession('second-factor');
 
 /* Database: the module's own tables only */
 

@@ -71,6 +71,7 @@ export const commands: ModuleCommand[] = [
     name: 'two-factor:reset',
     description: "Turn a user's two-factor off and delete their methods and trusted devices (as the admin reset does); the user is told by mail",
     options: [{ flags: '--email <email>', description: "the user's email address" }],
+    alias: ['user', 'two-factor', 'reset'],
     async run(ctx) {
       const email = String(ctx.options.email ?? ctx.args[0] ?? '');
       if (!email) throw new AppError(400, 'VALIDATION_ERROR', 'two-factor reset needs --email <email>');

@@ -33,6 +33,11 @@ export interface ModuleCommand {
   /** commander argument spec, e.g. `<email>`. */
   arguments?: string;
   options?: { flags: string; description: string }[];
+  /**
+   * Also offered inside a core command group, where operators look for it: `['user', '<group>', '<command>']`
+   * is `gatehouse user <group> <command>` (only the `user` group takes module commands).
+   */
+  alias?: string[];
   /** The value returned is printed with --json. */
   run(ctx: ModuleCommandContext): Promise<unknown>;
 }
@@ -209,6 +214,7 @@ const manifestSchema = z.strictObject({
       description: z.string().min(1),
       arguments: z.string().optional(),
       options: z.array(z.strictObject({ flags: z.string().min(2), description: z.string() })).optional(),
+      alias: z.tuple([z.literal('user'), z.string().regex(/^[a-z][a-z0-9-]*$/), z.string().regex(/^[a-z][a-z0-9-]*$/)]).optional(),
       run: fn('run'),
     }),
   ),

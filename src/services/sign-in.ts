@@ -18,7 +18,7 @@ export interface SignInResult {
 }
 
 export interface SignInDeps {
-  sessions: Pick<SessionService, 'create' | 'activate'>;
+  sessions: Pick<SessionService, 'create' | 'activate' | 'revokeById'>;
   hooks: Hooks;
   logger?: Logger;
   /** Counts a pending session finished by its second factor as a successful login. */
@@ -36,31 +36,46 @@ export function createSignIn(deps: SignInDeps) {
    * Asks the two-factor provider. Fails closed: a user with two-factor on and nothing answering (the
    * providing module switched off or uninstalled) gets 503 MODULE_DISABLED, never a full session.
    */
-  async function secondFactor(user: UserRecord, method: SignInMethod | null, client: SignInClient | null): Promise<TwoFactorMethodsPayload> {
-    const payload: TwoFactorMethodsPayload = { user, session: null, method, client, methods: [], provided: false, trusted: false };
-    await deps.hooks.run('auth.two_factor.methods', payload);
-    if (!payload.provided && payload.methods.length === 0) {
+  async function secondFactor(payload: Omit<TwoFactorMethodsPayload, 'methods' | 'provided' | 'trusted'>): Promise<TwoFactorMethodsPayload> {
+    const p: TwoFactorMethodsPayload = { ...payload, methods: [], provided: false, trusted: false };
+    await deps.hooks.run('auth.two_factor.methods', p);
+    if (!p.provided && p.methods.length === 0) {
       throw new AppError(503, Codes.MODULE_DISABLED, 'Two-factor authentication is unavailable; sign-in is refused until it is back');
     }
-    return payload;
+    return p;
   }
 
   /** The methods a pending session may finish with (current-user reads of a pending session). */
   async function pendingMethods(user: UserRecord): Promise<unknown[]> {
-    return (await secondFactor(user, null, null)).methods;
+    return (await secondFactor({ user, session: null, method: null, client: null })).methods;
   }
 
   async function signIn(user: UserRecord, method: SignInMethod, client: SignInClient = {}): Promise<SignInResult> {
     await deps.hooks.run('auth.sign_in.before', { user, method, client });
-    const decided = user.two_factor ? await secondFactor(user, method, client) : null;
-    const pending = decided !== null && !decided.trusted;
-    const { token, session } = await deps.sessions.create(user.id, {
+    const pending = Boolean(user.two_factor);
+    const opened = await deps.sessions.create(user.id, {
       ip: client.ip,
       userAgent: client.userAgent,
       deviceId: client.deviceId,
       status: pending ? 'pending_2fa' : 'active',
     });
-    if (pending) return { status: 'pending', user, token, session, methods: decided.methods };
+    const { token } = opened;
+    let session = opened.session;
+    if (pending) {
+      // The provider sees the pending session it is asked about; refused or failing, that session goes.
+      let decided: TwoFactorMethodsPayload;
+      try {
+        decided = await secondFactor({ user, session, method, client });
+      } catch (err) {
+        await deps.sessions.revokeById(session.id).catch(() => undefined);
+        throw err;
+      }
+      if (!decided.trusted) return { status: 'pending', user, token, session, methods: decided.methods };
+      // A device the provider trusts for this user skips the step: the same session, made full.
+      const full = await deps.sessions.activate(session.id);
+      if (!full) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'The session could not be opened; try again');
+      session = full;
+    }
     await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user, session, method });
     return { status: 'active', user, token, session, methods: [] };
   }

@@ -1,6 +1,6 @@
-import { Option } from 'commander';
+import { Command, Option } from 'commander';
 import type { CommandRegistrar } from '../context.js';
-import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
+import { cliLogger, commandUi, loadCliConfig, moduleRegistryForCli, requireSchema, withApp } from '../context.js';
 import { CliError } from '../errors.js';
 import { generatePassword, readPasswordStdin } from '../secrets.js';
 
@@ -16,7 +16,7 @@ interface CreateOptions {
 }
 
 export const registerUser: CommandRegistrar = (program, rt) => {
-  const user = program.command('user').description('Manage users: user create | user two-factor reset');
+  const user = program.command('user').description('Manage users: user create, and commands modules add');
   user
     .command('create')
     .description('Create a user through the user service (same validation as the API); the user is verified')
@@ -51,23 +51,27 @@ export const registerUser: CommandRegistrar = (program, rt) => {
       });
     });
 
-  // The two-factor module's reset (module command two-factor:reset), where operators look for it.
-  user
-    .command('two-factor')
-    .description('Two-factor authentication of a user (two-factor module): two-factor reset')
-    .command('reset')
-    .description("Turn a user's two-factor off and delete their methods and trusted devices; the user is told by mail")
-    .requiredOption('--email <email>', 'email address')
-    .option('--json', 'print the result as JSON')
-    .action(async (opts: { email: string }, cmd) => {
-      const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
-      const result = await withApp(config, cliLogger(config, ui), async (app) => {
-        await requireSchema(app);
-        const def = app.modules.registry().flatMap((m) => m.commands.map((c) => ({ m, c }))).find((x) => x.c.name === 'two-factor:reset');
-        if (!def || !app.modules.isInstalled(def.m.id)) throw new CliError('the two-factor module is not installed', 'gatehouse module install two-factor');
-        return def.c.run({ ctx: app.modules.context(def.m.id), args: [], options: { email: opts.email }, print: (line) => ui.print(line) });
+  // Module commands that ask to live here (their manifest's `alias`), e.g. `user <group> <command>`.
+  const groups = new Map<string, Command>();
+  for (const m of moduleRegistryForCli()) {
+    for (const c of m.commands.filter((x) => x.alias?.[0] === 'user')) {
+      const [, groupName, name] = c.alias!;
+      let group = groups.get(groupName);
+      if (!group) groups.set(groupName, (group = user.command(groupName).description(`${groupName} (the ${m.id} module)`)));
+      const sub = group.command(name).description(c.description);
+      if (c.arguments) sub.arguments(c.arguments);
+      for (const o of c.options ?? []) sub.option(o.flags, o.description);
+      sub.option('--json', 'print the result as JSON').action(async (...argv: unknown[]) => {
+        const cmd = argv[argv.length - 1] as Command;
+        const ui = commandUi(rt, cmd);
+        const config = loadCliConfig(cmd);
+        const result = await withApp(config, cliLogger(config, ui), async (app) => {
+          await requireSchema(app);
+          if (!app.modules.isInstalled(m.id)) throw new CliError(`the ${m.id} module is not installed`, `gatehouse module install ${m.id}`);
+          return c.run({ ctx: app.modules.context(m.id), args: cmd.args, options: cmd.opts(), print: (line) => ui.print(line) });
+        });
+        ui.result({ success: true, result });
       });
-      ui.result({ success: true, result });
-    });
+    }
+  }
 };

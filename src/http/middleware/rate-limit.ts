@@ -18,7 +18,7 @@ export type RateLimitClass =
   | 'social-api'
   | 'cache-invalidation'
   | 'admin'
-  | 'two-factor'
+  | 'second-factor'
   | 'bridge'
   | 'bridge-invalid'
   | 'session'
@@ -66,7 +66,7 @@ export function ruleFor(cls: RateLimitClass, config: Config): LimitRule {
     case 'social-api': return config.rateLimitSocialApi;
     case 'cache-invalidation': return config.rateLimitCacheInvalidation;
     case 'admin': return config.rateLimitAdmin;
-    case 'two-factor': return config.rateLimitTwoFactor;
+    case 'second-factor': return config.rateLimitTwoFactor;
     case 'bridge': return config.rateLimitBridge;
     case 'bridge-invalid': return config.rateLimitBridgeInvalid;
     case 'session': return config.rateLimitSession;
