@@ -32,22 +32,31 @@ export interface SignInDeps {
  * device the provider trusts), anyone else a full session and the 'auth.login' hooks.
  */
 export function createSignIn(deps: SignInDeps) {
-  /**
-   * Asks the two-factor provider. Fails closed: a user with two-factor on and nothing answering (the
-   * providing module switched off or uninstalled) gets 503 MODULE_DISABLED, never a full session.
-   */
-  async function secondFactor(payload: Omit<TwoFactorMethodsPayload, 'methods' | 'provided' | 'trusted'>): Promise<TwoFactorMethodsPayload> {
+  /** Asks the two-factor provider (the module answering 'auth.two_factor.methods'). */
+  async function ask(payload: Omit<TwoFactorMethodsPayload, 'methods' | 'provided' | 'trusted'>): Promise<TwoFactorMethodsPayload> {
     const p: TwoFactorMethodsPayload = { ...payload, methods: [], provided: false, trusted: false };
     await deps.hooks.run('auth.two_factor.methods', p);
+    return p;
+  }
+
+  /**
+   * At sign-in. Fails closed: a user with two-factor on and nothing answering (the providing module
+   * switched off or uninstalled) gets 503 MODULE_DISABLED, never a full session.
+   */
+  async function secondFactor(payload: Omit<TwoFactorMethodsPayload, 'methods' | 'provided' | 'trusted'>): Promise<TwoFactorMethodsPayload> {
+    const p = await ask(payload);
     if (!p.provided && p.methods.length === 0) {
       throw new AppError(503, Codes.MODULE_DISABLED, 'Two-factor authentication is unavailable; sign-in is refused until it is back');
     }
     return p;
   }
 
-  /** The methods a pending session may finish with (current-user reads of a pending session). */
+  /**
+   * The methods a pending session may finish with (current-user reads of a pending session). A pending
+   * session can do nothing else, so an empty list (no provider now) is an answer, not a refusal.
+   */
   async function pendingMethods(user: UserRecord): Promise<unknown[]> {
-    return (await secondFactor({ user, session: null, method: null, client: null })).methods;
+    return (await ask({ user, session: null, method: null, client: null })).methods;
   }
 
   async function signIn(user: UserRecord, method: SignInMethod, client: SignInClient = {}): Promise<SignInResult> {
