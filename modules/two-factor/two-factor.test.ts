@@ -43,9 +43,13 @@ describe(`two-factor sign-in (${BACKEND})`, () => {
 
     const { r: started, code } = await nextMail(w, user.email, () => req('POST', `${TF}/email/start`, pending, { method_id: methodId, action: 'login' }));
     expect(started.body).toMatchObject({ success: true, expires_in: 600, method: 'email', verification_sent: true });
-    const v = await req('POST', `${TF}/verify`, pending, { method_id: methodId, code, action: 'login' });
+    // The activation goes through the sign-in seam: the same 'auth.login' hooks as any sign-in, naming the step.
+    const logins: string[] = [];
+    const off = w.t.app.hooks.on('auth.login', ({ method, session }) => void logins.push(`${method}:${session.status}`), 'test', ({ user: u }) => u.id === user.id);
+    const v = await req('POST', `${TF}/verify`, pending, { method_id: methodId, code, action: 'login' }).finally(off);
     expect(v.status, JSON.stringify(v.body)).toBe(200);
     expect(v.body).toMatchObject({ success: true, verified: true, session_activated: true, sessionId: pending, session_id: pending, user: { id: user.id, two_factor: true } });
+    expect(logins).toEqual(['two-factor:active']);
     expect(new Date(v.body.expires_at).getTime() - Date.now()).toBeGreaterThan(6 * 86400_000);
     const valid = await req('GET', '/auth/validation', pending);
     expect(valid.body).toMatchObject({ success: true, user: { id: user.id }, session: { two_factor_verified: true } });
