@@ -161,7 +161,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       clock: opts.clock,
       logger,
     });
-    const signIn = createSignIn({ sessions, hooks, logger });
+    const signIn = createSignIn({ sessions, hooks, logger, onActivated: () => metrics.login('success') });
     const auth = createAuthService({
       signIn: signIn.signIn,
       users: repos.users,

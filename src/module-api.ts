@@ -19,6 +19,7 @@ export type {
   ModuleJob,
   ModuleManifest,
   ModuleRateLimit,
+  ModuleUninstallGuard,
   ModuleUserField,
   ProfileRefusal,
 } from './modules/define-module.js';
@@ -36,8 +37,13 @@ export type {
   ModuleSessions,
   ModuleUsers,
 } from './modules/module-context.js';
-export type { HookEvent, HookEvents, HookMatcher, HookPayload, SignInClient, SignInMethod } from './modules/hooks.js';
+export type { HookEvent, HookEvents, HookMatcher, HookPayload, SignInClient, SignInMethod, TwoFactorMethodsPayload } from './modules/hooks.js';
 export { moduleEnvelope } from './modules/envelope.js';
+export { perSession } from './http/middleware/rate-limit.js';
+export type { RateLimitClass, RouteLimit } from './http/middleware/rate-limit.js';
+export { randomCode, randomToken, safeEqual } from './services/security/tokens.js';
+export { maskEmail, maskPhone } from './mail/outbox.js';
+export { normalizePhone } from './services/token-login-service.js';
 export { AppError, badRequest, forbidden, notFound, unauthorized, unavailable, isAppError } from './errors/app-error.js';
 export { Codes } from './errors/codes.js';
 export { invalidInput } from './errors/zod-issues.js';

@@ -67,6 +67,9 @@ export function useModuleRegistry(registry: readonly ModuleManifest[]): void {
   moduleRegistry = registry;
 }
 
+/** The registry handed in (empty before), for commands that modules add to core groups (`alias`). */
+export const moduleRegistryForCli = (): readonly ModuleManifest[] => moduleRegistry ?? [];
+
 /** Opens the app context (database, Redis, modules); imported lazily so --help stays fast. */
 export async function openApp(config: Config, logger: Logger): Promise<AppContext> {
   if (!moduleRegistry) throw new Error('no module registry: the CLI must be started through its entry (entry/cli.ts)');

@@ -170,6 +170,7 @@ export const CONFIG_KEYS = {
   // Sessions and accounts
   SESSION_TTL: key('sessionTtl', 'auth', duration(3600, 30 * 86400), 'Session lifetime (1h to 30d).', { default: '7d' }),
   PENDING_SESSION_TTL: key('pendingSessionTtl', 'auth', duration(60, 3600), 'Lifetime of a session waiting for two-factor.', { default: '5m' }),
+  TRUSTED_DEVICE_TTL: key('trustedDeviceTtl', 'auth', duration(3600, 365 * 86400), 'How long a device trusted at a two-factor step skips the second step for its user.', { default: '30d' }),
   SESSION_COOKIE_SAMESITE: key('cookieSameSite', 'auth', z.enum(['lax', 'strict', 'none']), 'SameSite attribute of the session_id cookie.', { default: 'lax' }),
   REQUIRE_EMAIL_VERIFICATION: key('requireEmailVerification', 'auth', bool, 'Refuse login (403 EMAIL_NOT_VERIFIED) until the email is verified; send verification mail on registration.', { default: false }),
   REGISTRATION_ENABLED: key('registrationEnabled', 'auth', bool, 'Allow public registration.', { default: true }),
@@ -215,6 +216,7 @@ export const CONFIG_KEYS = {
   RATE_LIMIT_ADMIN: key('rateLimitAdmin', 'limits', rateLimit, 'Admin actions.', { default: '50/10m' }),
   RATE_LIMIT_BRIDGE: key('rateLimitBridge', 'limits', rateLimit, 'Validation reads (bridge validate, validation, current user) sent with the right X-Bridge-Secret, counted per secret.', { default: '100000/5m' }),
   RATE_LIMIT_BRIDGE_INVALID: key('rateLimitBridgeInvalid', 'limits', rateLimit, 'Validation reads sent with a wrong X-Bridge-Secret, counted per address (guessing).', { default: '10/15m' }),
+  RATE_LIMIT_TWO_FACTOR: key('rateLimitTwoFactor', 'limits', rateLimit, 'Two-factor code sends and checks (start, verify), counted per session (per address without one).', { default: '10/5m' }),
   RATE_LIMIT_SESSION: key('rateLimitSession', 'limits', rateLimit, 'Validation and current-user reads with a valid session, counted per session.', { default: '600/5m' }),
   RATE_LIMITS_ENABLED: key('rateLimitsEnabled', 'limits', bool, 'Enforce rate limits (switch off only for benchmarks).', { default: true }),
 

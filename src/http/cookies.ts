@@ -5,19 +5,20 @@ import { SESSION_COOKIE } from './request-context.js';
 // The scheme is case-insensitive: PUBLIC_URL=HTTPS://… is https too.
 const isSecure = (config: Config) => /^https:/i.test(config.publicBaseUrl.trim()) || config.cookieSameSite === 'none';
 
-/** Sets the HttpOnly session cookie; Secure whenever the public URL is https (or SameSite=None). */
+/** Sets an HttpOnly cookie on path /; Secure whenever the public URL is https (or SameSite=None). */
+export function setHttpOnlyCookie(res: Response, config: Config, name: string, value: string, expiresAt: Date): void {
+  res.cookie(name, value, { httpOnly: true, secure: isSecure(config), sameSite: config.cookieSameSite, path: '/', expires: expiresAt });
+}
+
+export function clearHttpOnlyCookie(res: Response, config: Config, name: string): void {
+  res.clearCookie(name, { httpOnly: true, secure: isSecure(config), sameSite: config.cookieSameSite, path: '/' });
+}
+
+/** Sets the HttpOnly session cookie. */
 export function setSessionCookie(res: Response, config: Config, token: string, expiresAt: Date): void {
-  const secure = isSecure(config);
-  res.cookie(SESSION_COOKIE, token, {
-    httpOnly: true,
-    secure,
-    sameSite: config.cookieSameSite,
-    path: '/',
-    expires: expiresAt,
-  });
+  setHttpOnlyCookie(res, config, SESSION_COOKIE, token, expiresAt);
 }
 
 export function clearSessionCookie(res: Response, config: Config): void {
-  const secure = isSecure(config);
-  res.clearCookie(SESSION_COOKIE, { httpOnly: true, secure, sameSite: config.cookieSameSite, path: '/' });
+  clearHttpOnlyCookie(res, config, SESSION_COOKIE);
 }

@@ -33,6 +33,11 @@ export interface ModuleCommand {
   /** commander argument spec, e.g. `<email>`. */
   arguments?: string;
   options?: { flags: string; description: string }[];
+  /**
+   * Also offered inside a core command group, where operators look for it: `['user', '<group>', '<command>']`
+   * is `gatehouse user <group> <command>` (only the `user` group takes module commands).
+   */
+  alias?: string[];
   /** The value returned is printed with --json. */
   run(ctx: ModuleCommandContext): Promise<unknown>;
 }
@@ -94,6 +99,17 @@ export interface ProfileRefusal {
   message: string;
 }
 
+/**
+ * Asked inside the uninstall transaction. Throws (an AppError, 409) to refuse; with `force` it makes
+ * the refusal's cause go away instead and says what it did in `notices`. `afterCommit` runs once the
+ * uninstall is committed (cache clean-up).
+ */
+export type ModuleUninstallGuard = (args: {
+  ctx: ModuleContext;
+  force: boolean;
+  tx: Transaction;
+}) => Promise<{ notices?: string[]; afterCommit?: () => Promise<void> } | void>;
+
 export interface ModuleManifest {
   id: string;
   /** x.y.z; a higher version in the registry than the installed one offers an update. */
@@ -120,6 +136,7 @@ export interface ModuleManifest {
   profileRefusals: ProfileRefusal[];
   /** Where the module's email templates live; default modules/<id>/emails in the package. */
   emailDir?: string;
+  beforeUninstall?: ModuleUninstallGuard;
 }
 
 type Optional = 'tables' | 'exporters' | 'erasers' | 'rateLimits' | 'errorCodes' | 'doctorChecks' | 'profileRefusals' | 'hooks' | 'jobs' | 'emails' | 'commands' | 'migrations' | 'routes' | 'requires' | 'config';
@@ -197,6 +214,7 @@ const manifestSchema = z.strictObject({
       description: z.string().min(1),
       arguments: z.string().optional(),
       options: z.array(z.strictObject({ flags: z.string().min(2), description: z.string() })).optional(),
+      alias: z.tuple([z.literal('user'), z.string().regex(/^[a-z][a-z0-9-]*$/), z.string().regex(/^[a-z][a-z0-9-]*$/)]).optional(),
       run: fn('run'),
     }),
   ),
@@ -221,6 +239,7 @@ const manifestSchema = z.strictObject({
   profileRefusals: z
     .array(z.strictObject({ names: z.array(z.string()).optional(), prefix: z.string().min(1).optional(), message: z.string().min(1).max(300) }).refine((r) => r.names?.length || r.prefix, 'needs names or prefix'))
     .optional(),
+  beforeUninstall: fn('beforeUninstall').optional(),
 });
 
 export class ModuleManifestError extends Error {

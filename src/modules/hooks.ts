@@ -8,6 +8,25 @@ export interface SignInClient {
   ip?: string | null;
   userAgent?: string | null;
   deviceId?: string | null;
+  /** A trusted-device token (cookie `trusted_device` or header X-Trusted-Device) offered to the two-factor provider. */
+  trustedDevice?: string | null;
+}
+
+/**
+ * What handlers of 'auth.two_factor.methods' get. A provider (a module) pushes the methods the
+ * pending session may use and sets `provided`; it may set `trusted` when the client presented a device
+ * it trusts for this user (the second step is then skipped). With nobody providing, sign-in fails closed.
+ */
+export interface TwoFactorMethodsPayload {
+  user: UserRecord;
+  /** The pending session (null while deciding at sign-in, and on current-user reads). */
+  session: SessionRecord | null;
+  method: SignInMethod | null;
+  /** The signing-in client; null on current-user reads. */
+  client: SignInClient | null;
+  methods: unknown[];
+  provided: boolean;
+  trusted: boolean;
 }
 
 /**
@@ -21,10 +40,10 @@ export interface HookEvents {
   /** A full (active) session was opened by a sign-in. */
   'auth.login': { user: UserRecord; session: SessionRecord; method: SignInMethod };
   /**
-   * A pending two-factor session was opened (or asks again: session and method null): handlers push
-   * the methods the client may use to finish.
+   * A user with two-factor on is signing in (session null, client set), or a pending session asks again
+   * (session, method and client null): the provider pushes the methods the client may use to finish.
    */
-  'auth.two_factor.methods': { user: UserRecord; session: SessionRecord | null; method: SignInMethod | null; methods: unknown[] };
+  'auth.two_factor.methods': TwoFactorMethodsPayload;
   /** A user was created by signing up; `method` says how when it was not the registration form ('social:github'). */
   'auth.registered': { user: UserRecord; method?: SignInMethod };
   'user.updated': { user: UserRecord };

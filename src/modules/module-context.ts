@@ -1,12 +1,12 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Response } from 'express';
-import { clearSessionCookie } from '../http/cookies.js';
+import { clearHttpOnlyCookie, clearSessionCookie, setHttpOnlyCookie, setSessionCookie } from '../http/cookies.js';
 import { QueryTypes, type Model, type ModelAttributes, type ModelOptions, type ModelStatic } from 'sequelize';
 import type { AppContext } from '../app-context.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { SessionRecord, SessionStatus } from '../data/repositories/session-repository.js';
-import type { UserRecord } from '../data/repositories/user-repository.js';
+import type { UserFlagWhere, UserRecord } from '../data/repositories/user-repository.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import { AppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
@@ -49,6 +49,8 @@ export interface ModuleUsers {
    * while the module is uninstalled with its data kept; null when there is no such user.
    */
   ownFields(userId: string): Promise<Record<string, unknown> | null>;
+  /** Ids of the live users with these flags (e.g. `{ two_factor: true }`), inside `tx` when given. */
+  idsWhere(where: UserFlagWhere, opts?: { tx?: Transaction }): Promise<string[]>;
   /** Sets the module's own user fields to NULL (erasure), inside `tx` when given. */
   clearOwnFields(userId: string, opts?: { tx?: Transaction }): Promise<void>;
   /** The spec's User object (write-only fields never). */
@@ -60,8 +62,11 @@ export interface ModuleUsers {
 export interface ModuleSessions {
   /** Opens a session directly (prefer signIn, which runs the second factor and the sign-in hooks). */
   create(userId: string, opts?: SignInClient & { status?: SessionStatus; tx?: Transaction }): Promise<{ token: string; session: SessionRecord }>;
-  /** Turns a pending two-factor session into a full one (same id and token); null when it is gone. */
-  activate(sessionId: string): Promise<SessionRecord | null>;
+  /**
+   * Turns a pending two-factor session into a full one (same id and token) through the sign-in seam:
+   * counted as a login and followed by the 'auth.login' hooks with `method`; null when it is gone.
+   */
+  activate(sessionId: string, opts: { user: UserRecord; method: SignInMethod }): Promise<SessionRecord | null>;
   revoke(sessionId: string): Promise<boolean>;
   /** Every session of the user but `exceptSessionId`; returns how many. */
   revokeAll(userId: string, opts?: { exceptSessionId?: string; tx?: Transaction }): Promise<number>;
@@ -105,8 +110,13 @@ export interface ModuleKeys {
 }
 
 export interface ModuleLimits {
-  /** One hit on one of the module's declared classes; fails open when the store is down. */
-  consume(cls: string, key: string): Promise<LimitResult>;
+  /**
+   * One hit on one of the module's declared classes; fails open when the store is down. `rule`
+   * replaces the declared default (a budget the module's own settings choose).
+   */
+  consume(cls: string, key: string, rule?: { points: number; durationSec: number }): Promise<LimitResult>;
+  /** Gives back one hit (an attempt that turned out to be good). */
+  refund(cls: string, key: string): Promise<void>;
   /** As consume, throwing 429 RATE_LIMITED (with retry_after) when the budget is spent. */
   check(cls: string, key: string): Promise<void>;
   reset(cls: string, key: string): Promise<void>;
@@ -130,6 +140,8 @@ export interface ModuleContext {
   config<T = Record<string, unknown>>(): T;
   /** What messages and links need: product name and public addresses. */
   readonly site: { productName: string; publicBaseUrl: string; appUrl: string };
+  /** Sign-in settings a second factor follows: how long a trusted device skips it (TRUSTED_DEVICE_TTL). */
+  readonly auth: { trustedDeviceTtlSec: number };
   readonly users: ModuleUsers;
   readonly sessions: ModuleSessions;
   /** The one sign-in seam (see services/sign-in.ts): full or pending two-factor session, hooks. */
@@ -147,6 +159,13 @@ export interface ModuleContext {
   readonly personalData: ModulePersonalData;
   /** Ends the browser's cookie session on this answer (after the account it belonged to is gone). */
   clearSessionCookie(res: Response): void;
+  /** HttpOnly cookies with core's attributes (Secure on https, the configured SameSite). */
+  readonly cookies: {
+    /** The session cookie, e.g. after a pending session became a full one. */
+    setSession(res: Response, token: string, expiresAt: Date): void;
+    set(res: Response, name: string, value: string, expiresAt: Date): void;
+    clear(res: Response, name: string): void;
+  };
 }
 
 /** A raw column value as its field type (SQLite answers 0/1 and strings). */
@@ -202,6 +221,9 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
     get site() {
       return { productName: app.config.productName, publicBaseUrl: app.config.publicBaseUrl, appUrl: app.config.appUrl ?? app.config.publicBaseUrl };
     },
+    get auth() {
+      return { trustedDeviceTtlSec: app.config.trustedDeviceTtl };
+    },
     users: {
       get: (userId) => app.services.users.get(userId),
       find: (userId, opts) => app.repos.users.findById(userId, opts),
@@ -216,13 +238,14 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
         if (!row) return null;
         return Object.fromEntries(manifest.userFields.map((f) => [f.name, typed(f.type, row[f.name])]));
       },
+      idsWhere: (where, opts = {}) => app.services.users.idsWhere(where, { tx: opts.tx }),
       clearOwnFields: (userId, opts = {}) => app.services.users.clearColumns(userId, ownColumns, { tx: opts.tx }),
       toPublic: (u) => app.services.users.toPublic(u),
       verifyPassword: (u, password) => app.services.passwords.verify(password, u.password_hash ?? null),
     },
     sessions: {
       create: (userId, { tx, ...opts } = {}) => app.services.sessions.create(userId, opts, { tx }),
-      activate: (sessionId) => app.services.sessions.activate(sessionId),
+      activate: (sessionId, { user, method }) => app.services.signIn.completePending(user, sessionId, method),
       revoke: (sessionId) => app.services.sessions.revokeById(sessionId),
       revokeAll: (userId, opts = {}) => app.services.sessions.revokeAllForUser(userId, opts.exceptSessionId, { tx: opts.tx }),
       list: (userId) => app.services.sessions.listForUser(userId),
@@ -271,7 +294,8 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
       },
     },
     limits: {
-      consume: async (cls, key) => consumeLimit(app, cls, key, ruleOf(cls)),
+      consume: async (cls, key, rule) => consumeLimit(app, cls, key, rule ?? ruleOf(cls)),
+      refund: (cls, key) => (ruleOf(cls), app.limiter.refund(cls, key)),
       async check(cls, key) {
         if (!app.config.rateLimitsEnabled) return;
         const r = await consumeLimit(app, cls, key, ruleOf(cls));
@@ -309,6 +333,11 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
       erase: (userId, reason, within) => eraseAccount(app, userId, reason, within),
     },
     clearSessionCookie: (res) => clearSessionCookie(res, app.config),
+    cookies: {
+      setSession: (res, token, expiresAt) => setSessionCookie(res, app.config, token, expiresAt),
+      set: (res, name, value, expiresAt) => setHttpOnlyCookie(res, app.config, name, value, expiresAt),
+      clear: (res, name) => clearHttpOnlyCookie(res, app.config, name),
+    },
   };
   return ctx;
 }

@@ -17,6 +17,8 @@ export interface ClientInfo {
   ip?: string | null;
   userAgent?: string | null;
   deviceId?: string | null;
+  /** A trusted-device token (cookie `trusted_device` or header X-Trusted-Device) offered to the two-factor provider. */
+  trustedDevice?: string | null;
   /** Key of the failed-login backoff (account + caller's network, see rate-limit.ts loginAttemptKey); default: the account. */
   throttleKey?: string;
 }

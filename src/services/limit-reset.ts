@@ -13,6 +13,7 @@ const CLASSES: Record<RateLimitClass, true> = {
   'social-api': true,
   'cache-invalidation': true,
   admin: true,
+  'second-factor': true,
   default: true,
   'bridge-invalid': true,
   // Keyed by session and by bridge secret, not by address: an --ip reset finds nothing there.

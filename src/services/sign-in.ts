@@ -1,7 +1,9 @@
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
+import { AppError } from '../errors/app-error.js';
+import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
-import type { Hooks, SignInClient, SignInMethod } from '../modules/hooks.js';
+import type { Hooks, SignInClient, SignInMethod, TwoFactorMethodsPayload } from '../modules/hooks.js';
 import { runAfterHooks } from './after-hooks.js';
 import type { SessionService } from './session-service.js';
 
@@ -16,40 +18,90 @@ export interface SignInResult {
 }
 
 export interface SignInDeps {
-  sessions: Pick<SessionService, 'create'>;
+  sessions: Pick<SessionService, 'create' | 'activate' | 'revokeById'>;
   hooks: Hooks;
   logger?: Logger;
+  /** Counts a pending session finished by its second factor as a successful login. */
+  onActivated?: () => void;
 }
 
 /**
  * The one sign-in seam. Every way of proving the first factor (password, mailed link or code, an
  * identity provider) ends here, so none can skip the second factor: the `before` hooks may refuse,
- * a two-factor user gets a pending session and the methods to finish with, anyone else a full
- * session and the 'auth.login' hooks.
+ * a two-factor user gets a pending session and the methods to finish with (or a full one from a
+ * device the provider trusts), anyone else a full session and the 'auth.login' hooks.
  */
 export function createSignIn(deps: SignInDeps) {
-  /** The methods a pending session may finish with; handlers of 'auth.two_factor.methods' push into the list. */
-  async function pendingMethods(user: UserRecord, session: SessionRecord | null = null, method: SignInMethod | null = null): Promise<unknown[]> {
-    const methods: unknown[] = [];
-    await deps.hooks.run('auth.two_factor.methods', { user, session, method, methods });
-    return methods;
+  /** Asks the two-factor provider (the module answering 'auth.two_factor.methods'). */
+  async function ask(payload: Omit<TwoFactorMethodsPayload, 'methods' | 'provided' | 'trusted'>): Promise<TwoFactorMethodsPayload> {
+    const p: TwoFactorMethodsPayload = { ...payload, methods: [], provided: false, trusted: false };
+    await deps.hooks.run('auth.two_factor.methods', p);
+    return p;
+  }
+
+  /**
+   * At sign-in. Fails closed: a user with two-factor on and nothing answering (the providing module
+   * switched off or uninstalled) gets 503 MODULE_DISABLED, never a full session.
+   */
+  async function secondFactor(payload: Omit<TwoFactorMethodsPayload, 'methods' | 'provided' | 'trusted'>): Promise<TwoFactorMethodsPayload> {
+    const p = await ask(payload);
+    if (!p.provided && p.methods.length === 0) {
+      throw new AppError(503, Codes.MODULE_DISABLED, 'Two-factor authentication is unavailable; sign-in is refused until it is back');
+    }
+    return p;
+  }
+
+  /**
+   * The methods a pending session may finish with (current-user reads of a pending session). A pending
+   * session can do nothing else, so an empty list (no provider now) is an answer, not a refusal.
+   */
+  async function pendingMethods(user: UserRecord): Promise<unknown[]> {
+    return (await ask({ user, session: null, method: null, client: null })).methods;
   }
 
   async function signIn(user: UserRecord, method: SignInMethod, client: SignInClient = {}): Promise<SignInResult> {
     await deps.hooks.run('auth.sign_in.before', { user, method, client });
     const pending = Boolean(user.two_factor);
-    const { token, session } = await deps.sessions.create(user.id, {
+    const opened = await deps.sessions.create(user.id, {
       ip: client.ip,
       userAgent: client.userAgent,
       deviceId: client.deviceId,
       status: pending ? 'pending_2fa' : 'active',
     });
-    if (pending) return { status: 'pending', user, token, session, methods: await pendingMethods(user, session, method) };
+    const { token } = opened;
+    let session = opened.session;
+    if (pending) {
+      // The provider sees the pending session it is asked about; refused or failing, that session goes.
+      let decided: TwoFactorMethodsPayload;
+      try {
+        decided = await secondFactor({ user, session, method, client });
+      } catch (err) {
+        await deps.sessions.revokeById(session.id).catch(() => undefined);
+        throw err;
+      }
+      if (!decided.trusted) return { status: 'pending', user, token, session, methods: decided.methods };
+      // A device the provider trusts for this user skips the step: the same session, made full.
+      const full = await deps.sessions.activate(session.id);
+      if (!full) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'The session could not be opened; try again');
+      session = full;
+    }
     await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user, session, method });
     return { status: 'active', user, token, session, methods: [] };
   }
 
-  return { signIn, pendingMethods };
+  /**
+   * A pending session whose second factor was proved becomes a full one (same id and token), with the
+   * same 'auth.login' hooks as any sign-in; null when the session is gone.
+   */
+  async function completePending(user: UserRecord, sessionId: string, method: SignInMethod): Promise<SessionRecord | null> {
+    const session = await deps.sessions.activate(sessionId);
+    if (!session) return null;
+    deps.onActivated?.();
+    await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user, session, method });
+    return session;
+  }
+
+  return { signIn, pendingMethods, completePending };
 }
 
 export type SignInService = ReturnType<typeof createSignIn>;

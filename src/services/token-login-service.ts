@@ -101,7 +101,7 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
     },
 
     /** Exchanges a link token, or a code with its token_id or address, for a new active session. */
-    async validate(proof: TokenLoginProof, client: { ip?: string | null; userAgent?: string | null }): Promise<TokenLoginResult> {
+    async validate(proof: TokenLoginProof, client: { ip?: string | null; userAgent?: string | null; trustedDevice?: string | null }): Promise<TokenLoginResult> {
       const rec = await consumeProof(proof);
       if (!rec?.user_id) throw invalidToken();
       const user = await users.findById(rec.user_id);

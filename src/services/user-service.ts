@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
-import type { UserListQuery, UserRecord, UserRepository } from '../data/repositories/user-repository.js';
+import type { UserFlagWhere, UserListQuery, UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import { AppError, badRequest, forbidden, notFound } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
@@ -73,6 +73,8 @@ export interface UserService {
    * uninstalled with its data kept): sets them to NULL; caches and 'user.updated' follow the commit.
    */
   clearColumns(id: string, columns: string[], opts?: { tx?: Transaction | null }): Promise<void>;
+  /** Ids of the live users matching `where` (a module's guard: who has two-factor on). */
+  idsWhere(where: UserFlagWhere, opts?: { tx?: Transaction | null }): Promise<string[]>;
   /**
    * Sets a new password (policy checked) and revokes every session but `exceptSessionId`, in one
    * transaction; the kept session is re-stamped so the password-change check lets it live.
@@ -210,6 +212,8 @@ export function createUserService(deps: UserServiceDeps): UserService {
       await changed(updated, opts.tx);
       return updated;
     },
+
+    idsWhere: (where, opts = {}) => users.idsWhere(where, { tx: opts.tx }),
 
     async clearColumns(id, columns, opts = {}) {
       await users.clearColumns(id, columns, { tx: opts.tx });

@@ -38,7 +38,7 @@ describe('gatehouse module', () => {
     expect(list.stdout).toMatch(/^ext-business\s+1\.0\.0\s+available\s+Business profile fields/m);
     expect(list.stdout).toMatch(/^privacy\s+1\.0\.0\s+available/m);
     const status = json(await cli('module', 'status', '--json'));
-    expect(status.modules.map((m: { status: string }) => m.status)).toEqual(['not_installed', 'not_installed', 'not_installed']);
+    expect(status.modules.map((m: { status: string }) => m.status)).toEqual(['not_installed', 'not_installed', 'not_installed', 'not_installed']);
   });
 
   it('when install --dry-run runs, then it prints the plan with its SQL and changes nothing', async () => {

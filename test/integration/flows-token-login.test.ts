@@ -148,10 +148,22 @@ describe('token login by email', () => {
   it('when the user has two-factor on, then the token gives only a pending two-factor session', async () => {
     const user = await makeUser(t, { email: uniqueEmail('tl-2fa'), two_factor: true });
     await requestLogin(t, { identifier: user.email, type: 'email' });
+    // A two-factor provider must answer, or the sign-in fails closed (503 MODULE_DISABLED).
+    const off = t.app.hooks.on('auth.two_factor.methods', (p) => void (p.methods as unknown[]).push({ id: 'm1', method: 'email', status: 'active' }));
     const r = await follow(t, linkIn(await mailTo(smtp, user.email, LOGIN_SUBJECT)));
+    off();
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ success: false, requires_2fa: true });
     expect((await t.request('GET', '/auth/validation', { session: r.body.sessionId })).body.success).not.toBe(true);
+  });
+
+  it('when the user has two-factor on and no provider answers (module off or gone), then 503 MODULE_DISABLED and no session', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('tl-2fa-off'), two_factor: true });
+    await requestLogin(t, { identifier: user.email, type: 'email' });
+    const r = await follow(t, linkIn(await mailTo(smtp, user.email, LOGIN_SUBJECT)));
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ success: false, code: 'MODULE_DISABLED' });
+    expect(r.body.sessionId).toBeUndefined();
   });
 });
 

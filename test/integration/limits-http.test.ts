@@ -207,10 +207,13 @@ describe('route classes', () => {
     bridge: 1010,
     'bridge-invalid': 1011,
     session: 1012,
+    'second-factor': 1013,
   };
   /** Where a request without session or bridge secret lands on a route with a classifier. */
   const anonymousClass = (limit: RouteLimit | undefined): RateLimitClass =>
-    typeof limit === 'function' ? (limit === registrationOrAdmin ? 'registration' : 'default') : (limit ?? 'default');
+    typeof limit === 'function'
+      ? limit === registrationOrAdmin ? 'registration' : limit.classes.length === 1 ? limit.classes[0] : 'default'
+      : (limit ?? 'default');
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({
@@ -227,6 +230,7 @@ describe('route classes', () => {
         RATE_LIMIT_BRIDGE: '1010/1h',
         RATE_LIMIT_BRIDGE_INVALID: '1011/1h',
         RATE_LIMIT_SESSION: '1012/1h',
+        RATE_LIMIT_TWO_FACTOR: '1013/1h',
         // On (no provider: nothing calls out), so the social routes answer rather than 503 "off".
         SOCIAL_LOGIN: 'true',
       },

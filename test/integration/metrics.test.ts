@@ -63,7 +63,10 @@ describe('/metrics', () => {
   it('when a second factor is pending, then the login counts as pending_second_factor', async () => {
     const user = await makeUser(t, { two_factor: true } as never);
     const before = sample((await t.request('GET', '/metrics')).text, 'gatehouse_logins_total', { outcome: 'pending_second_factor' }) ?? 0;
+    // A two-factor provider must answer, or the login fails closed (503).
+    const off = t.app.hooks.on('auth.two_factor.methods', (p) => void (p.methods as unknown[]).push({ id: 'm1', method: 'email', status: 'active' }));
     const r = await t.request('POST', '/auth/login', { body: { email: user.email, password: DEFAULT_PASSWORD } });
+    off();
     expect(r.status).toBe(200);
     const after = sample((await t.request('GET', '/metrics')).text, 'gatehouse_logins_total', { outcome: 'pending_second_factor' });
     expect(after).toBe(before + 1);

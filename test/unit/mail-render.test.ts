@@ -129,6 +129,20 @@ describe('renderEmail', () => {
     expect(out.text.split('\n')).toContain('Hola:');
   });
 
+  it("when a module's message is rendered from its own folder, then it uses the module's subjects, the core layout and the language fallback", () => {
+    const source = { dir: path.join(findPackageRoot(), 'modules', 'two-factor', 'emails'), required: { code: { all: ['code'] }, changed: {} } };
+    const es = renderEmail('code', 'es-MX', { name: '<b>Ana</b>', code: CODE, expiresMinutes: 10 }, branding, source);
+    expect(es.lang).toBe('es');
+    expect(es.subject).toBe('Tu código de verificación de Acme ID');
+    expect(es.text).toContain(CODE);
+    expect(es.html).toContain('&lt;b&gt;Ana&lt;/b&gt;');
+    expect(es.text).toContain('Este es un mensaje automático de Acme ID');
+    expect(renderEmail('code', 'de', { code: CODE, expiresMinutes: 10 }, branding, source).subject).toBe('Your Acme ID verification code');
+    expect(() => renderEmail('code', 'en', {}, branding, source)).toThrow(/needs data: code/);
+    expect(() => renderEmail('nope', 'en', {}, branding, source)).toThrow(/Unknown email template/);
+    expect(() => renderEmail('../two-factor/code', 'en', {}, branding)).toThrow(/Unknown email template/);
+  });
+
   it('when the brand colour is not a hex colour, then the default colour is used', () => {
     const out = renderEmail('test', 'en', {}, { ...branding, brandColor: 'red;background:url(x)' });
     expect(out.html).not.toContain('url(x)');

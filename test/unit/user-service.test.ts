@@ -36,6 +36,9 @@ function fakeUsers(extra: UserFieldDef[] = []): UserRepository {
     },
     async list() { return { rows: [...rows.values()], total: rows.size, totalExact: true, nextCursor: null }; },
     async count() { return rows.size; },
+    async idsWhere(where) {
+      return [...rows.values()].filter((u) => !u.deleted_at && Object.entries(where).every(([k, v]) => u[k] === v)).map((u) => u.id);
+    },
     async readColumns(id, columns) {
       const u = rows.get(id);
       return u ? Object.fromEntries(columns.map((c) => [c, u[c] ?? null])) : null;

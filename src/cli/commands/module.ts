@@ -185,13 +185,15 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
 
   mod.command('uninstall <id>').description('Uninstall a module; its data stays unless --drop-data (a reinstall reuses it)')
     .option('--drop-data', "also revert the module's migrations: its tables and columns are deleted")
+    .option('--force', 'uninstall even where the module refuses (it says what it undid, e.g. two-factor turned off)')
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--no-prompt', 'never ask: a change that needs confirmation without --yes is an error (exit 2)')
     .option('--json', 'print the result as JSON')
-    .action(async (id: string, opts: { dropData?: boolean }, cmd: Command) => {
+    .action(async (id: string, opts: { dropData?: boolean; force?: boolean }, cmd: Command) => {
       await action(rt, async (ui, app) => {
-        await confirmChange(ui, opts.dropData ? `Uninstall ${id} and DELETE its data?` : `Uninstall ${id} (its data stays)?`, Boolean(opts.dropData));
-        const result = await ui.task(`Uninstalling ${id}`, (progress) => app.modules.hub.uninstall(id, { dropData: opts.dropData, actor: 'cli', onProgress: (e) => progress(describe(e)) }));
+        await confirmChange(ui, opts.dropData ? `Uninstall ${id} and DELETE its data?` : `Uninstall ${id} (its data stays)?`, Boolean(opts.dropData || opts.force));
+        const result = await ui.task(`Uninstalling ${id}`, (progress) => app.modules.hub.uninstall(id, { dropData: opts.dropData, force: opts.force, actor: 'cli', onProgress: (e) => progress(describe(e)) }));
+        for (const n of result.notices ?? []) ui.print(n);
         ui.print(opts.dropData ? `Uninstalled ${id}; its data was deleted.` : `Uninstalled ${id}; its data was kept (reinstalling reuses it).`);
         ui.result({ success: true, result });
       })(cmd);

@@ -1,6 +1,7 @@
-import { Option } from 'commander';
+import { Command, Option } from 'commander';
 import type { CommandRegistrar } from '../context.js';
-import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
+import { cliLogger, commandUi, loadCliConfig, moduleRegistryForCli, requireSchema, withApp } from '../context.js';
+import { CliError } from '../errors.js';
 import { generatePassword, readPasswordStdin } from '../secrets.js';
 
 export const USER_TYPES = ['superadmin', 'admin', 'writer', 'customer'] as const;
@@ -15,7 +16,7 @@ interface CreateOptions {
 }
 
 export const registerUser: CommandRegistrar = (program, rt) => {
-  const user = program.command('user').description('Manage users: user create');
+  const user = program.command('user').description('Manage users: user create, and commands modules add');
   user
     .command('create')
     .description('Create a user through the user service (same validation as the API); the user is verified')
@@ -49,4 +50,28 @@ export const registerUser: CommandRegistrar = (program, rt) => {
         ...(given ? {} : { password }),
       });
     });
+
+  // Module commands that ask to live here (their manifest's `alias`), e.g. `user <group> <command>`.
+  const groups = new Map<string, Command>();
+  for (const m of moduleRegistryForCli()) {
+    for (const c of m.commands.filter((x) => x.alias?.[0] === 'user')) {
+      const [, groupName, name] = c.alias!;
+      let group = groups.get(groupName);
+      if (!group) groups.set(groupName, (group = user.command(groupName).description(`${groupName} (the ${m.id} module)`)));
+      const sub = group.command(name).description(c.description);
+      if (c.arguments) sub.arguments(c.arguments);
+      for (const o of c.options ?? []) sub.option(o.flags, o.description);
+      sub.option('--json', 'print the result as JSON').action(async (...argv: unknown[]) => {
+        const cmd = argv[argv.length - 1] as Command;
+        const ui = commandUi(rt, cmd);
+        const config = loadCliConfig(cmd);
+        const result = await withApp(config, cliLogger(config, ui), async (app) => {
+          await requireSchema(app);
+          if (!app.modules.isInstalled(m.id)) throw new CliError(`the ${m.id} module is not installed`, `gatehouse module install ${m.id}`);
+          return c.run({ ctx: app.modules.context(m.id), args: cmd.args, options: cmd.opts(), print: (line) => ui.print(line) });
+        });
+        ui.result({ success: true, result });
+      });
+    }
+  }
 };

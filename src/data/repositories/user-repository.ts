@@ -44,6 +44,9 @@ export interface UserListPage {
   nextCursor: string | null;
 }
 
+/** What idsWhere can select on: the user's flags. */
+export type UserFlagWhere = Partial<Pick<UserRecord, 'two_factor' | 'is_verified' | 'user_type'>>;
+
 /** Repositories take an optional transaction: the unit of work a service opened. */
 export interface TxOption {
   tx?: Transaction | null;
@@ -60,6 +63,8 @@ export interface UserRepository {
   update(id: string, values: Partial<UserRecord>, opts?: TxOption): Promise<UserRecord | null>;
   list(query: UserListQuery): Promise<UserListPage>;
   count(where?: Partial<Pick<UserRecord, 'user_type'>>): Promise<number>;
+  /** Ids of the live users matching `where` (e.g. everyone with two-factor on). */
+  idsWhere(where: UserFlagWhere, opts?: TxOption): Promise<string[]>;
   /**
    * Reads or clears named columns whatever the model knows: a module uninstalled with its data kept
    * still has its columns, which its exporter and eraser must reach. Names are checked by the caller.
@@ -127,6 +132,10 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
     },
     async count(where) {
       return User.count({ where: { deleted_at: null, ...(where ?? {}) } });
+    },
+    async idsWhere(where, opts) {
+      const rows = await User.findAll({ attributes: ['id'], where: { deleted_at: null, ...where }, transaction: opts?.tx ?? undefined });
+      return rows.map((m) => m.get('id') as string);
     },
     async readColumns(id, columns) {
       if (!columns.length) return {};

@@ -6,6 +6,7 @@ import { AppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import type { LimitResult, LimitRule } from '../../limits/rate-limiter.js';
 import { clientIp, ipLimitKey, ipNetworkKey } from './client-ip.js';
+import { readSessionToken } from '../request-context.js';
 
 /** The spec's limit classes; every route has one (explicit, or `default`). */
 export type RateLimitClass =
@@ -17,6 +18,7 @@ export type RateLimitClass =
   | 'social-api'
   | 'cache-invalidation'
   | 'admin'
+  | 'second-factor'
   | 'bridge'
   | 'bridge-invalid'
   | 'session'
@@ -64,6 +66,7 @@ export function ruleFor(cls: RateLimitClass, config: Config): LimitRule {
     case 'social-api': return config.rateLimitSocialApi;
     case 'cache-invalidation': return config.rateLimitCacheInvalidation;
     case 'admin': return config.rateLimitAdmin;
+    case 'second-factor': return config.rateLimitTwoFactor;
     case 'bridge': return config.rateLimitBridge;
     case 'bridge-invalid': return config.rateLimitBridgeInvalid;
     case 'session': return config.rateLimitSession;
@@ -254,4 +257,17 @@ export async function refundLoginAttempt(app: AppContext, req: Request, identifi
     refunds.push(app.limiter.refund('login-account-all', account));
   }
   await Promise.all(refunds).catch((err: Error) => app.logger.warn({ err: err.message }, 'could not refund a login attempt'));
+}
+
+/** A class counted per live session (pending ones included) when the request carries one, else per address. */
+export function perSession(cls: RateLimitClass): RateLimitClassifier {
+  return classifier([cls], async (req, app) => {
+    let id: string | null = null;
+    try {
+      id = await app.services.sessions.liveSessionId(readSessionToken(req).token);
+    } catch {
+      id = null;
+    }
+    return { cls, key: id ? `session:${id}` : addressKey(req) };
+  });
 }

@@ -4,6 +4,7 @@ import type { SessionRecord } from '../../data/repositories/session-repository.j
 import type { UserRecord } from '../../data/repositories/user-repository.js';
 import type { ClientInfo } from '../../services/auth-service.js';
 import type { PublicUser } from '../../services/user-view.js';
+import { parseCookies } from '../request-context.js';
 
 /** Response shapes shared by the login-like routes (the contract's spellings, snake and camel). */
 
@@ -13,7 +14,14 @@ export const clientInfo = (req: Request): ClientInfo => ({
   ip: req.ip ?? req.socket.remoteAddress ?? null,
   userAgent: req.get('user-agent') ?? null,
   deviceId: deviceIdOf(req),
+  trustedDevice: trustedDeviceOf(req),
 });
+
+/** The trusted-device token a browser keeps as the `trusted_device` cookie, or an app sends as X-Trusted-Device. */
+function trustedDeviceOf(req: Request): string | null {
+  const v = req.get('x-trusted-device') ?? parseCookies(req.headers.cookie).trusted_device;
+  return typeof v === 'string' && v.trim() && v.length <= 200 ? v.trim() : null;
+}
 
 /** A client-chosen device id (header X-Device-ID, or device_id / deviceId in the body), bound to the session for strict bridge checks. */
 function deviceIdOf(req: Request): string | null {

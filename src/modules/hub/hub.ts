@@ -19,7 +19,8 @@ export interface ModuleHub {
   update(id: string, opts?: ChangeOptions): Promise<ChangeResult>;
   enable(id: string, opts?: ChangeOptions): Promise<ChangeResult>;
   disable(id: string, opts?: ChangeOptions): Promise<ChangeResult>;
-  uninstall(id: string, opts?: ChangeOptions & { dropData?: boolean }): Promise<ChangeResult>;
+  /** `force` lets a module's uninstall guard clear what would refuse it (see ModuleUninstallGuard). */
+  uninstall(id: string, opts?: ChangeOptions & { dropData?: boolean; force?: boolean }): Promise<ChangeResult>;
 }
 
 export function createModuleHub(d: HubDeps): ModuleHub {

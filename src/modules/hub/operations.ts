@@ -26,6 +26,8 @@ export interface ChangeResult {
   migrations: string[];
   changed: boolean;
   data_dropped?: boolean;
+  /** What a forced uninstall did to make it possible (the module's uninstall guard says). */
+  notices?: string[];
 }
 
 /** Refuses a plan with problems, answering with the code of its first problem. */
@@ -131,7 +133,7 @@ export async function setEnabled(d: HubDeps, id: string, enabled: boolean, o: Ch
  * migrations are reverted too — after the other instances have had time to stop reading its columns.
  * A module already uninstalled with its data kept can be purged later with `dropData`.
  */
-export async function uninstall(d: HubDeps, id: string, o: ChangeOptions & { dropData?: boolean } = {}): Promise<ChangeResult> {
+export async function uninstall(d: HubDeps, id: string, o: ChangeOptions & { dropData?: boolean; force?: boolean } = {}): Promise<ChangeResult> {
   const m = requireManifest(d, id);
   return withInstallLock(d.app(), `uninstall ${id}`, async () => {
     const state = d.runtime.installed().find((s) => s.id === id);
@@ -143,15 +145,19 @@ export async function uninstall(d: HubDeps, id: string, o: ChangeOptions & { dro
     if (dependents.length) {
       throw new AppError(409, Codes.MODULE_DEPENDENCY_ERROR, `Module ${id} is required by ${dependents.map((s) => s.id).join(', ')}; uninstall those first`);
     }
+    let guarded: { notices?: string[]; afterCommit?: () => Promise<void> } = {};
     if (state) {
       await atomically(d, `Uninstalling ${id}`, async (t) => {
+        guarded = (await m.beforeUninstall?.({ ctx: d.app().modules.context(id), force: Boolean(o.force), tx: t })) ?? {};
         await d.store.deleteState(t, id);
         await d.store.bumpRevision(t);
       });
       o.onProgress?.({ step: 'reload' });
       await d.changed();
+      await guarded.afterCommit?.();
     }
-    if (!o.dropData) return { modules: [id], action: 'uninstall', migrations: [], changed: Boolean(state), data_dropped: false };
+    const told = guarded.notices?.length ? { notices: guarded.notices } : {};
+    if (!o.dropData) return { modules: [id], action: 'uninstall', migrations: [], changed: Boolean(state), data_dropped: false, ...told };
 
     if (state) {
       o.onProgress?.({ step: 'settle', ms: d.settleMs });
@@ -164,6 +170,6 @@ export async function uninstall(d: HubDeps, id: string, o: ChangeOptions & { dro
       return list;
     });
     await d.changed();
-    return { modules: [id], action: 'uninstall', migrations: reverted.map((x) => x.id), changed: true, data_dropped: true };
+    return { modules: [id], action: 'uninstall', migrations: reverted.map((x) => x.id), changed: true, data_dropped: true, ...told };
   });
 }

@@ -1,0 +1,33 @@
+import { defineModule } from './core.js';
+import { commands, eraseTwoFactor, exportTwoFactor, onSecondFactor, uninstallGuard } from './lifecycle.js';
+import { createTwoFactorTables, TABLES } from './migrations/20261124-2000-create-two-factor-tables.js';
+import { routes } from './routes.js';
+import { settingsSchema } from './settings.js';
+
+/** Two-factor sign-in: email and SMS codes, authenticator apps (TOTP), backup codes, trusted devices. */
+export default defineModule({
+  id: 'two-factor',
+  version: '1.0.0',
+  description: 'Two-factor authentication: email and SMS codes, authenticator apps, backup codes, trusted devices',
+  requires: [],
+  config: settingsSchema,
+  migrations: [createTwoFactorTables],
+  routes,
+  hooks: [{ event: 'auth.two_factor.methods', handler: onSecondFactor }],
+  jobs: [],
+  emails: [
+    { name: 'code', description: 'A 6-digit code to finish signing in, confirm a method or prove a change', requires: ['code'] },
+    { name: 'changed', description: 'Two-factor turned on or off, a method added or removed, new backup codes, an admin reset' },
+  ],
+  userFields: [],
+  commands,
+  tables: TABLES,
+  exporters: [{ name: 'two-factor', run: exportTwoFactor }],
+  erasers: [{ name: 'two-factor', run: eraseTwoFactor }],
+  beforeUninstall: uninstallGuard,
+  // Budgets the module's settings set (sends_per_method, user_attempts per user_attempts_window); these are the defaults.
+  rateLimits: [
+    { name: 'two-factor-send', points: 10, durationSec: 900, description: 'Codes sent to one email or SMS method' },
+    { name: 'two-factor-user', points: 5, durationSec: 900, description: "Wrong two-factor codes of one user, across methods" },
+  ],
+});

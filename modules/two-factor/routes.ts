@@ -1,0 +1,187 @@
+import { z } from 'zod';
+import {
+  activateSession,
+  defineRoute,
+  findUser,
+  loginFields,
+  MODULE_ID,
+  notFound,
+  publicUser,
+  setCookie,
+  setSession,
+  twoFactorLimit,
+  AppError,
+  type ModuleContext,
+} from './core.js';
+import { listDevices, TRUSTED_DEVICE_COOKIE, trustDevice } from './devices.js';
+import { clearCookie } from './core.js';
+import { store } from './store.js';
+import { KINDS, settings } from './settings.js';
+import { listMethods, regenerateBackupCodes, removeMethod, resetUser, setup, start, toggle, verifyCode, type Caller } from './service.js';
+
+const BASE = '/auth/two_factor';
+const ID_RE = /^[A-Za-z0-9-]{1,64}$/;
+const id = z.string().regex(ID_RE, 'must be an id');
+const text = (max: number) => z.string().trim().max(max);
+// A number loses its leading zeros in JSON: 12345 is the code 012345.
+const code = z.union([z.string().max(64), z.number().int().nonnegative().max(99_999_999)]).transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v));
+const proofFields = { verification_code: code.optional(), verification_method_id: id.optional() };
+const kindParam = z.object({ method: z.enum(KINDS, `must be one of ${KINDS.join(', ')}`) });
+const sendParam = z.object({ method: z.enum(['email', 'sms'], 'codes are sent for email and sms; totp codes come from the ctx, backup codes from the list') });
+
+const caller = (ctx: ModuleContext, auth: { user: Caller['user'] | null; session: Caller['session'] | null }): Caller => ({ ctx, user: auth.user!, session: auth.session! });
+
+export const system = defineRoute({
+  method: 'get',
+  path: `${BASE}/system`,
+  auth: 'public',
+  module: MODULE_ID,
+  handler: ({ ctx }) => ({ success: true, global_two_factor_enabled: true, enabled: true, available_methods: settings(ctx).methods }),
+});
+
+export const methods = defineRoute({
+  method: 'get',
+  path: `${BASE}/methods`,
+  auth: 'session-or-pending',
+  module: MODULE_ID,
+  async handler({ ctx, auth }) {
+    return { success: true, ...(await listMethods(caller(ctx, auth))) };
+  },
+});
+
+export const setupMethod = defineRoute({
+  method: 'post',
+  path: `${BASE}/:method/setup`,
+  auth: 'session',
+  module: MODULE_ID,
+  rateLimit: twoFactorLimit,
+  params: kindParam,
+  body: z.object({ identifier: text(254).optional(), email: text(254).optional(), phone: text(32).optional(), ...proofFields }),
+  handler: ({ ctx, auth, params, body }) => setup(caller(ctx, auth), params.method, body),
+});
+
+export const startMethod = defineRoute({
+  method: 'post',
+  path: `${BASE}/:method/start`,
+  auth: 'session-or-pending',
+  module: MODULE_ID,
+  rateLimit: twoFactorLimit,
+  params: sendParam,
+  body: z.object({ method_id: id.optional(), action: z.enum(['login', 'setup', 'remove', 'verify', 'toggle', 'disable', 'manage']).optional() }),
+  handler: ({ ctx, auth, params, body }) => start(caller(ctx, auth), params.method, body),
+});
+
+export const verify = defineRoute({
+  method: 'post',
+  path: `${BASE}/verify`,
+  auth: 'session-or-pending',
+  module: MODULE_ID,
+  rateLimit: twoFactorLimit,
+  body: z.object({
+    code,
+    method_id: id.optional(),
+    method: z.enum(KINDS).optional(),
+    action: z.enum(['login', 'setup', 'remove']).optional(),
+    trust_device: z.boolean('trust_device must be true or false').optional(),
+  }),
+  async handler({ ctx, auth, body, req, res }) {
+    const c = caller(ctx, auth);
+    const { action, method } = await verifyCode(c, body);
+    const base = { success: true, verified: true, method: method.kind, method_id: method.id };
+    if (action === 'setup') {
+      return { ...base, session_activated: false, status: 'active', message: 'Two-factor method verified', user: publicUser(ctx, c.user) };
+    }
+    if (action === 'remove') return { ...(await removeMethod(c, method.id, {}, method)), ...base, session_activated: false };
+    const session = await activateSession(ctx, c.user, c.session.id);
+    if (!session) throw new AppError(401, 'INVALID_SESSION', 'Invalid session');
+    // The same id the client holds is now a full session; the cookie gets its new lifetime.
+    setSession(res, ctx, auth.token!, session);
+    let device = {};
+    if (body.trust_device) {
+      const t = await trustDevice(ctx, c.user.id, req.get('user-agent') ?? null);
+      setCookie(res, ctx, TRUSTED_DEVICE_COOKIE, t.token, t.expiresAt);
+      device = { trusted_device_token: t.token, trusted_device_expires_at: t.expiresAt.toISOString() };
+    }
+    const user = (await findUser(ctx, c.user.id)) ?? c.user;
+    return {
+      ...loginFields(ctx, user, auth.token!, session),
+      ...base,
+      session_activated: true,
+      requires_2fa: false,
+      two_factor_verified: true,
+      message: 'Two-factor verification successful',
+      ...device,
+    };
+  },
+});
+
+export const toggleTwoFactor = defineRoute({
+  method: 'post',
+  path: `${BASE}/toggle`,
+  auth: 'session',
+  module: MODULE_ID,
+  rateLimit: twoFactorLimit,
+  body: z
+    .object({ two_factor_enabled: z.boolean('must be true or false').optional(), enabled: z.boolean('must be true or false').optional(), ...proofFields })
+    .refine((b) => b.two_factor_enabled !== undefined || b.enabled !== undefined, { message: 'two_factor_enabled (true or false) is required', path: ['two_factor_enabled'] }),
+  handler: ({ ctx, auth, body }) => toggle(caller(ctx, auth), (body.two_factor_enabled ?? body.enabled)!, body),
+});
+
+export const regenerate = defineRoute({
+  method: 'post',
+  path: `${BASE}/backup_codes/regenerate`,
+  auth: 'session',
+  module: MODULE_ID,
+  rateLimit: twoFactorLimit,
+  body: z.object(proofFields),
+  handler: ({ ctx, auth, body }) => regenerateBackupCodes(caller(ctx, auth), body),
+});
+
+export const trustedDevices = defineRoute({
+  method: 'get',
+  path: `${BASE}/trusted_devices`,
+  auth: 'session',
+  module: MODULE_ID,
+  handler: async ({ ctx, auth }) => ({ success: true, devices: await listDevices(ctx, auth.user!.id) }),
+});
+
+/** "Forget all devices": every trusted device of the user asks for the second step again. */
+export const forgetDevices = defineRoute({
+  method: 'post',
+  path: `${BASE}/trusted_devices/forget`,
+  auth: 'session',
+  module: MODULE_ID,
+  async handler({ ctx, auth, res }) {
+    const n = await store.forgetDevices(ctx, auth.user!.id);
+    clearCookie(res, ctx, TRUSTED_DEVICE_COOKIE);
+    return { success: true, forgotten: n, message: 'Trusted devices forgotten' };
+  },
+});
+
+export const deleteMethod = defineRoute({
+  method: 'delete',
+  path: `${BASE}/:id`,
+  auth: 'session',
+  module: MODULE_ID,
+  rateLimit: twoFactorLimit,
+  params: z.object({ id }),
+  body: z.object(proofFields),
+  handler: ({ ctx, auth, params, body }) => removeMethod(caller(ctx, auth), params.id, body),
+});
+
+export const adminReset = defineRoute({
+  method: 'post',
+  path: '/auth/admin/users/:user_id/two-factor/reset',
+  auth: { roles: ['admin', 'superadmin'] },
+  module: MODULE_ID,
+  rateLimit: 'admin',
+  params: z.object({ user_id: id }),
+  async handler({ ctx, auth, params }) {
+    const target = await findUser(ctx, params.user_id);
+    if (!target) throw notFound('User not found');
+    const data = await resetUser(ctx, target, auth.user!);
+    return { success: true, message: 'Two-factor authentication reset; the user was told by mail', data };
+  },
+});
+
+export const routes = [system, methods, regenerate, trustedDevices, forgetDevices, setupMethod, startMethod, verify, toggleTwoFactor, deleteMethod, adminReset];

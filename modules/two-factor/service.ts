@@ -1,0 +1,266 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AppError,
+  badRequest,
+  findUser,
+  forbidden,
+  inTransaction,
+  normalizePhone,
+  notFound,
+  sendNotice,
+  writeTwoFactorFlag,
+  type ModuleContext,
+  type SessionRecord,
+  type UserRecord,
+} from './core.js';
+import { checkCode, sendCode, type Purpose } from './codes.js';
+import { activeMethods, isPrimary, LABELS, ownMethod, views, type MethodView } from './methods.js';
+import { encrypt, keyedHash, newBackupCode, newTotp, normalizeBackupCode, qrDataUrl } from './secrets.js';
+import { settings } from './settings.js';
+import { store, type MethodKind, type MethodRow } from './store.js';
+
+export const BACKUP_CODE_COUNT = 10;
+
+/** Who is asking: the user, their session (pending or full) and its token. */
+export interface Caller {
+  ctx: ModuleContext;
+  user: UserRecord;
+  session: SessionRecord;
+}
+
+export const isPendingSession = (s: SessionRecord) => s.status !== 'active';
+
+export interface Proof {
+  verification_code?: string;
+  verification_method_id?: string;
+}
+
+/** Mails the user about a change of their two-factor settings (never fails the change). */
+export function notify(c: Pick<Caller, 'ctx' | 'user'>, event: 'enabled' | 'disabled' | 'method_added' | 'method_removed' | 'backup_codes' | 'reset', method?: MethodKind): Promise<void> {
+  return sendNotice(c.ctx, { to: c.user.email, template: 'changed', lang: c.user.lang, data: { name: c.user.name ?? undefined, [event]: '1', method: method ? LABELS[method] : undefined } });
+}
+
+function assertKindOffered(ctx: ModuleContext, kind: MethodKind): void {
+  if (!settings(ctx).methods.includes(kind)) throw badRequest(`The ${kind} method is not offered here`, [{ field: 'method', message: `one of ${settings(ctx).methods.join(', ')}` }], 'METHOD_NOT_AVAILABLE');
+}
+
+/** A current code from one of the user's active methods: what every change needs once 2FA is in use. */
+export async function requireProof(c: Caller, proof: Proof, what: string): Promise<MethodRow> {
+  if (!proof.verification_code || !proof.verification_method_id) {
+    throw badRequest(`${what} needs a current code: send verification_code and verification_method_id`, [{ field: 'verification_code', message: 'required' }], 'VERIFICATION_REQUIRED');
+  }
+  const m = await ownMethod(c.ctx, c.user.id, proof.verification_method_id);
+  if (m.status !== 'active') throw badRequest('verification_method_id must be an active method', [{ field: 'verification_method_id', message: 'not active' }]);
+  await checkCode(c.ctx, c.user, m, proof.verification_code, 'manage', c.session.id);
+  return m;
+}
+
+/** Adding a method while 2FA is on takes a code from an existing one, so a stolen session cannot add the attacker's phone. */
+async function proofToAdd(c: Caller, proof: Proof): Promise<void> {
+  const fresh = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  if (fresh.two_factor && (await activeMethods(c.ctx, c.user.id)).length) await requireProof(c, proof, 'Adding a method while two-factor is on');
+}
+
+export interface SetupInput extends Proof {
+  identifier?: string;
+  email?: string;
+  phone?: string;
+}
+
+export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
+  assertKindOffered(c.ctx, kind);
+  const existing = await store.methods(c.ctx, c.user.id);
+  if (kind === 'backup_codes' && existing.some((m) => m.kind === 'backup_codes')) {
+    throw badRequest('Backup codes are set up already; use POST /auth/two_factor/backup_codes/regenerate for a new set', undefined, 'ALREADY_SET_UP');
+  }
+  if (kind === 'totp' && existing.some((m) => m.kind === 'totp' && m.status === 'active')) {
+    throw badRequest('An authenticator ctx is set up already; remove it first', undefined, 'ALREADY_SET_UP');
+  }
+  const identifier = kind === 'email' || kind === 'sms' ? addressFor(c.user, kind, input) : null;
+  if (identifier && existing.some((m) => m.kind === kind && m.status === 'active' && m.identifier === identifier)) {
+    throw badRequest(`This ${kind === 'email' ? 'address' : 'number'} is set up already`, undefined, 'ALREADY_SET_UP');
+  }
+  await proofToAdd(c, input);
+  const id = randomUUID();
+  const now = new Date();
+  if (kind === 'backup_codes') {
+    const codes = await inTransaction(c.ctx, async (transaction) => {
+      await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, status: 'active', identifier: null, secret_enc: null, created_at: now, verified_at: now }, { transaction });
+      return writeBackupCodes(c, id, now, transaction);
+    });
+    await notify(c, 'backup_codes');
+    return { success: true, method_id: id, method: kind, status: 'active', codes, backup_codes: codes, message: 'Backup codes generated; store them now, they are shown once' };
+  }
+  if (kind === 'totp') {
+    const { secret, uri } = newTotp(c.ctx, c.user.email);
+    await store.dropPendingSetups(c.ctx, c.user.id, kind);
+    await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, status: 'pending_setup', identifier: null, secret_enc: encrypt(c.ctx, secret), created_at: now });
+    const qr = await qrDataUrl(uri);
+    return {
+      success: true, method_id: id, method: kind, status: 'pending_setup', verification_sent: false,
+      // Shown this once; stored encrypted, never returned again.
+      secret, otpauth_url: uri, uri, qr_code: qr, qr_code_url: qr,
+      message: 'Scan the QR code with an authenticator ctx, then verify a code with action "setup"',
+    };
+  }
+  await store.dropPendingSetups(c.ctx, c.user.id, kind);
+  await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, status: 'pending_setup', identifier, secret_enc: null, created_at: now });
+  const method = (await store.method(c.ctx, id))!;
+  const sent = await sendCode(c.ctx, c.user, method, 'setup', c.session.id);
+  return {
+    success: true, method_id: id, method: kind, status: 'pending_setup', verification_sent: true, identifier: (await views(c.ctx, [method]))[0].identifier,
+    expires_in: sent.ttl, expires_at: sent.expiresAt.toISOString(), message: 'Verification code sent',
+  };
+}
+
+function addressFor(user: UserRecord, kind: 'email' | 'sms', input: SetupInput): string {
+  if (kind === 'email') {
+    const v = (input.identifier ?? input.email ?? user.email ?? '').trim().toLowerCase();
+    if (!/^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,60}$/.test(v)) throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
+    return v;
+  }
+  const raw = input.identifier ?? input.phone ?? user.phone ?? '';
+  const phone = normalizePhone(raw);
+  if (!phone) throw badRequest('identifier: must be a phone number in E.164 form, e.g. +15551234567', [{ field: 'identifier', message: 'must be an E.164 phone number' }]);
+  return phone;
+}
+
+async function writeBackupCodes(c: Caller, methodId: string, now: Date, transaction: import('sequelize').Transaction): Promise<string[]> {
+  const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
+  const hashes = codes.map((code) => keyedHash(c.ctx, `backup:${c.user.id}`, normalizeBackupCode(code)!));
+  await store.replaceBackupCodes(c.ctx, methodId, c.user.id, hashes, now, { transaction });
+  return codes;
+}
+
+/** A new set of backup codes; the old set stops working in the same transaction. */
+export async function regenerateBackupCodes(c: Caller, proof: Proof) {
+  const method = (await store.methods(c.ctx, c.user.id)).find((m) => m.kind === 'backup_codes');
+  if (!method) throw notFound('Backup codes are not set up; use POST /auth/two_factor/backup_codes/setup', 'METHOD_NOT_FOUND');
+  await requireProof(c, proof, 'New backup codes');
+  const codes = await inTransaction(c.ctx, (transaction) => writeBackupCodes(c, method.id, new Date(), transaction));
+  await notify(c, 'backup_codes');
+  return { success: true, method_id: method.id, method: 'backup_codes', codes, backup_codes: codes, message: 'New backup codes generated; the old ones no longer work' };
+}
+
+export type StartAction = 'login' | 'setup' | 'remove' | 'verify' | 'toggle' | 'disable' | 'manage';
+
+/** Sends a code for an email or SMS method: to finish sign-in (pending session), confirm a setup, or prove a change. */
+export async function start(c: Caller, kind: 'email' | 'sms', input: { method_id?: string; action?: StartAction }) {
+  const pending = isPendingSession(c.session);
+  const action = pending ? 'login' : input.action === 'login' ? 'manage' : (input.action ?? 'manage');
+  if (pending && input.action && input.action !== 'login') throw forbidden('A pending session can only finish signing in', 'TWO_FACTOR_REQUIRED');
+  const purpose: Purpose = action === 'login' ? 'login' : action === 'setup' ? 'setup' : 'manage';
+  const wantStatus = purpose === 'setup' ? 'pending_setup' : 'active';
+  let method: MethodRow;
+  if (input.method_id) {
+    method = await ownMethod(c.ctx, c.user.id, input.method_id);
+    if (method.kind !== kind) throw badRequest(`method_id is a ${method.kind} method; use /auth/two_factor/${method.kind}/start`, [{ field: 'method_id', message: `not a ${kind} method` }]);
+    if (method.status !== wantStatus) throw badRequest(purpose === 'setup' ? 'This method is set up already' : 'This method is not set up yet; verify it with action "setup"', undefined, 'METHOD_NOT_ACTIVE');
+  } else {
+    const found = (await store.methods(c.ctx, c.user.id)).filter((m) => m.kind === kind && m.status === wantStatus);
+    if (!found.length) throw notFound(`No ${purpose === 'setup' ? 'pending ' : ''}${kind} method is set up`, 'METHOD_NOT_FOUND');
+    method = found[found.length - 1];
+  }
+  const sent = await sendCode(c.ctx, c.user, method, purpose, c.session.id);
+  return {
+    success: true, message: 'Verification code sent', method: kind, method_id: method.id, verification_sent: true,
+    identifier: (await views(c.ctx, [method]))[0].identifier, expires_in: sent.ttl, expires_at: sent.expiresAt.toISOString(),
+  };
+}
+
+/** Turns 2FA on (needs a verified method of its own) or off (needs a current code). */
+export async function toggle(c: Caller, enable: boolean, proof: Proof) {
+  const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  const active = await activeMethods(c.ctx, user.id);
+  const answer = async (on: boolean, message: string) => ({ success: true, two_factor_enabled: on, enabled: on, active_methods: await views(c.ctx, active), message });
+  if (Boolean(user.two_factor) === enable) return answer(enable, `Two-factor authentication is already ${enable ? 'on' : 'off'}`);
+  if (enable) {
+    if (!active.some(isPrimary)) {
+      throw badRequest('Set up and verify an email, SMS or authenticator method first', undefined, 'NO_VERIFIED_METHOD');
+    }
+  } else if (active.length) {
+    await requireProof(c, proof, 'Turning two-factor off');
+  }
+  await inTransaction(c.ctx, async (transaction) => {
+    await writeTwoFactorFlag(c.ctx, user.id, enable, transaction);
+    if (!enable) await store.forgetDevices(c.ctx, user.id, { transaction });
+  });
+  await notify({ ctx: c.ctx, user }, enable ? 'enabled' : 'disabled');
+  return answer(enable, `Two-factor authentication turned ${enable ? 'on' : 'off'}`);
+}
+
+/** Removes a method; while 2FA is on, with a current code, and never the last one that stands alone. */
+export async function removeMethod(c: Caller, id: string, proof: Proof, provenBy?: MethodRow) {
+  const method = await ownMethod(c.ctx, c.user.id, id);
+  const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  if (user.two_factor && method.status === 'active') {
+    const primaries = (await activeMethods(c.ctx, user.id)).filter(isPrimary);
+    if (isPrimary(method) && primaries.length <= 1) {
+      throw badRequest('This is your last two-factor method; turn two-factor off first', undefined, 'LAST_METHOD');
+    }
+    if (!provenBy) await requireProof(c, proof, 'Removing a method');
+  }
+  await store.deleteMethod(c.ctx, method.id);
+  if (method.status === 'active') await notify({ ctx: c.ctx, user }, 'method_removed', method.kind);
+  return { success: true, removed: true, method_id: method.id, message: 'Two-factor method removed' };
+}
+
+export interface VerifyInput {
+  code: string;
+  method_id?: string;
+  method?: MethodKind;
+  action?: 'login' | 'setup' | 'remove';
+  trust_device?: boolean;
+}
+
+/**
+ * Checks a code. `login` (a pending session) is handled by the route, which then activates the
+ * session; `setup` confirms a new method; `remove` removes the method the code came from.
+ */
+export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ action: 'login' | 'setup' | 'remove'; method: MethodRow }> {
+  const pending = isPendingSession(c.session);
+  let method: MethodRow;
+  if (input.method_id) method = await ownMethod(c.ctx, c.user.id, input.method_id);
+  else if (input.method) {
+    const wanted = input.action === 'setup' ? 'pending_setup' : 'active';
+    const rows = (await store.methods(c.ctx, c.user.id)).filter((m) => m.kind === input.method && m.status === wanted);
+    if (!rows.length) throw notFound(`No ${wanted === 'pending_setup' ? 'pending ' : ''}${input.method} method is set up`, 'METHOD_NOT_FOUND');
+    method = rows[rows.length - 1];
+  } else throw badRequest('method_id or method is required', [{ field: 'method_id', message: 'required' }]);
+  if (input.method && method.kind !== input.method) throw badRequest(`method_id is a ${method.kind} method, not ${input.method}`, [{ field: 'method', message: 'does not match method_id' }]);
+
+  const action = input.action ?? (pending ? 'login' : method.status === 'pending_setup' ? 'setup' : undefined);
+  if (!action) throw badRequest('action is required: login, setup or remove', [{ field: 'action', message: 'required' }]);
+  if (pending && action !== 'login') throw forbidden('A pending session can only finish signing in', 'TWO_FACTOR_REQUIRED');
+  if (!pending && action === 'login') throw badRequest('This session is signed in already', undefined, 'ALREADY_VERIFIED');
+  if (action === 'setup' && method.status !== 'pending_setup') throw badRequest('This method is set up already', undefined, 'METHOD_NOT_PENDING');
+  if (action !== 'setup' && method.status !== 'active') throw badRequest('This method is not set up yet; verify it with action "setup"', undefined, 'METHOD_NOT_ACTIVE');
+
+  const purpose: Purpose = action === 'login' ? 'login' : action === 'setup' ? 'setup' : 'manage';
+  await checkCode(c.ctx, c.user, method, input.code, purpose, c.session.id);
+  if (action === 'setup') {
+    if (!(await store.activateMethod(c.ctx, method.id, new Date()))) throw new AppError(400, 'METHOD_NOT_PENDING', 'This method is set up already');
+    await notify(c, 'method_added', method.kind);
+  }
+  return { action, method };
+}
+
+/** Admin or CLI: every method, code and trusted device of the user goes, 2FA turns off, the user is told. */
+export async function resetUser(ctx: ModuleContext, target: UserRecord, actor: UserRecord | null) {
+  if (actor && target.user_type === 'superadmin' && actor.user_type !== 'superadmin') throw forbidden('Only a superadmin can reset a superadmin');
+  const removed = await inTransaction(ctx, async (transaction) => {
+    const n = await store.deleteAll(ctx, target.id, { transaction });
+    await writeTwoFactorFlag(ctx, target.id, false, transaction);
+    return n;
+  });
+  await notify({ ctx, user: target }, 'reset');
+  return { user_id: target.id, two_factor_enabled: false, methods_removed: removed };
+}
+
+export async function listMethods(c: Pick<Caller, 'ctx' | 'user' | 'session'>): Promise<{ methods: MethodView[]; two_factor_enabled: boolean }> {
+  const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  const rows = await store.methods(c.ctx, user.id);
+  // A pending session sees what it may use to finish signing in, nothing more.
+  const shown = isPendingSession(c.session) ? rows.filter((m) => m.status === 'active') : rows;
+  return { methods: await views(c.ctx, shown), two_factor_enabled: Boolean(user.two_factor) };
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { moduleConfig, type ModuleContext } from './core.js';
+import type { MethodKind } from './store.js';
+
+export const KINDS = ['email', 'sms', 'totp', 'backup_codes'] as const satisfies readonly MethodKind[];
+/** Methods that stand on their own; backup codes are a way back in, not a reason to turn 2FA on. */
+export const PRIMARY_KINDS: readonly MethodKind[] = ['email', 'sms', 'totp'];
+
+export const settingsSchema = z.object({
+  /** Methods users may set up (GET /system lists them). */
+  methods: z.array(z.enum(KINDS)).min(1).default([...KINDS]),
+  /** Lifetime of an emailed or texted code, in seconds. */
+  code_ttl: z.number().int().min(60).max(3600).default(600),
+  /** Wrong codes a sent code survives; the next one voids it. */
+  max_attempts: z.number().int().min(1).max(10).default(5),
+  /** Wrong codes one user may make across all challenges and methods per window (atomic on every backend). */
+  user_attempts: z.number().int().min(1).max(100).default(5),
+  user_attempts_window: z.number().int().min(60).max(86_400).default(900),
+  /** Codes one email or SMS method may be sent per user_attempts_window. */
+  sends_per_method: z.number().int().min(1).max(1000).default(10),
+});
+
+export type Settings = z.output<typeof settingsSchema>;
+export const settings = (ctx: ModuleContext): Settings => moduleConfig<Settings>(ctx);

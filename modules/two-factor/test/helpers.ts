@@ -1,0 +1,95 @@
+import * as OTPAuth from 'otpauth';
+import { expect } from 'vitest';
+import { codeIn, mailsTo, recipients } from '../../../test/integration/flows-helpers.js';
+import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../../../test/helpers/factories.js';
+import { startSmsSink, type SmsSink } from '../../../test/helpers/sms-sink.js';
+import { startSmtpSink, type SmtpSink } from '../../../test/helpers/smtp-sink.js';
+import { startTestApp, type TestApp, type TestResponse } from '../../../test/helpers/test-app.js';
+import type { UserRecord } from '../../../src/module-api.js';
+
+export { codeIn, DEFAULT_PASSWORD, makeSession, makeUser, mailsTo, uniqueEmail };
+
+export interface World {
+  t: TestApp;
+  smtp: SmtpSink;
+  sms: SmsSink;
+  close(): Promise<void>;
+}
+
+/** The app with a real SMTP server and a real (Twilio-shaped) SMS gateway, the module installed through the hub. */
+export async function startWorld(env: Record<string, string> = {}, opts: { install?: boolean } = {}): Promise<World> {
+  const smtp = await startSmtpSink();
+  const sms = await startSmsSink();
+  const t = await startTestApp({
+    env: { SMTP_URL: smtp.url, SMS_PROVIDER: 'twilio', SMS_API_URL: sms.url, SMS_ACCOUNT_SID: 'AC2fa', SMS_AUTH_TOKEN: 'sms-token', SMS_FROM: '+15550000000', ...env },
+  });
+  if (opts.install !== false) await t.app.modules.hub.install(['two-factor']);
+  return {
+    t,
+    smtp,
+    sms,
+    async close() {
+      await t.close();
+      await smtp.close();
+      await sms.close();
+    },
+  };
+}
+
+export const TF = '/auth/two_factor';
+
+/** Runs `action`, then waits for the next mail to `address` (whatever came before does not count). */
+export async function nextMail(w: World, address: string, action: () => Promise<TestResponse>, subject = /verification code/i) {
+  const before = mailsTo(w.smtp, address).length;
+  const r = await action();
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  const mail = await w.smtp.waitFor((m) => recipients(m).includes(address.toLowerCase()) && subject.test(m.subject ?? '') && mailsTo(w.smtp, address).indexOf(m) >= before);
+  return { r, mail, code: codeIn(mail.text) };
+}
+
+export async function nextSms(w: World, phone: string, action: () => Promise<TestResponse>) {
+  const before = w.sms.messages.filter((m) => m.to === phone).length;
+  const r = await action();
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  const text = await w.sms.waitFor((m) => m.to === phone && w.sms.messages.filter((x) => x.to === phone).indexOf(m) >= before);
+  return { r, text, code: codeIn(text.body) };
+}
+
+export const login = (w: World, email: string, headers: Record<string, string> = {}, password = DEFAULT_PASSWORD) =>
+  w.t.request('POST', '/auth/login', { body: { email, password }, headers });
+
+/** A user with an active email method (their own address) and 2FA on; returns a full session of theirs too. */
+export async function userWithEmail2fa(w: World, values: Partial<UserRecord> = {}) {
+  const { user, token } = await makeSession(w.t, { email: uniqueEmail('tfa'), ...values });
+  const { r, code } = await nextMail(w, user.email, () => w.t.request('POST', `${TF}/email/setup`, { session: token, body: {} }));
+  const methodId = r.body.method_id as string;
+  const v = await w.t.request('POST', `${TF}/verify`, { session: token, body: { method_id: methodId, code, action: 'setup' } });
+  expect(v.status, JSON.stringify(v.body)).toBe(200);
+  const on = await w.t.request('POST', `${TF}/toggle`, { session: token, body: { two_factor_enabled: true } });
+  expect(on.body).toMatchObject({ success: true, two_factor_enabled: true });
+  return { user, token, methodId };
+}
+
+/** A code a manage proof can use: start with the email method on a full session, read the mail. */
+export async function proofCode(w: World, token: string, email: string, methodId: string) {
+  const { code } = await nextMail(w, email, () => w.t.request('POST', `${TF}/email/start`, { session: token, body: { method_id: methodId, action: 'verify' } }));
+  return { verification_code: code, verification_method_id: methodId };
+}
+
+/** The current TOTP code for an otpauth:// URI, as an authenticator app computes it. */
+export function totpNow(uri: string, at = Date.now()): string {
+  return (OTPAuth.URI.parse(uri) as OTPAuth.TOTP).generate({ timestamp: at });
+}
+
+/** Waits until the current 30 s step has at least `ms` left, so two codes read now are of one step. */
+export async function awayFromStepEdge(ms = 3000): Promise<void> {
+  const left = 30_000 - (Date.now() % 30_000);
+  if (left < ms) await new Promise((r) => setTimeout(r, left + 50));
+}
+
+export async function pendingLogin(w: World, email: string, headers: Record<string, string> = {}) {
+  const r = await login(w, email, headers);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  expect(r.body).toMatchObject({ success: false, requires_2fa: true });
+  return { r, token: r.body.session_id as string };
+}
