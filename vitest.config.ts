@@ -18,7 +18,12 @@ export default defineConfig({
       {
         extends: true as const,
         // *.pg.test.ts: what exists only on PostgreSQL (a database server that can go away).
-        test: { name: 'integration:sqlite', include: integrationFiles, exclude: ['**/*.pg.test.ts', '**/node_modules/**'], env: { GATEHOUSE_TEST_BACKEND: 'sqlite' } },
+        test: {
+          name: 'integration:sqlite',
+          include: integrationFiles,
+          exclude: ['**/*.pg.test.ts', '**/node_modules/**'],
+          env: { GATEHOUSE_TEST_BACKEND: 'sqlite' },
+        },
       },
       ...(bothBackends
         ? [

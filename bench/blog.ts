@@ -164,7 +164,15 @@ async function measure(url: string, db: pg.Client, words: string[]): Promise<Row
     note(operation);
     const gatehouse = await timed(SAMPLES, async (i) => void (await http(i)));
     const baseline = await timed(SAMPLES, async (i) => void (await sql(i)));
-    rows.push({ operation, gatehouse, baseline, ratio: round(gatehouse.p95 / Math.max(baseline.p95, 0.01), 2), target: `p95 < ${TARGET_MS} ms`, pass: gatehouse.p95 < TARGET_MS, note: extra });
+    rows.push({
+      operation,
+      gatehouse,
+      baseline,
+      ratio: round(gatehouse.p95 / Math.max(baseline.p95, 0.01), 2),
+      target: `p95 < ${TARGET_MS} ms`,
+      pass: gatehouse.p95 < TARGET_MS,
+      note: extra,
+    });
   };
   const word = (i: number) => words[(i * 37 + 11) % words.length];
 
@@ -187,7 +195,10 @@ async function measure(url: string, db: pg.Client, words: string[]): Promise<Row
     (i) => get(`/api/v1/posts/?q=${word(i)}`),
     async (i) => {
       const q = "search_vector @@ websearch_to_tsquery('simple', $1)";
-      await db.query(`SELECT *, count(*) OVER () FROM blog_posts WHERE ${VISIBLE} AND ${q} ORDER BY ts_rank(search_vector, websearch_to_tsquery('simple', $1)) DESC LIMIT 20`, [word(i)]);
+      await db.query(
+        `SELECT *, count(*) OVER () FROM blog_posts WHERE ${VISIBLE} AND ${q} ORDER BY ts_rank(search_vector, websearch_to_tsquery('simple', $1)) DESC LIMIT 20`,
+        [word(i)],
+      );
     },
     `matches for one word: ${sample.meta.total}`,
   );
@@ -206,7 +217,11 @@ async function measure(url: string, db: pg.Client, words: string[]): Promise<Row
   for (const [what, sql, args] of [
     ['list', `SELECT * FROM blog_posts WHERE ${VISIBLE} ORDER BY published_at DESC, id DESC LIMIT 20`, []],
     ['list count', `SELECT count(*) FROM blog_posts WHERE ${VISIBLE}`, []],
-    ['search', `SELECT *, count(*) OVER () FROM blog_posts WHERE ${VISIBLE} AND search_vector @@ websearch_to_tsquery('simple', $1) ORDER BY ts_rank(search_vector, websearch_to_tsquery('simple', $1)) DESC LIMIT 20`, [word(3)]],
+    [
+      'search',
+      `SELECT *, count(*) OVER () FROM blog_posts WHERE ${VISIBLE} AND search_vector @@ websearch_to_tsquery('simple', $1) ORDER BY ts_rank(search_vector, websearch_to_tsquery('simple', $1)) DESC LIMIT 20`,
+      [word(3)],
+    ],
   ] as [string, string, unknown[]][]) {
     const plan = await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, args);
     note(`plan of the ${what}:\n${plan.rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
@@ -222,7 +237,11 @@ function render(rows: Row[]): string {
   const head = ['operation', 'gatehouse p50 / p95 ms', 'plain SQL p50 / p95 ms', 'p95 ÷ plain', 'goal', ''];
   const body = rows.map((r) => [r.operation, fmt(r.gatehouse), fmt(r.baseline), r.ratio.toFixed(2), r.target, r.pass ? 'PASS' : 'FAIL']);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
@@ -246,7 +265,12 @@ async function main(): Promise<number> {
     if (!backend.created) throw new Error('bench:blog seeds and drops its data: it runs on a fresh database only (unset BENCH_DATABASE_URL)');
     prepared = await prepare(ROOT, backend, 0);
     note('gatehouse module install blog');
-    const install = spawnSync(process.execPath, [...prepared.cli, 'module', 'install', 'blog', '--yes'], { cwd: ROOT, env: prepared.env as NodeJS.ProcessEnv, encoding: 'utf8', timeout: 120_000 });
+    const install = spawnSync(process.execPath, [...prepared.cli, 'module', 'install', 'blog', '--yes'], {
+      cwd: ROOT,
+      env: prepared.env as NodeJS.ProcessEnv,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     if (install.status !== 0) throw new Error(`module install blog failed: ${(install.stderr || install.stdout).slice(-600)}`);
     db = new pg.Client({ connectionString: backend.databaseUrl });
     await db.connect();
@@ -269,11 +293,15 @@ async function main(): Promise<number> {
       cwd: ROOT,
     });
     const rows = await measure(server.url, db, words);
-    const counts = (await db.query(
-      "SELECT (SELECT count(*) FROM blog_posts) AS posts, (SELECT count(*) FROM blog_comments) AS comments, (SELECT count(*) FROM blog_reactions) AS reactions, (SELECT count(*) FROM blog_posts WHERE deleted_at IS NULL AND status = 'published' AND visibility = 'public') AS public",
-    )).rows[0];
+    const counts = (
+      await db.query(
+        "SELECT (SELECT count(*) FROM blog_posts) AS posts, (SELECT count(*) FROM blog_comments) AS comments, (SELECT count(*) FROM blog_reactions) AS reactions, (SELECT count(*) FROM blog_posts WHERE deleted_at IS NULL AND status = 'published' AND visibility = 'public') AS public",
+      )
+    ).rows[0];
     out();
-    out(`PostgreSQL, ${Number(counts.posts).toLocaleString('en-US')} posts (${Number(counts.public).toLocaleString('en-US')} public), ${Number(counts.comments).toLocaleString('en-US')} comments, ${Number(counts.reactions).toLocaleString('en-US')} reactions; ${SAMPLES} requests per figure, one at a time; one Gatehouse worker, Redis; ${os.availableParallelism()} cores`);
+    out(
+      `PostgreSQL, ${Number(counts.posts).toLocaleString('en-US')} posts (${Number(counts.public).toLocaleString('en-US')} public), ${Number(counts.comments).toLocaleString('en-US')} comments, ${Number(counts.reactions).toLocaleString('en-US')} reactions; ${SAMPLES} requests per figure, one at a time; one Gatehouse worker, Redis; ${os.availableParallelism()} cores`,
+    );
     out();
     out(render(rows));
     for (const r of rows) if (r.note) out(`  ${r.operation}: ${r.note}`);
@@ -283,8 +311,20 @@ async function main(): Promise<number> {
     writeResults(ROOT, RESULTS, {
       date: new Date().toISOString(),
       runSeconds: round((Date.now() - started) / 1000, 1),
-      machine: { cores: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? 'unknown', node: process.version, loadavg: os.loadavg().map((l) => round(l, 2)) },
-      sizes: { posts: Number(counts.posts), public: Number(counts.public), comments: Number(counts.comments), reactions: Number(counts.reactions), authors: AUTHORS, readers: READERS },
+      machine: {
+        cores: os.availableParallelism(),
+        cpu: os.cpus()[0]?.model ?? 'unknown',
+        node: process.version,
+        loadavg: os.loadavg().map((l) => round(l, 2)),
+      },
+      sizes: {
+        posts: Number(counts.posts),
+        public: Number(counts.public),
+        comments: Number(counts.comments),
+        reactions: Number(counts.reactions),
+        authors: AUTHORS,
+        readers: READERS,
+      },
       seedSeconds,
       samples: SAMPLES,
       rows,

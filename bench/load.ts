@@ -44,12 +44,7 @@ export interface LoadTiming {
  * A warm-up run (discarded: fills caches, JIT, connection pools), then the measured run.
  * `serverCpuMs` reads the server's CPU time, sampled around the measured run only.
  */
-export async function measure(
-  name: string,
-  spec: LoadSpec,
-  timing: LoadTiming,
-  serverCpuMs: () => number | null = () => null,
-): Promise<Measurement> {
+export async function measure(name: string, spec: LoadSpec, timing: LoadTiming, serverCpuMs: () => number | null = () => null): Promise<Measurement> {
   const base: Options = {
     url: spec.url,
     method: spec.method ?? 'GET',
@@ -110,7 +105,10 @@ export function combine(rounds: Measurement[]): Measurement {
     errors: sum((m) => m.errors),
     timeouts: sum((m) => m.timeouts),
     connections: first.connections,
-    durationSec: round(sum((m) => m.durationSec), 2),
+    durationSec: round(
+      sum((m) => m.durationSec),
+      2,
+    ),
     cpuUsPerReq: medianOrNull(rounds.map((m) => m.cpuUsPerReq)),
     clientCpuUsPerReq: medianOrNull(rounds.map((m) => m.clientCpuUsPerReq)),
   };

@@ -29,7 +29,6 @@ const LOGIN_USERS = Math.max(16, 2 * LOGIN_CONNECTIONS);
 const TARGET_VS_HELLO = 0.7;
 const TARGET_TWO_WORKERS = 1.6;
 
-
 /** req/s, p50 and p99 of a measurement relative to the hello route (latency ratios: higher is slower). */
 const ratios = (m: Measurement, hello: Measurement) => ({
   rps: hello.rps > 0 ? round(m.rps / hello.rps, 3) : null,
@@ -126,7 +125,12 @@ interface Phase {
  * validation and bridge validation one after the other, so a ratio compares measurements taken
  * seconds apart (the machine's speed drifts over minutes when it is shared). Login once at the end.
  */
-async function measurePhase(p: Prepared, workers: number, session: string | null, opts: { env?: Record<string, string>; login?: boolean; tag?: string } = {}): Promise<Phase> {
+async function measurePhase(
+  p: Prepared,
+  workers: number,
+  session: string | null,
+  opts: { env?: Record<string, string>; login?: boolean; tag?: string } = {},
+): Promise<Phase> {
   const tag = opts.tag ?? '';
   const hello = await startHello(workers);
   const server = await startGatehouse(p, workers, opts.env);
@@ -296,7 +300,10 @@ async function main(): Promise<number> {
       },
       bcrypt: { rounds: prepared.bcryptRounds, hashMs, cores, ceilingRps: ceiling },
       measurements: Object.fromEntries(
-        rows.map((r) => [r.key, { route: r.label, workers: r.workers, ...r.m, vsHello: { ...ratios(r.m, r.workers === 1 ? m.hello1 : m.hello2), rpsSameRound: r.vsHello } }]),
+        rows.map((r) => [
+          r.key,
+          { route: r.label, workers: r.workers, ...r.m, vsHello: { ...ratios(r.m, r.workers === 1 ? m.hello1 : m.hello2), rpsSameRound: r.vsHello } },
+        ]),
       ),
       rounds: {
         1: { hello: one.hello, validation: one.validation, bridge: one.bridge },

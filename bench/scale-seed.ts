@@ -35,7 +35,28 @@ function lastNameOf(i: number): string {
   return raw.charAt(0).toUpperCase() + raw.slice(1);
 }
 
-const FIRST_NAMES = ['Ana', 'Ben', 'Carla', 'Dmitri', 'Elena', 'Farid', 'Grace', 'Hugo', 'Ines', 'Jonas', 'Kira', 'Luca', 'Maya', 'Nils', 'Olga', 'Pablo', 'Quinn', 'Rosa', 'Sven', 'Tara'];
+const FIRST_NAMES = [
+  'Ana',
+  'Ben',
+  'Carla',
+  'Dmitri',
+  'Elena',
+  'Farid',
+  'Grace',
+  'Hugo',
+  'Ines',
+  'Jonas',
+  'Kira',
+  'Luca',
+  'Maya',
+  'Nils',
+  'Olga',
+  'Pablo',
+  'Quinn',
+  'Rosa',
+  'Sven',
+  'Tara',
+];
 
 interface Saved {
   drop: string[];

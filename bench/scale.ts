@@ -28,7 +28,6 @@ const SAMPLES = num(process.env.BENCH_SCALE_SAMPLES, 200);
 const BATCH = num(process.env.BENCH_SCALE_BATCH, 5000);
 const TARGET_MS = 50;
 
-
 interface Latency {
   p50: number;
   p95: number;
@@ -81,7 +80,7 @@ interface Row {
 }
 
 const ORDER = 'ORDER BY created_at DESC, id DESC';
-const SEARCH = "deleted_at IS NULL AND (email ILIKE $1 OR name ILIKE $1 OR last_name ILIKE $1 OR user_name ILIKE $1)";
+const SEARCH = 'deleted_at IS NULL AND (email ILIKE $1 OR name ILIKE $1 OR last_name ILIKE $1 OR user_name ILIKE $1)';
 
 /** Admin search and listing: each operation over HTTP and its plain SQL (page query + count), same inputs. */
 async function listing(server: ChildServer, db: pg.Client, note: (s: string) => void): Promise<Row[]> {
@@ -112,8 +111,16 @@ async function listing(server: ChildServer, db: pg.Client, note: (s: string) => 
     (i) => api(`q=${encodeURIComponent(lastPart(i))}`),
     (i) => plain(SEARCH, [`%${lastPart(i)}%`]),
   );
-  await measure('GET /auth/admin/users (first page)', () => api(''), () => plain('deleted_at IS NULL', []));
-  await measure(`GET /auth/admin/users?page=${deepPage}`, () => api(`page=${deepPage}`), () => plain('deleted_at IS NULL', [], `OFFSET ${(deepPage - 1) * 20}`));
+  await measure(
+    'GET /auth/admin/users (first page)',
+    () => api(''),
+    () => plain('deleted_at IS NULL', []),
+  );
+  await measure(
+    `GET /auth/admin/users?page=${deepPage}`,
+    () => api(`page=${deepPage}`),
+    () => plain('deleted_at IS NULL', [], `OFFSET ${(deepPage - 1) * 20}`),
+  );
   const cursor = (await api(`page=${deepPage}`)).meta.next_cursor as string;
   await measure(
     `GET /auth/admin/users?cursor=<after page ${deepPage}>`,
@@ -177,7 +184,7 @@ async function prune(p: Prepared, server: ChildServer, db: pg.Client, fresh: () 
   const stdout = await job;
   const result = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { deleted: number };
   const seconds = (performance.now() - started) / 1000;
-  const left = Number((await db.query('SELECT count(*) AS n FROM sessions WHERE expires_at < now() - interval \'1 minute\'')).rows[0].n);
+  const left = Number((await db.query("SELECT count(*) AS n FROM sessions WHERE expires_at < now() - interval '1 minute'")).rows[0].n);
   return {
     backlog,
     deleted: result.deleted,
@@ -216,7 +223,11 @@ function render(rows: Row[]): string {
     r.pass === undefined ? '' : r.pass ? 'PASS' : 'FAIL',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
@@ -241,7 +252,9 @@ async function main(): Promise<number> {
     prepared = await prepare(ROOT, backend, 0);
     db = new pg.Client({ connectionString: backend.databaseUrl });
     await db.connect();
-    note(`sizes: ${USERS.toLocaleString('en-US')} users, ${SESSIONS.toLocaleString('en-US')} sessions, ${EXPIRED.toLocaleString('en-US')} (+${BASELINE_EXPIRED.toLocaleString('en-US')}) expired`);
+    note(
+      `sizes: ${USERS.toLocaleString('en-US')} users, ${SESSIONS.toLocaleString('en-US')} sessions, ${EXPIRED.toLocaleString('en-US')} (+${BASELINE_EXPIRED.toLocaleString('en-US')}) expired`,
+    );
     const seeded = await seed(db, sizes, note);
     note(`seeded in ${seeded.seconds} s`);
 
@@ -261,14 +274,22 @@ async function main(): Promise<number> {
     const calm = pruned.validationDuring.p95 <= Math.max(2 * pruned.validationBefore.p95, pruned.validationBefore.p95 + 5);
 
     out();
-    out(`PostgreSQL, ${USERS.toLocaleString('en-US')} users, ${SESSIONS.toLocaleString('en-US')} sessions; ${SAMPLES} requests per figure, one at a time; one Gatehouse worker, Redis; ${os.availableParallelism()} cores`);
+    out(
+      `PostgreSQL, ${USERS.toLocaleString('en-US')} users, ${SESSIONS.toLocaleString('en-US')} sessions; ${SAMPLES} requests per figure, one at a time; one Gatehouse worker, Redis; ${os.availableParallelism()} cores`,
+    );
     out();
     out(render(rows));
     for (const r of rows) if (r.note) out(`  ${r.operation}: ${r.note}`);
     out();
-    out(`sessions prune: ${pruned.deleted.toLocaleString('en-US')} of ${pruned.backlog.toLocaleString('en-US')} expired deleted in ${pruned.seconds} s (${pruned.rowsPerSec.toLocaleString('en-US')}/s), ${pruned.left} left: ${pruneOk ? 'PASS' : 'FAIL'} (goal: all in one job run)`);
-    out(`  plain SQL, the same batches: ${pruned.plain.deleted.toLocaleString('en-US')} in ${pruned.plain.seconds} s (${pruned.plain.rowsPerSec.toLocaleString('en-US')}/s)`);
-    out(`  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before)`);
+    out(
+      `sessions prune: ${pruned.deleted.toLocaleString('en-US')} of ${pruned.backlog.toLocaleString('en-US')} expired deleted in ${pruned.seconds} s (${pruned.rowsPerSec.toLocaleString('en-US')}/s), ${pruned.left} left: ${pruneOk ? 'PASS' : 'FAIL'} (goal: all in one job run)`,
+    );
+    out(
+      `  plain SQL, the same batches: ${pruned.plain.deleted.toLocaleString('en-US')} in ${pruned.plain.seconds} s (${pruned.plain.rowsPerSec.toLocaleString('en-US')}/s)`,
+    );
+    out(
+      `  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before)`,
+    );
     const pass = rows.every((r) => r.pass !== false) && pruneOk && calm;
     out();
     out(pass ? 'PASS' : 'FAIL');
@@ -276,7 +297,12 @@ async function main(): Promise<number> {
     const result = {
       date: new Date().toISOString(),
       runSeconds: round((Date.now() - started) / 1000, 1),
-      machine: { cores: os.availableParallelism(), cpu: os.cpus()[0]?.model ?? 'unknown', node: process.version, loadavg: os.loadavg().map((l) => round(l, 2)) },
+      machine: {
+        cores: os.availableParallelism(),
+        cpu: os.cpus()[0]?.model ?? 'unknown',
+        node: process.version,
+        loadavg: os.loadavg().map((l) => round(l, 2)),
+      },
       sizes,
       seedSeconds: seeded.seconds,
       samples: SAMPLES,

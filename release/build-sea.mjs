@@ -96,7 +96,14 @@ const seaConfig = path.join(WORK, 'sea-config.json');
 const blob = path.join(WORK, 'sea-prep.blob');
 writeFileSync(
   seaConfig,
-  JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: true, assets: { 'assets.json': listFile, ...assets } }),
+  JSON.stringify({
+    main: bundle,
+    output: blob,
+    disableExperimentalSEAWarning: true,
+    useSnapshot: false,
+    useCodeCache: true,
+    assets: { 'assets.json': listFile, ...assets },
+  }),
 );
 execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio: 'inherit' });
 
@@ -106,7 +113,9 @@ chmodSync(EXE, 0o755);
 // Debug symbols are most of the node binary; the fuse and the blob go in after.
 execFileSync('strip', [EXE]);
 const postject = path.join(path.dirname(require.resolve('postject/package.json')), 'dist', 'cli.js');
-execFileSync(process.execPath, [postject, EXE, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], { stdio: ['ignore', 'ignore', 'inherit'] });
+execFileSync(process.execPath, [postject, EXE, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], {
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 
 const mb = (f) => (statSync(f).size / 1024 / 1024).toFixed(1);
 step(`done: ${path.relative(ROOT, EXE)} ${mb(EXE)} MB (bundle ${mb(bundle)} MB, blob ${mb(blob)} MB)`);

@@ -18,8 +18,22 @@ execFileSync(process.execPath, [path.join(ROOT, 'release', 'build-sea.mjs')], { 
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(stage, { recursive: true });
 // What install.sh needs to install and build (it runs npm ci and the TypeScript build itself).
-const entries = ['bin', 'entry', 'src', 'modules', 'templates', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'install.sh', 'docs'];
-for (const e of entries) if (existsSync(path.join(ROOT, e))) cpSync(path.join(ROOT, e), path.join(stage, e), { recursive: true, filter: (src) => !/\.test\.ts$/.test(src) });
+const entries = [
+  'bin',
+  'entry',
+  'src',
+  'modules',
+  'templates',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'README.md',
+  'install.sh',
+  'docs',
+];
+for (const e of entries)
+  if (existsSync(path.join(ROOT, e))) cpSync(path.join(ROOT, e), path.join(stage, e), { recursive: true, filter: (src) => !/\.test\.ts$/.test(src) });
 cpSync(path.join(ROOT, 'build', 'gatehouse'), path.join(stage, 'gatehouse'));
 
 const tarball = path.join(OUT, `${name}.tar.gz`);

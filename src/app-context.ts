@@ -224,7 +224,17 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
           logger,
         }),
         ...flows,
-        social: createSocialService({ config, sequelize, AuthToken: models.AuthToken, users: repos.users, userService: users, hooks, signIn: signIn.signIn, logger, clock: opts.clock }),
+        social: createSocialService({
+          config,
+          sequelize,
+          AuthToken: models.AuthToken,
+          users: repos.users,
+          userService: users,
+          hooks,
+          signIn: signIn.signIn,
+          logger,
+          clock: opts.clock,
+        }),
       },
       async close() {
         for (const c of closers.splice(0)) await c().catch(() => undefined);

@@ -16,7 +16,10 @@ function blogClient(t: TestApp, session?: string) {
     if (!res.ok) return { success: false as const, status: res.status, error: json.error || json.message || 'Unknown error occurred' };
     return { success: true as const, status: res.status, data: json.data ?? json, meta: json.meta || json.pagination, userContext: json.user_context };
   }
-  const qs = (q: Record<string, string | number>) => Object.entries(q).map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`).join('&');
+  const qs = (q: Record<string, string | number>) =>
+    Object.entries(q)
+      .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
+      .join('&');
   return {
     listPosts: (q: Record<string, string | number> = {}) => call('GET', `/?${qs(q)}`),
     createPost: (b: unknown) => call('POST', '', b),
@@ -65,10 +68,30 @@ describe(`blog: the real client's 21 calls (${BACKEND})`, () => {
     expect((await anon.getCategories()).data.some((c: any) => c.id === cat.data.id)).toBe(true);
     expect((await anon.getTags()).data.some((c: any) => c.id === tag.data.id)).toBe(true);
 
-    const created = await writer.createPost({ title: `Client post ${stamp}`, body: 'Body', excerpt: 'Ex', status: 'draft', visibility: 'public', lang: 'en', metadata: { a: 1 }, categories: [cat.data.id], tags: [tag.data.slug] });
+    const created = await writer.createPost({
+      title: `Client post ${stamp}`,
+      body: 'Body',
+      excerpt: 'Ex',
+      status: 'draft',
+      visibility: 'public',
+      lang: 'en',
+      metadata: { a: 1 },
+      categories: [cat.data.id],
+      tags: [tag.data.slug],
+    });
     expect(created.success).toBe(true);
     const id = created.data.id as string;
-    expect(created.data).toMatchObject({ id, slug: `client-post-${stamp}`, title: `Client post ${stamp}`, body: 'Body', excerpt: 'Ex', status: 'draft', visibility: 'public', lang: 'en', metadata: { a: 1 } });
+    expect(created.data).toMatchObject({
+      id,
+      slug: `client-post-${stamp}`,
+      title: `Client post ${stamp}`,
+      body: 'Body',
+      excerpt: 'Ex',
+      status: 'draft',
+      visibility: 'public',
+      lang: 'en',
+      metadata: { a: 1 },
+    });
     expect(created.userContext).toMatchObject({ authenticated: true, user_type: 'writer' });
 
     expect((await writer.getPost(id)).data.id).toBe(id);
@@ -94,7 +117,10 @@ describe(`blog: the real client's 21 calls (${BACKEND})`, () => {
     expect((await reader.removeBookmark(id)).data.bookmarked).toBe(false);
     expect((await anon.recordView(id)).data.counted).toBe(true);
     expect((await anon.getStats(id)).data).toMatchObject({ views: 1, comments: 1, reactions: { like: 1 }, bookmarks: 0 });
-    await t.request('POST', `/api/v1/posts/id/${id}/translations`, { session: p.writer.token, body: { lang: 'fr', title: 'Bonjour', body: 'Corps', excerpt: 'Ex' } });
+    await t.request('POST', `/api/v1/posts/id/${id}/translations`, {
+      session: p.writer.token,
+      body: { lang: 'fr', title: 'Bonjour', body: 'Corps', excerpt: 'Ex' },
+    });
     expect((await anon.getTranslations(id)).data.map((x: any) => x.lang)).toEqual(['fr']);
 
     // Errors reach the client as a string it shows.
@@ -113,10 +139,16 @@ describe(`blog: the real client's 21 calls (${BACKEND})`, () => {
 
   it('when a cookie session sends a state change from another site, then it is refused', async () => {
     const p = await people(t);
-    const post = await (blogClient(t, p.writer.token)).createPost({ title: 'csrf target', status: 'published' });
-    const cross = await fetch(`${t.url}/api/v1/posts/${post.data.id}/view`, { method: 'POST', headers: { Cookie: `session_id=${p.customer.token}`, Origin: 'https://evil.example' } });
+    const post = await blogClient(t, p.writer.token).createPost({ title: 'csrf target', status: 'published' });
+    const cross = await fetch(`${t.url}/api/v1/posts/${post.data.id}/view`, {
+      method: 'POST',
+      headers: { Cookie: `session_id=${p.customer.token}`, Origin: 'https://evil.example' },
+    });
     expect(cross.status).toBe(403);
-    const crossWrite = await fetch(`${t.url}/api/v1/posts/${post.data.id}/bookmark`, { method: 'POST', headers: { Cookie: `session_id=${p.customer.token}`, Origin: 'https://evil.example' } });
+    const crossWrite = await fetch(`${t.url}/api/v1/posts/${post.data.id}/bookmark`, {
+      method: 'POST',
+      headers: { Cookie: `session_id=${p.customer.token}`, Origin: 'https://evil.example' },
+    });
     expect(crossWrite.status).toBe(403);
   });
 });

@@ -12,7 +12,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-const req = (method: string, path: string, session?: string, body?: unknown, headers?: Record<string, string>) => t.request(method, path, { session, body, headers });
+const req = (method: string, path: string, session?: string, body?: unknown, headers?: Record<string, string>) =>
+  t.request(method, path, { session, body, headers });
 
 describe(`blog comments, reactions, bookmarks, views and stats (${BACKEND})`, () => {
   it('when customers comment and reply, then comments list in order and bad input, no session and unknown posts are refused', async () => {
@@ -23,7 +24,13 @@ describe(`blog comments, reactions, bookmarks, views and stats (${BACKEND})`, ()
     expect(c1.body.data).toMatchObject({ post_id: post.id, comment_body: 'First!', status: 'approved', parent_id: null, user_id: p.customer.id });
     const reply = await req('POST', url, p.customer2.token, { comment_body: 'Reply', parent_id: c1.body.data.id });
     expect(reply.body.data.parent_id).toBe(c1.body.data.id);
-    for (const body of [{}, { comment_body: '' }, { comment_body: 'x'.repeat(10_001) }, { comment_body: 'x', parent_id: 'nope' }, { comment_body: 'x', extra: 1 }]) {
+    for (const body of [
+      {},
+      { comment_body: '' },
+      { comment_body: 'x'.repeat(10_001) },
+      { comment_body: 'x', parent_id: 'nope' },
+      { comment_body: 'x', extra: 1 },
+    ]) {
       expect((await req('POST', url, p.customer.token, body)).status, JSON.stringify(body).slice(0, 40)).toBe(400);
     }
     expect((await req('POST', url, undefined, { comment_body: 'x' })).status).toBe(401);
@@ -102,7 +109,10 @@ describe(`blog comments, reactions, bookmarks, views and stats (${BACKEND})`, ()
     expect(back.body.data).toMatchObject({ active: false, counts: { like: 1, love: 1 }, mine: ['love'] });
     const both = await Promise.all([1, 2, 3].map(() => req('POST', url, p.admin.token, { reaction_type: 'wow' })));
     expect(both.every((r) => r.status === 200)).toBe(true);
-    const [row] = (await t.app.sequelize.query("SELECT COUNT(*) AS n FROM blog_reactions WHERE post_id = ? AND user_id = ? AND reaction_type = 'wow'", { replacements: [post.id, p.admin.id], type: 'SELECT' as any })) as any[];
+    const [row] = (await t.app.sequelize.query("SELECT COUNT(*) AS n FROM blog_reactions WHERE post_id = ? AND user_id = ? AND reaction_type = 'wow'", {
+      replacements: [post.id, p.admin.id],
+      type: 'SELECT' as any,
+    })) as any[];
     expect(Number(row.n)).toBeLessThanOrEqual(1);
     expect((await req('POST', url, p.customer.token, { reaction_type: 'meh' })).status).toBe(400);
     expect((await req('POST', url, p.customer.token, { reaction_type: '<b>' })).status).toBe(400);
@@ -151,7 +161,15 @@ describe(`blog comments, reactions, bookmarks, views and stats (${BACKEND})`, ()
     await req('POST', `/api/v1/posts/${post.id}/bookmark`, p.customer.token);
     const stats = await req('GET', `/api/v1/posts/${post.id}/stats`);
     expect(stats.status).toBe(200);
-    expect(stats.body.data).toEqual({ post_id: post.id, views: 5, unique_viewers: 4, reactions: { like: 1, clap: 1 }, reactions_total: 2, comments: 1, bookmarks: 1 });
+    expect(stats.body.data).toEqual({
+      post_id: post.id,
+      views: 5,
+      unique_viewers: 4,
+      reactions: { like: 1, clap: 1 },
+      reactions_total: 2,
+      comments: 1,
+      bookmarks: 1,
+    });
     const own = await req('GET', `/api/v1/posts/${post.id}/stats`, p.writer.token);
     expect(own.body.data.comments_pending).toBe(0);
     expect((await req('POST', '/api/v1/posts/nope/view')).status).toBe(404);
@@ -163,7 +181,10 @@ describe(`blog comments, reactions, bookmarks, views and stats (${BACKEND})`, ()
     expect((await req('GET', `/api/v1/posts/${auth.id}/stats`)).status).toBe(401);
     expect((await req('GET', `/api/v1/posts/${auth.id}/reactions`)).status).toBe(401);
     expect((await req('GET', `/api/v1/posts/${auth.id}/comments`)).status).toBe(401);
-    const [stored] = (await t.app.sequelize.query('SELECT viewer_key FROM blog_views WHERE post_id = ? AND user_id IS NULL', { replacements: [post.id], type: 'SELECT' as any })) as any[];
+    const [stored] = (await t.app.sequelize.query('SELECT viewer_key FROM blog_views WHERE post_id = ? AND user_id IS NULL', {
+      replacements: [post.id],
+      type: 'SELECT' as any,
+    })) as any[];
     expect(stored.viewer_key).toMatch(/^[0-9a-f]{48}$/);
   });
 

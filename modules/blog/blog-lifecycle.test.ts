@@ -25,7 +25,9 @@ describe(`blog scheduling, data rights and the hub (${BACKEND})`, () => {
       expect(scheduler.scheduled().modules).toContain('blog-publish-scheduled');
       const post = await makePost(t, p.writer.token);
       const when = new Date(Date.now() + 1000);
-      expect((await t.request('POST', `/api/v1/posts/${post.id}/schedule`, { session: p.writer.token, body: { scheduled_at: when.toISOString() } })).status).toBe(200);
+      expect(
+        (await t.request('POST', `/api/v1/posts/${post.id}/schedule`, { session: p.writer.token, body: { scheduled_at: when.toISOString() } })).status,
+      ).toBe(200);
       const deadline = Date.now() + 15_000;
       let row: any;
       do {
@@ -64,12 +66,18 @@ describe(`blog scheduling, data rights and the hub (${BACKEND})`, () => {
     try {
       const { writer, customer } = p;
       const post = await published(t, writer.token, { title: 'Mine to export' });
-      await t.request('POST', `/api/v1/posts/id/${post.id}/translations`, { session: writer.token, body: { lang: 'de', title: 'Meins', body: 'Hallo', excerpt: '' } });
+      await t.request('POST', `/api/v1/posts/id/${post.id}/translations`, {
+        session: writer.token,
+        body: { lang: 'de', title: 'Meins', body: 'Hallo', excerpt: '' },
+      });
       const other = await published(t, p.writer2.token);
       await t.request('POST', `/api/v1/posts/${other.id}/comments`, { session: writer.token, body: { comment_body: 'writer says hi' } });
       await t.request('POST', `/api/v1/posts/${other.id}/reactions`, { session: writer.token, body: { reaction_type: 'like' } });
       await t.request('POST', `/api/v1/posts/${other.id}/bookmark`, { session: writer.token });
-      const reply = await t.request('POST', `/api/v1/posts/${post.id}/comments`, { session: customer.token, body: { comment_body: 'customer on writer post' } });
+      const reply = await t.request('POST', `/api/v1/posts/${post.id}/comments`, {
+        session: customer.token,
+        body: { comment_body: 'customer on writer post' },
+      });
       expect(reply.status).toBe(200);
 
       const ex = await t.request('GET', '/auth/user/me/privacy/export', { session: writer.token });
@@ -139,7 +147,9 @@ describe(`blog scheduling, data rights and the hub (${BACKEND})`, () => {
     expect((await t.request('GET', `/api/v1/posts/id/${post.id}`)).status).toBe(200);
     await t.app.modules.hub.uninstall('blog', { dropData: true });
     const left = await rows(
-      BACKEND === 'pg' ? "SELECT table_name AS name FROM information_schema.tables WHERE table_name LIKE 'blog_%'" : "SELECT name FROM sqlite_master WHERE name LIKE 'blog_%'",
+      BACKEND === 'pg'
+        ? "SELECT table_name AS name FROM information_schema.tables WHERE table_name LIKE 'blog_%'"
+        : "SELECT name FROM sqlite_master WHERE name LIKE 'blog_%'",
     );
     expect(left).toEqual([]);
     const [plan] = await t.app.modules.hub.planInstall(['blog']);

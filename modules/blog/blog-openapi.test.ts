@@ -14,6 +14,7 @@ describe(`blog in the API reference (${BACKEND})`, () => {
     const r = await t.request('GET', '/openapi.json');
     expect(r.status).toBe(200);
     const paths = Object.keys(r.body.paths);
-    for (const p of ['/api/v1/posts', '/api/v1/posts/{slug}', '/api/v1/posts/id/{id}/translations', '/api/v1/posts/comments/{id}/moderate']) expect(paths).toContain(p);
+    for (const p of ['/api/v1/posts', '/api/v1/posts/{slug}', '/api/v1/posts/id/{id}/translations', '/api/v1/posts/comments/{id}/moderate'])
+      expect(paths).toContain(p);
   });
 });

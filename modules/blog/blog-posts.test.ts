@@ -22,7 +22,15 @@ describe(`blog posts (${BACKEND})`, () => {
     });
     expect(r.status).toBe(200);
     const d = r.body.data;
-    expect(d).toMatchObject({ slug: 'hello-world-again', status: 'draft', visibility: 'public', lang: 'en', body_format: 'markdown', metadata: { seo: 'yes' }, author_id: p.writer.id });
+    expect(d).toMatchObject({
+      slug: 'hello-world-again',
+      status: 'draft',
+      visibility: 'public',
+      lang: 'en',
+      body_format: 'markdown',
+      metadata: { seo: 'yes' },
+      author_id: p.writer.id,
+    });
     expect(d.body_html).toContain('<strong>bold</strong>');
     expect(d.body_html).not.toContain('<script');
     expect(d.body_html).not.toMatch(/href="javascript/i);
@@ -81,7 +89,8 @@ describe(`blog posts (${BACKEND})`, () => {
 
   it('when a post is read, then each visibility answers only to those it allows, on every read path', async () => {
     const tag = `vis${Date.now()}`;
-    const mk = (visibility: string, extra: Record<string, unknown> = {}) => published(t, p.writer.token, { title: `${tag} ${visibility} words`, visibility, tags: [tag], ...extra });
+    const mk = (visibility: string, extra: Record<string, unknown> = {}) =>
+      published(t, p.writer.token, { title: `${tag} ${visibility} words`, visibility, tags: [tag], ...extra });
     const pub = await mk('public');
     const auth = await mk('auth');
     const priv = await mk('private');
@@ -204,7 +213,12 @@ describe(`blog posts (${BACKEND})`, () => {
     expect(pub.body.data).toMatchObject({ status: 'published' });
     expect(pub.body.data.published_at).toBeTruthy();
     expect((await act('unpublish')).body.data.status).toBe('draft');
-    for (const body of [{}, { scheduled_at: 'tomorrow' }, { scheduled_at: '2000-01-01T00:00:00Z' }, { scheduled_at: new Date(Date.now() + 60_000).toISOString(), x: 1 }]) {
+    for (const body of [
+      {},
+      { scheduled_at: 'tomorrow' },
+      { scheduled_at: '2000-01-01T00:00:00Z' },
+      { scheduled_at: new Date(Date.now() + 60_000).toISOString(), x: 1 },
+    ]) {
       expect((await act('schedule', body)).status, JSON.stringify(body)).toBe(400);
     }
     const when = new Date(Date.now() + 3600_000).toISOString();
@@ -256,7 +270,9 @@ describe(`blog posts (${BACKEND})`, () => {
     expect((await t.request('POST', url, { body: tr })).status).toBe(401);
     expect((await t.request('POST', url, { session: p.customer.token, body: tr })).status).toBe(403);
     expect((await t.request('POST', url, { session: p.writer2.token, body: tr })).status).toBe(403);
-    expect((await t.request('POST', '/api/v1/posts/id/00000000-0000-0000-0000-000000000000/translations', { session: p.writer.token, body: tr })).status).toBe(404);
+    expect((await t.request('POST', '/api/v1/posts/id/00000000-0000-0000-0000-000000000000/translations', { session: p.writer.token, body: tr })).status).toBe(
+      404,
+    );
     for (const body of [{}, { ...tr, lang: 'spanish' }, { ...tr, title: '' }, { ...tr, body: 5 }, { ...tr, lang: 'en' }]) {
       expect((await t.request('POST', url, { session: p.writer.token, body })).status, JSON.stringify(body)).toBe(400);
     }

@@ -36,7 +36,14 @@ const POST_ROUTES: [string, string, unknown?][] = [
   ['POST', '/api/v1/posts/id/:id/translations', { lang: 'fr', title: 't', body: 'b', excerpt: '' }],
   ['DELETE', '/api/v1/posts/id/:id/translations/fr'],
 ];
-const OPEN = new Set(['GET /api/v1/posts/id/:id', 'GET /api/v1/posts/:id/comments', 'GET /api/v1/posts/:id/reactions', 'POST /api/v1/posts/:id/view', 'GET /api/v1/posts/:id/stats', 'GET /api/v1/posts/id/:id/translations']);
+const OPEN = new Set([
+  'GET /api/v1/posts/id/:id',
+  'GET /api/v1/posts/:id/comments',
+  'GET /api/v1/posts/:id/reactions',
+  'POST /api/v1/posts/:id/view',
+  'GET /api/v1/posts/:id/stats',
+  'GET /api/v1/posts/id/:id/translations',
+]);
 const send = (method: string, path: string, id: string, session?: string, body?: unknown) => t.request(method, path.replace(':id', id), { session, body });
 
 describe(`blog routes: sessions, roles, unknown ids and visibility (${BACKEND})`, () => {
@@ -48,8 +55,18 @@ describe(`blog routes: sessions, roles, unknown ids and visibility (${BACKEND})`
       expect(r.status, `${method} ${path}`).toBe(401);
       expect(r.body, `${method} ${path}`).toMatchObject({ success: false, error: expect.any(String), code: expect.any(String) });
     }
-    for (const [method, path] of [['GET', '/api/v1/posts/bookmarks'], ['POST', '/api/v1/posts/tags'], ['PUT', '/api/v1/posts/tags/x'], ['DELETE', '/api/v1/posts/tags/x'], ['PUT', '/api/v1/posts/comments/x'], ['DELETE', '/api/v1/posts/comments/x'], ['POST', '/api/v1/posts/comments/x/moderate']]) {
-      expect((await t.request(method, path, { body: method === 'GET' || method === 'DELETE' ? undefined : { name: 'x' } })).status, `${method} ${path}`).toBe(401);
+    for (const [method, path] of [
+      ['GET', '/api/v1/posts/bookmarks'],
+      ['POST', '/api/v1/posts/tags'],
+      ['PUT', '/api/v1/posts/tags/x'],
+      ['DELETE', '/api/v1/posts/tags/x'],
+      ['PUT', '/api/v1/posts/comments/x'],
+      ['DELETE', '/api/v1/posts/comments/x'],
+      ['POST', '/api/v1/posts/comments/x/moderate'],
+    ]) {
+      expect((await t.request(method, path, { body: method === 'GET' || method === 'DELETE' ? undefined : { name: 'x' } })).status, `${method} ${path}`).toBe(
+        401,
+      );
     }
   });
 
@@ -100,7 +117,15 @@ describe(`blog routes: sessions, roles, unknown ids and visibility (${BACKEND})`
     form.append('image', new Blob([new Uint8Array(png())]), 'x.png');
     const img = await t.request('POST', `/api/v1/posts/${post.id}/featured-image`, { session: p.writer.token, raw: form });
     const imagePath = new URL(img.body.data.featured_image_url).pathname;
-    const paths = [`/api/v1/posts/id/${post.id}`, `/api/v1/posts/${post.slug}`, `/api/v1/posts/${post.id}/comments`, `/api/v1/posts/${post.id}/reactions`, `/api/v1/posts/${post.id}/stats`, `/api/v1/posts/id/${post.id}/translations`, imagePath];
+    const paths = [
+      `/api/v1/posts/id/${post.id}`,
+      `/api/v1/posts/${post.slug}`,
+      `/api/v1/posts/${post.id}/comments`,
+      `/api/v1/posts/${post.id}/reactions`,
+      `/api/v1/posts/${post.id}/stats`,
+      `/api/v1/posts/id/${post.id}/translations`,
+      imagePath,
+    ];
     for (const path of paths) {
       expect((await t.request('GET', path)).status, path).toBe(403);
       expect((await t.request('GET', path, { headers: { 'X-Post-Password': 'nope' } })).status, path).toBe(403);
@@ -108,7 +133,10 @@ describe(`blog routes: sessions, roles, unknown ids and visibility (${BACKEND})`
     }
     expect((await t.request('GET', `/api/v1/posts/${post.slug}?password=letmein`)).status).toBe(200);
     expect((await t.request('POST', `/api/v1/posts/${post.id}/comments`, { session: p.customer.token, body: { comment_body: 'x' } })).status).toBe(403);
-    expect((await t.request('POST', `/api/v1/posts/${post.id}/comments`, { session: p.customer.token, body: { comment_body: 'x', post_password: 'letmein' } })).status).toBe(200);
+    expect(
+      (await t.request('POST', `/api/v1/posts/${post.id}/comments`, { session: p.customer.token, body: { comment_body: 'x', post_password: 'letmein' } }))
+        .status,
+    ).toBe(200);
   });
 
   it('when tags are changed, then only admins rename and delete them; bad bodies and unknown ids are refused', async () => {
@@ -124,7 +152,10 @@ describe(`blog routes: sessions, roles, unknown ids and visibility (${BACKEND})`
 
   it('when translations are deleted, then only the author or an admin may, and unknown languages are 404', async () => {
     const post = await published(t, p.writer.token);
-    await t.request('POST', `/api/v1/posts/id/${post.id}/translations`, { session: p.writer.token, body: { lang: 'it', title: 'Ciao', body: 'Ciao', excerpt: '' } });
+    await t.request('POST', `/api/v1/posts/id/${post.id}/translations`, {
+      session: p.writer.token,
+      body: { lang: 'it', title: 'Ciao', body: 'Ciao', excerpt: '' },
+    });
     expect((await t.request('DELETE', `/api/v1/posts/id/${post.id}/translations/it`, { session: p.writer2.token })).status).toBe(403);
     expect((await t.request('DELETE', `/api/v1/posts/id/${post.id}/translations/xx-!!`, { session: p.writer.token })).status).toBe(400);
     expect((await t.request('DELETE', `/api/v1/posts/id/${post.id}/translations/de`, { session: p.writer.token })).status).toBe(404);
@@ -134,7 +165,11 @@ describe(`blog routes: sessions, roles, unknown ids and visibility (${BACKEND})`
 
   it('when bodies are not JSON or queries are malformed, then the answer is a 4xx, never a 500', async () => {
     const post = await published(t, p.writer.token);
-    const raw = await t.request('POST', '/api/v1/posts', { session: p.writer.token, raw: 'title=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const raw = await t.request('POST', '/api/v1/posts', {
+      session: p.writer.token,
+      raw: 'title=x',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(raw.status).toBe(415);
     const broken = await t.request('POST', '/api/v1/posts', { session: p.writer.token, raw: '{"title":', headers: { 'Content-Type': 'application/json' } });
     expect(broken.status).toBe(400);

@@ -13,9 +13,17 @@ export async function exportBlog({ ctx: app, userId }: { ctx: ModuleContext; use
     [userId],
   );
   const translations = posts.length
-    ? await select<Row>(app, `SELECT post_id, lang, title, body, excerpt, created_at, updated_at FROM blog_translations WHERE post_id IN (${posts.map(() => '?').join(', ')})`, posts.map((p) => p.id))
+    ? await select<Row>(
+        app,
+        `SELECT post_id, lang, title, body, excerpt, created_at, updated_at FROM blog_translations WHERE post_id IN (${posts.map(() => '?').join(', ')})`,
+        posts.map((p) => p.id),
+      )
     : [];
-  const comments = await select<Row>(app, 'SELECT id, post_id, parent_id, body, status, created_at, updated_at, deleted_at FROM blog_comments WHERE user_id = ? ORDER BY created_at', [userId]);
+  const comments = await select<Row>(
+    app,
+    'SELECT id, post_id, parent_id, body, status, created_at, updated_at, deleted_at FROM blog_comments WHERE user_id = ? ORDER BY created_at',
+    [userId],
+  );
   const reactions = await select<Row>(app, 'SELECT post_id, reaction_type, created_at FROM blog_reactions WHERE user_id = ? ORDER BY created_at', [userId]);
   const bookmarks = await select<Row>(app, 'SELECT post_id, created_at FROM blog_bookmarks WHERE user_id = ? ORDER BY created_at', [userId]);
   return {
@@ -55,7 +63,17 @@ export async function eraseBlog({ ctx: app, userId, tx: t }: { ctx: ModuleContex
     return;
   }
   const own = '(SELECT id FROM blog_posts WHERE author_id = ?)';
-  for (const table of ['blog_post_categories', 'blog_post_tags', 'blog_comments', 'blog_reactions', 'blog_bookmarks', 'blog_views', 'blog_translations', 'blog_images', 'blog_post_slugs']) {
+  for (const table of [
+    'blog_post_categories',
+    'blog_post_tags',
+    'blog_comments',
+    'blog_reactions',
+    'blog_bookmarks',
+    'blog_views',
+    'blog_translations',
+    'blog_images',
+    'blog_post_slugs',
+  ]) {
     await exec(app, `DELETE FROM ${table} WHERE post_id IN ${own}`, [userId], t);
   }
   await exec(app, 'DELETE FROM blog_posts WHERE author_id = ?', [userId], t);

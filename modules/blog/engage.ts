@@ -2,8 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { assertCanRead, canManage, type PostAccessRow } from './access.js';
 import {
-  badRequest, exec, withAuthors, forbidden, inTransaction, isUniqueViolation, keyedDigest, notFound, select, settings,
-  type ModuleContext, type UserRecord,
+  badRequest,
+  exec,
+  withAuthors,
+  forbidden,
+  inTransaction,
+  isUniqueViolation,
+  keyedDigest,
+  notFound,
+  select,
+  settings,
+  type ModuleContext,
+  type UserRecord,
 } from './core.js';
 import { iso, loadPost, type Row } from './posts-read.js';
 import type { BlogSettings } from './settings.js';
@@ -21,17 +31,21 @@ const assertOpen = (row: Row) => {
 
 // Comments
 
-export const commentCreate = z.strictObject({
-  comment_body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
-  body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
-  content: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
-  parent_id: z.string().trim().min(1).max(36).nullable().optional(),
-  post_password: z.string().max(200).optional(),
-}).refine((b) => b.comment_body ?? b.body ?? b.content, { message: 'comment_body: required', path: ['comment_body'] });
-export const commentUpdate = z.strictObject({
-  comment_body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
-  body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
-}).refine((b) => b.comment_body ?? b.body, { message: 'comment_body: required', path: ['comment_body'] });
+export const commentCreate = z
+  .strictObject({
+    comment_body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+    body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+    content: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+    parent_id: z.string().trim().min(1).max(36).nullable().optional(),
+    post_password: z.string().max(200).optional(),
+  })
+  .refine((b) => b.comment_body ?? b.body ?? b.content, { message: 'comment_body: required', path: ['comment_body'] });
+export const commentUpdate = z
+  .strictObject({
+    comment_body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+    body: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+  })
+  .refine((b) => b.comment_body ?? b.body, { message: 'comment_body: required', path: ['comment_body'] });
 export const MODERATION = ['approve', 'reject', 'spam'] as const;
 const STATUS_OF = { approve: 'approved', reject: 'rejected', spam: 'spam', approved: 'approved', rejected: 'rejected' } as const;
 export const moderateSchema = z
@@ -50,11 +64,21 @@ const toComment = (r: Row, viewer: UserRecord | null, moderator: boolean) => ({
   body: r.deleted_at ? null : r.body,
   status: r.deleted_at ? 'deleted' : r.status,
   user_id: r.user_id,
-  author: { id: r.user_id, name: r.author_name ?? null, user_name: r.author_user_name ?? null, display_name: r.author_display_name ?? null, picture: r.author_picture ?? null },
+  author: {
+    id: r.user_id,
+    name: r.author_name ?? null,
+    user_name: r.author_user_name ?? null,
+    display_name: r.author_display_name ?? null,
+    picture: r.author_picture ?? null,
+  },
   ...(moderator ? { moderation_reason: r.moderation_reason ?? null, moderated_at: iso(r.moderated_at) } : {}),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
-  can: { edit: Boolean(viewer && viewer.id === r.user_id && !r.deleted_at), delete: Boolean(viewer && (viewer.id === r.user_id || moderator) && !r.deleted_at), moderate: moderator },
+  can: {
+    edit: Boolean(viewer && viewer.id === r.user_id && !r.deleted_at),
+    delete: Boolean(viewer && (viewer.id === r.user_id || moderator) && !r.deleted_at),
+    moderate: moderator,
+  },
 });
 
 /** Comment authors are added through the user service (withAuthors), never joined. */
@@ -88,11 +112,16 @@ export async function listComments(app: ModuleContext, viewer: UserRecord | null
   const w = where.join(' AND ');
   const offset = (q.page - 1) * q.limit;
   const [rows, [c]] = await Promise.all([
-    select<Row>(app, `SELECT ${COMMENT_COLUMNS} FROM blog_comments c WHERE ${w} ORDER BY c.created_at, c.id LIMIT ${q.limit} OFFSET ${offset}`, params).then((r) => withAuthors(app, r, 'user_id')),
+    select<Row>(app, `SELECT ${COMMENT_COLUMNS} FROM blog_comments c WHERE ${w} ORDER BY c.created_at, c.id LIMIT ${q.limit} OFFSET ${offset}`, params).then(
+      (r) => withAuthors(app, r, 'user_id'),
+    ),
     select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM blog_comments c WHERE ${w}`, params),
   ]);
   const total = Number(c?.n ?? 0);
-  return { comments: rows.map((r) => toComment(r, viewer, moderator)), meta: { page: q.page, limit: q.limit, total, pages: Math.ceil(total / q.limit), hasMore: offset + rows.length < total } };
+  return {
+    comments: rows.map((r) => toComment(r, viewer, moderator)),
+    meta: { page: q.page, limit: q.limit, total, pages: Math.ceil(total / q.limit), hasMore: offset + rows.length < total },
+  };
 }
 
 async function loadComment(app: ModuleContext, id: string): Promise<Row> {
@@ -116,7 +145,14 @@ export async function addComment(app: ModuleContext, user: UserRecord, post: Row
   // The post's author and admins are trusted with their own threads.
   const status = cfg.comments_require_approval && !canManage(user, post as PostAccessRow) ? 'pending' : 'approved';
   await exec(app, 'INSERT INTO blog_comments (id, post_id, user_id, parent_id, body, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-    id, post.id, user.id, input.parent_id ?? null, input.comment_body ?? input.body ?? input.content, status, now, now,
+    id,
+    post.id,
+    user.id,
+    input.parent_id ?? null,
+    input.comment_body ?? input.body ?? input.content,
+    status,
+    now,
+    now,
   ]);
   return toComment(await loadComment(app, id), user, canManage(user, post as PostAccessRow));
 }
@@ -148,18 +184,38 @@ export async function moderateComment(app: ModuleContext, user: UserRecord, comm
   const status = STATUS_OF[(input.action ?? input.status)!];
   const now = new Date();
   await exec(app, 'UPDATE blog_comments SET status = ?, moderation_reason = ?, moderated_by = ?, moderated_at = ?, updated_at = ? WHERE id = ?', [
-    status, input.reason ?? null, user.id, now, now, commentId,
+    status,
+    input.reason ?? null,
+    user.id,
+    now,
+    now,
+    commentId,
   ]);
   return { id: commentId, status, reason: input.reason ?? null, moderated_at: now.toISOString() };
 }
 
 // Reactions
 
-export const reactionSchema = z.strictObject({ reaction_type: z.string().trim().toLowerCase().regex(/^[a-z][a-z0-9_]{0,31}$/, 'must be a reaction name such as like') });
+export const reactionSchema = z.strictObject({
+  reaction_type: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^[a-z][a-z0-9_]{0,31}$/, 'must be a reaction name such as like'),
+});
 
 export async function reactionSummary(app: ModuleContext, viewer: UserRecord | null, postId: string) {
-  const rows = await select<{ reaction_type: string; n: number | string }>(app, 'SELECT reaction_type, COUNT(*) AS n FROM blog_reactions WHERE post_id = ? GROUP BY reaction_type ORDER BY reaction_type', [postId]);
-  const mine = viewer ? await select<{ reaction_type: string }>(app, 'SELECT reaction_type FROM blog_reactions WHERE post_id = ? AND user_id = ? ORDER BY reaction_type', [postId, viewer.id]) : [];
+  const rows = await select<{ reaction_type: string; n: number | string }>(
+    app,
+    'SELECT reaction_type, COUNT(*) AS n FROM blog_reactions WHERE post_id = ? GROUP BY reaction_type ORDER BY reaction_type',
+    [postId],
+  );
+  const mine = viewer
+    ? await select<{ reaction_type: string }>(app, 'SELECT reaction_type FROM blog_reactions WHERE post_id = ? AND user_id = ? ORDER BY reaction_type', [
+        postId,
+        viewer.id,
+      ])
+    : [];
   const counts = Object.fromEntries(rows.map((r) => [r.reaction_type, Number(r.n)]));
   return { post_id: postId, counts, total: rows.reduce((s, r) => s + Number(r.n), 0), mine: mine.map((m) => m.reaction_type) };
 }
@@ -168,12 +224,23 @@ export async function reactionSummary(app: ModuleContext, viewer: UserRecord | n
 export async function toggleReaction(app: ModuleContext, user: UserRecord, post: Row, type: string) {
   assertOpen(post);
   const allowed = settings<BlogSettings>(app).reaction_types;
-  if (!allowed.includes(type)) throw badRequest(`reaction_type: must be one of ${allowed.join(', ')}`, [{ field: 'reaction_type', message: `must be one of ${allowed.join(', ')}` }]);
-  const removed = await select(app, 'DELETE FROM blog_reactions WHERE post_id = ? AND user_id = ? AND reaction_type = ? RETURNING id', [post.id, user.id, type]);
+  if (!allowed.includes(type))
+    throw badRequest(`reaction_type: must be one of ${allowed.join(', ')}`, [{ field: 'reaction_type', message: `must be one of ${allowed.join(', ')}` }]);
+  const removed = await select(app, 'DELETE FROM blog_reactions WHERE post_id = ? AND user_id = ? AND reaction_type = ? RETURNING id', [
+    post.id,
+    user.id,
+    type,
+  ]);
   let active = removed.length === 0;
   if (active) {
     try {
-      await exec(app, 'INSERT INTO blog_reactions (id, post_id, user_id, reaction_type, created_at) VALUES (?, ?, ?, ?, ?)', [randomUUID(), post.id, user.id, type, new Date()]);
+      await exec(app, 'INSERT INTO blog_reactions (id, post_id, user_id, reaction_type, created_at) VALUES (?, ?, ?, ?, ?)', [
+        randomUUID(),
+        post.id,
+        user.id,
+        type,
+        new Date(),
+      ]);
     } catch (err) {
       // The same reaction sent twice at once: it is there, as the caller wanted.
       if (!isUniqueViolation(err)) throw err;
@@ -214,9 +281,12 @@ export async function recordView(app: ModuleContext, viewer: UserRecord | null, 
   const key = keyedDigest(app, viewer ? `user:${viewer.id}` : `anon:${anonymousKey}`);
   const now = new Date();
   const counted = await inTransaction(app, async (t) => {
-    const renewed = await select(app, 'UPDATE blog_views SET views = views + 1, counted_at = ? WHERE post_id = ? AND viewer_key = ? AND counted_at <= ? RETURNING id', [
-      now, post.id, key, new Date(now.getTime() - VIEW_WINDOW_MS),
-    ], t);
+    const renewed = await select(
+      app,
+      'UPDATE blog_views SET views = views + 1, counted_at = ? WHERE post_id = ? AND viewer_key = ? AND counted_at <= ? RETURNING id',
+      [now, post.id, key, new Date(now.getTime() - VIEW_WINDOW_MS)],
+      t,
+    );
     let fresh = renewed.length > 0;
     if (!fresh) {
       // ON CONFLICT keeps a PostgreSQL transaction usable; the row's id says whether this call made it.
@@ -240,9 +310,17 @@ export async function recordView(app: ModuleContext, viewer: UserRecord | null, 
 export async function postStats(app: ModuleContext, viewer: UserRecord | null, post: Row) {
   const moderator = canManage(viewer, post as PostAccessRow);
   const [[v], reactions, [c], [b]] = await Promise.all([
-    select<Row>(app, 'SELECT p.view_count AS views, (SELECT COUNT(*) FROM blog_views bv WHERE bv.post_id = p.id) AS unique_viewers FROM blog_posts p WHERE p.id = ?', [post.id]),
+    select<Row>(
+      app,
+      'SELECT p.view_count AS views, (SELECT COUNT(*) FROM blog_views bv WHERE bv.post_id = p.id) AS unique_viewers FROM blog_posts p WHERE p.id = ?',
+      [post.id],
+    ),
     select<Row>(app, 'SELECT reaction_type, COUNT(*) AS n FROM blog_reactions WHERE post_id = ? GROUP BY reaction_type', [post.id]),
-    select<Row>(app, `SELECT COUNT(*) AS n${moderator ? ", SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending" : ''} FROM blog_comments WHERE post_id = ? AND deleted_at IS NULL AND ${moderator ? "status IN ('approved', 'pending')" : "status = 'approved'"}`, [post.id]),
+    select<Row>(
+      app,
+      `SELECT COUNT(*) AS n${moderator ? ", SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending" : ''} FROM blog_comments WHERE post_id = ? AND deleted_at IS NULL AND ${moderator ? "status IN ('approved', 'pending')" : "status = 'approved'"}`,
+      [post.id],
+    ),
     select<Row>(app, 'SELECT COUNT(*) AS n FROM blog_bookmarks WHERE post_id = ?', [post.id]),
   ]);
   const byType: Record<string, number> = Object.fromEntries(reactions.map((r) => [r.reaction_type, Number(r.n)]));

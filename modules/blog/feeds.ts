@@ -5,10 +5,13 @@ import { iso, type Row } from './posts-read.js';
 import type { BlogSettings } from './settings.js';
 
 const xml = (s: unknown) =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!).replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
+  String(s ?? '')
+    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!)
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 
 /** Where a post is read: the site may set it with BLOG_POST_URL later; the API address answers for now. */
-const postUrl = (app: ModuleContext, r: Row) => `${publicBaseUrl(app)}/api/v1/posts/${encodeURIComponent(r.slug)}${r.lang ? `?lang=${encodeURIComponent(r.lang)}` : ''}`;
+const postUrl = (app: ModuleContext, r: Row) =>
+  `${publicBaseUrl(app)}/api/v1/posts/${encodeURIComponent(r.slug)}${r.lang ? `?lang=${encodeURIComponent(r.lang)}` : ''}`;
 
 /** Only what anyone may read: published, public, not deleted. */
 async function publicPosts(app: ModuleContext, limit: number): Promise<Row[]> {
@@ -32,7 +35,11 @@ function send(res: Response, type: string, body: string) {
 export async function sitemap(app: ModuleContext, res: Response) {
   const rows = await publicPosts(app, 50_000);
   const urls = rows.map((r) => `  <url><loc>${xml(postUrl(app, r))}</loc><lastmod>${iso(r.updated_at)}</lastmod></url>`);
-  send(res, 'application/xml', `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls.join('\n')}\n</urlset>\n`);
+  send(
+    res,
+    'application/xml',
+    `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls.join('\n')}\n</urlset>\n`,
+  );
 }
 
 export async function rssFeed(app: ModuleContext, res: Response) {

@@ -11,7 +11,8 @@ const TYPES = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp' } as co
 
 /** Reads the one uploaded file (multipart/form-data, field `image`, `featured_image`, `file` or `picture`). */
 export async function readUpload(req: Request, res: Response, maxBytes: number): Promise<Buffer> {
-  if (!req.is('multipart/form-data')) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be multipart/form-data with the image in the field "image"');
+  if (!req.is('multipart/form-data'))
+    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be multipart/form-data with the image in the field "image"');
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024) {
     res.setHeader('Connection', 'close');
@@ -43,13 +44,23 @@ export async function setFeaturedImage(app: ModuleContext, user: UserRecord, pos
   const img = checkImage(bytes);
   const id = randomUUID();
   await inTransaction(app, async (t) => {
-    await exec(app, 'INSERT INTO blog_images (id, post_id, ext, content_type, width, height, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      id, postId, img.ext, TYPES[img.kind], img.width, img.height, bytes, new Date(),
-    ], t);
+    await exec(
+      app,
+      'INSERT INTO blog_images (id, post_id, ext, content_type, width, height, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [id, postId, img.ext, TYPES[img.kind], img.width, img.height, bytes, new Date()],
+      t,
+    );
     await exec(app, 'UPDATE blog_posts SET featured_image_id = ?, updated_at = ? WHERE id = ?', [id, new Date(), postId], t);
     await exec(app, 'DELETE FROM blog_images WHERE post_id = ? AND id <> ?', [postId, id], t);
   });
-  return { post_id: postId, featured_image: imageUrl(app, id), featured_image_url: imageUrl(app, id), width: img.width, height: img.height, content_type: TYPES[img.kind] };
+  return {
+    post_id: postId,
+    featured_image: imageUrl(app, id),
+    featured_image_url: imageUrl(app, id),
+    width: img.width,
+    height: img.height,
+    content_type: TYPES[img.kind],
+  };
 }
 
 export async function removeFeaturedImage(app: ModuleContext, user: UserRecord, postId: string) {

@@ -10,7 +10,8 @@ import { blogConfig } from './settings.js';
 export default defineModule({
   id: 'blog',
   version: '1.0.0',
-  description: 'Blog under /api/v1/posts: posts, categories, tags, comments with moderation, reactions, bookmarks, views, stats, translations, search, sitemap and feed',
+  description:
+    'Blog under /api/v1/posts: posts, categories, tags, comments with moderation, reactions, bookmarks, views, stats, translations, search, sitemap and feed',
   requires: [],
   config: blogConfig,
   migrations: [createBlogTables, blogSearch],

@@ -36,10 +36,21 @@ export async function termsOf(app: ModuleContext, ids: string[]): Promise<Terms>
   if (!ids.length) return out;
   const marks = ids.map(() => '?').join(', ');
   const [cats, tags] = await Promise.all([
-    select(app, `SELECT pc.post_id, c.id, c.slug, c.name FROM blog_post_categories pc JOIN blog_categories c ON c.id = pc.category_id WHERE pc.post_id IN (${marks}) ORDER BY c.name`, ids),
-    select(app, `SELECT pt.post_id, t.id, t.slug, t.name FROM blog_post_tags pt JOIN blog_tags t ON t.id = pt.tag_id WHERE pt.post_id IN (${marks}) ORDER BY t.name`, ids),
+    select(
+      app,
+      `SELECT pc.post_id, c.id, c.slug, c.name FROM blog_post_categories pc JOIN blog_categories c ON c.id = pc.category_id WHERE pc.post_id IN (${marks}) ORDER BY c.name`,
+      ids,
+    ),
+    select(
+      app,
+      `SELECT pt.post_id, t.id, t.slug, t.name FROM blog_post_tags pt JOIN blog_tags t ON t.id = pt.tag_id WHERE pt.post_id IN (${marks}) ORDER BY t.name`,
+      ids,
+    ),
   ]);
-  for (const [list, map] of [[cats, out.categories], [tags, out.tags]] as const) {
+  for (const [list, map] of [
+    [cats, out.categories],
+    [tags, out.tags],
+  ] as const) {
     for (const { post_id, ...term } of list as Row[]) map.set(post_id, [...(map.get(post_id) ?? []), term]);
   }
   return out;
@@ -83,18 +94,24 @@ export function toPost(app: ModuleContext, r: Row, terms: Terms, viewer: UserRec
   };
 }
 
-export const langSchema = z.string().trim().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'must be a language code such as en or pt-BR');
+export const langSchema = z
+  .string()
+  .trim()
+  .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'must be a language code such as en or pt-BR');
 const statusFilter = z.enum(['draft', 'scheduled', 'published', 'archived', 'deleted', 'all']);
 const intParam = (def: number, max: number) =>
-  z.union([z.string(), z.number()]).optional().transform((v, ctx) => {
-    if (v === undefined || v === '') return def;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1 || n > max) {
-      ctx.addIssue({ code: 'custom', message: `must be a whole number from 1 to ${max}` });
-      return z.NEVER;
-    }
-    return n;
-  });
+  z
+    .union([z.string(), z.number()])
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return def;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be a whole number from 1 to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
 
 export const listQuery = z.object({
   page: intParam(1, 100_000),
@@ -115,7 +132,10 @@ export type ListQuery = z.output<typeof listQuery>;
 function ftsQuery(q: string): string {
   const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
   if (!words.length) throw badRequest('q: must contain a word', [{ field: 'q', message: 'must contain a word' }]);
-  return words.slice(0, 16).map((w) => `"${w}"`).join(' ');
+  return words
+    .slice(0, 16)
+    .map((w) => `"${w}"`)
+    .join(' ');
 }
 
 /**
@@ -151,7 +171,9 @@ export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q
     params.push(author);
   }
   if (q.category) {
-    where.push('EXISTS (SELECT 1 FROM blog_post_categories pc JOIN blog_categories c ON c.id = pc.category_id WHERE pc.post_id = p.id AND (c.slug = ? OR c.id = ?))');
+    where.push(
+      'EXISTS (SELECT 1 FROM blog_post_categories pc JOIN blog_categories c ON c.id = pc.category_id WHERE pc.post_id = p.id AND (c.slug = ? OR c.id = ?))',
+    );
     params.push(q.category, q.category);
   }
   if (q.tag) {
@@ -176,7 +198,8 @@ export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q
       order = `ts_rank(p.search_vector, websearch_to_tsquery('simple', ?)) DESC, ${order}`;
       orderParams.push(text);
     } else {
-      from = 'blog_posts p JOIN (SELECT post_id, bm25(blog_posts_fts, 0, 10.0, 5.0, 1.0) AS rank FROM blog_posts_fts WHERE blog_posts_fts MATCH ?) s ON s.post_id = p.id';
+      from =
+        'blog_posts p JOIN (SELECT post_id, bm25(blog_posts_fts, 0, 10.0, 5.0, 1.0) AS rank FROM blog_posts_fts WHERE blog_posts_fts MATCH ?) s ON s.post_id = p.id';
       params.unshift(fts);
       order = `s.rank, ${order}`;
     }
@@ -192,7 +215,13 @@ export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q
       `SELECT p.id${withTotal ? ', COUNT(*) OVER () AS total_count' : ''} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ${q.limit} OFFSET ${offset}`,
       [...params, ...orderParams],
     );
-    return { hits, rows: await rowsByIds(app, hits.map((h) => h.id)) };
+    return {
+      hits,
+      rows: await rowsByIds(
+        app,
+        hits.map((h) => h.id),
+      ),
+    };
   };
   let rows: Row[];
   let total: number;
@@ -204,7 +233,10 @@ export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q
     [{ rows }, total] = await Promise.all([page(false), cachedTotal(app, `${whereSql}|${JSON.stringify(params)}`, count)]);
   }
   const translated = q.lang ? await applyTranslations(app, rows, q.lang, false) : rows;
-  const terms = await termsOf(app, rows.map((r) => r.id));
+  const terms = await termsOf(
+    app,
+    rows.map((r) => r.id),
+  );
   return {
     posts: translated.map((r) => toPost(app, r, terms, viewer, false)),
     meta: { page: q.page, limit: q.limit, total, pages: Math.ceil(total / q.limit), hasMore: offset + rows.length < total },
@@ -214,7 +246,11 @@ export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q
 /** List rows of these posts, in the order given. */
 async function rowsByIds(app: ModuleContext, ids: string[]): Promise<Row[]> {
   if (!ids.length) return [];
-  const found = await withAuthors(app, await select<Row>(app, `SELECT ${LIST_COLUMNS} FROM ${POST_FROM} WHERE p.id IN (${ids.map(() => '?').join(', ')})`, ids), 'author_id');
+  const found = await withAuthors(
+    app,
+    await select<Row>(app, `SELECT ${LIST_COLUMNS} FROM ${POST_FROM} WHERE p.id IN (${ids.map(() => '?').join(', ')})`, ids),
+    'author_id',
+  );
   const byId = new Map(found.map((r) => [r.id, r]));
   return ids.map((id) => byId.get(id)).filter((r): r is Row => Boolean(r));
 }
@@ -269,7 +305,10 @@ export async function readPost(app: ModuleContext, viewer: UserRecord | null, ro
 export async function findBySlug(app: ModuleContext, slug: string, lang?: string): Promise<{ row: Row; redirectTo: string | null } | null> {
   const current = await withAuthors(
     app,
-    await select<Row>(app, `SELECT ${FULL_COLUMNS} FROM ${POST_FROM} WHERE p.slug = ? ORDER BY CASE WHEN p.lang = ? THEN 0 ELSE 1 END, p.created_at LIMIT 1`, [slug, lang ?? '']),
+    await select<Row>(app, `SELECT ${FULL_COLUMNS} FROM ${POST_FROM} WHERE p.slug = ? ORDER BY CASE WHEN p.lang = ? THEN 0 ELSE 1 END, p.created_at LIMIT 1`, [
+      slug,
+      lang ?? '',
+    ]),
     'author_id',
   );
   if (current[0]) return { row: current[0], redirectTo: null };
@@ -288,7 +327,11 @@ export async function authorProfile(app: ModuleContext, viewer: UserRecord | nul
   const u = await findUser(app, authorId);
   if (!u || u.deleted_at || u.disabled_at) throw notFound('Author not found');
   const vis = visibleWhere(viewer);
-  const [c] = await select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM blog_posts p WHERE ${vis.sql} AND p.status = 'published' AND p.author_id = ?`, [...vis.params, authorId]);
+  const [c] = await select<{ n: number | string }>(
+    app,
+    `SELECT COUNT(*) AS n FROM blog_posts p WHERE ${vis.sql} AND p.status = 'published' AND p.author_id = ?`,
+    [...vis.params, authorId],
+  );
   const posts = Number(c?.n ?? 0);
   if (!posts && !['writer', 'admin', 'superadmin'].includes(u.user_type)) throw notFound('Author not found');
   return {
@@ -311,13 +354,18 @@ export async function listBookmarked(app: ModuleContext, viewer: UserRecord, pag
   const from = 'blog_bookmarks b JOIN blog_posts p ON p.id = b.post_id';
   const offset = (page - 1) * limit;
   const [rows, [c]] = await Promise.all([
-    select<Row>(app, `SELECT ${LIST_COLUMNS}, b.created_at AS bookmarked_at FROM ${from} WHERE ${where} ORDER BY b.created_at DESC, b.id DESC LIMIT ${limit} OFFSET ${offset}`, params).then((r) =>
-      withAuthors(app, r, 'author_id'),
-    ),
+    select<Row>(
+      app,
+      `SELECT ${LIST_COLUMNS}, b.created_at AS bookmarked_at FROM ${from} WHERE ${where} ORDER BY b.created_at DESC, b.id DESC LIMIT ${limit} OFFSET ${offset}`,
+      params,
+    ).then((r) => withAuthors(app, r, 'author_id')),
     select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params),
   ]);
   const total = Number(c?.n ?? 0);
-  const terms = await termsOf(app, rows.map((r) => r.id));
+  const terms = await termsOf(
+    app,
+    rows.map((r) => r.id),
+  );
   return {
     posts: rows.map((r) => ({ ...toPost(app, r, terms, viewer, false), bookmarked_at: iso(r.bookmarked_at) })),
     meta: { page, limit, total, pages: Math.ceil(total / limit), hasMore: offset + rows.length < total },

@@ -2,8 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { assertCanManage, isAdmin, isWriter, type PostAccessRow } from './access.js';
 import {
-  AppError, badRequest, exec, forbidden, hashPassword, inTransaction, isUniqueViolation, notFound, select,
-  type ModuleContext, type Transaction, type UserRecord,
+  AppError,
+  badRequest,
+  exec,
+  forbidden,
+  hashPassword,
+  inTransaction,
+  isUniqueViolation,
+  notFound,
+  select,
+  type ModuleContext,
+  type Transaction,
+  type UserRecord,
 } from './core.js';
 import { langSchema, loadPost, type Row } from './posts-read.js';
 import { BODY_FORMATS, makeExcerpt, renderBody, RESERVED_SLUGS, SLUG_RE, slugFrom, type BodyFormat } from './render.js';
@@ -14,9 +24,19 @@ const MAX_BODY = 500_000;
 export const POST_STATUSES = ['draft', 'scheduled', 'published', 'archived'] as const;
 export const VISIBILITIES = ['public', 'auth', 'private', 'password'] as const;
 
-const slugField = z.string().trim().toLowerCase().min(1).max(200).regex(SLUG_RE, 'must be lower-case letters, digits and single hyphens')
+const slugField = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .min(1)
+  .max(200)
+  .regex(SLUG_RE, 'must be lower-case letters, digits and single hyphens')
   .refine((s) => !RESERVED_SLUGS.has(s), 'is reserved');
-const dateField = z.string().trim().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date').transform((s) => new Date(s));
+const dateField = z
+  .string()
+  .trim()
+  .refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date')
+  .transform((s) => new Date(s));
 const termList = z.array(z.string().trim().min(1).max(120)).max(20);
 
 const fields = {
@@ -37,8 +57,14 @@ const fields = {
   published_at: dateField,
 };
 
-export const createSchema = z.strictObject({ ...fields, title: fields.title }).partial().required({ title: true });
-export const updateSchema = z.strictObject(fields).partial().refine((b) => Object.keys(b).length > 0, 'send at least one field to change');
+export const createSchema = z
+  .strictObject({ ...fields, title: fields.title })
+  .partial()
+  .required({ title: true });
+export const updateSchema = z
+  .strictObject(fields)
+  .partial()
+  .refine((b) => Object.keys(b).length > 0, 'send at least one field to change');
 export type PostInput = z.output<typeof updateSchema>;
 
 const METADATA_MAX = 16_384;
@@ -78,7 +104,14 @@ async function freeSlug(app: ModuleContext, base: string, lang: string, postId: 
   if (await slugFree(app, base, lang, postId, t)) return base;
   const like = `${base.slice(0, 190)}-%`;
   const used = new Set(
-    (await select<{ slug: string }>(app, 'SELECT slug FROM blog_posts WHERE lang = ? AND slug LIKE ? UNION SELECT slug FROM blog_post_slugs WHERE lang = ? AND slug LIKE ?', [lang, like, lang, like], t)).map((r) => r.slug),
+    (
+      await select<{ slug: string }>(
+        app,
+        'SELECT slug FROM blog_posts WHERE lang = ? AND slug LIKE ? UNION SELECT slug FROM blog_post_slugs WHERE lang = ? AND slug LIKE ?',
+        [lang, like, lang, like],
+        t,
+      )
+    ).map((r) => r.slug),
   );
   for (let n = 2; n < 1000; n++) {
     const s = `${base.slice(0, 190)}-${n}`;
@@ -87,7 +120,8 @@ async function freeSlug(app: ModuleContext, base: string, lang: string, postId: 
   return `${base.slice(0, 180)}-${randomUUID().slice(0, 8)}`;
 }
 
-const slugTaken = (slug: string) => new AppError(400, 'SLUG_TAKEN', `slug: "${slug}" is already used by another post in this language`, [{ field: 'slug', message: 'already used' }]);
+const slugTaken = (slug: string) =>
+  new AppError(400, 'SLUG_TAKEN', `slug: "${slug}" is already used by another post in this language`, [{ field: 'slug', message: 'already used' }]);
 
 async function setTerms(app: ModuleContext, postId: string, input: PostInput, user: UserRecord, t: Transaction): Promise<void> {
   if (input.categories) {
@@ -124,9 +158,23 @@ export async function createPost(app: ModuleContext, user: UserRecord, input: z.
         `INSERT INTO blog_posts (id, slug, title, body, body_format, body_html, excerpt, status, visibility, password_hash, lang, metadata,
           author_id, view_count, published_at, scheduled_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
         [
-          id, slug, input.title, body, format, renderBody(body, format), input.excerpt ?? makeExcerpt(body, format), status,
-          input.visibility ?? 'public', passwordHash, lang, JSON.stringify(input.metadata ?? {}), user.id, publishedAt,
-          status === 'scheduled' ? input.scheduled_at : null, now, now,
+          id,
+          slug,
+          input.title,
+          body,
+          format,
+          renderBody(body, format),
+          input.excerpt ?? makeExcerpt(body, format),
+          status,
+          input.visibility ?? 'public',
+          passwordHash,
+          lang,
+          JSON.stringify(input.metadata ?? {}),
+          user.id,
+          publishedAt,
+          status === 'scheduled' ? input.scheduled_at : null,
+          now,
+          now,
         ],
         t,
       );
@@ -178,7 +226,12 @@ export async function updatePost(app: ModuleContext, user: UserRecord, postId: s
         // The old address keeps answering (the post, with redirect_to naming the new slug).
         await exec(app, 'DELETE FROM blog_post_slugs WHERE post_id = ? AND lang = ? AND slug = ?', [postId, lang, slug], t);
         await exec(app, 'DELETE FROM blog_post_slugs WHERE lang = ? AND slug = ?', [row.lang, row.slug], t);
-        await exec(app, 'INSERT INTO blog_post_slugs (id, post_id, lang, slug, created_at) VALUES (?, ?, ?, ?, ?)', [randomUUID(), postId, row.lang, row.slug, new Date()], t);
+        await exec(
+          app,
+          'INSERT INTO blog_post_slugs (id, post_id, lang, slug, created_at) VALUES (?, ?, ?, ?, ?)',
+          [randomUUID(), postId, row.lang, row.slug, new Date()],
+          t,
+        );
       }
       set.updated_at = new Date();
       const cols = Object.keys(set);
@@ -193,13 +246,23 @@ export async function updatePost(app: ModuleContext, user: UserRecord, postId: s
 }
 
 /** Publish, unpublish, schedule: the author's or an admin's. */
-export async function changeStatus(app: ModuleContext, user: UserRecord, postId: string, to: 'published' | 'draft' | 'scheduled', scheduledAt?: Date): Promise<void> {
+export async function changeStatus(
+  app: ModuleContext,
+  user: UserRecord,
+  postId: string,
+  to: 'published' | 'draft' | 'scheduled',
+  scheduledAt?: Date,
+): Promise<void> {
   const row = await loadPost(app, postId);
   if (row.deleted_at) throw notFound('Post not found');
   assertCanManage(user, row as PostAccessRow);
   const now = new Date();
   if (to === 'published') {
-    await exec(app, "UPDATE blog_posts SET status = 'published', published_at = COALESCE(published_at, ?), scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, now, postId]);
+    await exec(app, "UPDATE blog_posts SET status = 'published', published_at = COALESCE(published_at, ?), scheduled_at = NULL, updated_at = ? WHERE id = ?", [
+      now,
+      now,
+      postId,
+    ]);
   } else if (to === 'draft') {
     await exec(app, "UPDATE blog_posts SET status = 'draft', scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, postId]);
   } else {

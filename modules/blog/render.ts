@@ -16,9 +16,55 @@ const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
  */
 const SANITIZE: sanitizeHtml.IOptions = {
   allowedTags: [
-    'p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'pre', 'code', 'em', 'strong', 'b', 'i', 'u', 's', 'del',
-    'sub', 'sup', 'mark', 'small', 'ul', 'ol', 'li', 'dl', 'dt', 'dd', 'a', 'img', 'figure', 'figcaption', 'table', 'thead',
-    'tbody', 'tfoot', 'tr', 'th', 'td', 'caption', 'span', 'div', 'abbr', 'cite', 'q', 'kbd', 'details', 'summary',
+    'p',
+    'br',
+    'hr',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'blockquote',
+    'pre',
+    'code',
+    'em',
+    'strong',
+    'b',
+    'i',
+    'u',
+    's',
+    'del',
+    'sub',
+    'sup',
+    'mark',
+    'small',
+    'ul',
+    'ol',
+    'li',
+    'dl',
+    'dt',
+    'dd',
+    'a',
+    'img',
+    'figure',
+    'figcaption',
+    'table',
+    'thead',
+    'tbody',
+    'tfoot',
+    'tr',
+    'th',
+    'td',
+    'caption',
+    'span',
+    'div',
+    'abbr',
+    'cite',
+    'q',
+    'kbd',
+    'details',
+    'summary',
   ],
   allowedAttributes: {
     a: ['href', 'title', 'rel', 'target'],
@@ -35,7 +81,10 @@ const SANITIZE: sanitizeHtml.IOptions = {
   allowProtocolRelative: false,
   disallowedTagsMode: 'discard',
   transformTags: {
-    a: (tag, attribs) => ({ tagName: 'a', attribs: attribs.target ? { ...attribs, rel: 'noopener noreferrer nofollow' } : { ...attribs, rel: attribs.rel ?? 'nofollow' } }),
+    a: (tag, attribs) => ({
+      tagName: 'a',
+      attribs: attribs.target ? { ...attribs, rel: 'noopener noreferrer nofollow' } : { ...attribs, rel: attribs.rel ?? 'nofollow' },
+    }),
   },
 };
 
@@ -46,14 +95,25 @@ export function renderBody(body: string, format: BodyFormat): string {
   let html: string;
   if (format === 'markdown') html = md.render(body);
   else if (format === 'html') html = body;
-  else html = body.split(/\n{2,}/).filter((p) => p.trim()).map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`).join('\n');
+  else
+    html = body
+      .split(/\n{2,}/)
+      .filter((p) => p.trim())
+      .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
+      .join('\n');
   return sanitizeHtml(html, SANITIZE);
 }
 
 /** Plain text of any format (for excerpts and feeds). */
 export function plainText(body: string, format: BodyFormat): string {
   const text = format === 'plain' ? body : sanitizeHtml(renderBody(body, format), { allowedTags: [], allowedAttributes: {} });
-  return text.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 export function makeExcerpt(body: string, format: BodyFormat, max = 280): string {
@@ -66,7 +126,21 @@ export function makeExcerpt(body: string, format: BodyFormat, max = 280): string
 
 export const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 /** Paths under /api/v1/posts that a slug must not shadow. */
-export const RESERVED_SLUGS = new Set(['id', 'categories', 'tags', 'comments', 'authors', 'bookmarks', 'sitemap', 'sitemap-xml', 'feed', 'feed-xml', 'rss', 'images', 'search']);
+export const RESERVED_SLUGS = new Set([
+  'id',
+  'categories',
+  'tags',
+  'comments',
+  'authors',
+  'bookmarks',
+  'sitemap',
+  'sitemap-xml',
+  'feed',
+  'feed-xml',
+  'rss',
+  'images',
+  'search',
+]);
 
 /** A URL slug from a title; titles slugify drops entirely (CJK, emoji) get a short random one. */
 export function slugFrom(text: string, max = 120): string {

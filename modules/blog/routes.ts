@@ -2,8 +2,23 @@ import { z } from 'zod';
 import { isAdmin } from './access.js';
 import { callerOf, clientAddress, defineRoute, envelope, notFound, type ModuleContext, type Caller, type ModuleRouteDef } from './core.js';
 import {
-  addBookmark, addComment, commentCreate, commentQuery, commentUpdate, deleteComment, editComment, livePost, listComments, moderateComment,
-  moderateSchema, postStats, reactionSchema, reactionSummary, recordView, removeBookmark, toggleReaction,
+  addBookmark,
+  addComment,
+  commentCreate,
+  commentQuery,
+  commentUpdate,
+  deleteComment,
+  editComment,
+  livePost,
+  listComments,
+  moderateComment,
+  moderateSchema,
+  postStats,
+  reactionSchema,
+  reactionSummary,
+  recordView,
+  removeBookmark,
+  toggleReaction,
 } from './engage.js';
 import { rssFeed, sitemap } from './feeds.js';
 import { removeFeaturedImage, serveImage, setFeaturedImage } from './images.js';
@@ -18,13 +33,21 @@ const idParams = z.object({ id: z.string().trim().min(1).max(64) });
 const readQuery = z.object({ lang: langSchema.optional(), password: z.string().max(200).optional() });
 const pageQuery = z.object({ page: z.coerce.number().int().min(1).max(100_000).default(1), limit: z.coerce.number().int().min(1).max(100).default(20) });
 const scheduleBody = z.strictObject({
-  scheduled_at: z.string().trim().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date').transform((s) => new Date(s)),
+  scheduled_at: z
+    .string()
+    .trim()
+    .refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date')
+    .transform((s) => new Date(s)),
 });
 /** A post password travels in X-Post-Password (or ?password=). */
 const postPassword = (req: { headers: Record<string, unknown> }, query?: { password?: string }) =>
   (typeof req.headers['x-post-password'] === 'string' ? (req.headers['x-post-password'] as string) : undefined) ?? query?.password;
 
-const listAbilities = (c: Caller) => ({ create: Boolean(c.user && ['writer', 'admin', 'superadmin'].includes(c.user.user_type)), moderate: isAdmin(c.user), restore: isAdmin(c.user) });
+const listAbilities = (c: Caller) => ({
+  create: Boolean(c.user && ['writer', 'admin', 'superadmin'].includes(c.user.user_type)),
+  moderate: isAdmin(c.user),
+  restore: isAdmin(c.user),
+});
 
 /** A route any caller may use, signed in or not; `who` is resolved from the session when one is sent. */
 function open<Q = Record<string, unknown>, P = Record<string, string>, B = undefined>(
@@ -63,9 +86,25 @@ async function postAnswer(app: ModuleContext, who: Caller, id: string, meta: Rec
 
 const terms = (kind: TermKind) => [
   open({ method: 'get', path: `${BASE}/${kind}`, run: async ({ who, app }) => envelope(await listTerms(app, kind), who, {}, listAbilities(who)) }),
-  signedIn({ method: 'post', path: `${BASE}/${kind}`, body: termCreate, run: async ({ who, app, body }) => envelope(await createTerm(app, who.user, kind, body), who) }),
-  signedIn({ method: 'put', path: `${BASE}/${kind}/:id`, params: idParams, body: termUpdate, run: async ({ who, app, params, body }) => envelope(await updateTerm(app, who.user, kind, params.id, body), who) }),
-  signedIn({ method: 'delete', path: `${BASE}/${kind}/:id`, params: idParams, run: async ({ who, app, params }) => envelope(await deleteTerm(app, who.user, kind, params.id), who) }),
+  signedIn({
+    method: 'post',
+    path: `${BASE}/${kind}`,
+    body: termCreate,
+    run: async ({ who, app, body }) => envelope(await createTerm(app, who.user, kind, body), who),
+  }),
+  signedIn({
+    method: 'put',
+    path: `${BASE}/${kind}/:id`,
+    params: idParams,
+    body: termUpdate,
+    run: async ({ who, app, params, body }) => envelope(await updateTerm(app, who.user, kind, params.id, body), who),
+  }),
+  signedIn({
+    method: 'delete',
+    path: `${BASE}/${kind}/:id`,
+    params: idParams,
+    run: async ({ who, app, params }) => envelope(await deleteTerm(app, who.user, kind, params.id), who),
+  }),
 ];
 
 const status = (path: string, to: 'published' | 'draft') =>
@@ -116,7 +155,12 @@ export const routes = [
     query: readQuery,
     run: async ({ who, app, params, res, req, query }) => serveImage(app, who.user, params.id, res, postPassword(req, query)),
   }),
-  open({ method: 'get', path: `${BASE}/authors/:id`, params: idParams, run: async ({ who, app, params }) => envelope(await authorProfile(app, who.user, params.id), who) }),
+  open({
+    method: 'get',
+    path: `${BASE}/authors/:id`,
+    params: idParams,
+    run: async ({ who, app, params }) => envelope(await authorProfile(app, who.user, params.id), who),
+  }),
   signedIn({
     method: 'post',
     path: `${BASE}/comments/:id/moderate`,
@@ -124,8 +168,19 @@ export const routes = [
     body: moderateSchema,
     run: async ({ who, app, params, body }) => envelope(await moderateComment(app, who.user, params.id, body), who),
   }),
-  signedIn({ method: 'put', path: `${BASE}/comments/:id`, params: idParams, body: commentUpdate, run: async ({ who, app, params, body }) => envelope(await editComment(app, who.user, params.id, body), who) }),
-  signedIn({ method: 'delete', path: `${BASE}/comments/:id`, params: idParams, run: async ({ who, app, params }) => envelope(await deleteComment(app, who.user, params.id), who) }),
+  signedIn({
+    method: 'put',
+    path: `${BASE}/comments/:id`,
+    params: idParams,
+    body: commentUpdate,
+    run: async ({ who, app, params, body }) => envelope(await editComment(app, who.user, params.id, body), who),
+  }),
+  signedIn({
+    method: 'delete',
+    path: `${BASE}/comments/:id`,
+    params: idParams,
+    run: async ({ who, app, params }) => envelope(await deleteComment(app, who.user, params.id), who),
+  }),
   open({
     method: 'get',
     path: `${BASE}/id/:id`,
@@ -210,7 +265,12 @@ export const routes = [
     middleware: [(_req, _res, next) => next()],
     run: async ({ who, app, params, req, res }) => envelope(await setFeaturedImage(app, who.user, params.id, req, res), who),
   }),
-  signedIn({ method: 'delete', path: `${BASE}/:id/featured-image`, params: idParams, run: async ({ who, app, params }) => envelope(await removeFeaturedImage(app, who.user, params.id), who) }),
+  signedIn({
+    method: 'delete',
+    path: `${BASE}/:id/featured-image`,
+    params: idParams,
+    run: async ({ who, app, params }) => envelope(await removeFeaturedImage(app, who.user, params.id), who),
+  }),
   open({
     method: 'get',
     path: `${BASE}/:id/comments`,
@@ -258,7 +318,12 @@ export const routes = [
     params: idParams,
     run: async ({ who, app, params, req }) => envelope(await addBookmark(app, who.user, await livePost(app, who.user, params.id, postPassword(req))), who),
   }),
-  signedIn({ method: 'delete', path: `${BASE}/:id/bookmark`, params: idParams, run: async ({ who, app, params }) => envelope(await removeBookmark(app, who.user, params.id), who) }),
+  signedIn({
+    method: 'delete',
+    path: `${BASE}/:id/bookmark`,
+    params: idParams,
+    run: async ({ who, app, params }) => envelope(await removeBookmark(app, who.user, params.id), who),
+  }),
   open({
     method: 'post',
     path: `${BASE}/:id/view`,
@@ -273,7 +338,8 @@ export const routes = [
     path: `${BASE}/:id/stats`,
     params: idParams,
     query: readQuery,
-    run: async ({ who, app, params, query, req }) => envelope(await postStats(app, who.user, await livePost(app, who.user, params.id, postPassword(req, query))), who),
+    run: async ({ who, app, params, query, req }) =>
+      envelope(await postStats(app, who.user, await livePost(app, who.user, params.id, postPassword(req, query))), who),
   }),
   open({
     method: 'get',

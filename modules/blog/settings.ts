@@ -7,8 +7,17 @@ export const blogConfig = z.object({
   comments_enabled: z.boolean().default(true),
   /** New comments wait for the post author or an admin to approve them. */
   comments_require_approval: z.boolean().default(false),
-  reaction_types: z.array(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/)).min(1).max(32).default(DEFAULT_REACTIONS),
-  featured_image_max_bytes: z.number().int().min(1024).max(50 * 1024 * 1024).default(5 * 1024 * 1024),
+  reaction_types: z
+    .array(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/))
+    .min(1)
+    .max(32)
+    .default(DEFAULT_REACTIONS),
+  featured_image_max_bytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(50 * 1024 * 1024)
+    .default(5 * 1024 * 1024),
   /** On erasure of an author: delete their posts, or hand them to `erasure_reassign_to`. */
   erasure_posts: z.enum(['delete', 'reassign']).default('delete'),
   /** Id or email of the account that receives an erased author's posts (with erasure_posts = reassign). */

@@ -1,7 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { isAdmin, isWriter } from './access.js';
-import { AppError, badRequest, exec, forbidden, inTransaction, isUniqueViolation, notFound, select, type ModuleContext, type Transaction, type UserRecord } from './core.js';
+import {
+  AppError,
+  badRequest,
+  exec,
+  forbidden,
+  inTransaction,
+  isUniqueViolation,
+  notFound,
+  select,
+  type ModuleContext,
+  type Transaction,
+  type UserRecord,
+} from './core.js';
 import { iso, type Row } from './posts-read.js';
 import { SLUG_RE, slugFrom } from './render.js';
 
@@ -11,12 +23,25 @@ const LINK = { categories: ['blog_post_categories', 'category_id'], tags: ['blog
 const NOUN = { categories: 'Category', tags: 'Tag' } as const;
 
 const slug = z.string().trim().toLowerCase().min(1).max(120).regex(SLUG_RE, 'must be lower-case letters, digits and single hyphens');
-export const termCreate = z.strictObject({ name: z.string().trim().min(1, 'must not be empty').max(120), slug: slug.optional(), description: z.string().trim().max(2000).nullable().optional() });
+export const termCreate = z.strictObject({
+  name: z.string().trim().min(1, 'must not be empty').max(120),
+  slug: slug.optional(),
+  description: z.string().trim().max(2000).nullable().optional(),
+});
 export const termUpdate = termCreate.partial().refine((b) => Object.keys(b).length > 0, 'send at least one of name, slug, description');
 
-const toTerm = (r: Row) => ({ id: r.id, slug: r.slug, name: r.name, description: r.description ?? null, post_count: Number(r.post_count ?? 0), created_at: iso(r.created_at), updated_at: iso(r.updated_at) });
+const toTerm = (r: Row) => ({
+  id: r.id,
+  slug: r.slug,
+  name: r.name,
+  description: r.description ?? null,
+  post_count: Number(r.post_count ?? 0),
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
 
-const slugTaken = (kind: TermKind, s: string) => new AppError(400, 'SLUG_TAKEN', `slug: "${s}" is already used by another ${NOUN[kind].toLowerCase()}`, [{ field: 'slug', message: 'already used' }]);
+const slugTaken = (kind: TermKind, s: string) =>
+  new AppError(400, 'SLUG_TAKEN', `slug: "${s}" is already used by another ${NOUN[kind].toLowerCase()}`, [{ field: 'slug', message: 'already used' }]);
 
 /** Terms with the number of published public posts in each. */
 export async function listTerms(app: ModuleContext, kind: TermKind) {
@@ -42,7 +67,14 @@ export async function createTerm(app: ModuleContext, user: UserRecord, kind: Ter
   const now = new Date();
   const id = randomUUID();
   try {
-    await exec(app, `INSERT INTO ${TABLE[kind]} (id, slug, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, [id, s, input.name, input.description ?? null, now, now]);
+    await exec(app, `INSERT INTO ${TABLE[kind]} (id, slug, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, [
+      id,
+      s,
+      input.name,
+      input.description ?? null,
+      now,
+      now,
+    ]);
   } catch (err) {
     if (isUniqueViolation(err)) throw slugTaken(kind, s);
     throw err;
@@ -82,7 +114,8 @@ export async function resolveCategories(app: ModuleContext, refs: string[], t: T
   const marks = want.map(() => '?').join(', ');
   const rows = await select<Row>(app, `SELECT id, slug FROM blog_categories WHERE id IN (${marks}) OR slug IN (${marks})`, [...want, ...want], t);
   const missing = want.filter((w) => !rows.some((r) => r.id === w || r.slug === w));
-  if (missing.length) throw badRequest(`categories: unknown category ${missing.join(', ')}`, [{ field: 'categories', message: `unknown: ${missing.join(', ')}` }]);
+  if (missing.length)
+    throw badRequest(`categories: unknown category ${missing.join(', ')}`, [{ field: 'categories', message: `unknown: ${missing.join(', ')}` }]);
   return [...new Set(rows.map((r) => r.id as string))];
 }
 

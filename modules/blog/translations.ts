@@ -20,7 +20,8 @@ export async function upsertTranslation(app: ModuleContext, user: UserRecord, po
   const post = await loadPost(app, postId);
   if (post.deleted_at) throw notFound('Post not found');
   assertCanManage(user, post as PostAccessRow);
-  if (input.lang === post.lang) throw badRequest(`lang: the post itself is in ${post.lang}; edit the post instead`, [{ field: 'lang', message: 'is the language of the post' }]);
+  if (input.lang === post.lang)
+    throw badRequest(`lang: the post itself is in ${post.lang}; edit the post instead`, [{ field: 'lang', message: 'is the language of the post' }]);
   const format = post.body_format as BodyFormat;
   const html = renderBody(input.body, format);
   const excerpt = input.excerpt ?? makeExcerpt(input.body, format);
@@ -29,13 +30,21 @@ export async function upsertTranslation(app: ModuleContext, user: UserRecord, po
     inTransaction(app, async (t) => {
       const [existing] = await select<{ id: string }>(app, 'SELECT id FROM blog_translations WHERE post_id = ? AND lang = ?', [postId, input.lang], t);
       if (existing) {
-        await exec(app, 'UPDATE blog_translations SET title = ?, body = ?, body_html = ?, excerpt = ?, updated_at = ? WHERE id = ?', [input.title, input.body, html, excerpt, now, existing.id], t);
+        await exec(
+          app,
+          'UPDATE blog_translations SET title = ?, body = ?, body_html = ?, excerpt = ?, updated_at = ? WHERE id = ?',
+          [input.title, input.body, html, excerpt, now, existing.id],
+          t,
+        );
         return { id: existing.id, lang: input.lang, created: false };
       }
       const id = randomUUID();
-      await exec(app, 'INSERT INTO blog_translations (id, post_id, lang, title, body, body_html, excerpt, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-        id, postId, input.lang, input.title, input.body, html, excerpt, now, now,
-      ], t);
+      await exec(
+        app,
+        'INSERT INTO blog_translations (id, post_id, lang, title, body, body_html, excerpt, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [id, postId, input.lang, input.title, input.body, html, excerpt, now, now],
+        t,
+      );
       return { id, lang: input.lang, created: true };
     });
   try {
@@ -50,7 +59,11 @@ export async function upsertTranslation(app: ModuleContext, user: UserRecord, po
 export async function listTranslations(app: ModuleContext, viewer: UserRecord | null, postId: string, password?: string) {
   const post = await loadPost(app, postId);
   await assertCanRead(app, viewer, post as PostAccessRow, password);
-  const rows = await select<Row>(app, 'SELECT id, post_id, lang, title, body, body_html, excerpt, created_at, updated_at FROM blog_translations WHERE post_id = ? ORDER BY lang', [postId]);
+  const rows = await select<Row>(
+    app,
+    'SELECT id, post_id, lang, title, body, body_html, excerpt, created_at, updated_at FROM blog_translations WHERE post_id = ? ORDER BY lang',
+    [postId],
+  );
   return rows.map((r) => ({ ...r, rendered_html: r.body_html, created_at: iso(r.created_at), updated_at: iso(r.updated_at) }));
 }
 

@@ -20,7 +20,9 @@ async function userColumns(): Promise<string[]> {
     const [rows] = await t.app.sequelize.query('PRAGMA table_info(users)');
     return (rows as { name: string }[]).map((r) => r.name);
   }
-  const [rows] = await t.app.sequelize.query("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'users'");
+  const [rows] = await t.app.sequelize.query(
+    "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'users'",
+  );
   return (rows as { column_name: string }[]).map((r) => r.column_name);
 }
 

@@ -22,7 +22,10 @@ const WRITE_ONLY: Record<string, z.ZodType<string | null>> = {
   acquisition_details: str(2000, true),
   team_size_range: z.union([
     z.null(),
-    z.string('must be a string').trim().regex(/^[A-Za-z0-9 +<>.,-]{1,32}$/, 'must be a size range such as 1-10 or 500+'),
+    z
+      .string('must be a string')
+      .trim()
+      .regex(/^[A-Za-z0-9 +<>.,-]{1,32}$/, 'must be a size range such as 1-10 or 500+'),
   ]),
 };
 /** Other acquisition_* keys (UTM term, content, …) are kept together, write-only as well. */

@@ -37,9 +37,12 @@ describe(`onboarding (${BACKEND})`, () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ success: true, data: { user: { id: user.id, first_time: false } } });
     expect(keysOf(r.body).filter((k) => k.startsWith('acquisition_') || k === 'team_size_range')).toEqual([]);
-    const [rows] = await t.app.sequelize.query('SELECT acquisition_source, team_size_range, acquisition_extra, status FROM onboarding_profiles WHERE user_id = ?', {
-      replacements: [user.id],
-    });
+    const [rows] = await t.app.sequelize.query(
+      'SELECT acquisition_source, team_size_range, acquisition_extra, status FROM onboarding_profiles WHERE user_id = ?',
+      {
+        replacements: [user.id],
+      },
+    );
     const row = (rows as Record<string, unknown>[])[0];
     expect(row).toMatchObject({ acquisition_source: 'google', team_size_range: '11-50', status: 'completed' });
     expect(JSON.stringify(row.acquisition_extra)).toContain('auth');
@@ -48,9 +51,17 @@ describe(`onboarding (${BACKEND})`, () => {
   it('when acquisition data is stored, then no read of any route returns it', async () => {
     await t.app.modules.hub.install(['privacy', 'ext-business']);
     const { user, token } = await makeSession(t, { user_type: 'admin' });
-    const secrets = { acquisition_source: marker('src'), acquisition_details: marker('details'), acquisition_utm_content: marker('content'), team_size_range: '500+' };
+    const secrets = {
+      acquisition_source: marker('src'),
+      acquisition_details: marker('details'),
+      acquisition_utm_content: marker('content'),
+      team_size_range: '500+',
+    };
     expect((await t.request('POST', '/auth/user/me/onboarding/complete', { session: token, body: secrets })).status).toBe(200);
-    const step = await t.request('POST', '/api/v1/onboarding/steps/profile/complete', { session: token, body: { data: { acquisition_referrer: marker('ref'), color: 'blue' } } });
+    const step = await t.request('POST', '/api/v1/onboarding/steps/profile/complete', {
+      session: token,
+      body: { data: { acquisition_referrer: marker('ref'), color: 'blue' } },
+    });
     expect(step.status).toBe(200);
 
     const reads: [string, string, Record<string, unknown>][] = [
@@ -72,7 +83,10 @@ describe(`onboarding (${BACKEND})`, () => {
       expect(r.status, `${method} ${path}`).toBeLessThan(300);
       for (const value of Object.values(secrets)) expect(r.text, `${method} ${path}`).not.toContain(value);
       expect(r.text).not.toContain('acquisition_referrer":');
-      expect(keysOf(r.body).filter((k) => k.startsWith('acquisition_') || k === 'team_size_range'), `${method} ${path}`).toEqual([]);
+      expect(
+        keysOf(r.body).filter((k) => k.startsWith('acquisition_') || k === 'team_size_range'),
+        `${method} ${path}`,
+      ).toEqual([]);
     }
     const state = await t.request('GET', '/api/v1/onboarding', { session: token });
     expect(state.body.data.data.profile).toEqual({ color: 'blue' });
@@ -105,7 +119,13 @@ describe(`onboarding (${BACKEND})`, () => {
     expect(initial.status).toBe(200);
     expect(initial.body).toMatchObject({ success: true, user_context: { authenticated: true, user_type: 'customer' }, meta: {} });
     // Without ext-business there is no business step.
-    expect(initial.body.data).toMatchObject({ user_id: user.id, status: 'not_started', step: 'profile', completed: false, steps: ['profile', 'preferences', 'done'] });
+    expect(initial.body.data).toMatchObject({
+      user_id: user.id,
+      status: 'not_started',
+      step: 'profile',
+      completed: false,
+      steps: ['profile', 'preferences', 'done'],
+    });
 
     const started = await call('POST', '/start');
     expect(started.body.data).toMatchObject({ status: 'in_progress', step: 'profile' });

@@ -111,13 +111,7 @@ function assertStep(steps: string[], step: string): void {
 }
 
 /** Completes (or skips) a step; the last step completes the onboarding. */
-export async function finishStep(
-  ctx: ModuleContext,
-  user: UserRecord,
-  step: string,
-  how: 'complete' | 'skip',
-  data?: unknown,
-): Promise<OnboardingState> {
+export async function finishStep(ctx: ModuleContext, user: UserRecord, step: string, how: 'complete' | 'skip', data?: unknown): Promise<OnboardingState> {
   const steps = stepsFor(ctx);
   assertStep(steps, step);
   const split = how === 'complete' && data !== undefined ? splitInput(data, businessFields(ctx), 'keep') : null;

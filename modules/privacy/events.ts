@@ -45,7 +45,10 @@ const obj = (v: unknown) => {
 export async function listEvents(ctx: ModuleContext, userId: string, page: number, limit: number) {
   const { rows, count } = await eventModel(ctx).findAndCountAll({
     where: { user_id: userId },
-    order: [['created_at', 'DESC'], ['id', 'DESC']],
+    order: [
+      ['created_at', 'DESC'],
+      ['id', 'DESC'],
+    ],
     limit,
     offset: (page - 1) * limit,
   });
@@ -53,7 +56,14 @@ export async function listEvents(ctx: ModuleContext, userId: string, page: numbe
     total: count,
     events: rows.map((r) => {
       const v = r.get({ plain: true }) as Record<string, unknown>;
-      return { id: v.id, kind: v.kind, details: obj(v.details), actor: v.actor, actor_id: v.actor_id ?? null, created_at: new Date(v.created_at as string).toISOString() };
+      return {
+        id: v.id,
+        kind: v.kind,
+        details: obj(v.details),
+        actor: v.actor,
+        actor_id: v.actor_id ?? null,
+        created_at: new Date(v.created_at as string).toISOString(),
+      };
     }),
   };
 }

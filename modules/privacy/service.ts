@@ -41,7 +41,13 @@ export async function readPrivacy(ctx: ModuleContext, userId: string): Promise<P
 export const privacyUpdateSchema = z
   .strictObject({
     gdpr_consent: z.boolean('must be true or false').optional(),
-    gdpr_consent_version: z.string().trim().min(1).max(32).regex(/^[A-Za-z0-9._-]+$/, 'must be a version such as 2026-01 or v3').optional(),
+    gdpr_consent_version: z
+      .string()
+      .trim()
+      .min(1)
+      .max(32)
+      .regex(/^[A-Za-z0-9._-]+$/, 'must be a version such as 2026-01 or v3')
+      .optional(),
     ccpa_applies: z.boolean('must be true or false').optional(),
     ccpa_opt_out: z.boolean('must be true or false').optional(),
     privacy_region: z.string().trim().toUpperCase().optional(),
@@ -52,7 +58,9 @@ export type PrivacyUpdate = z.output<typeof privacyUpdateSchema>;
 /** Applies a consent change and records each change in the history, in one transaction. */
 export async function updatePrivacy(ctx: ModuleContext, userId: string, input: PrivacyUpdate, by: Actor): Promise<PrivacyState> {
   if (input.gdpr_consent === true && !input.gdpr_consent_version) {
-    throw badRequest('gdpr_consent_version is required when giving consent', [{ field: 'gdpr_consent_version', message: 'required when gdpr_consent is true' }]);
+    throw badRequest('gdpr_consent_version is required when giving consent', [
+      { field: 'gdpr_consent_version', message: 'required when gdpr_consent is true' },
+    ]);
   }
   if (input.gdpr_consent_version && input.gdpr_consent !== true) {
     throw badRequest('gdpr_consent_version goes with gdpr_consent: true', [{ field: 'gdpr_consent_version', message: 'send it with gdpr_consent: true' }]);

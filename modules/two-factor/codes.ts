@@ -31,30 +31,52 @@ export const CODE_EXPIRED = 'CODE_EXPIRED';
 const USER_BUCKET = 'two-factor-user';
 const SEND_BUCKET = 'two-factor-send';
 
-export const invalidCode = (remaining: number) =>
-  new AppError(400, INVALID_CODE, 'Invalid code', undefined, { attempts_remaining: Math.max(0, remaining) });
+export const invalidCode = (remaining: number) => new AppError(400, INVALID_CODE, 'Invalid code', undefined, { attempts_remaining: Math.max(0, remaining) });
 
 const SMS_TEXT: Record<string, (p: string, code: string, m: number) => string> = {
   en: (p, code, m) => `${p} verification code: ${code}. It expires in ${m} minutes. Do not share it.`,
   es: (p, code, m) => `Código de verificación de ${p}: ${code}. Caduca en ${m} minutos. No lo compartas.`,
 };
 const smsText = (lang: string | null, product: string, code: string, m: number) =>
-  (SMS_TEXT[String(lang ?? '').slice(0, 2).toLowerCase()] ?? SMS_TEXT.en)(product, code, m);
+  (
+    SMS_TEXT[
+      String(lang ?? '')
+        .slice(0, 2)
+        .toLowerCase()
+    ] ?? SMS_TEXT.en
+  )(product, code, m);
 
 /** Sends a fresh 6-digit code for an email or SMS method; only the newest code of a method and purpose works. */
-export async function sendCode(ctx: ModuleContext, user: UserRecord, method: MethodRow, purpose: Purpose, sessionId: string): Promise<{ expiresAt: Date; ttl: number }> {
+export async function sendCode(
+  ctx: ModuleContext,
+  user: UserRecord,
+  method: MethodRow,
+  purpose: Purpose,
+  sessionId: string,
+): Promise<{ expiresAt: Date; ttl: number }> {
   const { code_ttl: ttl, sends_per_method: points, user_attempts_window: durationSec } = settings(ctx);
   // Per method (not per session or address): however many sessions ask, one inbox or phone gets few codes.
   const sends = await consumeAttempt(ctx, SEND_BUCKET, method.id, { points, durationSec });
   if (!sends.allowed) {
-    throw new AppError(429, Codes.RATE_LIMITED, 'Too many codes sent to this method; try again later', undefined, { retry_after: Math.max(1, sends.retryAfterSec) });
+    throw new AppError(429, Codes.RATE_LIMITED, 'Too many codes sent to this method; try again later', undefined, {
+      retry_after: Math.max(1, sends.retryAfterSec),
+    });
   }
   const now = new Date();
   const id = randomUUID();
   const code = randomCode(6);
   const expiresAt = new Date(now.getTime() + ttl * 1000);
   await store.createChallenge(ctx, {
-    id, user_id: user.id, method_id: method.id, session_id: sessionId, purpose, code_hash: keyedHash(ctx, id, code), attempts: 0, created_at: now, expires_at: expiresAt, used_at: null,
+    id,
+    user_id: user.id,
+    method_id: method.id,
+    session_id: sessionId,
+    purpose,
+    code_hash: keyedHash(ctx, id, code),
+    attempts: 0,
+    created_at: now,
+    expires_at: expiresAt,
+    used_at: null,
   });
   const minutes = Math.max(1, Math.round(ttl / 60));
   if (method.kind === 'email') {
@@ -62,7 +84,10 @@ export async function sendCode(ctx: ModuleContext, user: UserRecord, method: Met
   } else {
     await sendSms(ctx, method.identifier!, smsText(user.lang, productName(ctx), code, minutes));
   }
-  log(ctx).info({ method: method.kind, to: method.kind === 'email' ? maskEmail(method.identifier!) : maskPhone(method.identifier!), purpose }, 'two-factor code sent');
+  log(ctx).info(
+    { method: method.kind, to: method.kind === 'email' ? maskEmail(method.identifier!) : maskPhone(method.identifier!), purpose },
+    'two-factor code sent',
+  );
   return { expiresAt, ttl };
 }
 
@@ -73,7 +98,11 @@ function readSecret(ctx: ModuleContext, sealed: string): string {
   } catch (err) {
     if (err instanceof AppError) throw err;
     log(ctx).error({ reason: (err as Error).message }, 'a stored authenticator secret cannot be decrypted (was COOKIE_SECRET changed?)');
-    throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'The authenticator ctx cannot be checked right now; use another method or ask an administrator to reset two-factor');
+    throw new AppError(
+      503,
+      Codes.SERVICE_UNAVAILABLE,
+      'The authenticator ctx cannot be checked right now; use another method or ask an administrator to reset two-factor',
+    );
   }
 }
 
@@ -87,7 +116,10 @@ export async function checkCode(ctx: ModuleContext, user: UserRecord, method: Me
   const s = settings(ctx);
   const budget = await consumeAttempt(ctx, USER_BUCKET, user.id, { points: s.user_attempts, durationSec: s.user_attempts_window });
   if (!budget.allowed) {
-    throw new AppError(429, Codes.RATE_LIMITED, 'Too many wrong codes; try again later', undefined, { retry_after: Math.max(1, budget.retryAfterSec), attempts_remaining: 0 });
+    throw new AppError(429, Codes.RATE_LIMITED, 'Too many wrong codes; try again later', undefined, {
+      retry_after: Math.max(1, budget.retryAfterSec),
+      attempts_remaining: 0,
+    });
   }
   const clean = String(code).replace(/\s+/g, '');
   const now = new Date();

@@ -48,7 +48,8 @@ export function loginFields(ctx: ModuleContext, user: UserRecord, token: string,
   return { success: true, user: ctx.users.toPublic(user), sessionId: token, session_id: token, expiresAt: exp, expires_at: exp };
 }
 
-export const setSession = (res: Response, ctx: ModuleContext, token: string, session: SessionRecord) => ctx.cookies.setSession(res, token, new Date(session.expires_at));
+export const setSession = (res: Response, ctx: ModuleContext, token: string, session: SessionRecord) =>
+  ctx.cookies.setSession(res, token, new Date(session.expires_at));
 export const setCookie = (res: Response, ctx: ModuleContext, name: string, value: string, expires: Date) => ctx.cookies.set(res, name, value, expires);
 export const clearCookie = (res: Response, ctx: ModuleContext, name: string) => ctx.cookies.clear(res, name);
 
@@ -67,7 +68,9 @@ export const sendMail = (ctx: ModuleContext, msg: ModuleMail): Promise<void> => 
 
 /** Sends a notice: a failure is logged, never thrown (the change it reports is done). */
 export async function sendNotice(ctx: ModuleContext, msg: ModuleMail): Promise<void> {
-  await sendMail(ctx, msg).catch((err: Error) => ctx.logger.warn({ template: msg.template, to: maskEmail(msg.to), reason: err.message }, 'two-factor notice not sent'));
+  await sendMail(ctx, msg).catch((err: Error) =>
+    ctx.logger.warn({ template: msg.template, to: maskEmail(msg.to), reason: err.message }, 'two-factor notice not sent'),
+  );
 }
 
 export const sendSms = (ctx: ModuleContext, to: string, body: string): Promise<void> => ctx.sms.send(to, body);
@@ -81,7 +84,8 @@ export const isEnabled = (ctx: ModuleContext) => ctx.modules.isEnabled(ctx.id);
 
 /* Attempts: classes declared in the manifest, budgets from the module's settings (atomic on both backends) */
 
-export const consumeAttempt = (ctx: ModuleContext, cls: string, key: string, rule: { points: number; durationSec: number }) => ctx.limits.consume(cls, key, rule);
+export const consumeAttempt = (ctx: ModuleContext, cls: string, key: string, rule: { points: number; durationSec: number }) =>
+  ctx.limits.consume(cls, key, rule);
 export const refundAttempt = (ctx: ModuleContext, cls: string, key: string): Promise<void> => ctx.limits.refund(cls, key);
 
 /** The core `second-factor` rate-limit class (RATE_LIMIT_TWO_FACTOR), counted per session when the request carries a live one (pending included), else per address. */

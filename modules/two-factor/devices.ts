@@ -12,7 +12,15 @@ export async function trustDevice(ctx: ModuleContext, userId: string, userAgent:
   const token = newDeviceToken();
   const now = new Date();
   const expiresAt = new Date(now.getTime() + trustedDeviceTtlSec(ctx) * 1000);
-  await store.addDevice(ctx, { id: randomUUID(), user_id: userId, token_hash: hashOf(ctx, token), user_agent: userAgent?.slice(0, 255) ?? null, created_at: now, expires_at: expiresAt, last_used_at: now });
+  await store.addDevice(ctx, {
+    id: randomUUID(),
+    user_id: userId,
+    token_hash: hashOf(ctx, token),
+    user_agent: userAgent?.slice(0, 255) ?? null,
+    created_at: now,
+    expires_at: expiresAt,
+    last_used_at: now,
+  });
   return { token, expiresAt };
 }
 

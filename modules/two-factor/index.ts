@@ -28,6 +28,6 @@ export default defineModule({
   // Budgets the module's settings set (sends_per_method, user_attempts per user_attempts_window); these are the defaults.
   rateLimits: [
     { name: 'two-factor-send', points: 10, durationSec: 900, description: 'Codes sent to one email or SMS method' },
-    { name: 'two-factor-user', points: 5, durationSec: 900, description: "Wrong two-factor codes of one user, across methods" },
+    { name: 'two-factor-user', points: 5, durationSec: 900, description: 'Wrong two-factor codes of one user, across methods' },
   ],
 });

@@ -29,7 +29,8 @@ export async function onSecondFactor(p: TwoFactorMethodsPayload, ctx: ModuleCont
     return;
   }
   const rows = await loginMethods(ctx, p.user);
-  for (const v of await views(ctx, rows)) p.methods.push({ id: v.id, method: v.method, type: v.method, status: v.status, identifier: v.identifier, metadata: v.metadata });
+  for (const v of await views(ctx, rows))
+    p.methods.push({ id: v.id, method: v.method, type: v.method, status: v.status, identifier: v.identifier, metadata: v.metadata });
 }
 
 /** Uninstalling while users rely on 2FA would lock them out (logins answer 503): refused unless forced. */
@@ -55,7 +56,13 @@ export async function exportTwoFactor({ ctx, userId }: { ctx: ModuleContext; use
   const rows = await store.methods(ctx, userId);
   const methods = await Promise.all(
     rows.map(async (m) => ({
-      id: m.id, method: m.kind, status: m.status, identifier: maskIdentifier(m), created_at: iso(m.created_at), verified_at: iso(m.verified_at), last_used_at: iso(m.last_used_at),
+      id: m.id,
+      method: m.kind,
+      status: m.status,
+      identifier: maskIdentifier(m),
+      created_at: iso(m.created_at),
+      verified_at: iso(m.verified_at),
+      last_used_at: iso(m.last_used_at),
       ...(m.kind === 'backup_codes' ? { backup_codes_remaining: await store.unusedBackupCodes(ctx, m.id) } : {}),
     })),
   );

@@ -47,7 +47,16 @@ export async function loginMethods(ctx: ModuleContext, user: UserRecord): Promis
   const active = await activeMethods(ctx, user.id);
   if (active.some(isPrimary) || !user.email) return active;
   const now = new Date();
-  await store.createMethod(ctx, { id: randomUUID(), user_id: user.id, kind: 'email', status: 'active', identifier: user.email.toLowerCase(), secret_enc: null, created_at: now, verified_at: now });
+  await store.createMethod(ctx, {
+    id: randomUUID(),
+    user_id: user.id,
+    kind: 'email',
+    status: 'active',
+    identifier: user.email.toLowerCase(),
+    secret_enc: null,
+    created_at: now,
+    verified_at: now,
+  });
   return activeMethods(ctx, user.id);
 }
 
@@ -59,10 +68,15 @@ export async function ownMethod(ctx: ModuleContext, userId: string, id: string):
 }
 
 /** By id, or the user's newest method of a kind in a status. */
-export async function resolveMethod(ctx: ModuleContext, userId: string, ref: { id?: string; kind?: MethodKind; status?: MethodRow['status'] }): Promise<MethodRow> {
+export async function resolveMethod(
+  ctx: ModuleContext,
+  userId: string,
+  ref: { id?: string; kind?: MethodKind; status?: MethodRow['status'] },
+): Promise<MethodRow> {
   if (ref.id) {
     const m = await ownMethod(ctx, userId, ref.id);
-    if (ref.kind && m.kind !== ref.kind) throw badRequest(`method_id is a ${m.kind} method, not ${ref.kind}`, [{ field: 'method', message: 'does not match method_id' }]);
+    if (ref.kind && m.kind !== ref.kind)
+      throw badRequest(`method_id is a ${m.kind} method, not ${ref.kind}`, [{ field: 'method', message: 'does not match method_id' }]);
     return m;
   }
   if (!ref.kind) throw badRequest('method_id or method is required', [{ field: 'method_id', message: 'required' }]);

@@ -24,12 +24,18 @@ const ID_RE = /^[A-Za-z0-9-]{1,64}$/;
 const id = z.string().regex(ID_RE, 'must be an id');
 const text = (max: number) => z.string().trim().max(max);
 // A number loses its leading zeros in JSON: 12345 is the code 012345.
-const code = z.union([z.string().max(64), z.number().int().nonnegative().max(99_999_999)]).transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v));
+const code = z
+  .union([z.string().max(64), z.number().int().nonnegative().max(99_999_999)])
+  .transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v));
 const proofFields = { verification_code: code.optional(), verification_method_id: id.optional() };
 const kindParam = z.object({ method: z.enum(KINDS, `must be one of ${KINDS.join(', ')}`) });
 const sendParam = z.object({ method: z.enum(['email', 'sms'], 'codes are sent for email and sms; totp codes come from the ctx, backup codes from the list') });
 
-const caller = (ctx: ModuleContext, auth: { user: Caller['user'] | null; session: Caller['session'] | null }): Caller => ({ ctx, user: auth.user!, session: auth.session! });
+const caller = (ctx: ModuleContext, auth: { user: Caller['user'] | null; session: Caller['session'] | null }): Caller => ({
+  ctx,
+  user: auth.user!,
+  session: auth.session!,
+});
 
 export const system = defineRoute({
   method: 'get',
@@ -123,7 +129,10 @@ export const toggleTwoFactor = defineRoute({
   rateLimit: twoFactorLimit,
   body: z
     .object({ two_factor_enabled: z.boolean('must be true or false').optional(), enabled: z.boolean('must be true or false').optional(), ...proofFields })
-    .refine((b) => b.two_factor_enabled !== undefined || b.enabled !== undefined, { message: 'two_factor_enabled (true or false) is required', path: ['two_factor_enabled'] }),
+    .refine((b) => b.two_factor_enabled !== undefined || b.enabled !== undefined, {
+      message: 'two_factor_enabled (true or false) is required',
+      path: ['two_factor_enabled'],
+    }),
   handler: ({ ctx, auth, body }) => toggle(caller(ctx, auth), (body.two_factor_enabled ?? body.enabled)!, body),
 });
 

@@ -36,18 +36,36 @@ export interface Proof {
 }
 
 /** Mails the user about a change of their two-factor settings (never fails the change). */
-export function notify(c: Pick<Caller, 'ctx' | 'user'>, event: 'enabled' | 'disabled' | 'method_added' | 'method_removed' | 'backup_codes' | 'reset', method?: MethodKind): Promise<void> {
-  return sendNotice(c.ctx, { to: c.user.email, template: 'changed', lang: c.user.lang, data: { name: c.user.name ?? undefined, [event]: '1', method: method ? LABELS[method] : undefined } });
+export function notify(
+  c: Pick<Caller, 'ctx' | 'user'>,
+  event: 'enabled' | 'disabled' | 'method_added' | 'method_removed' | 'backup_codes' | 'reset',
+  method?: MethodKind,
+): Promise<void> {
+  return sendNotice(c.ctx, {
+    to: c.user.email,
+    template: 'changed',
+    lang: c.user.lang,
+    data: { name: c.user.name ?? undefined, [event]: '1', method: method ? LABELS[method] : undefined },
+  });
 }
 
 function assertKindOffered(ctx: ModuleContext, kind: MethodKind): void {
-  if (!settings(ctx).methods.includes(kind)) throw badRequest(`The ${kind} method is not offered here`, [{ field: 'method', message: `one of ${settings(ctx).methods.join(', ')}` }], 'METHOD_NOT_AVAILABLE');
+  if (!settings(ctx).methods.includes(kind))
+    throw badRequest(
+      `The ${kind} method is not offered here`,
+      [{ field: 'method', message: `one of ${settings(ctx).methods.join(', ')}` }],
+      'METHOD_NOT_AVAILABLE',
+    );
 }
 
 /** A current code from one of the user's active methods: what every change needs once 2FA is in use. */
 export async function requireProof(c: Caller, proof: Proof, what: string): Promise<MethodRow> {
   if (!proof.verification_code || !proof.verification_method_id) {
-    throw badRequest(`${what} needs a current code: send verification_code and verification_method_id`, [{ field: 'verification_code', message: 'required' }], 'VERIFICATION_REQUIRED');
+    throw badRequest(
+      `${what} needs a current code: send verification_code and verification_method_id`,
+      [{ field: 'verification_code', message: 'required' }],
+      'VERIFICATION_REQUIRED',
+    );
   }
   const m = await ownMethod(c.ctx, c.user.id, proof.verification_method_id);
   if (m.status !== 'active') throw badRequest('verification_method_id must be an active method', [{ field: 'verification_method_id', message: 'not active' }]);
@@ -85,21 +103,49 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
   const now = new Date();
   if (kind === 'backup_codes') {
     const codes = await inTransaction(c.ctx, async (transaction) => {
-      await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, status: 'active', identifier: null, secret_enc: null, created_at: now, verified_at: now }, { transaction });
+      await store.createMethod(
+        c.ctx,
+        { id, user_id: c.user.id, kind, status: 'active', identifier: null, secret_enc: null, created_at: now, verified_at: now },
+        { transaction },
+      );
       return writeBackupCodes(c, id, now, transaction);
     });
     await notify(c, 'backup_codes');
-    return { success: true, method_id: id, method: kind, status: 'active', codes, backup_codes: codes, message: 'Backup codes generated; store them now, they are shown once' };
+    return {
+      success: true,
+      method_id: id,
+      method: kind,
+      status: 'active',
+      codes,
+      backup_codes: codes,
+      message: 'Backup codes generated; store them now, they are shown once',
+    };
   }
   if (kind === 'totp') {
     const { secret, uri } = newTotp(c.ctx, c.user.email);
     await store.dropPendingSetups(c.ctx, c.user.id, kind);
-    await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, status: 'pending_setup', identifier: null, secret_enc: encrypt(c.ctx, secret), created_at: now });
+    await store.createMethod(c.ctx, {
+      id,
+      user_id: c.user.id,
+      kind,
+      status: 'pending_setup',
+      identifier: null,
+      secret_enc: encrypt(c.ctx, secret),
+      created_at: now,
+    });
     const qr = await qrDataUrl(uri);
     return {
-      success: true, method_id: id, method: kind, status: 'pending_setup', verification_sent: false,
+      success: true,
+      method_id: id,
+      method: kind,
+      status: 'pending_setup',
+      verification_sent: false,
       // Shown this once; stored encrypted, never returned again.
-      secret, otpauth_url: uri, uri, qr_code: qr, qr_code_url: qr,
+      secret,
+      otpauth_url: uri,
+      uri,
+      qr_code: qr,
+      qr_code_url: qr,
       message: 'Scan the QR code with an authenticator ctx, then verify a code with action "setup"',
     };
   }
@@ -108,20 +154,31 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
   const method = (await store.method(c.ctx, id))!;
   const sent = await sendCode(c.ctx, c.user, method, 'setup', c.session.id);
   return {
-    success: true, method_id: id, method: kind, status: 'pending_setup', verification_sent: true, identifier: (await views(c.ctx, [method]))[0].identifier,
-    expires_in: sent.ttl, expires_at: sent.expiresAt.toISOString(), message: 'Verification code sent',
+    success: true,
+    method_id: id,
+    method: kind,
+    status: 'pending_setup',
+    verification_sent: true,
+    identifier: (await views(c.ctx, [method]))[0].identifier,
+    expires_in: sent.ttl,
+    expires_at: sent.expiresAt.toISOString(),
+    message: 'Verification code sent',
   };
 }
 
 function addressFor(user: UserRecord, kind: 'email' | 'sms', input: SetupInput): string {
   if (kind === 'email') {
     const v = (input.identifier ?? input.email ?? user.email ?? '').trim().toLowerCase();
-    if (!/^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,60}$/.test(v)) throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
+    if (!/^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,60}$/.test(v))
+      throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
     return v;
   }
   const raw = input.identifier ?? input.phone ?? user.phone ?? '';
   const phone = normalizePhone(raw);
-  if (!phone) throw badRequest('identifier: must be a phone number in E.164 form, e.g. +15551234567', [{ field: 'identifier', message: 'must be an E.164 phone number' }]);
+  if (!phone)
+    throw badRequest('identifier: must be a phone number in E.164 form, e.g. +15551234567', [
+      { field: 'identifier', message: 'must be an E.164 phone number' },
+    ]);
   return phone;
 }
 
@@ -139,7 +196,14 @@ export async function regenerateBackupCodes(c: Caller, proof: Proof) {
   await requireProof(c, proof, 'New backup codes');
   const codes = await inTransaction(c.ctx, (transaction) => writeBackupCodes(c, method.id, new Date(), transaction));
   await notify(c, 'backup_codes');
-  return { success: true, method_id: method.id, method: 'backup_codes', codes, backup_codes: codes, message: 'New backup codes generated; the old ones no longer work' };
+  return {
+    success: true,
+    method_id: method.id,
+    method: 'backup_codes',
+    codes,
+    backup_codes: codes,
+    message: 'New backup codes generated; the old ones no longer work',
+  };
 }
 
 export type StartAction = 'login' | 'setup' | 'remove' | 'verify' | 'toggle' | 'disable' | 'manage';
@@ -154,8 +218,16 @@ export async function start(c: Caller, kind: 'email' | 'sms', input: { method_id
   let method: MethodRow;
   if (input.method_id) {
     method = await ownMethod(c.ctx, c.user.id, input.method_id);
-    if (method.kind !== kind) throw badRequest(`method_id is a ${method.kind} method; use /auth/two_factor/${method.kind}/start`, [{ field: 'method_id', message: `not a ${kind} method` }]);
-    if (method.status !== wantStatus) throw badRequest(purpose === 'setup' ? 'This method is set up already' : 'This method is not set up yet; verify it with action "setup"', undefined, 'METHOD_NOT_ACTIVE');
+    if (method.kind !== kind)
+      throw badRequest(`method_id is a ${method.kind} method; use /auth/two_factor/${method.kind}/start`, [
+        { field: 'method_id', message: `not a ${kind} method` },
+      ]);
+    if (method.status !== wantStatus)
+      throw badRequest(
+        purpose === 'setup' ? 'This method is set up already' : 'This method is not set up yet; verify it with action "setup"',
+        undefined,
+        'METHOD_NOT_ACTIVE',
+      );
   } else {
     const found = (await store.methods(c.ctx, c.user.id)).filter((m) => m.kind === kind && m.status === wantStatus);
     if (!found.length) throw notFound(`No ${purpose === 'setup' ? 'pending ' : ''}${kind} method is set up`, 'METHOD_NOT_FOUND');
@@ -163,8 +235,14 @@ export async function start(c: Caller, kind: 'email' | 'sms', input: { method_id
   }
   const sent = await sendCode(c.ctx, c.user, method, purpose, c.session.id);
   return {
-    success: true, message: 'Verification code sent', method: kind, method_id: method.id, verification_sent: true,
-    identifier: (await views(c.ctx, [method]))[0].identifier, expires_in: sent.ttl, expires_at: sent.expiresAt.toISOString(),
+    success: true,
+    message: 'Verification code sent',
+    method: kind,
+    method_id: method.id,
+    verification_sent: true,
+    identifier: (await views(c.ctx, [method]))[0].identifier,
+    expires_in: sent.ttl,
+    expires_at: sent.expiresAt.toISOString(),
   };
 }
 
@@ -172,7 +250,13 @@ export async function start(c: Caller, kind: 'email' | 'sms', input: { method_id
 export async function toggle(c: Caller, enable: boolean, proof: Proof) {
   const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
   const active = await activeMethods(c.ctx, user.id);
-  const answer = async (on: boolean, message: string) => ({ success: true, two_factor_enabled: on, enabled: on, active_methods: await views(c.ctx, active), message });
+  const answer = async (on: boolean, message: string) => ({
+    success: true,
+    two_factor_enabled: on,
+    enabled: on,
+    active_methods: await views(c.ctx, active),
+    message,
+  });
   if (Boolean(user.two_factor) === enable) return answer(enable, `Two-factor authentication is already ${enable ? 'on' : 'off'}`);
   if (enable) {
     if (!active.some(isPrimary)) {
@@ -227,14 +311,16 @@ export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ actio
     if (!rows.length) throw notFound(`No ${wanted === 'pending_setup' ? 'pending ' : ''}${input.method} method is set up`, 'METHOD_NOT_FOUND');
     method = rows[rows.length - 1];
   } else throw badRequest('method_id or method is required', [{ field: 'method_id', message: 'required' }]);
-  if (input.method && method.kind !== input.method) throw badRequest(`method_id is a ${method.kind} method, not ${input.method}`, [{ field: 'method', message: 'does not match method_id' }]);
+  if (input.method && method.kind !== input.method)
+    throw badRequest(`method_id is a ${method.kind} method, not ${input.method}`, [{ field: 'method', message: 'does not match method_id' }]);
 
   const action = input.action ?? (pending ? 'login' : method.status === 'pending_setup' ? 'setup' : undefined);
   if (!action) throw badRequest('action is required: login, setup or remove', [{ field: 'action', message: 'required' }]);
   if (pending && action !== 'login') throw forbidden('A pending session can only finish signing in', 'TWO_FACTOR_REQUIRED');
   if (!pending && action === 'login') throw badRequest('This session is signed in already', undefined, 'ALREADY_VERIFIED');
   if (action === 'setup' && method.status !== 'pending_setup') throw badRequest('This method is set up already', undefined, 'METHOD_NOT_PENDING');
-  if (action !== 'setup' && method.status !== 'active') throw badRequest('This method is not set up yet; verify it with action "setup"', undefined, 'METHOD_NOT_ACTIVE');
+  if (action !== 'setup' && method.status !== 'active')
+    throw badRequest('This method is not set up yet; verify it with action "setup"', undefined, 'METHOD_NOT_ACTIVE');
 
   const purpose: Purpose = action === 'login' ? 'login' : action === 'setup' ? 'setup' : 'manage';
   await checkCode(c.ctx, c.user, method, input.code, purpose, c.session.id);

@@ -8,7 +8,10 @@ export const PRIMARY_KINDS: readonly MethodKind[] = ['email', 'sms', 'totp'];
 
 export const settingsSchema = z.object({
   /** Methods users may set up (GET /system lists them). */
-  methods: z.array(z.enum(KINDS)).min(1).default([...KINDS]),
+  methods: z
+    .array(z.enum(KINDS))
+    .min(1)
+    .default([...KINDS]),
   /** Lifetime of an emailed or texted code, in seconds. */
   code_ttl: z.number().int().min(60).max(3600).default(600),
   /** Wrong codes a sent code survives; the next one voids it. */

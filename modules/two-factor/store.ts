@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { DataTypes, literal, Op, type Model, type ModelStatic } from 'sequelize';
 import type { ModuleContext, Transaction } from './core.js';
 
-const TABLE_OF = { Method: 'two_factor_methods', Challenge: 'two_factor_challenges', BackupCode: 'two_factor_backup_codes', Device: 'two_factor_trusted_devices' } as const;
+const TABLE_OF = {
+  Method: 'two_factor_methods',
+  Challenge: 'two_factor_challenges',
+  BackupCode: 'two_factor_backup_codes',
+  Device: 'two_factor_trusted_devices',
+} as const;
 
 /** The module's four tables as Sequelize models (plain objects out; booleans and dates typed on both dialects). */
 
@@ -69,35 +74,49 @@ const key = { type: DataTypes.STRING(36), primaryKey: true };
 export function models(ctx: ModuleContext): Models {
   const db = ctx.db;
   return {
-    Method: db.model(
-      'TwoFactorMethod',
-      TABLE_OF.Method,
-      {
-        id: key, user_id: str(36), kind: str(16), status: str(16), identifier: str(254, true), secret_enc: { type: DataTypes.TEXT, allowNull: true },
-        last_step: { type: DataTypes.BIGINT, allowNull: true }, created_at: date(false), verified_at: date(true), last_used_at: date(true),
-      },
-    ),
-    Challenge: db.model(
-      'TwoFactorChallenge',
-      TABLE_OF.Challenge,
-      {
-        id: key, user_id: str(36), method_id: str(36), session_id: str(36, true), purpose: str(16), code_hash: str(64),
-        attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 }, created_at: date(false), expires_at: date(false), used_at: date(true),
-      },
-    ),
-    BackupCode: db.model(
-      'TwoFactorBackupCode',
-      TABLE_OF.BackupCode,
-      { id: key, user_id: str(36), method_id: str(36), code_hash: str(64), created_at: date(false), used_at: date(true) },
-    ),
-    Device: db.model(
-      'TwoFactorTrustedDevice',
-      TABLE_OF.Device,
-      { id: key, user_id: str(36), token_hash: str(64), user_agent: str(255, true), created_at: date(false), expires_at: date(false), last_used_at: date(true) },
-    ),
+    Method: db.model('TwoFactorMethod', TABLE_OF.Method, {
+      id: key,
+      user_id: str(36),
+      kind: str(16),
+      status: str(16),
+      identifier: str(254, true),
+      secret_enc: { type: DataTypes.TEXT, allowNull: true },
+      last_step: { type: DataTypes.BIGINT, allowNull: true },
+      created_at: date(false),
+      verified_at: date(true),
+      last_used_at: date(true),
+    }),
+    Challenge: db.model('TwoFactorChallenge', TABLE_OF.Challenge, {
+      id: key,
+      user_id: str(36),
+      method_id: str(36),
+      session_id: str(36, true),
+      purpose: str(16),
+      code_hash: str(64),
+      attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      created_at: date(false),
+      expires_at: date(false),
+      used_at: date(true),
+    }),
+    BackupCode: db.model('TwoFactorBackupCode', TABLE_OF.BackupCode, {
+      id: key,
+      user_id: str(36),
+      method_id: str(36),
+      code_hash: str(64),
+      created_at: date(false),
+      used_at: date(true),
+    }),
+    Device: db.model('TwoFactorTrustedDevice', TABLE_OF.Device, {
+      id: key,
+      user_id: str(36),
+      token_hash: str(64),
+      user_agent: str(255, true),
+      created_at: date(false),
+      expires_at: date(false),
+      last_used_at: date(true),
+    }),
   };
 }
-
 
 const plain = <T>(r: Model | null): T | null => (r ? (r.get({ plain: true }) as T) : null);
 const plainAll = <T>(rows: Model[]): T[] => rows.map((r) => r.get({ plain: true }) as T);
@@ -158,10 +177,7 @@ export const store = {
   /** Counts one try on a challenge, atomically; false once `max` tries were made. */
   async addAttempt(ctx: ModuleContext, id: string, max: number): Promise<boolean> {
     const { Challenge } = models(ctx);
-    const [n] = await Challenge.update(
-      { attempts: literal('attempts + 1') },
-      { where: { id, used_at: null, attempts: { [Op.lt]: max } } },
-    );
+    const [n] = await Challenge.update({ attempts: literal('attempts + 1') }, { where: { id, used_at: null, attempts: { [Op.lt]: max } } });
     return n > 0;
   },
   async closeChallenge(ctx: ModuleContext, id: string, at: Date): Promise<boolean> {

@@ -27,10 +27,21 @@ const CHANGED = /two-factor authentication changed/i;
 
 describe(`two-factor routes: no session, bad input, someone else's (${BACKEND})`, () => {
   it('when no session is sent, then every route but /system answers 401', async () => {
-    expect((await req('GET', `${TF}/system`, undefined)).body).toMatchObject({ success: true, global_two_factor_enabled: true, available_methods: ['email', 'sms', 'totp', 'backup_codes'] });
+    expect((await req('GET', `${TF}/system`, undefined)).body).toMatchObject({
+      success: true,
+      global_two_factor_enabled: true,
+      available_methods: ['email', 'sms', 'totp', 'backup_codes'],
+    });
     const calls: [string, string][] = [
-      ['GET', `${TF}/methods`], ['POST', `${TF}/email/setup`], ['POST', `${TF}/email/start`], ['POST', `${TF}/verify`], ['POST', `${TF}/toggle`],
-      ['POST', `${TF}/backup_codes/regenerate`], ['GET', `${TF}/trusted_devices`], ['POST', `${TF}/trusted_devices/forget`], ['DELETE', `${TF}/abc`],
+      ['GET', `${TF}/methods`],
+      ['POST', `${TF}/email/setup`],
+      ['POST', `${TF}/email/start`],
+      ['POST', `${TF}/verify`],
+      ['POST', `${TF}/toggle`],
+      ['POST', `${TF}/backup_codes/regenerate`],
+      ['GET', `${TF}/trusted_devices`],
+      ['POST', `${TF}/trusted_devices/forget`],
+      ['DELETE', `${TF}/abc`],
       ['POST', '/auth/admin/users/abc/two-factor/reset'],
     ];
     for (const [m, p] of calls) {
@@ -164,7 +175,9 @@ describe(`attempts (${BACKEND})`, () => {
       remaining.push(r.body.attempts_remaining);
     }
     expect(remaining).toEqual([4, 3, 2, 1, 0]);
-    const [rows] = await w.t.app.sequelize.query('SELECT attempts, used_at FROM two_factor_challenges WHERE method_id = ? AND purpose = ?', { replacements: [a.methodId, 'login'] });
+    const [rows] = await w.t.app.sequelize.query('SELECT attempts, used_at FROM two_factor_challenges WHERE method_id = ? AND purpose = ?', {
+      replacements: [a.methodId, 'login'],
+    });
     expect(rows).toEqual([expect.objectContaining({ attempts: 5, used_at: expect.anything() })]);
     // The right code is no use now: the challenge is void (and the user's budget spent).
     const late = await req('POST', `${TF}/verify`, pending, { method_id: a.methodId, code });
@@ -192,7 +205,9 @@ describe(`attempts (${BACKEND})`, () => {
     expect(checked.length).toBeLessThanOrEqual(5);
     expect(rs.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(45);
     expect(rs.every((r) => r.status === 400 || r.status === 429)).toBe(true);
-    const [rows] = await w.t.app.sequelize.query('SELECT attempts FROM two_factor_challenges WHERE method_id = ? AND purpose = ?', { replacements: [a.methodId, 'login'] });
+    const [rows] = await w.t.app.sequelize.query('SELECT attempts FROM two_factor_challenges WHERE method_id = ? AND purpose = ?', {
+      replacements: [a.methodId, 'login'],
+    });
     expect(Number((rows as { attempts: number }[])[0].attempts)).toBeLessThanOrEqual(5);
   });
 });
@@ -230,11 +245,18 @@ describe(`admin reset, privacy, uninstall (${BACKEND})`, () => {
     const a = await userWithEmail2fa(w);
     const cmd = w.t.app.modules.manifest('two-factor')!.commands.find((c) => c.name === 'two-factor:reset')!;
     const lines: string[] = [];
-    const out = await cmd.run({ ctx: w.t.app.modules.context('two-factor'), args: [], options: { email: a.user.email.toUpperCase() }, print: (l) => lines.push(l) });
+    const out = await cmd.run({
+      ctx: w.t.app.modules.context('two-factor'),
+      args: [],
+      options: { email: a.user.email.toUpperCase() },
+      print: (l) => lines.push(l),
+    });
     expect(out).toMatchObject({ user_id: a.user.id, two_factor_enabled: false });
     expect(lines.join('\n')).toMatch(/two-factor off/);
     expect((await login(w, a.user.email)).body.success).toBe(true);
-    await expect(cmd.run({ ctx: w.t.app.modules.context('two-factor'), args: [], options: { email: 'nobody@example.test' }, print: () => undefined })).rejects.toMatchObject({ status: 404 });
+    await expect(
+      cmd.run({ ctx: w.t.app.modules.context('two-factor'), args: [], options: { email: 'nobody@example.test' }, print: () => undefined }),
+    ).rejects.toMatchObject({ status: 404 });
   });
 
   it('when the privacy module exports and erases, then methods are listed masked without secrets, then deleted', async () => {

@@ -32,7 +32,9 @@ describe(`two-factor sign-in (${BACKEND})`, () => {
     expect((await req('POST', '/auth/logout', token)).status).toBe(200);
 
     const { r, token: pending } = await pendingLogin(w, user.email);
-    expect(r.body.available_methods).toEqual([expect.objectContaining({ id: methodId, method: 'email', status: 'active', identifier: expect.stringMatching(/^t\*\*\*@/) })]);
+    expect(r.body.available_methods).toEqual([
+      expect.objectContaining({ id: methodId, method: 'email', status: 'active', identifier: expect.stringMatching(/^t\*\*\*@/) }),
+    ]);
     // The pending session reaches only the two-factor steps and the current-user reads.
     expect((await req('PUT', '/auth/user/me', pending, { name: 'X' })).status).toBe(401);
     expect((await req('POST', `${TF}/toggle`, pending, { two_factor_enabled: false })).status).toBe(401);
@@ -45,10 +47,22 @@ describe(`two-factor sign-in (${BACKEND})`, () => {
     expect(started.body).toMatchObject({ success: true, expires_in: 600, method: 'email', verification_sent: true });
     // The activation goes through the sign-in seam: the same 'auth.login' hooks as any sign-in, naming the step.
     const logins: string[] = [];
-    const off = w.t.app.hooks.on('auth.login', ({ method, session }) => void logins.push(`${method}:${session.status}`), 'test', ({ user: u }) => u.id === user.id);
+    const off = w.t.app.hooks.on(
+      'auth.login',
+      ({ method, session }) => void logins.push(`${method}:${session.status}`),
+      'test',
+      ({ user: u }) => u.id === user.id,
+    );
     const v = await req('POST', `${TF}/verify`, pending, { method_id: methodId, code, action: 'login' }).finally(off);
     expect(v.status, JSON.stringify(v.body)).toBe(200);
-    expect(v.body).toMatchObject({ success: true, verified: true, session_activated: true, sessionId: pending, session_id: pending, user: { id: user.id, two_factor: true } });
+    expect(v.body).toMatchObject({
+      success: true,
+      verified: true,
+      session_activated: true,
+      sessionId: pending,
+      session_id: pending,
+      user: { id: user.id, two_factor: true },
+    });
     expect(logins).toEqual(['two-factor:active']);
     expect(new Date(v.body.expires_at).getTime() - Date.now()).toBeGreaterThan(6 * 86400_000);
     const valid = await req('GET', '/auth/validation', pending);
@@ -89,7 +103,12 @@ describe(`two-factor sign-in (${BACKEND})`, () => {
 
   it('when a token login (mailed code) meets a 2FA user, then it also gets only a pending session', async () => {
     const { user } = await userWithEmail2fa(w);
-    const { mail } = await nextMail(w, user.email, () => w.t.request('POST', '/auth/token/login', { body: { identifier: user.email, type: 'email' } }), /sign-in link/i);
+    const { mail } = await nextMail(
+      w,
+      user.email,
+      () => w.t.request('POST', '/auth/token/login', { body: { identifier: user.email, type: 'email' } }),
+      /sign-in link/i,
+    );
     const code = /\b(\d{6})\b/.exec(mail.text ?? '')![1];
     const r = await w.t.request('POST', '/auth/token/validate', { body: { identifier: user.email, code } });
     expect(r.body).toMatchObject({ success: false, requires_2fa: true, available_methods: [expect.objectContaining({ method: 'email' })] });
@@ -133,7 +152,10 @@ describe(`authenticator apps (${BACKEND})`, () => {
     const s = await req('POST', `${TF}/totp/setup`, token, {});
     await awayFromStepEdge();
     const late = totpNow(s.body.otpauth_url, Date.now() - 30_000);
-    expect((await req('POST', `${TF}/verify`, token, { method_id: s.body.method_id, code: totpNow(s.body.otpauth_url, Date.now() - 90_000), action: 'setup' })).status).toBe(400);
+    expect(
+      (await req('POST', `${TF}/verify`, token, { method_id: s.body.method_id, code: totpNow(s.body.otpauth_url, Date.now() - 90_000), action: 'setup' }))
+        .status,
+    ).toBe(400);
     expect((await req('POST', `${TF}/verify`, token, { method_id: s.body.method_id, code: late, action: 'setup' })).body.status).toBe('active');
     await req('POST', `${TF}/toggle`, token, { two_factor_enabled: true });
     const { token: pending } = await pendingLogin(w, user.email);

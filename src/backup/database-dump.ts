@@ -12,7 +12,8 @@ interface SqliteDatabase {
 
 /** SQLite's online backup API on the live connection: a consistent copy while the server keeps running. */
 async function sqliteCopy(sequelize: Sequelize, file: string, direction: 'to-file' | 'from-file'): Promise<void> {
-  const cm = (sequelize as unknown as { connectionManager: { getConnection(o: object): Promise<SqliteDatabase>; releaseConnection(c: unknown): void } }).connectionManager;
+  const cm = (sequelize as unknown as { connectionManager: { getConnection(o: object): Promise<SqliteDatabase>; releaseConnection(c: unknown): void } })
+    .connectionManager;
   const db = await cm.getConnection({ type: 'write' });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -53,5 +54,8 @@ export async function pgDump(databaseUrl: string, file: string): Promise<void> {
 
 export async function pgRestore(databaseUrl: string, file: string): Promise<void> {
   const { env, dbname } = pgArgs(databaseUrl);
-  await run('pg_restore', ['--clean', '--if-exists', '--no-owner', '--no-privileges', '--single-transaction', `--dbname=${dbname}`, file], { env, missing: PG_CLIENT });
+  await run('pg_restore', ['--clean', '--if-exists', '--no-owner', '--no-privileges', '--single-transaction', `--dbname=${dbname}`, file], {
+    env,
+    missing: PG_CLIENT,
+  });
 }

@@ -12,15 +12,27 @@ export function createRedisCache(client: RedisClient, prefix: string, health: Re
   return {
     kind: 'redis',
     get(key) {
-      return health.run('cache get', () => client.get(prefix + key), () => null);
+      return health.run(
+        'cache get',
+        () => client.get(prefix + key),
+        () => null,
+      );
     },
     async set(key, value, ttlSec) {
       const ex = Math.max(1, Math.round(ttlSec));
-      await health.run('cache set', async () => void (await client.set(prefix + key, value, { expiration: { type: 'EX', value: ex } })), () => undefined);
+      await health.run(
+        'cache set',
+        async () => void (await client.set(prefix + key, value, { expiration: { type: 'EX', value: ex } })),
+        () => undefined,
+      );
     },
     async del(...keys) {
       if (!keys.length) return;
-      await health.run('cache del', async () => void (await client.del(keys.map((k) => prefix + k))), () => undefined);
+      await health.run(
+        'cache del',
+        async () => void (await client.del(keys.map((k) => prefix + k))),
+        () => undefined,
+      );
     },
     async purge(keyPrefix) {
       return health.run(
@@ -49,7 +61,11 @@ export async function createRedisBus(client: RedisClient, prefix: string, logger
   await sub.connect();
   return {
     async publish(channel, message) {
-      await health.run('publish', async () => void (await client.publish(prefix + channel, JSON.stringify(message))), () => undefined);
+      await health.run(
+        'publish',
+        async () => void (await client.publish(prefix + channel, JSON.stringify(message))),
+        () => undefined,
+      );
     },
     async subscribe(channel, handler) {
       await sub.subscribe(prefix + channel, (raw: string) => {

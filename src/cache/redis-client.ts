@@ -38,10 +38,7 @@ export async function connectRedis(url: string, logger: Logger, opts: RedisClien
   // Errors are reported by RedisHealth (once per outage); without a listener node-redis would throw.
   client.on('error', () => undefined);
   try {
-    await Promise.race([
-      client.connect(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), connectTimeoutMs)),
-    ]);
+    await Promise.race([client.connect(), new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), connectTimeoutMs))]);
   } catch (err) {
     client.destroy();
     const safeUrl = url.replace(/\/\/[^@]*@/, '//***@');

@@ -31,14 +31,15 @@ export interface AdminPlan {
 }
 
 /** A prompt validator from the key's own schema, so the prompt accepts what the config accepts. */
-const validator = (key: ConfigKey, optional = false) => (v: string) => {
-  if (optional && v === '') return true;
-  const r = CONFIG_KEYS[key].schema.safeParse(v);
-  return r.success || r.error.issues.map((i) => i.message).join('; ');
-};
+const validator =
+  (key: ConfigKey, optional = false) =>
+  (v: string) => {
+    if (optional && v === '') return true;
+    const r = CONFIG_KEYS[key].schema.safeParse(v);
+    return r.success || r.error.issues.map((i) => i.message).join('; ');
+  };
 
-const defined = (o: ConfigValues): ConfigValues =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as ConfigValues;
+const defined = (o: ConfigValues): ConfigValues => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as ConfigValues;
 
 /**
  * The config values this run sets. Flags always count (a re-run with a new --port changes PORT);
@@ -70,17 +71,31 @@ export async function configAnswers(ui: Ui, opts: InitOptions, existing: ConfigV
       ],
     });
     if (kind === 'postgres') {
-      v.DATABASE_URL = await ui.input({ flag: '--database-url', message: 'PostgreSQL URL (postgres://user:pass@host:5432/db)', validate: validator('DATABASE_URL') });
+      v.DATABASE_URL = await ui.input({
+        flag: '--database-url',
+        message: 'PostgreSQL URL (postgres://user:pass@host:5432/db)',
+        validate: validator('DATABASE_URL'),
+      });
     }
   }
   if (flags.REDIS_URL === undefined) {
-    const url = await ui.input({ flag: '--redis-url', message: 'Redis URL (empty: none; cache and limits stay in-process)', default: '', validate: validator('REDIS_URL', true) });
+    const url = await ui.input({
+      flag: '--redis-url',
+      message: 'Redis URL (empty: none; cache and limits stay in-process)',
+      default: '',
+      validate: validator('REDIS_URL', true),
+    });
     if (url) v.REDIS_URL = url;
   }
   if (flags.PUBLIC_URL === undefined) {
     const host = v.HOST === '0.0.0.0' || v.HOST === '::' ? 'localhost' : String(v.HOST);
     const derived = `http://${host.includes(':') ? `[${host}]` : host}:${v.PORT}`;
-    const url = await ui.input({ flag: '--public-url', message: 'Public URL (links in mail; https makes cookies Secure)', default: derived, validate: validator('PUBLIC_URL') });
+    const url = await ui.input({
+      flag: '--public-url',
+      message: 'Public URL (links in mail; https makes cookies Secure)',
+      default: derived,
+      validate: validator('PUBLIC_URL'),
+    });
     // Left unset it follows HOST and PORT; only a different answer is written.
     if (url !== derived) v.PUBLIC_URL = url;
   }
@@ -118,7 +133,8 @@ export async function adminAnswers(ui: Ui, opts: InitOptions, stdin: NodeJS.Read
   }
   const email = opts.adminEmail.trim();
   if (opts.adminPasswordStdin) return { email, password: await readPasswordStdin(stdin, '--admin-password-stdin'), generated: false, name: opts.adminName };
-  if (opts.adminPasswordFile) return { email, password: await readPasswordFile(opts.adminPasswordFile, '--admin-password-file'), generated: false, name: opts.adminName };
+  if (opts.adminPasswordFile)
+    return { email, password: await readPasswordFile(opts.adminPasswordFile, '--admin-password-file'), generated: false, name: opts.adminName };
   return { email, ...(await askPassword(ui, email)), name: opts.adminName };
 }
 

@@ -4,8 +4,7 @@ import { isAppError } from '../errors/app-error.js';
 import type { CliRuntime } from './context.js';
 import { CliError } from './errors.js';
 
-const isCommanderError = (e: unknown): e is CommanderError =>
-  e instanceof CommanderError || (e as { name?: string })?.name === 'CommanderError';
+const isCommanderError = (e: unknown): e is CommanderError => e instanceof CommanderError || (e as { name?: string })?.name === 'CommanderError';
 
 /**
  * Prints an error the way the CLI promises — one line plus a hint, the stack only with --verbose,

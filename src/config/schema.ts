@@ -39,20 +39,18 @@ export function parseDuration(value: string | number): number | null {
 
 /** A duration given as seconds or with a unit (s, m, h, d); parsed to whole seconds. */
 const duration = (minSeconds: number, maxSeconds: number) =>
-  z
-    .union([z.string(), z.number()])
-    .transform((v, ctx) => {
-      const s = parseDuration(v);
-      if (s === null) {
-        ctx.addIssue({ code: 'custom', message: 'expected a duration such as 3600, 90s, 15m, 1h or 7d' });
-        return z.NEVER;
-      }
-      if (s < minSeconds || s > maxSeconds) {
-        ctx.addIssue({ code: 'custom', message: `must be between ${minSeconds}s and ${maxSeconds}s` });
-        return z.NEVER;
-      }
-      return Math.round(s);
-    });
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const s = parseDuration(v);
+    if (s === null) {
+      ctx.addIssue({ code: 'custom', message: 'expected a duration such as 3600, 90s, 15m, 1h or 7d' });
+      return z.NEVER;
+    }
+    if (s < minSeconds || s > maxSeconds) {
+      ctx.addIssue({ code: 'custom', message: `must be between ${minSeconds}s and ${maxSeconds}s` });
+      return z.NEVER;
+    }
+    return Math.round(s);
+  });
 
 const url = (protocols: string[]) =>
   z.string().refine(
@@ -67,7 +65,13 @@ const url = (protocols: string[]) =>
   );
 
 const list = z.preprocess(
-  (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
+  (v) =>
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : v,
   z.array(z.string()),
 );
 
@@ -80,7 +84,10 @@ const trustProxy = z.preprocess(
       if (s === '' || s === 'false' || s === '0' || s === 'no') return false;
       if (s === 'true') return 1;
       if (/^\d+$/.test(s)) return Number(s);
-      return s.split(',').map((x) => x.trim()).filter(Boolean);
+      return s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
     }
     return v;
   },
@@ -141,63 +148,186 @@ function key<P extends string, S extends z.ZodTypeAny>(
 export const CONFIG_KEYS = {
   // Server
   GATEHOUSE_DATA_DIR: key('dataDir', 'server', z.string().min(1), 'Data directory: config.json, SQLite file, pictures, mail outbox.', { default: './data' }),
-  GATEHOUSE_ENV_FILE: key('envFile', 'server', z.string().refine((v) => path.isAbsolute(v), 'expected an absolute path').optional(), 'Environment file (KEY=value lines, as systemd reads them) applied over config.json by every command; install.sh records the service\'s here. The `--environment-file` flag sets it too (not `--env-file`: Node 20 takes that one for itself).'),
+  GATEHOUSE_ENV_FILE: key(
+    'envFile',
+    'server',
+    z
+      .string()
+      .refine((v) => path.isAbsolute(v), 'expected an absolute path')
+      .optional(),
+    "Environment file (KEY=value lines, as systemd reads them) applied over config.json by every command; install.sh records the service's here. The `--environment-file` flag sets it too (not `--env-file`: Node 20 takes that one for itself).",
+  ),
   PORT: key('port', 'server', int(0, 65535), 'TCP port to listen on.', { default: 8787 }),
   HOST: key('host', 'server', z.string().min(1), 'Address to bind.', { default: '127.0.0.1' }),
-  PUBLIC_URL: key('publicUrl', 'server', url(['http', 'https']).optional(), 'Public base URL (links in mail, picture URLs, Secure cookies when https). Default http://HOST:PORT.'),
-  TRUST_PROXY: key('trustProxy', 'server', trustProxy, 'Reverse proxies to trust for client IPs: false, a hop count, or a comma list of addresses/CIDRs.', { default: false }),
+  PUBLIC_URL: key(
+    'publicUrl',
+    'server',
+    url(['http', 'https']).optional(),
+    'Public base URL (links in mail, picture URLs, Secure cookies when https). Default http://HOST:PORT.',
+  ),
+  TRUST_PROXY: key('trustProxy', 'server', trustProxy, 'Reverse proxies to trust for client IPs: false, a hop count, or a comma list of addresses/CIDRs.', {
+    default: false,
+  }),
   CORS_ORIGINS: key('corsOrigins', 'server', list, 'Comma list of browser origins allowed to call the API with credentials.', { default: [] }),
   BODY_LIMIT: key('bodyLimit', 'server', z.string().regex(SIZE_PATTERN, 'expected a size such as 100kb'), 'Maximum JSON body size.', { default: '100kb' }),
   LOG_LEVEL: key('logLevel', 'server', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level.', { default: 'info' }),
   JOBS_ENABLED: key('jobsEnabled', 'server', bool, 'Run scheduled jobs (session expiry, token cleanup).', { default: true }),
-  METRICS_TOKEN: key('metricsToken', 'server', z.string().min(16, 'must be at least 16 characters').optional(), 'Lets clients other than loopback scrape /metrics with Authorization: Bearer <token>.', { secret: true }),
+  METRICS_TOKEN: key(
+    'metricsToken',
+    'server',
+    z.string().min(16, 'must be at least 16 characters').optional(),
+    'Lets clients other than loopback scrape /metrics with Authorization: Bearer <token>.',
+    { secret: true },
+  ),
   METRICS_PORT: key('metricsPort', 'server', int(1, 65535).optional(), 'Serve /metrics on this port of its own (on HOST) instead of the API port.'),
-  SESSION_EXPIRY_BATCH: key('sessionExpiryBatch', 'server', int(100, 100_000), 'Expired sessions deleted per statement by the session-expiry job (each batch is its own short transaction).', { default: 5000 }),
-  SESSION_EXPIRY_MAX_PER_RUN: key('sessionExpiryMaxPerRun', 'server', int(1000, 1_000_000_000), 'Most expired sessions one run of the session-expiry job deletes; the rest wait for the next run.', { default: 10_000_000 }),
-  ADMIN_EXACT_COUNT_LIMIT: key('adminExactCountLimit', 'server', int(0, 10_000_000), 'Admin user lists count matches exactly up to this many; beyond it the total is the planner\'s estimate (meta.total_exact false).', { default: 10_000 }),
+  SESSION_EXPIRY_BATCH: key(
+    'sessionExpiryBatch',
+    'server',
+    int(100, 100_000),
+    'Expired sessions deleted per statement by the session-expiry job (each batch is its own short transaction).',
+    { default: 5000 },
+  ),
+  SESSION_EXPIRY_MAX_PER_RUN: key(
+    'sessionExpiryMaxPerRun',
+    'server',
+    int(1000, 1_000_000_000),
+    'Most expired sessions one run of the session-expiry job deletes; the rest wait for the next run.',
+    { default: 10_000_000 },
+  ),
+  ADMIN_EXACT_COUNT_LIMIT: key(
+    'adminExactCountLimit',
+    'server',
+    int(0, 10_000_000),
+    "Admin user lists count matches exactly up to this many; beyond it the total is the planner's estimate (meta.total_exact false).",
+    { default: 10_000 },
+  ),
 
   // Storage
   DATABASE_URL: key('databaseUrl', 'storage', url(['postgres', 'postgresql', 'sqlite']).optional(), 'PostgreSQL URL. Absent: an SQLite file in the data dir.'),
   REDIS_URL: key('redisUrl', 'storage', url(['redis', 'rediss']).optional(), 'Redis URL for shared cache, rate limits and pub/sub. Absent: in-process.'),
-  REDIS_PREFIX: key('redisPrefix', 'storage', z.string().max(64), 'Prefix for every Redis key and channel (lets instances share one Redis).', { default: 'gatehouse:' }),
-  REDIS_COMMAND_TIMEOUT_MS: key('redisCommandTimeoutMs', 'storage', int(50, 30_000), 'Longest wait for one Redis command; past it (or with Redis down) Gatehouse falls back to the database and in-process limits.', { default: 500 }),
+  REDIS_PREFIX: key('redisPrefix', 'storage', z.string().max(64), 'Prefix for every Redis key and channel (lets instances share one Redis).', {
+    default: 'gatehouse:',
+  }),
+  REDIS_COMMAND_TIMEOUT_MS: key(
+    'redisCommandTimeoutMs',
+    'storage',
+    int(50, 30_000),
+    'Longest wait for one Redis command; past it (or with Redis down) Gatehouse falls back to the database and in-process limits.',
+    { default: 500 },
+  ),
 
   // Secrets
-  BRIDGE_VALIDATION_SECRET: key('bridgeSecret', 'security', strongSecret.optional(), 'Shared secret backends send as X-Bridge-Secret (at least 32 characters, generated).', { secret: true }),
-  COOKIE_SECRET: key('cookieSecret', 'security', z.string().min(16, 'must be at least 16 characters').optional(), 'Secret for signed cookies (social login state).', { secret: true }),
+  BRIDGE_VALIDATION_SECRET: key(
+    'bridgeSecret',
+    'security',
+    strongSecret.optional(),
+    'Shared secret backends send as X-Bridge-Secret (at least 32 characters, generated).',
+    { secret: true },
+  ),
+  COOKIE_SECRET: key(
+    'cookieSecret',
+    'security',
+    z.string().min(16, 'must be at least 16 characters').optional(),
+    'Secret for signed cookies (social login state).',
+    { secret: true },
+  ),
   BCRYPT_ROUNDS: key('bcryptRounds', 'security', int(4, 15), 'bcrypt cost for password hashes.', { default: 12 }),
 
   // Sessions and accounts
   SESSION_TTL: key('sessionTtl', 'auth', duration(3600, 30 * 86400), 'Session lifetime (1h to 30d).', { default: '7d' }),
   PENDING_SESSION_TTL: key('pendingSessionTtl', 'auth', duration(60, 3600), 'Lifetime of a session waiting for two-factor.', { default: '5m' }),
-  TRUSTED_DEVICE_TTL: key('trustedDeviceTtl', 'auth', duration(3600, 365 * 86400), 'How long a device trusted at a two-factor step skips the second step for its user.', { default: '30d' }),
+  TRUSTED_DEVICE_TTL: key(
+    'trustedDeviceTtl',
+    'auth',
+    duration(3600, 365 * 86400),
+    'How long a device trusted at a two-factor step skips the second step for its user.',
+    { default: '30d' },
+  ),
   SESSION_COOKIE_SAMESITE: key('cookieSameSite', 'auth', z.enum(['lax', 'strict', 'none']), 'SameSite attribute of the session_id cookie.', { default: 'lax' }),
-  REQUIRE_EMAIL_VERIFICATION: key('requireEmailVerification', 'auth', bool, 'Refuse login (403 EMAIL_NOT_VERIFIED) until the email is verified; send verification mail on registration.', { default: false }),
+  REQUIRE_EMAIL_VERIFICATION: key(
+    'requireEmailVerification',
+    'auth',
+    bool,
+    'Refuse login (403 EMAIL_NOT_VERIFIED) until the email is verified; send verification mail on registration.',
+    { default: false },
+  ),
   REGISTRATION_ENABLED: key('registrationEnabled', 'auth', bool, 'Allow public registration.', { default: true }),
-  REGISTRATION_REQUIRES_BRIDGE_SECRET: key('registrationRequiresBridgeSecret', 'auth', bool, 'Require X-Bridge-Secret on POST /auth/register/public.', { default: false }),
-  TOKEN_LOGIN_REQUIRES_BRIDGE_SECRET: key('tokenLoginRequiresBridgeSecret', 'auth', bool, 'Require X-Bridge-Secret on token login and validate.', { default: false }),
+  REGISTRATION_REQUIRES_BRIDGE_SECRET: key('registrationRequiresBridgeSecret', 'auth', bool, 'Require X-Bridge-Secret on POST /auth/register/public.', {
+    default: false,
+  }),
+  TOKEN_LOGIN_REQUIRES_BRIDGE_SECRET: key('tokenLoginRequiresBridgeSecret', 'auth', bool, 'Require X-Bridge-Secret on token login and validate.', {
+    default: false,
+  }),
   PICTURE_MAX_BYTES: key('pictureMaxBytes', 'auth', int(1024, 50 * 1024 * 1024), 'Largest accepted profile picture, in bytes.', { default: 5 * 1024 * 1024 }),
   RESET_TOKEN_TTL: key('resetTokenTtl', 'auth', duration(300, 7 * 86400), 'Password reset token lifetime.', { default: '1h' }),
   VERIFY_TOKEN_TTL: key('verifyTokenTtl', 'auth', duration(600, 30 * 86400), 'Email verification token lifetime.', { default: '2d' }),
   LOGIN_TOKEN_TTL: key('loginTokenTtl', 'auth', duration(60, 3600), 'Passwordless login token lifetime.', { default: '15m' }),
   APP_URL: key('appUrl', 'auth', url(['http', 'https']).optional(), 'Front-end base URL used in links (reset page, login link). Default PUBLIC_URL.'),
   RESET_URL_ALLOWLIST: key('resetUrlAllowlist', 'auth', list, 'Origins a client-supplied resetUrl / redirect_url may point to (comma list).', { default: [] }),
-  VERIFY_REDIRECT_URL: key('verifyRedirectUrl', 'auth', url(['http', 'https']).optional(), 'Where GET /auth/token/verify redirects after verifying; absent: JSON answer.'),
+  VERIFY_REDIRECT_URL: key(
+    'verifyRedirectUrl',
+    'auth',
+    url(['http', 'https']).optional(),
+    'Where GET /auth/token/verify redirects after verifying; absent: JSON answer.',
+  ),
 
   // Social login (BETA)
   SOCIAL_LOGIN: key('socialLogin', 'social', bool, 'Social login switch: off, its routes answer 503 SOCIAL_LOGIN_DISABLED.', { default: false }),
-  SOCIAL_AUTH: key('socialAuth', 'social', socialAuthSchema, 'JSON keyed by provider (google, github, facebook, apple, discord, microsoft): client_id or client_ids, client_secret, scopes, store_tokens, tenant (Microsoft), team_id / key_id / private_key_file (Apple), endpoints {authorization, token, userinfo, emails, jwks, issuer, token_check}.', { default: '{}', secret: true }),
-  FRONTEND_URL: key('frontendUrl', 'social', url(['http', 'https']).optional(), 'Front-end the social callback redirects to (FRONTEND_URL/login?social_login=…). Default APP_URL, then PUBLIC_URL.'),
-  SOCIAL_REDIRECT_ALLOWLIST: key('socialRedirectAllowlist', 'social', list, 'Origins a return_to of GET /auth/social/{provider}/login may point to (comma list).', { default: [] }),
-  SOCIAL_PROVIDER_TIMEOUT_MS: key('socialProviderTimeoutMs', 'social', int(100, 60_000), 'Longest wait for one call to an identity provider; past it the sign-in answers 503 SOCIAL_PROVIDER_UNAVAILABLE.', { default: 8000 }),
-  SOCIAL_CALLBACK_MODE: key('socialCallbackMode', 'social', z.enum(['cookie', 'params']), 'How the callback hands the session to the front-end: HttpOnly cookie, or session_id in the redirect (legacy).', { default: 'cookie' }),
+  SOCIAL_AUTH: key(
+    'socialAuth',
+    'social',
+    socialAuthSchema,
+    'JSON keyed by provider (google, github, facebook, apple, discord, microsoft): client_id or client_ids, client_secret, scopes, store_tokens, tenant (Microsoft), team_id / key_id / private_key_file (Apple), endpoints {authorization, token, userinfo, emails, jwks, issuer, token_check}.',
+    { default: '{}', secret: true },
+  ),
+  FRONTEND_URL: key(
+    'frontendUrl',
+    'social',
+    url(['http', 'https']).optional(),
+    'Front-end the social callback redirects to (FRONTEND_URL/login?social_login=…). Default APP_URL, then PUBLIC_URL.',
+  ),
+  SOCIAL_REDIRECT_ALLOWLIST: key(
+    'socialRedirectAllowlist',
+    'social',
+    list,
+    'Origins a return_to of GET /auth/social/{provider}/login may point to (comma list).',
+    { default: [] },
+  ),
+  SOCIAL_PROVIDER_TIMEOUT_MS: key(
+    'socialProviderTimeoutMs',
+    'social',
+    int(100, 60_000),
+    'Longest wait for one call to an identity provider; past it the sign-in answers 503 SOCIAL_PROVIDER_UNAVAILABLE.',
+    { default: 8000 },
+  ),
+  SOCIAL_CALLBACK_MODE: key(
+    'socialCallbackMode',
+    'social',
+    z.enum(['cookie', 'params']),
+    'How the callback hands the session to the front-end: HttpOnly cookie, or session_id in the redirect (legacy).',
+    { default: 'cookie' },
+  ),
 
   // Mail and SMS
-  SMTP_URL: key('smtpUrl', 'mail', url(['smtp', 'smtps']).optional(), 'SMTP server (smtp://user:pass@host:587). Absent: messages go to the outbox dir in the data dir.', { secret: true }),
+  SMTP_URL: key(
+    'smtpUrl',
+    'mail',
+    url(['smtp', 'smtps']).optional(),
+    'SMTP server (smtp://user:pass@host:587). Absent: messages go to the outbox dir in the data dir.',
+    { secret: true },
+  ),
   MAIL_FROM: key('mailFrom', 'mail', z.string().min(3), 'Sender address.', { default: 'Gatehouse <no-reply@localhost>' }),
   PRODUCT_NAME: key('productName', 'mail', z.string().min(1).max(80), 'Product name shown in messages.', { default: 'Gatehouse' }),
-  BRAND_COLOR: key('brandColor', 'mail', z.string().regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour such as #2f6fed'), 'Accent colour of messages.', { default: '#2f6fed' }),
-  SMS_PROVIDER: key('smsProvider', 'mail', z.enum(['outbox', 'twilio']), 'SMS provider: outbox (files in the data dir) or twilio (Twilio-compatible REST API).', { default: 'outbox' }),
+  BRAND_COLOR: key('brandColor', 'mail', z.string().regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour such as #2f6fed'), 'Accent colour of messages.', {
+    default: '#2f6fed',
+  }),
+  SMS_PROVIDER: key(
+    'smsProvider',
+    'mail',
+    z.enum(['outbox', 'twilio']),
+    'SMS provider: outbox (files in the data dir) or twilio (Twilio-compatible REST API).',
+    { default: 'outbox' },
+  ),
   SMS_API_URL: key('smsApiUrl', 'mail', url(['http', 'https']), 'Base URL of the Twilio-compatible API.', { default: 'https://api.twilio.com' }),
   SMS_ACCOUNT_SID: key('smsAccountSid', 'mail', z.string().optional(), 'SMS account id.'),
   SMS_AUTH_TOKEN: key('smsAuthToken', 'mail', z.string().optional(), 'SMS auth token.', { secret: true }),
@@ -206,18 +336,45 @@ export const CONFIG_KEYS = {
   // Rate limits ("attempts/window")
   RATE_LIMIT_DEFAULT: key('rateLimitDefault', 'limits', rateLimit, 'Default limit of routes without a class.', { default: '300/5m' }),
   RATE_LIMIT_LOGIN: key('rateLimitLogin', 'limits', rateLimit, 'Login.', { default: '5/15m' }),
-  RATE_LIMIT_LOGIN_ACCOUNT: key('rateLimitLoginAccount', 'limits', rateLimit.optional(), 'Login attempts on one account from all sources together. Default: 10 x the Login attempts over the Login window.'),
+  RATE_LIMIT_LOGIN_ACCOUNT: key(
+    'rateLimitLoginAccount',
+    'limits',
+    rateLimit.optional(),
+    'Login attempts on one account from all sources together. Default: 10 x the Login attempts over the Login window.',
+  ),
   RATE_LIMIT_REGISTRATION: key('rateLimitRegistration', 'limits', rateLimit, 'Registration.', { default: '3/1h' }),
-  RATE_LIMIT_TOKEN_LOGIN: key('rateLimitTokenLogin', 'limits', rateLimit, 'Token login (also resend-verification, password-reset request).', { default: '10/10m' }),
+  RATE_LIMIT_TOKEN_LOGIN: key('rateLimitTokenLogin', 'limits', rateLimit, 'Token login (also resend-verification, password-reset request).', {
+    default: '10/10m',
+  }),
   RATE_LIMIT_TOKEN_VALIDATE: key('rateLimitTokenValidate', 'limits', rateLimit, 'Token validation.', { default: '20/5m' }),
   RATE_LIMIT_SOCIAL_LOGIN: key('rateLimitSocialLogin', 'limits', rateLimit, 'Social login.', { default: '10/15m' }),
   RATE_LIMIT_SOCIAL_API: key('rateLimitSocialApi', 'limits', rateLimit, 'Social API.', { default: '20/10m' }),
   RATE_LIMIT_CACHE_INVALIDATION: key('rateLimitCacheInvalidation', 'limits', rateLimit, 'Cache invalidation.', { default: '10/5m' }),
   RATE_LIMIT_ADMIN: key('rateLimitAdmin', 'limits', rateLimit, 'Admin actions.', { default: '50/10m' }),
-  RATE_LIMIT_BRIDGE: key('rateLimitBridge', 'limits', rateLimit, 'Validation reads (bridge validate, validation, current user) sent with the right X-Bridge-Secret, counted per secret.', { default: '100000/5m' }),
-  RATE_LIMIT_BRIDGE_INVALID: key('rateLimitBridgeInvalid', 'limits', rateLimit, 'Validation reads sent with a wrong X-Bridge-Secret, counted per address (guessing).', { default: '10/15m' }),
-  RATE_LIMIT_TWO_FACTOR: key('rateLimitTwoFactor', 'limits', rateLimit, 'Two-factor code sends and checks (start, verify), counted per session (per address without one).', { default: '10/5m' }),
-  RATE_LIMIT_SESSION: key('rateLimitSession', 'limits', rateLimit, 'Validation and current-user reads with a valid session, counted per session.', { default: '600/5m' }),
+  RATE_LIMIT_BRIDGE: key(
+    'rateLimitBridge',
+    'limits',
+    rateLimit,
+    'Validation reads (bridge validate, validation, current user) sent with the right X-Bridge-Secret, counted per secret.',
+    { default: '100000/5m' },
+  ),
+  RATE_LIMIT_BRIDGE_INVALID: key(
+    'rateLimitBridgeInvalid',
+    'limits',
+    rateLimit,
+    'Validation reads sent with a wrong X-Bridge-Secret, counted per address (guessing).',
+    { default: '10/15m' },
+  ),
+  RATE_LIMIT_TWO_FACTOR: key(
+    'rateLimitTwoFactor',
+    'limits',
+    rateLimit,
+    'Two-factor code sends and checks (start, verify), counted per session (per address without one).',
+    { default: '10/5m' },
+  ),
+  RATE_LIMIT_SESSION: key('rateLimitSession', 'limits', rateLimit, 'Validation and current-user reads with a valid session, counted per session.', {
+    default: '600/5m',
+  }),
   RATE_LIMITS_ENABLED: key('rateLimitsEnabled', 'limits', bool, 'Enforce rate limits (switch off only for benchmarks).', { default: true }),
 
   // Modules

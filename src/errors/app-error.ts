@@ -15,10 +15,8 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (message: string, details?: unknown, code: Code = Codes.VALIDATION_ERROR) =>
-  new AppError(400, code, message, details);
-export const unauthorized = (message = 'Authentication required', code: Code = Codes.UNAUTHORIZED) =>
-  new AppError(401, code, message);
+export const badRequest = (message: string, details?: unknown, code: Code = Codes.VALIDATION_ERROR) => new AppError(400, code, message, details);
+export const unauthorized = (message = 'Authentication required', code: Code = Codes.UNAUTHORIZED) => new AppError(401, code, message);
 export const forbidden = (message = 'Insufficient permissions', code: Code = Codes.FORBIDDEN) => new AppError(403, code, message);
 export const notFound = (message = 'Not found', code: Code = Codes.NOT_FOUND) => new AppError(404, code, message);
 export const conflict = (message: string, code: Code = Codes.CONFLICT) => new AppError(409, code, message);

@@ -28,14 +28,7 @@ export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
  * - bridge+session: both
  * - { roles }: a full session whose user_type is one of these
  */
-export type AuthMode =
-  | 'public'
-  | 'session'
-  | 'session-or-pending'
-  | 'optional-session'
-  | 'bridge'
-  | 'bridge+session'
-  | { roles: readonly UserType[] };
+export type AuthMode = 'public' | 'session' | 'session-or-pending' | 'optional-session' | 'bridge' | 'bridge+session' | { roles: readonly UserType[] };
 
 /** A request with a session: `user`, `session` and `token` are there, no assertion needed. */
 export interface SignedIn extends AuthState {
@@ -102,7 +95,6 @@ const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 /** Far beyond any real payload; deeper input would overflow the recursive validators and serialisers. */
 export const MAX_BODY_DEPTH = 64;
 const JSON_TYPES = ['application/json', 'application/*+json'];
-
 
 /** Refuses a request without the valid bridge secret: 503 while none is configured, else 401. */
 export function requireBridge(sent: boolean, app: AppContext): void {

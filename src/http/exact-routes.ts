@@ -61,8 +61,7 @@ export function createCoreRouter(routes: { method: string; path: string; handler
     chain(req, res, next);
   };
 
-  const rest: RequestHandler = (req, res, next) =>
-    (req as Request & { [DISPATCHED]?: boolean })[DISPATCHED] ? next() : router(req, res, next);
+  const rest: RequestHandler = (req, res, next) => ((req as Request & { [DISPATCHED]?: boolean })[DISPATCHED] ? next() : router(req, res, next));
 
   return [exact, rest];
 }

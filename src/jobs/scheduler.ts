@@ -46,11 +46,15 @@ export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
     if (stopped) return;
     for (const t of groups.get(group)?.tasks ?? []) void t.stop();
     const tasks = list.map((job) =>
-      cron.schedule(job.schedule, (ctx) => {
-        // A seconds schedule is claimed by its planned tick, the same on every instance.
-        const tick = (hasSeconds(job) ? ctx?.date : undefined) ?? ctx?.triggeredAt ?? new Date();
-        void runNow(job, tick);
-      }, { name: job.name, noOverlap: true }),
+      cron.schedule(
+        job.schedule,
+        (ctx) => {
+          // A seconds schedule is claimed by its planned tick, the same on every instance.
+          const tick = (hasSeconds(job) ? ctx?.date : undefined) ?? ctx?.triggeredAt ?? new Date();
+          void runNow(job, tick);
+        },
+        { name: job.name, noOverlap: true },
+      ),
     );
     groups.set(group, { tasks, names: list.map((j) => j.name) });
   }

@@ -25,15 +25,27 @@ export function createFallbackRateLimiter(shared: RateLimiter, health: RedisHeal
     consume(bucket, key, rule) {
       // A bad rule is a programming error, not an outage: let it throw.
       assertRule(rule);
-      return health.run('rate limit', () => shared.consume(bucket, key, rule), () => local.consume(bucket, key, fallbackRule(rule)));
+      return health.run(
+        'rate limit',
+        () => shared.consume(bucket, key, rule),
+        () => local.consume(bucket, key, fallbackRule(rule)),
+      );
     },
     async reset(bucket, key) {
       await local.reset(bucket, key);
-      await health.run('rate limit reset', () => shared.reset(bucket, key), () => undefined);
+      await health.run(
+        'rate limit reset',
+        () => shared.reset(bucket, key),
+        () => undefined,
+      );
     },
     async refund(bucket, key) {
       await local.refund(bucket, key);
-      await health.run('rate limit refund', () => shared.refund(bucket, key), () => undefined);
+      await health.run(
+        'rate limit refund',
+        () => shared.refund(bucket, key),
+        () => undefined,
+      );
     },
     close: () => local.close(),
   };

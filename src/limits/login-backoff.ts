@@ -56,10 +56,30 @@ export function createLoginBackoff(
 function withFallback(shared: LoginBackoff, local: LoginBackoff, health: RedisHealth): LoginBackoff {
   const what = 'login backoff';
   return {
-    reserve: (a) => health.run(what, () => shared.reserve(a), () => local.reserve(a)),
-    recordFailure: (a) => health.run(what, () => shared.recordFailure(a), () => local.recordFailure(a)),
-    recordSuccess: (a) => health.run(what, () => shared.recordSuccess(a), () => local.recordSuccess(a)),
-    release: (a) => health.run(what, () => shared.release(a), () => local.release(a)),
+    reserve: (a) =>
+      health.run(
+        what,
+        () => shared.reserve(a),
+        () => local.reserve(a),
+      ),
+    recordFailure: (a) =>
+      health.run(
+        what,
+        () => shared.recordFailure(a),
+        () => local.recordFailure(a),
+      ),
+    recordSuccess: (a) =>
+      health.run(
+        what,
+        () => shared.recordSuccess(a),
+        () => local.recordSuccess(a),
+      ),
+    release: (a) =>
+      health.run(
+        what,
+        () => shared.release(a),
+        () => local.release(a),
+      ),
   };
 }
 function toSettings(opts: LoginBackoffOptions): BackoffSettings {

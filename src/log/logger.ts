@@ -2,9 +2,23 @@ import { pino, type Logger } from 'pino';
 
 /** Paths scrubbed from every log line: secrets never reach the logs in clear. */
 export const REDACT_PATHS = [
-  'password', '*.password', '*.new_password', '*.current_password', '*.token', 'token',
-  'req.headers["x-session-id"]', 'req.headers["x-bridge-secret"]', 'req.headers.cookie', 'req.headers.authorization',
-  'res.headers["set-cookie"]', 'sessionId', 'session_id', '*.sessionId', '*.session_id', 'code', '*.code_value',
+  'password',
+  '*.password',
+  '*.new_password',
+  '*.current_password',
+  '*.token',
+  'token',
+  'req.headers["x-session-id"]',
+  'req.headers["x-bridge-secret"]',
+  'req.headers.cookie',
+  'req.headers.authorization',
+  'res.headers["set-cookie"]',
+  'sessionId',
+  'session_id',
+  '*.sessionId',
+  '*.session_id',
+  'code',
+  '*.code_value',
 ];
 
 export type { Logger };

@@ -65,9 +65,7 @@ function describeSmtp(smtpUrl: string): string {
 function smtpMailer(smtpUrl: string, compose: (m: MailMessage) => Composed, log: Logger): Mailer {
   const target = describeSmtp(smtpUrl);
   // The transport class directly: createTransport() drops every other option when given a URL.
-  const transporter: Transporter<SMTPTransport.SentMessageInfo> = nodemailer.createTransport(
-    new SMTPTransport({ url: smtpUrl, ...SMTP_TIMEOUTS }),
-  );
+  const transporter: Transporter<SMTPTransport.SentMessageInfo> = nodemailer.createTransport(new SMTPTransport({ url: smtpUrl, ...SMTP_TIMEOUTS }));
   return {
     async send(msg) {
       const mail = compose(msg);
@@ -77,7 +75,10 @@ function smtpMailer(smtpUrl: string, compose: (m: MailMessage) => Composed, log:
         return { messageId: info.messageId, transport: 'smtp' };
       } catch (err) {
         const e = err as Error & { code?: string; responseCode?: number };
-        log.warn({ transport: 'smtp', template: msg.template, to: maskEmail(msg.to), smtp: target, errCode: e.code, responseCode: e.responseCode, reason: e.message }, 'mail delivery failed');
+        log.warn(
+          { transport: 'smtp', template: msg.template, to: maskEmail(msg.to), smtp: target, errCode: e.code, responseCode: e.responseCode, reason: e.message },
+          'mail delivery failed',
+        );
         throw new AppError(503, MAIL_DELIVERY_FAILED, 'Email could not be sent; try again later');
       }
     },

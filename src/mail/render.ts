@@ -87,7 +87,10 @@ function loadStrings(lang: string, root = emailTemplatesDir()): LangStrings | nu
 
 /** "es-MX" → "es"; anything that is not a plain language code (e.g. "../x") → null. */
 function primaryLanguage(lang: string | null | undefined): string | null {
-  const primary = String(lang ?? '').trim().toLowerCase().split(/[-_]/)[0];
+  const primary = String(lang ?? '')
+    .trim()
+    .toLowerCase()
+    .split(/[-_]/)[0];
   return /^[a-z]{2,3}$/.test(primary) ? primary : null;
 }
 

@@ -83,7 +83,10 @@ export function joinClusterMetrics(metrics: Metrics, proc: NodeJS.Process = proc
     if (m?.type === COLLECT && m.id !== undefined) {
       const id = m.id;
       // The primary reads the database gauges once for all (they are aggregated with max).
-      void metrics.json({ gauges: false }).then((json) => proc.send?.({ type: PART, id, metrics: json }), () => proc.send?.({ type: PART, id, metrics: [] }));
+      void metrics.json({ gauges: false }).then(
+        (json) => proc.send?.({ type: PART, id, metrics: json }),
+        () => proc.send?.({ type: PART, id, metrics: [] }),
+      );
     } else if (m?.type === ANSWER && m.id !== undefined) {
       pending.get(m.id)?.(m.text ?? null);
     }

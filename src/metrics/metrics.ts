@@ -63,7 +63,12 @@ export function createMetrics(): Metrics {
     labelNames: ['cache', 'result'],
     registers: [registry],
   });
-  const jobs = new Counter({ name: 'gatehouse_job_runs_total', help: 'Background job runs by job and result', labelNames: ['job', 'result'], registers: [registry] });
+  const jobs = new Counter({
+    name: 'gatehouse_job_runs_total',
+    help: 'Background job runs by job and result',
+    labelNames: ['job', 'result'],
+    registers: [registry],
+  });
   const hashes = new Histogram({
     name: 'gatehouse_bcrypt_duration_seconds',
     help: 'Time to hash or verify one password (bcrypt)',
@@ -71,7 +76,12 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
   // Read from the shared database by every process: aggregated with max, not summed over workers.
-  const activeSessions = new Gauge({ name: 'gatehouse_active_sessions', help: 'Sessions that are active and not expired', aggregator: 'max', registers: [registry] });
+  const activeSessions = new Gauge({
+    name: 'gatehouse_active_sessions',
+    help: 'Sessions that are active and not expired',
+    aggregator: 'max',
+    registers: [registry],
+  });
   const users = new Gauge({ name: 'gatehouse_users', help: 'User accounts (not deleted)', aggregator: 'max', registers: [registry] });
 
   const scrapeHooks: (() => Promise<void>)[] = [];
@@ -110,4 +120,3 @@ export function createMetrics(): Metrics {
 export async function refresh(hooks: (() => Promise<void>)[]): Promise<void> {
   await Promise.all(hooks.map((h) => h().catch(() => undefined)));
 }
-

@@ -139,7 +139,22 @@ export interface ModuleManifest {
   beforeUninstall?: ModuleUninstallGuard;
 }
 
-type Optional = 'tables' | 'exporters' | 'erasers' | 'rateLimits' | 'errorCodes' | 'doctorChecks' | 'profileRefusals' | 'hooks' | 'jobs' | 'emails' | 'commands' | 'migrations' | 'routes' | 'requires' | 'config';
+type Optional =
+  | 'tables'
+  | 'exporters'
+  | 'erasers'
+  | 'rateLimits'
+  | 'errorCodes'
+  | 'doctorChecks'
+  | 'profileRefusals'
+  | 'hooks'
+  | 'jobs'
+  | 'emails'
+  | 'commands'
+  | 'migrations'
+  | 'routes'
+  | 'requires'
+  | 'config';
 
 /** What a module declares; empty contributions may be left out. */
 export type ModuleInput = Omit<ModuleManifest, 'userFields' | Optional> & {
@@ -196,7 +211,13 @@ const manifestSchema = z.strictObject({
       run: fn('run'),
     }),
   ),
-  emails: z.array(z.strictObject({ name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'must be a lower-case file name'), description: z.string(), requires: z.array(z.string()).optional() })),
+  emails: z.array(
+    z.strictObject({
+      name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'must be a lower-case file name'),
+      description: z.string(),
+      requires: z.array(z.string()).optional(),
+    }),
+  ),
   userFields: z.array(
     z.strictObject({
       name: z.string().regex(SQL_NAME_RE, 'must be a lower_snake column name'),
@@ -232,12 +253,22 @@ const manifestSchema = z.strictObject({
     )
     .optional(),
   errorCodes: z
-    .array(z.strictObject({ code: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{1,63}$/), status: z.union([400, 401, 403, 404, 429, 500, 503].map((n) => z.literal(n)) as [z.ZodLiteral<400>, ...z.ZodLiteral<number>[]]), description: z.string().min(1) }))
+    .array(
+      z.strictObject({
+        code: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{1,63}$/),
+        status: z.union([400, 401, 403, 404, 429, 500, 503].map((n) => z.literal(n)) as [z.ZodLiteral<400>, ...z.ZodLiteral<number>[]]),
+        description: z.string().min(1),
+      }),
+    )
     .optional(),
   doctorChecks: z.array(z.strictObject({ name: named, run: fn('run') })).optional(),
   emailDir: z.string().min(1).optional(),
   profileRefusals: z
-    .array(z.strictObject({ names: z.array(z.string()).optional(), prefix: z.string().min(1).optional(), message: z.string().min(1).max(300) }).refine((r) => r.names?.length || r.prefix, 'needs names or prefix'))
+    .array(
+      z
+        .strictObject({ names: z.array(z.string()).optional(), prefix: z.string().min(1).optional(), message: z.string().min(1).max(300) })
+        .refine((r) => r.names?.length || r.prefix, 'needs names or prefix'),
+    )
     .optional(),
   beforeUninstall: fn('beforeUninstall').optional(),
 });
@@ -266,7 +297,10 @@ export function defineModule(input: ModuleInput): ModuleManifest {
   const id = typeof input?.id === 'string' ? input.id : '?';
   const parsed = manifestSchema.safeParse({ ...EMPTY, ...input });
   if (!parsed.success) {
-    throw new ModuleManifestError(id, parsed.error.issues.map((i) => `${i.path.join('.') || '(manifest)'}: ${i.message}`));
+    throw new ModuleManifestError(
+      id,
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(manifest)'}: ${i.message}`),
+    );
   }
   const m = parsed.data;
   const problems: string[] = [];

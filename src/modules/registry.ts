@@ -25,7 +25,10 @@ export interface CheckedRegistry {
 
 /** Express matches paths case-insensitively and ignores a trailing slash; parameters match anything. */
 export const routeKey = (method: string, path: string) =>
-  `${method.toUpperCase()} ${path.toLowerCase().replace(/\/+$/, '').replace(/:[^/]+/g, ':')}`;
+  `${method.toUpperCase()} ${path
+    .toLowerCase()
+    .replace(/\/+$/, '')
+    .replace(/:[^/]+/g, ':')}`;
 
 /**
  * Orders the registry by dependencies and finds what cannot coexist: routes (same method and path as
@@ -34,8 +37,7 @@ export const routeKey = (method: string, path: string) =>
  */
 export function checkRegistry(manifests: readonly ModuleManifest[], core: CoreSurface): CheckedRegistry {
   const problems = new Map<string, Problem[]>();
-  const add = (id: string, message: string, code: string = Codes.MODULE_CONFLICT) =>
-    problems.set(id, [...(problems.get(id) ?? []), { code, message }]);
+  const add = (id: string, message: string, code: string = Codes.MODULE_CONFLICT) => problems.set(id, [...(problems.get(id) ?? []), { code, message }]);
   const dep = Codes.MODULE_DEPENDENCY_ERROR;
   const byId = new Map<string, ModuleManifest>();
   for (const m of manifests) {

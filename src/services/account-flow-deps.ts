@@ -33,8 +33,7 @@ export interface AccountFlowDeps {
 export const INVALID_TOKEN = 'INVALID_TOKEN';
 
 /** One answer for every bad token (unknown, used, expired, voided): nothing tells them apart. */
-export const invalidToken = (extra?: Record<string, unknown>) =>
-  new AppError(400, INVALID_TOKEN, 'Invalid or expired token', undefined, extra);
+export const invalidToken = (extra?: Record<string, unknown>) => new AppError(400, INVALID_TOKEN, 'Invalid or expired token', undefined, extra);
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 

@@ -64,7 +64,6 @@ export function createAuthService(deps: AuthServiceDeps) {
   const { users, sessions, passwords, hooks, backoff, config } = deps;
 
   return {
-
     /**
      * Email or user name + password. Unknown users, wrong passwords, and deleted or disabled accounts
      * all get the same 401 after the same bcrypt work; "not verified" is told only once the password
@@ -103,10 +102,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     async registerPublic(input: Omit<CreateUserInput, 'user_type' | 'is_verified'>, client: ClientInfo = {}): Promise<RegisterResult> {
       if (!config.registrationEnabled) throw forbidden('Registration is disabled', Codes.REGISTRATION_DISABLED);
       assertPasswordPolicy(input.password);
-      const user = await deps.userService.create(
-        { ...input, user_type: 'customer', is_verified: false },
-        { actor: null, verified: false },
-      );
+      const user = await deps.userService.create({ ...input, user_type: 'customer', is_verified: false }, { actor: null, verified: false });
       // The session first: once the account exists, nothing after it may turn the answer into an error.
       const session = config.requireEmailVerification ? null : await sessions.create(user.id, client);
       await runAfterHooks(hooks, deps.logger, 'auth.registered', { user });

@@ -12,7 +12,11 @@ export interface BridgeContext {
 }
 
 /** "::ffff:10.0.0.1" and "10.0.0.1" are the same client. */
-export const normalizeIp = (ip: string) => ip.trim().toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+export const normalizeIp = (ip: string) =>
+  ip
+    .trim()
+    .toLowerCase()
+    .replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
 
 const mismatch = (what: string) => new AppError(401, Codes.INVALID_SESSION, `${what} mismatch`, undefined, { valid: false });
 

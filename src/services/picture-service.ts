@@ -80,8 +80,7 @@ function webpInfo(b: Buffer): ImageInfo | null {
   return null;
 }
 
-export const unsupportedImage = (message = 'Unsupported image: send a JPEG, PNG or WebP file') =>
-  new AppError(400, Codes.UNSUPPORTED_IMAGE, message);
+export const unsupportedImage = (message = 'Unsupported image: send a JPEG, PNG or WebP file') => new AppError(400, Codes.UNSUPPORTED_IMAGE, message);
 
 /** Recognises the image or throws 400 UNSUPPORTED_IMAGE. */
 export function assertAcceptableImage(bytes: Buffer): ImageInfo {

@@ -19,9 +19,7 @@ export interface ProfileInputContext {
 const notAllowed = (field: string, message: string) => new AppError(400, Codes.FIELD_NOT_ALLOWED, message, [{ field, message }]);
 const fill = (message: string, field: string) => message.replaceAll('{field}', field);
 
-type Claim =
-  | { kind: 'refused'; message: string }
-  | { kind: 'field'; module: string; def: UserFieldDef };
+type Claim = { kind: 'refused'; message: string } | { kind: 'field'; module: string; def: UserFieldDef };
 
 /** What a module says about a key a profile body carries: its own column, a refusal, or nothing. */
 function claimOf(key: string, registry: ProfileInputContext['registry']): Claim | null {

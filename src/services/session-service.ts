@@ -93,21 +93,24 @@ export function createSessionService(deps: SessionServiceDeps) {
       const now = clock();
       const status = input.status ?? 'active';
       const ttl = status === 'pending_2fa' ? deps.pendingTtlSec : deps.ttlSec;
-      const session = await deps.sessions.create({
-        id: randomUUID(),
-        token_hash: sha256(token),
-        session_prefix: token.slice(0, PREFIX_LENGTH),
-        user_id: userId,
-        status,
-        ip_address: input.ip?.slice(0, 64) ?? null,
-        user_agent: input.userAgent?.slice(0, 512) ?? null,
-        user_device: describeDevice(input.userAgent),
-        device_id: input.deviceId?.slice(0, 128) ?? null,
-        two_factor_verified: false,
-        created_at: now,
-        last_used_at: now,
-        expires_at: new Date(now.getTime() + ttl * 1000),
-      }, opts);
+      const session = await deps.sessions.create(
+        {
+          id: randomUUID(),
+          token_hash: sha256(token),
+          session_prefix: token.slice(0, PREFIX_LENGTH),
+          user_id: userId,
+          status,
+          ip_address: input.ip?.slice(0, 64) ?? null,
+          user_agent: input.userAgent?.slice(0, 512) ?? null,
+          user_device: describeDevice(input.userAgent),
+          device_id: input.deviceId?.slice(0, 128) ?? null,
+          two_factor_verified: false,
+          created_at: now,
+          last_used_at: now,
+          expires_at: new Date(now.getTime() + ttl * 1000),
+        },
+        opts,
+      );
       return { token, session };
     },
 
@@ -203,8 +206,10 @@ export function createSessionService(deps: SessionServiceDeps) {
      */
     async revokeAllForUser(userId: string, exceptSessionId?: string, opts: TxOption = {}): Promise<number> {
       const hashes = await deps.sessions.deleteWhere({ user_id: userId, exceptId: exceptSessionId }, opts);
-      await afterCommit(opts.tx, () => forgetSessions(hashes, { revoked: true }), (err) =>
-        deps.logger.warn({ err: (err as Error).message }, 'could not evict revoked sessions from caches'),
+      await afterCommit(
+        opts.tx,
+        () => forgetSessions(hashes, { revoked: true }),
+        (err) => deps.logger.warn({ err: (err as Error).message }, 'could not evict revoked sessions from caches'),
       );
       return hashes.length;
     },

@@ -27,7 +27,13 @@ const SMS_TEXT: Record<string, (p: string, code: string, m: number) => string> =
   es: (p, code, m) => `Código de ${p}: ${code}. Caduca en ${m} minutos. No lo compartas.`,
 };
 const smsText = (lang: string | null, product: string, code: string, m: number) =>
-  (SMS_TEXT[String(lang ?? '').slice(0, 2).toLowerCase()] ?? SMS_TEXT.en)(product, code, m);
+  (
+    SMS_TEXT[
+      String(lang ?? '')
+        .slice(0, 2)
+        .toLowerCase()
+    ] ?? SMS_TEXT.en
+  )(product, code, m);
 
 export interface TokenLoginRequest {
   identifier: string;
@@ -57,11 +63,15 @@ function resolveChannel(identifier: string, type?: TokenLoginType): { channel: '
   const channel = type === 'email' || (!type && identifier.includes('@')) ? 'email' : 'sms';
   if (channel === 'email') {
     const address = normalizeEmail(identifier);
-    if (!/^[^\s@]+@[^\s@]+$/.test(address)) throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
+    if (!/^[^\s@]+@[^\s@]+$/.test(address))
+      throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
     return { channel, address };
   }
   const phone = normalizePhone(identifier);
-  if (!phone) throw badRequest('identifier: must be a phone number in E.164 form, e.g. +15551234567', [{ field: 'identifier', message: 'must be an E.164 phone number' }]);
+  if (!phone)
+    throw badRequest('identifier: must be a phone number in E.164 form, e.g. +15551234567', [
+      { field: 'identifier', message: 'must be an E.164 phone number' },
+    ]);
   return { channel, address: phone };
 }
 
@@ -84,7 +94,15 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
       if (!isActiveUser(user) || !allowed) return { message, token_id: tokenId };
       const base = chooseLinkBase(input.redirectUrl, `${config.publicBaseUrl}${TOKEN_VALIDATE_PATH}`, config);
       deps.deferred.later('sign-in message', async () => {
-        const t = await tokens.issue({ id: tokenId, kind: 'login', userId: user.id, identifier: address, channel, ttlSec: config.loginTokenTtl, withCode: true });
+        const t = await tokens.issue({
+          id: tokenId,
+          kind: 'login',
+          userId: user.id,
+          identifier: address,
+          channel,
+          ttlSec: config.loginTokenTtl,
+          withCode: true,
+        });
         const expiresMinutes = minutes(config.loginTokenTtl);
         if (channel === 'email') {
           await notify.email({
@@ -101,7 +119,10 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
     },
 
     /** Exchanges a link token, or a code with its token_id or address, for a new active session. */
-    async validate(proof: TokenLoginProof, client: { ip?: string | null; userAgent?: string | null; trustedDevice?: string | null }): Promise<TokenLoginResult> {
+    async validate(
+      proof: TokenLoginProof,
+      client: { ip?: string | null; userAgent?: string | null; trustedDevice?: string | null },
+    ): Promise<TokenLoginResult> {
       const rec = await consumeProof(proof);
       if (!rec?.user_id) throw invalidToken();
       const user = await users.findById(rec.user_id);

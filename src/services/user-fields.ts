@@ -19,22 +19,13 @@ export const text = (max: number) =>
     .refine((v) => !CONTROL.test(v), 'must not contain control characters');
 
 /** Like `text`, but '' and null clear the field (→ null). */
-export const clearable = <T extends z.ZodType<string | null>>(inner: T) =>
-  z.union([z.null(), z.literal('').transform(() => null), inner]);
+export const clearable = <T extends z.ZodType<string | null>>(inner: T) => z.union([z.null(), z.literal('').transform(() => null), inner]);
 
 export const EMAIL_MAX = 254;
-export const emailField = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .max(EMAIL_MAX, `must be at most ${EMAIL_MAX} characters`)
-  .pipe(z.email('Invalid email format'));
+export const emailField = z.string().trim().toLowerCase().max(EMAIL_MAX, `must be at most ${EMAIL_MAX} characters`).pipe(z.email('Invalid email format'));
 
 export const USER_NAME_RE = /^[A-Za-z0-9._-]{3,50}$/;
-export const userNameField = z
-  .string()
-  .trim()
-  .regex(USER_NAME_RE, 'must be 3 to 50 characters: letters, digits, dot, underscore or hyphen');
+export const userNameField = z.string().trim().regex(USER_NAME_RE, 'must be 3 to 50 characters: letters, digits, dot, underscore or hyphen');
 
 export const phoneField = text(32).refine(
   (v) => /^\+?[0-9 ().-]+$/.test(v) && (v.match(/[0-9]/g)?.length ?? 0) >= 3,
@@ -54,7 +45,10 @@ export function isValidDob(v: string, today = new Date()): boolean {
   const todayUtc = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate());
   return y >= 1900 && t <= todayUtc;
 }
-export const dobField = z.string().trim().refine((v) => isValidDob(v), 'must be a real date YYYY-MM-DD between 1900 and today');
+export const dobField = z
+  .string()
+  .trim()
+  .refine((v) => isValidDob(v), 'must be a real date YYYY-MM-DD between 1900 and today');
 
 /** The canonical IANA name of a zone ("america/new_york" → "America/New_York"), or null. */
 export function canonicalTimeZone(v: string): string | null {

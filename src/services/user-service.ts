@@ -141,10 +141,14 @@ export function createUserService(deps: UserServiceDeps): UserService {
     deps.logger?.error({ event, reason: (err as Error)?.message ?? String(err) }, 'work after a committed user change failed');
   /** After the commit: caches first (so a hook reading the user sees the change), then the hooks. */
   function changed(user: UserRecord, tx: Transaction | null | undefined): Promise<void> {
-    return afterCommit(tx, async () => {
-      await sessions.invalidateUser(user.id);
-      await runAfterHooks(hooks, deps.logger, 'user.updated', { user });
-    }, tx ? report('user.updated') : undefined);
+    return afterCommit(
+      tx,
+      async () => {
+        await sessions.invalidateUser(user.id);
+        await runAfterHooks(hooks, deps.logger, 'user.updated', { user });
+      },
+      tx ? report('user.updated') : undefined,
+    );
   }
 
   const service: UserService = {
@@ -161,24 +165,27 @@ export function createUserService(deps: UserServiceDeps): UserService {
       await assertUserNameFree(input.user_name);
       const now = clock();
       try {
-        return await users.create({
-          id: randomUUID(),
-          email: input.email,
-          name: input.name ?? null,
-          last_name: input.last_name ?? null,
-          user_name: input.user_name ?? null,
-          user_type: userType,
-          phone: input.phone ?? null,
-          title: input.title ?? null,
-          lang: input.lang ?? null,
-          is_verified: input.is_verified ?? opts.verified ?? false,
-          password_hash: input.password ? await deps.passwords.hash(input.password) : null,
-          password_changed_at: input.password ? now : null,
-          picture: opts.picture ?? null,
-          metadata: {},
-          created_at: now,
-          updated_at: now,
-        }, { tx: opts.tx });
+        return await users.create(
+          {
+            id: randomUUID(),
+            email: input.email,
+            name: input.name ?? null,
+            last_name: input.last_name ?? null,
+            user_name: input.user_name ?? null,
+            user_type: userType,
+            phone: input.phone ?? null,
+            title: input.title ?? null,
+            lang: input.lang ?? null,
+            is_verified: input.is_verified ?? opts.verified ?? false,
+            password_hash: input.password ? await deps.passwords.hash(input.password) : null,
+            password_changed_at: input.password ? now : null,
+            picture: opts.picture ?? null,
+            metadata: {},
+            created_at: now,
+            updated_at: now,
+          },
+          { tx: opts.tx },
+        );
       } catch (err) {
         throw uniqueViolation(err) ?? err;
       }

@@ -3,8 +3,26 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 
 /** The spec's User fields, in order. Nothing else from a users row goes on the wire. */
 export const PUBLIC_USER_FIELDS = [
-  'id', 'email', 'name', 'last_name', 'user_name', 'user_type', 'picture', 'phone', 'is_verified', 'two_factor',
-  'lang', 'metadata', 'tmz', 'dob', 'display_name', 'gender', 'title', 'first_time', 'created_at', 'updated_at',
+  'id',
+  'email',
+  'name',
+  'last_name',
+  'user_name',
+  'user_type',
+  'picture',
+  'phone',
+  'is_verified',
+  'two_factor',
+  'lang',
+  'metadata',
+  'tmz',
+  'dob',
+  'display_name',
+  'gender',
+  'title',
+  'first_time',
+  'created_at',
+  'updated_at',
 ] as const;
 
 export type PublicUser = Record<string, unknown> & { id: string; email: string; user_type: string };
@@ -12,7 +30,7 @@ export type PublicUser = Record<string, unknown> & { id: string; email: string; 
 /** Never readable, whatever a module declares. */
 const isWriteOnly = (name: string) => name.startsWith('acquisition_') || name === 'team_size_range';
 
-const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : typeof v === 'string' && v ? new Date(v).toISOString() : v ?? null);
+const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : typeof v === 'string' && v ? new Date(v).toISOString() : (v ?? null));
 const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
 
 /**
@@ -47,7 +65,7 @@ function buildPublicUser(u: UserRecord, moduleFields: UserFieldDef[]): PublicUse
   for (const f of moduleFields) {
     if (f.writeOnly || isWriteOnly(f.name)) continue;
     const v = u[f.name];
-    out[f.name] = f.type === 'boolean' ? (v === null || v === undefined ? null : bool(v)) : f.type === 'date' ? iso(v) : v ?? null;
+    out[f.name] = f.type === 'boolean' ? (v === null || v === undefined ? null : bool(v)) : f.type === 'date' ? iso(v) : (v ?? null);
   }
   return out as PublicUser;
 }

@@ -61,7 +61,12 @@ export function createAccountRepository(sequelize: Sequelize) {
     },
     /** `lock`: rows locked for update until the transaction ends (PostgreSQL). */
     async listForUser(userId: string, transaction?: Transaction, lock = false) {
-      const rows = await Account.findAll({ where: { user_id: userId }, order: [['linked_at', 'ASC']], ...t(transaction), ...(lock && transaction ? { lock: transaction.LOCK.UPDATE } : {}) });
+      const rows = await Account.findAll({
+        where: { user_id: userId },
+        order: [['linked_at', 'ASC']],
+        ...t(transaction),
+        ...(lock && transaction ? { lock: transaction.LOCK.UPDATE } : {}),
+      });
       return rows.map((r) => plain(r)!);
     },
     async create(values: NewLinkedAccount, now: Date, transaction?: Transaction) {
@@ -82,7 +87,11 @@ export function createAccountRepository(sequelize: Sequelize) {
     /** The provider's latest view of the profile (and tokens, when kept). */
     async refresh(id: string, values: Partial<NewLinkedAccount>, now: Date, transaction?: Transaction) {
       const patch: Record<string, unknown> = { ...values, last_updated: now };
-      for (const [k, n] of [['provider_email', 254], ['provider_name', 255], ['provider_picture', 2000]] as const) {
+      for (const [k, n] of [
+        ['provider_email', 254],
+        ['provider_name', 255],
+        ['provider_picture', 2000],
+      ] as const) {
         if (typeof patch[k] === 'string') patch[k] = clip(patch[k] as string, n);
       }
       await Account.update(patch, { where: { id }, ...t(transaction) });

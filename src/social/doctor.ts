@@ -11,7 +11,8 @@ export function socialProblems(config: Config): { problems: string[]; warnings: 
   const warnings: string[] = [];
   const configured = PROVIDER_IDS.filter((id) => config.socialAuth[id]);
   if (config.socialLogin && !configured.length) problems.push('SOCIAL_LOGIN is on but SOCIAL_AUTH configures no provider');
-  if (configured.length && !config.cookieSecret && !config.bridgeSecret) problems.push('COOKIE_SECRET is needed to keep sign-in state and provider tokens sealed');
+  if (configured.length && !config.cookieSecret && !config.bridgeSecret)
+    problems.push('COOKIE_SECRET is needed to keep sign-in state and provider tokens sealed');
   for (const id of configured) {
     const s = config.socialAuth[id]!;
     const def = PROVIDERS[id];

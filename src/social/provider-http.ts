@@ -78,7 +78,6 @@ export async function exchangeCode(
   }
 }
 
-const invalidCode = (provider: string) =>
-  socialError(400, SocialCodes.INVALID_CODE, `The ${provider} authorization code was refused; start the sign-in again`);
+const invalidCode = (provider: string) => socialError(400, SocialCodes.INVALID_CODE, `The ${provider} authorization code was refused; start the sign-in again`);
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });

@@ -25,7 +25,13 @@ const frontendLogin = (app: AppContext) => `${(app.config.frontendUrl ?? app.con
  */
 function setFlowCookie(res: Response, app: AppContext, binding: string, formPost: boolean): void {
   const secure = isHttps(app);
-  res.cookie(FLOW_COOKIE, binding, { httpOnly: true, secure, sameSite: formPost && secure ? 'none' : 'lax', path: FLOW_COOKIE_PATH, maxAge: FLOW_TTL_SEC * 1000 });
+  res.cookie(FLOW_COOKIE, binding, {
+    httpOnly: true,
+    secure,
+    sameSite: formPost && secure ? 'none' : 'lax',
+    path: FLOW_COOKIE_PATH,
+    maxAge: FLOW_TTL_SEC * 1000,
+  });
 }
 
 const text = (max: number) => z.string().max(max).optional();
@@ -167,7 +173,13 @@ export const socialLoginApi = defineRoute({
   path: '/auth/social/:provider/login-api',
   auth: 'public',
   rateLimit: 'social-api',
-  body: z.object({ idToken: tokenField, id_token: tokenField, accessToken: tokenField, access_token: tokenField, nonce: z.string().min(1).max(512).optional() }),
+  body: z.object({
+    idToken: tokenField,
+    id_token: tokenField,
+    accessToken: tokenField,
+    access_token: tokenField,
+    nonce: z.string().min(1).max(512).optional(),
+  }),
   async handler({ app, req, res, body, params }) {
     const outcome = await app.services.social.loginApi(
       params.provider,

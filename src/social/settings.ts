@@ -30,7 +30,10 @@ const providerSchema = z
     /** Keep the provider's access and refresh tokens (encrypted) on the linked account. */
     store_tokens: z.boolean().optional(),
     /** Microsoft: the directory (tenant) id, `common`, `organizations` or `consumers`. */
-    tenant: z.string().regex(/^[A-Za-z0-9.-]{1,100}$/).optional(),
+    tenant: z
+      .string()
+      .regex(/^[A-Za-z0-9.-]{1,100}$/)
+      .optional(),
     /** Apple: the ES256 client secret is signed with this key. */
     team_id: z.string().min(1).optional(),
     key_id: z.string().min(1).optional(),
@@ -44,7 +47,9 @@ const providerSchema = z
 export type ProviderSettings = z.infer<typeof providerSchema>;
 export type SocialAuthSettings = Partial<Record<ProviderId, ProviderSettings>>;
 
-const settingsObject = z.object(Object.fromEntries(PROVIDER_IDS.map((id) => [id, providerSchema.optional()])) as Record<ProviderId, z.ZodOptional<typeof providerSchema>>).strict();
+const settingsObject = z
+  .object(Object.fromEntries(PROVIDER_IDS.map((id) => [id, providerSchema.optional()])) as Record<ProviderId, z.ZodOptional<typeof providerSchema>>)
+  .strict();
 
 /** SOCIAL_AUTH: a JSON object keyed by provider id (validated strictly, so a typo fails at start). */
 export const socialAuthSchema = z.union([z.string(), z.record(z.string(), z.unknown())]).transform((raw, ctx): SocialAuthSettings => {

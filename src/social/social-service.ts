@@ -34,8 +34,7 @@ export interface SocialServiceDeps {
 
 /** A finished social sign-in: a session (full or pending two-factor), or, for an explicit link, the account. */
 export type SocialOutcome =
-  | { kind: 'signed-in'; provider: ProviderId; login: LoginResult; isNewUser: boolean }
-  | { kind: 'linked'; provider: ProviderId; account: LinkedAccountRecord };
+  { kind: 'signed-in'; provider: ProviderId; login: LoginResult; isNewUser: boolean } | { kind: 'linked'; provider: ProviderId; account: LinkedAccountRecord };
 
 interface KeptTokens {
   access: string | null;
@@ -167,12 +166,17 @@ export function createSocialService(deps: SocialServiceDeps) {
       if (!usable(await deps.users.findById(linkUserId))) throw accountDisabled();
       if (known && known.user_id !== linkUserId) throw socialError(400, SocialCodes.ALREADY_LINKED, 'This provider account is linked to another user');
       const mine = await accounts.findForUser(linkUserId, id, t);
-      if (mine && mine.provider_user_id !== profile.id) throw socialError(400, SocialCodes.ALREADY_LINKED, `Another ${PROVIDERS[id].name} account is linked already; unlink it first`);
+      if (mine && mine.provider_user_id !== profile.id)
+        throw socialError(400, SocialCodes.ALREADY_LINKED, `Another ${PROVIDERS[id].name} account is linked already; unlink it first`);
       if (known) {
         await accounts.refresh(known.id, fresh, now, t);
         return { kind: 'linked' as const, account: { ...known, ...fresh } };
       }
-      const account = await accounts.create({ user_id: linkUserId, provider: id, provider_user_id: profile.id, ...nullTokens, ...fresh, metadata: null }, now, t);
+      const account = await accounts.create(
+        { user_id: linkUserId, provider: id, provider_user_id: profile.id, ...nullTokens, ...fresh, metadata: null },
+        now,
+        t,
+      );
       return { kind: 'linked' as const, account };
     }
     if (known) {
@@ -201,7 +205,14 @@ export function createSocialService(deps: SocialServiceDeps) {
       throw socialError(403, SocialCodes.EMAIL_NOT_VERIFIED, `${PROVIDERS[id].name} has not verified this email address`);
     }
     const user = await deps.userService.create(
-      { email, name: profile.name?.slice(0, 100) ?? null, last_name: profile.lastName?.slice(0, 100) ?? null, user_type: 'customer', is_verified: profile.emailVerified, password: null },
+      {
+        email,
+        name: profile.name?.slice(0, 100) ?? null,
+        last_name: profile.lastName?.slice(0, 100) ?? null,
+        user_type: 'customer',
+        is_verified: profile.emailVerified,
+        password: null,
+      },
       { actor: null, tx: t, picture: profile.picture && /^https?:\/\//i.test(profile.picture) ? profile.picture.slice(0, 2000) : null },
     );
     await accounts.create({ user_id: user.id, provider: id, provider_user_id: profile.id, ...nullTokens, ...fresh, metadata: null }, now, t);
@@ -209,7 +220,13 @@ export function createSocialService(deps: SocialServiceDeps) {
   }
 
   /** Resolves in a transaction, once more after a unique-index race (two first sign-ins at once). */
-  async function finish(id: ProviderId, profile: ProviderProfile, tokens: KeptTokens | null, linkUserId: string | null, client: ClientInfo): Promise<SocialOutcome> {
+  async function finish(
+    id: ProviderId,
+    profile: ProviderProfile,
+    tokens: KeptTokens | null,
+    linkUserId: string | null,
+    client: ClientInfo,
+  ): Promise<SocialOutcome> {
     let r;
     try {
       r = await deps.sequelize.transaction((t) => resolve(id, profile, tokens, linkUserId, t));

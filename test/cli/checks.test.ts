@@ -34,10 +34,20 @@ describe('doctor checks as data', () => {
   });
 
   it('when a check throws, then it is a failure with the message; a check that needs it is skipped', async () => {
-    const boom: Check = { id: 'a', title: 'A', category: 't', run: async () => { throw new Error('bad\nthing'); } };
+    const boom: Check = {
+      id: 'a',
+      title: 'A',
+      category: 't',
+      run: async () => {
+        throw new Error('bad\nthing');
+      },
+    };
     const after: Check = { id: 'b', title: 'B', category: 't', needs: ['a'], run: async () => ({ status: 'ok', message: 'ran' }) };
     const out = await runChecks([boom, after], ctxFor());
-    expect(out.map((o) => [o.id, o.status, o.message])).toEqual([['a', 'fail', 'bad; thing'], ['b', 'skip', 'not checked: a failed']]);
+    expect(out.map((o) => [o.id, o.status, o.message])).toEqual([
+      ['a', 'fail', 'bad; thing'],
+      ['b', 'skip', 'not checked: a failed'],
+    ]);
   });
 
   it('when the configuration did not load, then only checks marked withoutConfig run', async () => {
@@ -74,7 +84,11 @@ describe('individual checks', () => {
   it('when config.json is group- or world-readable, then the mode check warns or fails', async () => {
     const file = path.join(dir, 'config.json');
     expect((await configFileModeCheck.run(ctxFor())).status).toBe('warn');
-    for (const [m, status] of [[0o600, 'ok'], [0o640, 'warn'], [0o604, 'fail']] as const) {
+    for (const [m, status] of [
+      [0o600, 'ok'],
+      [0o640, 'warn'],
+      [0o604, 'fail'],
+    ] as const) {
       writeFileSync(file, '{}', { mode: m });
       const { chmodSync } = await import('node:fs');
       chmodSync(file, m);

@@ -25,7 +25,8 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-const existing = (names: string[]) => admin(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname = ANY($1)', [names])).rows.map((r) => r.datname as string));
+const existing = (names: string[]) =>
+  admin(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname = ANY($1)', [names])).rows.map((r) => r.datname as string));
 
 afterAll(async () => {
   // What stood for another job's data is this test's own: drop it now.

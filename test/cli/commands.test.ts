@@ -51,7 +51,21 @@ describe('commands on an initialised data dir', () => {
   });
 
   it('when user create --json is given no password, then it prints the id and a generated password once', async () => {
-    const r = await runCli(['user', 'create', '--json', '--data-dir', dir, '--email', 'Writer@Example.com', '--type', 'writer', '--name', 'Wri', '--last-name', 'Ter']);
+    const r = await runCli([
+      'user',
+      'create',
+      '--json',
+      '--data-dir',
+      dir,
+      '--email',
+      'Writer@Example.com',
+      '--type',
+      'writer',
+      '--name',
+      'Wri',
+      '--last-name',
+      'Ter',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const out = json(r);
     expect(out).toMatchObject({ success: true, email: 'writer@example.com', user_type: 'writer' });
@@ -70,7 +84,9 @@ describe('commands on an initialised data dir', () => {
   });
 
   it('when the input breaks the API rules, then it exits 1 with the same message the API gives', async () => {
-    const weak = await runCli(['user', 'create', '--data-dir', dir, '--email', 'weak@example.com', '--type', 'admin', '--password-stdin'], { input: 'password\n' });
+    const weak = await runCli(['user', 'create', '--data-dir', dir, '--email', 'weak@example.com', '--type', 'admin', '--password-stdin'], {
+      input: 'password\n',
+    });
     expect(weak.code).toBe(1);
     expect(weak.stderr).toContain('error: Password is too common');
     const bad = await runCli(['user', 'create', '--json', '--data-dir', dir, '--email', 'not-an-email', '--type', 'admin']);
@@ -90,7 +106,8 @@ describe('commands on an initialised data dir', () => {
     for (const id of ['node-version', 'config', 'config-file-mode', 'secrets', 'data-dir', 'database', 'migrations', 'redis']) {
       expect(byId[id], id).toBe('ok');
     }
-    for (const c of out.checks) expect(c).toEqual(expect.objectContaining({ title: expect.any(String), category: expect.any(String), message: expect.any(String) }));
+    for (const c of out.checks)
+      expect(c).toEqual(expect.objectContaining({ title: expect.any(String), category: expect.any(String), message: expect.any(String) }));
   });
 
   it('when DATABASE_URL points nowhere, then doctor fails the database check, skips what depends on it and exits 1', async () => {

@@ -93,9 +93,12 @@ describe('gatehouse init with a superadmin', () => {
   it('when --admin-email and --admin-password-stdin are given, then that superadmin exists with that password, verified', async () => {
     const dir = tempDir();
     const password = 'correct horse battery staple';
-    const r = await runCli(['init', '--no-prompt', '--data-dir', dir, '--admin-email', 'Root@Example.com', '--admin-name', 'Root', '--admin-password-stdin', '--json'], {
-      input: `${password}\n`,
-    });
+    const r = await runCli(
+      ['init', '--no-prompt', '--data-dir', dir, '--admin-email', 'Root@Example.com', '--admin-name', 'Root', '--admin-password-stdin', '--json'],
+      {
+        input: `${password}\n`,
+      },
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = json(r);
     expect(out.superadmin).toMatchObject({ status: 'created', email: 'root@example.com' });
@@ -110,7 +113,9 @@ describe('gatehouse init with a superadmin', () => {
     expect(dup.stderr.trim()).toBe('error: Email already registered');
 
     // A re-run with the same flags leaves the account alone.
-    const again = await runCli(['init', '--no-prompt', '--data-dir', dir, '--admin-email', 'root@example.com', '--admin-password-stdin'], { input: 'another password 123\n' });
+    const again = await runCli(['init', '--no-prompt', '--data-dir', dir, '--admin-email', 'root@example.com', '--admin-password-stdin'], {
+      input: 'another password 123\n',
+    });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('superadmin: root@example.com already exists (password unchanged)');
     expect((await inspect(dir, 'root@example.com', password)).passwordOk).toBe(true);

@@ -19,15 +19,10 @@ interface Run {
 
 function install(args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
-      'bash',
-      [INSTALL, ...args],
-      { cwd: os.tmpdir(), maxBuffer: 64 * 1024 * 1024, timeout: INSTALL_TIMEOUT - 20_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
+    execFile('bash', [INSTALL, ...args], { cwd: os.tmpdir(), maxBuffer: 64 * 1024 * 1024, timeout: INSTALL_TIMEOUT - 20_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -62,10 +57,31 @@ describe('install.sh usage', () => {
     const run = await install(['--help']);
     expect(run.code).toBe(0);
     for (const flag of [
-      '--prefix', '--data-dir', '--source', '--env-file', '--user', '--port', '--host', '--public-url',
-      '--database-url', '--redis-url', '--smtp-url', '--mail-from', '--admin-email', '--admin-password-file',
-      '--with-postgres', '--with-redis', '--with-nginx', '--domain', '--nginx-dir', '--systemd-dir',
-      '--no-systemd', '--no-system-user', '--skip-build', '--skip-init', '--help',
+      '--prefix',
+      '--data-dir',
+      '--source',
+      '--env-file',
+      '--user',
+      '--port',
+      '--host',
+      '--public-url',
+      '--database-url',
+      '--redis-url',
+      '--smtp-url',
+      '--mail-from',
+      '--admin-email',
+      '--admin-password-file',
+      '--with-postgres',
+      '--with-redis',
+      '--with-nginx',
+      '--domain',
+      '--nginx-dir',
+      '--systemd-dir',
+      '--no-systemd',
+      '--no-system-user',
+      '--skip-build',
+      '--skip-init',
+      '--help',
     ]) {
       expect(run.stdout).toContain(flag);
     }
@@ -87,7 +103,10 @@ describe('install.sh usage', () => {
     [['--data-dir', '/'], 'refusing'],
     [['--no-systemd', '--user', 'someone'], 'no effect with --no-systemd'],
     [['--skip-init', '--database-url', 'postgres://db.example/gatehouse'], '--database-url configure Gatehouse through gatehouse init'],
-    [['--skip-init', '--with-postgres', '--admin-email', 'a@example.test', '--admin-password-file', '/etc/hostname'], '--admin-email --with-postgres configure'],
+    [
+      ['--skip-init', '--with-postgres', '--admin-email', 'a@example.test', '--admin-password-file', '/etc/hostname'],
+      '--admin-email --with-postgres configure',
+    ],
     [['--no-system-user', '--user', 'no-such-user-here', '--systemd-dir', '/tmp/units'], 'which does not exist'],
   ])('when given %j, then it exits 2 before doing anything', async (args, message) => {
     const run = await install(args);
@@ -111,9 +130,23 @@ describe('install.sh --skip-init into temp dirs', () => {
     footprintBefore = hostFootprint();
     run = await install([
       // --no-system-user: the unit names an existing user (this one), not one nobody created.
-      '--prefix', prefix, '--data-dir', data, '--skip-init', '--no-system-user', '--user', os.userInfo().username,
-      '--systemd-dir', path.join(dir, 'systemd'),
-      '--with-nginx', '--domain', 'example.test', '--nginx-dir', path.join(dir, 'nginx'), '--port', '18787',
+      '--prefix',
+      prefix,
+      '--data-dir',
+      data,
+      '--skip-init',
+      '--no-system-user',
+      '--user',
+      os.userInfo().username,
+      '--systemd-dir',
+      path.join(dir, 'systemd'),
+      '--with-nginx',
+      '--domain',
+      'example.test',
+      '--nginx-dir',
+      path.join(dir, 'nginx'),
+      '--port',
+      '18787',
     ]);
   }, INSTALL_TIMEOUT);
 
@@ -162,8 +195,17 @@ describe('install.sh --skip-init into temp dirs', () => {
     expect(unit).toMatch(/^Environment=NODE_ENV=production$/m);
     expect(unit).not.toContain('EnvironmentFile=');
     expect(unit).toContain(`ReadWritePaths=${data}`);
-    const hardening = ['NoNewPrivileges=true', 'ProtectSystem=strict', 'Restart=on-failure', 'ProtectHome=yes', 'SystemCallFilter=@system-service',
-      'SystemCallArchitectures=native', 'ProtectProc=invisible', 'ProcSubset=pid', 'RemoveIPC=yes'];
+    const hardening = [
+      'NoNewPrivileges=true',
+      'ProtectSystem=strict',
+      'Restart=on-failure',
+      'ProtectHome=yes',
+      'SystemCallFilter=@system-service',
+      'SystemCallArchitectures=native',
+      'ProtectProc=invisible',
+      'ProcSubset=pid',
+      'RemoveIPC=yes',
+    ];
     for (const line of hardening) expect(unit).toMatch(new RegExp(`^${escapeRe(line)}$`, 'm'));
     // The data dir is under /tmp here: a private /tmp would hide it from the service.
     expect(unit).toMatch(/^PrivateTmp=false$/m);
@@ -175,20 +217,36 @@ describe('install.sh --skip-init into temp dirs', () => {
     expect(hostFootprint()).toEqual(footprintBefore);
   });
 
-  it('when re-run after the site was edited, then it keeps the edit, writes .new and does not repeat TRUST_PROXY', async () => {
-    const site = path.join(dir, 'nginx', 'gatehouse.conf');
-    const edited = readFileSync(site, 'utf8') + '# listen 443 ssl; # managed by Certbot\n';
-    writeFileSync(site, edited);
-    const again = await install([
-      '--prefix', prefix, '--data-dir', data, '--skip-init', '--skip-build', '--no-systemd',
-      '--with-nginx', '--domain', 'example.test', '--nginx-dir', path.join(dir, 'nginx'), '--port', '18787',
-    ]);
-    expect(again.code, again.stderr).toBe(0);
-    expect(readFileSync(site, 'utf8')).toBe(edited);
-    expect(readFileSync(`${site}.new`, 'utf8')).toContain('proxy_pass http://127.0.0.1:18787;');
-    const env = readFileSync(path.join(prefix, 'etc', 'gatehouse.env'), 'utf8');
-    expect(env.match(/^TRUST_PROXY=/gm)).toHaveLength(1);
-  }, INSTALL_TIMEOUT);
+  it(
+    'when re-run after the site was edited, then it keeps the edit, writes .new and does not repeat TRUST_PROXY',
+    async () => {
+      const site = path.join(dir, 'nginx', 'gatehouse.conf');
+      const edited = readFileSync(site, 'utf8') + '# listen 443 ssl; # managed by Certbot\n';
+      writeFileSync(site, edited);
+      const again = await install([
+        '--prefix',
+        prefix,
+        '--data-dir',
+        data,
+        '--skip-init',
+        '--skip-build',
+        '--no-systemd',
+        '--with-nginx',
+        '--domain',
+        'example.test',
+        '--nginx-dir',
+        path.join(dir, 'nginx'),
+        '--port',
+        '18787',
+      ]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(readFileSync(site, 'utf8')).toBe(edited);
+      expect(readFileSync(`${site}.new`, 'utf8')).toContain('proxy_pass http://127.0.0.1:18787;');
+      const env = readFileSync(path.join(prefix, 'etc', 'gatehouse.env'), 'utf8');
+      expect(env.match(/^TRUST_PROXY=/gm)).toHaveLength(1);
+    },
+    INSTALL_TIMEOUT,
+  );
 });
 
 describe('install.sh with gatehouse init', () => {
@@ -220,20 +278,24 @@ describe('install.sh with gatehouse init', () => {
     expect(first.stdout).toContain(`doctor --data-dir ${data}   (reads ${path.join(prefix, 'etc', 'gatehouse.env')} too, as the service does)`);
   });
 
-  it('when run a second time, then it exits 0 and config.json keeps its secrets', async () => {
-    const file = path.join(data, 'config.json');
-    const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    const secretKeys = Object.entries(CONFIG_KEYS)
-      .filter(([, def]) => 'secret' in def && def.secret)
-      .map(([name]) => name)
-      .filter((name) => before[name] !== undefined);
-    expect(secretKeys.length).toBeGreaterThan(0);
+  it(
+    'when run a second time, then it exits 0 and config.json keeps its secrets',
+    async () => {
+      const file = path.join(data, 'config.json');
+      const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      const secretKeys = Object.entries(CONFIG_KEYS)
+        .filter(([, def]) => 'secret' in def && def.secret)
+        .map(([name]) => name)
+        .filter((name) => before[name] !== undefined);
+      expect(secretKeys.length).toBeGreaterThan(0);
 
-    const second = await install(args);
-    expect(second.code, second.stderr).toBe(0);
-    const after = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    for (const name of secretKeys) expect(after[name]).toBe(before[name]);
-    expect(after).toEqual(before);
-    expect(statSync(file).mode & 0o777).toBe(0o600);
-  }, INSTALL_TIMEOUT);
+      const second = await install(args);
+      expect(second.code, second.stderr).toBe(0);
+      const after = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      for (const name of secretKeys) expect(after[name]).toBe(before[name]);
+      expect(after).toEqual(before);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+    },
+    INSTALL_TIMEOUT,
+  );
 });

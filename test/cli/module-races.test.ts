@@ -23,9 +23,12 @@ describe('gatehouse module commands against a serving instance (SQLite)', () => 
   async function start(): Promise<void> {
     const s = startCli(['serve', '--port', '0', '--data-dir', dir], { env: { BCRYPT_ROUNDS: '4', RATE_LIMITS_ENABLED: 'false' } });
     url = (await s.waitFor(LISTENING))[1];
-    const created = await runCli(['user', 'create', '--type', 'customer', '--email', `race.${Date.now()}@example.test`, '--password-stdin', '--json', '--data-dir', dir], {
-      input: 'Correct-Horse-42\n',
-    });
+    const created = await runCli(
+      ['user', 'create', '--type', 'customer', '--email', `race.${Date.now()}@example.test`, '--password-stdin', '--json', '--data-dir', dir],
+      {
+        input: 'Correct-Horse-42\n',
+      },
+    );
     expect(created.code, created.stderr).toBe(0);
     const login = await fetch(`${url}/auth/login`, {
       method: 'POST',

@@ -68,7 +68,10 @@ describe('gatehouse module', () => {
     expect(json(install).modules[0]).toMatchObject({ module_id: 'ext-business', status: 'installed', installed_version: '1.0.0' });
     expect(install.stderr).toMatch(/✔ Installing ext-business \(1 migration applied\)/);
 
-    const took = await eventually(async () => (await call(url, 'PUT', '/auth/user/me', { session, body: { is_business: true, biz_name: 'Acme' } })).status === 200, 6000);
+    const took = await eventually(
+      async () => (await call(url, 'PUT', '/auth/user/me', { session, body: { is_business: true, biz_name: 'Acme' } })).status === 200,
+      6000,
+    );
     expect(took).toBeGreaterThanOrEqual(0);
     const me = await call(url, 'GET', '/auth/me', { session });
     expect(me.body.data.user).toMatchObject({ is_business: true, biz_name: 'Acme' });

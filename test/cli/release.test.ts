@@ -17,7 +17,16 @@ let exe: string;
 let unpacked: string;
 
 /** No node, no npm on PATH: only the executable and the system's own tools. */
-const NO_NODE_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin'.split(':').filter((d) => !existsSync(path.join(d, 'node'))).join(':') || '/nonexistent', HOME: os.tmpdir(), LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4' };
+const NO_NODE_ENV = {
+  PATH:
+    '/usr/sbin:/usr/bin:/sbin:/bin'
+      .split(':')
+      .filter((d) => !existsSync(path.join(d, 'node')))
+      .join(':') || '/nonexistent',
+  HOME: os.tmpdir(),
+  LOG_LEVEL: 'warn',
+  BCRYPT_ROUNDS: '4',
+};
 
 function sea(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -49,7 +58,20 @@ describe('npm run release', () => {
 
   it('when install.sh is pointed at the unpacked tarball, then it accepts it as a source tree', () => {
     const dir = tempDir();
-    const out = execFileSync('bash', [path.join(unpacked, `gatehouse-${pkg.version}`, 'install.sh'), '--no-systemd', '--skip-build', '--skip-init', '--prefix', path.join(dir, 'opt'), '--data-dir', path.join(dir, 'data')], { encoding: 'utf8' });
+    const out = execFileSync(
+      'bash',
+      [
+        path.join(unpacked, `gatehouse-${pkg.version}`, 'install.sh'),
+        '--no-systemd',
+        '--skip-build',
+        '--skip-init',
+        '--prefix',
+        path.join(dir, 'opt'),
+        '--data-dir',
+        path.join(dir, 'data'),
+      ],
+      { encoding: 'utf8' },
+    );
     expect(out).toContain(`copied sources from ${path.join(unpacked, `gatehouse-${pkg.version}`)}`);
     expect(existsSync(path.join(dir, 'opt', 'entry', 'cli.ts'))).toBe(true);
   });
@@ -93,7 +115,11 @@ describe('the single executable, with no Node on PATH', () => {
         });
       });
       expect((await fetch(`${url}/ready`)).status).toBe(200);
-      const login = await fetch(`${url}/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'admin@example.test', password }) });
+      const login = await fetch(`${url}/auth/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email: 'admin@example.test', password }),
+      });
       expect(login.status).toBe(200);
       // bcrypt and sqlite3 are native addons: loaded from the executable's assets.
       expect(((await login.json()) as { session_id: string }).session_id).toMatch(/^ses_/);

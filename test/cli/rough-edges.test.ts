@@ -39,7 +39,11 @@ describe('rough edges of the CLI', () => {
   });
 
   it('when a usage error happens with --json, then stdout holds one JSON document and the exit code is 2', async () => {
-    for (const args of [['migrate', '--bogus', '--json'], ['doctor', '--json', '--nope'], ['serve', '--port', 'abc', '--json']]) {
+    for (const args of [
+      ['migrate', '--bogus', '--json'],
+      ['doctor', '--json', '--nope'],
+      ['serve', '--port', 'abc', '--json'],
+    ]) {
       const r = await runCli(args);
       expect(r.code, args.join(' ')).toBe(2);
       const doc = json(r);
@@ -123,7 +127,11 @@ describe('the environment file the service runs with', () => {
     writeFileSync(envFile, 'PORT="not-a-port"\n');
     const doctor = await runCli(['doctor', '--data-dir', dir]);
     expect(doctor.code).toBe(1);
-    expect(doctor.stdout).toMatch(new RegExp(`FAIL\\s+Configuration valid\\s+PORT \\(env file ${envFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): expected a whole number from 0 to 65535`));
+    expect(doctor.stdout).toMatch(
+      new RegExp(
+        `FAIL\\s+Configuration valid\\s+PORT \\(env file ${envFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): expected a whole number from 0 to 65535`,
+      ),
+    );
     const serve = await runCli(['serve', '--data-dir', dir]);
     expect(serve.code).toBe(1);
     expect(serve.stderr).toContain(`PORT (from env file ${envFile})`);

@@ -99,7 +99,7 @@ describe('gatehouse serve', () => {
     expect((await s.exited).code).toBe(0);
     for (const pid of [pids[1], replacement]) expect(() => process.kill(pid, 0)).toThrow();
   });
-  it('when --workers 2 serves requests, then any worker\'s /metrics and the METRICS_PORT both count every worker\'s requests', async () => {
+  it("when --workers 2 serves requests, then any worker's /metrics and the METRICS_PORT both count every worker's requests", async () => {
     const { blocker, port: metricsPort } = await occupyPort();
     blocker.close();
     const s = serve(['--data-dir', dir, '--workers', '2'], { METRICS_PORT: String(metricsPort) });

@@ -58,7 +58,9 @@ describe('gatehouse serve under SIGTERM', () => {
     const fresh = Array.from({ length: 61 }, () => client(port));
     await Promise.all(fresh.map((c) => c.connected));
     fresh.forEach((c, i) =>
-      c.socket.write(i % 4 === 0 ? request('/auth/login', JSON.stringify({ email: `nobody${i}@example.com`, password: 'wrong password' })) : request('/health')),
+      c.socket.write(
+        i % 4 === 0 ? request('/auth/login', JSON.stringify({ email: `nobody${i}@example.com`, password: 'wrong password' })) : request('/health'),
+      ),
     );
     for (const c of pooled) c.socket.write(request('/health'));
     s.child.kill('SIGTERM');

@@ -33,11 +33,15 @@ describe('gatehouse user two-factor reset', () => {
     expect(r.stderr).toMatch(/two-factor module is not installed/);
   });
 
-  it('when installed, then it turns the user\'s two-factor off and removes their methods; an unknown email fails', async () => {
+  it("when installed, then it turns the user's two-factor off and removes their methods; an unknown email fails", async () => {
     expect((await cli('module', 'install', 'two-factor', '--yes')).code).toBe(0);
     const [user] = await sql(dir, 'SELECT id FROM users WHERE email = ?', ['tfa@example.com']);
     await sql(dir, 'UPDATE users SET two_factor = 1 WHERE id = ?', [user.id]);
-    await sql(dir, "INSERT INTO two_factor_methods (id, user_id, kind, status, identifier, created_at) VALUES ('m-1', ?, 'email', 'active', 'tfa@example.com', '2026-01-01 00:00:00.000 +00:00')", [user.id]);
+    await sql(
+      dir,
+      "INSERT INTO two_factor_methods (id, user_id, kind, status, identifier, created_at) VALUES ('m-1', ?, 'email', 'active', 'tfa@example.com', '2026-01-01 00:00:00.000 +00:00')",
+      [user.id],
+    );
     const r = json(await cli('user', 'two-factor', 'reset', '--email', 'tfa@example.com', '--json'));
     expect(r).toMatchObject({ success: true, result: { user_id: user.id, two_factor_enabled: false, methods_removed: 1 } });
     expect(await sql(dir, 'SELECT two_factor FROM users WHERE id = ?', [user.id])).toEqual([{ two_factor: 0 }]);

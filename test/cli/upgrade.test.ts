@@ -31,11 +31,13 @@ function makeRelease(migrationBody: string): string {
 const tableExists = (dir: string, table: string) =>
   new Promise<boolean>((resolve, reject) => {
     const db = new sqlite3.Database(path.join(dir, 'gatehouse.sqlite'));
-    db.get("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", [table], (err, row) => db.close(() => (err ? reject(err) : resolve(Boolean(row)))));
+    db.get("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", [table], (err, row) =>
+      db.close(() => (err ? reject(err) : resolve(Boolean(row)))),
+    );
   });
 
 describe('gatehouse upgrade', () => {
-  it('when the new release\'s migration fails, then nothing changes, the running version keeps serving, and the retry command is given; a good release then upgrades', async () => {
+  it("when the new release's migration fails, then nothing changes, the running version keeps serving, and the retry command is given; a good release then upgrades", async () => {
     const dir = tempDir();
     expect((await runCli(['init', '--yes', '--data-dir', dir])).code).toBe(0);
     const email = `up.${Date.now()}@example.test`;
@@ -44,7 +46,8 @@ describe('gatehouse upgrade', () => {
 
     const s = startCli(['serve', '--port', '0', '--data-dir', dir]);
     const url = (await s.waitFor(LISTENING))[1];
-    const login = () => fetch(`${url}/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD }) });
+    const login = () =>
+      fetch(`${url}/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD }) });
     expect((await login()).status).toBe(200);
 
     const broken = makeRelease(
@@ -54,7 +57,9 @@ describe('gatehouse upgrade', () => {
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('✔ Preflight (doctor)');
     expect(failed.stderr).toContain('✔ Backup');
-    expect(failed.stderr).toMatch(/error: upgrade to 0\.99\.0 failed while migrating \(.*deliberate upgrade failure.*\); the database is unchanged and 0\.1\.0 keeps running/);
+    expect(failed.stderr).toMatch(
+      /error: upgrade to 0\.99\.0 failed while migrating \(.*deliberate upgrade failure.*\); the database is unchanged and 0\.1\.0 keeps running/,
+    );
     expect(failed.stderr).toContain(`retry: gatehouse upgrade --release ${broken} --data-dir ${dir}`);
     const backupFile = /hint: backup: (\S+\.tar\.gz)\./.exec(failed.stderr)?.[1];
     expect(backupFile && existsSync(backupFile)).toBe(true);

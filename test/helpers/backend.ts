@@ -16,7 +16,10 @@ export const TEST_REDIS_URL: string | undefined = BACKEND === 'pg' ? process.env
  * (TEST_RUN_ID, set by .ci/run) lets a CI run drop exactly its own leftovers on a shared server.
  */
 export function uniqueTestName(kind: 'gh_t' | 'gh_cli'): string {
-  const run = (process.env.TEST_RUN_ID ?? '').replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 16);
+  const run = (process.env.TEST_RUN_ID ?? '')
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase()
+    .slice(0, 16);
   return `${kind}_${run ? `${run}_` : ''}${randomBytes(6).toString('hex')}`;
 }
 

@@ -99,11 +99,20 @@ export function createBrowser(stopAt: string[], aliases: Record<string, string> 
   };
 }
 
-const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#34;/g, '"').replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#39;/g, "'");
+const decode = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#34;/g, '"')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&#39;/g, "'");
 
 /** A page whose form posts itself (form_post answers), or an OpenID provider's login/consent form. */
 function autoForm(html: string): { action: string; fields: Record<string, string> } | null {
-  const m = /<form[^>]*method="post"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(html) ?? /<form[^>]*action="([^"]+)"[^>]*method="post"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
+  const m =
+    /<form[^>]*method="post"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(html) ??
+    /<form[^>]*action="([^"]+)"[^>]*method="post"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
   if (!m) return null;
   const fields: Record<string, string> = {};
   for (const input of m[2]!.matchAll(/<input([^>]*)>/gi)) {

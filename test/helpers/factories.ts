@@ -25,10 +25,7 @@ export async function makeUser(t: TestApp, values: Partial<UserRecord> & { passw
 }
 
 /** A user with a live session token. */
-export async function makeSession(
-  t: TestApp,
-  values: Partial<UserRecord> & { password?: string } = {},
-): Promise<{ user: UserRecord; token: string }> {
+export async function makeSession(t: TestApp, values: Partial<UserRecord> & { password?: string } = {}): Promise<{ user: UserRecord; token: string }> {
   const user = await makeUser(t, values);
   const { token } = await t.app.services.sessions.create(user.id, { ip: '127.0.0.1', userAgent: 'vitest' });
   return { user, token };

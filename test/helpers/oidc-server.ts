@@ -117,7 +117,12 @@ export async function startOidcServer(clients: OidcClientDef[], appleClientId: s
     const form = new URLSearchParams(body);
     try {
       const key = await importJWK(await exportJWK(applePublic), 'ES256');
-      const { protectedHeader } = await jwtVerify(form.get('client_secret') ?? '', key, { issuer: appleKey.teamId, subject: appleClientId, audience: issuer, algorithms: ['ES256'] });
+      const { protectedHeader } = await jwtVerify(form.get('client_secret') ?? '', key, {
+        issuer: appleKey.teamId,
+        subject: appleClientId,
+        audience: issuer,
+        algorithms: ['ES256'],
+      });
       if (protectedHeader.kid !== appleKey.keyId || form.get('client_id') !== appleClientId) throw new Error('wrong key or client');
     } catch {
       appleRefusals++;
@@ -185,7 +190,14 @@ export async function startOidcServer(clients: OidcClientDef[], appleClientId: s
       const r = await fetch(`${issuer}/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: MOBILE_REDIRECT, code_verifier: verifier, client_id: clientId, client_secret: client.client_secret }).toString(),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: MOBILE_REDIRECT,
+          code_verifier: verifier,
+          client_id: clientId,
+          client_secret: client.client_secret,
+        }).toString(),
       });
       const j = (await r.json()) as { id_token?: string };
       if (!j.id_token) throw new Error(`no id_token: ${JSON.stringify(j)}`);

@@ -52,7 +52,14 @@ export async function startSmsSink(opts: { failWith?: number } = {}): Promise<Sm
       if (auth.split(':')[0] !== accountSid) return reply(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
       if (opts.failWith) return reply(res, opts.failWith, { code: 21211, message: 'Simulated provider failure', status: opts.failWith });
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-      const sms: SinkSms = { to: form.get('To') ?? '', from: form.get('From') ?? '', body: form.get('Body') ?? '', auth, accountSid, sid: `SM${randomBytes(16).toString('hex')}` };
+      const sms: SinkSms = {
+        to: form.get('To') ?? '',
+        from: form.get('From') ?? '',
+        body: form.get('Body') ?? '',
+        auth,
+        accountSid,
+        sid: `SM${randomBytes(16).toString('hex')}`,
+      };
       inbox.push(sms);
       reply(res, 201, { sid: sms.sid, status: 'queued', to: sms.to, from: sms.from, body: sms.body });
     });

@@ -98,7 +98,13 @@ export async function startOAuthServers(): Promise<OAuthServers> {
     const redirect = q.get('redirect_uri');
     if (!user || !redirect || q.get('client_id') !== APPS[provider].clientId) return json(res, 400, { error: 'invalid_request' });
     const code = b64url(randomBytes(16));
-    codes.set(code, { provider, user, clientId: q.get('client_id')!, redirectUri: redirect, challenge: q.get('code_challenge_method') === 'S256' ? q.get('code_challenge') : null });
+    codes.set(code, {
+      provider,
+      user,
+      clientId: q.get('client_id')!,
+      redirectUri: redirect,
+      challenge: q.get('code_challenge_method') === 'S256' ? q.get('code_challenge') : null,
+    });
     const to = new URL(redirect);
     to.searchParams.set('code', code);
     to.searchParams.set('state', q.get('state') ?? '');
@@ -113,16 +119,41 @@ export async function startOAuthServers(): Promise<OAuthServers> {
     const grant = codes.get(form.code ?? '');
     codes.delete(form.code ?? '');
     const app = APPS[provider];
-    const verifierOk = grant?.challenge ? b64url(createHash('sha256').update(form.code_verifier ?? '').digest()) === grant.challenge : false;
-    const ok = grant && grant.provider === provider && client.id === app.clientId && client.secret === app.secret && grant.redirectUri === form.redirect_uri && verifierOk;
+    const verifierOk = grant?.challenge
+      ? b64url(
+          createHash('sha256')
+            .update(form.code_verifier ?? '')
+            .digest(),
+        ) === grant.challenge
+      : false;
+    const ok =
+      grant &&
+      grant.provider === provider &&
+      client.id === app.clientId &&
+      client.secret === app.secret &&
+      grant.redirectUri === form.redirect_uri &&
+      verifierOk;
     if (!ok) {
-      if (provider === 'github') return json(res, 200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.', error_uri: 'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#bad-verification-code' });
-      if (provider === 'facebook') return json(res, 400, { error: { message: 'Invalid verification code format.', type: 'OAuthException', code: 100, fbtrace_id: 'AbCdEf' } });
+      if (provider === 'github')
+        return json(res, 200, {
+          error: 'bad_verification_code',
+          error_description: 'The code passed is incorrect or expired.',
+          error_uri: 'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#bad-verification-code',
+        });
+      if (provider === 'facebook')
+        return json(res, 400, { error: { message: 'Invalid verification code format.', type: 'OAuthException', code: 100, fbtrace_id: 'AbCdEf' } });
       return json(res, 400, { error: 'invalid_grant', error_description: 'Invalid "code" in request.' });
     }
     const access = mint(provider, grant.user);
     if (provider === 'github') return json(res, 200, { access_token: access, token_type: 'bearer', scope: 'read:user,user:email' });
-    if (provider === 'discord') return json(res, 200, { access_token: access, token_type: 'Bearer', expires_in: 604800, refresh_token: b64url(randomBytes(20)), scope: 'identify email' });
+    if (provider === 'discord')
+      return json(res, 200, {
+        access_token: access,
+        token_type: 'Bearer',
+        expires_in: 604800,
+        refresh_token: b64url(randomBytes(20)),
+        scope: 'identify email',
+      });
     return json(res, 200, { access_token: access, token_type: 'bearer', expires_in: 5183944 });
   }
 
@@ -184,7 +215,8 @@ export async function startOAuthServers(): Promise<OAuthServers> {
           return json(res, 401, { message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest', status: '401' });
         }
         const rec = tokens.get(body.access_token ?? '');
-        if (!rec || rec.provider !== 'github' || rec.appId !== client.id) return json(res, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
+        if (!rec || rec.provider !== 'github' || rec.appId !== client.id)
+          return json(res, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
         return json(res, 200, {
           id: 1,
           url: `https://api.github.com/authorizations/1`,
@@ -207,7 +239,17 @@ export async function startOAuthServers(): Promise<OAuthServers> {
         if (path === '/api/users/@me') return json(res, 200, discordUser(who.user));
         const { email: _e, verified: _v, ...publicUser } = discordUser(who.user);
         return json(res, 200, {
-          application: { id: who.appId, name: 'Gatehouse test', icon: null, description: '', hook: true, bot_public: false, bot_require_code_grant: false, verify_key: 'ab'.repeat(32), flags: 0 },
+          application: {
+            id: who.appId,
+            name: 'Gatehouse test',
+            icon: null,
+            description: '',
+            hook: true,
+            bot_public: false,
+            bot_require_code_grant: false,
+            verify_key: 'ab'.repeat(32),
+            flags: 0,
+          },
           scopes: ['identify', 'email'],
           expires: new Date(Date.now() + 604800_000).toISOString(),
           user: publicUser,
@@ -220,7 +262,10 @@ export async function startOAuthServers(): Promise<OAuthServers> {
       if (path === '/v19.0/me') {
         const who = bearerUser(req, p, q);
         const proofOk = who && q.get('appsecret_proof') === createHmac('sha256', APPS.facebook.secret).update(who.token).digest('hex');
-        if (!who || !proofOk) return json(res, 400, { error: { message: 'Invalid OAuth access token - Cannot parse access token', type: 'OAuthException', code: 190, fbtrace_id: 'AbCdEf' } });
+        if (!who || !proofOk)
+          return json(res, 400, {
+            error: { message: 'Invalid OAuth access token - Cannot parse access token', type: 'OAuthException', code: 190, fbtrace_id: 'AbCdEf' },
+          });
         const [first, ...last] = (who.user.name ?? 'Face Book').split(' ');
         return json(res, 200, {
           id: who.user.id,
@@ -228,7 +273,9 @@ export async function startOAuthServers(): Promise<OAuthServers> {
           first_name: first,
           last_name: last.join(' '),
           ...(who.user.email ? { email: who.user.email } : {}),
-          picture: { data: { height: 200, is_silhouette: false, url: `https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=${who.user.id}`, width: 200 } },
+          picture: {
+            data: { height: 200, is_silhouette: false, url: `https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=${who.user.id}`, width: 200 },
+          },
         });
       }
       if (path === '/v19.0/debug_token') {
@@ -236,9 +283,19 @@ export async function startOAuthServers(): Promise<OAuthServers> {
           return json(res, 400, { error: { message: 'Invalid OAuth access token signature.', type: 'OAuthException', code: 190, fbtrace_id: 'AbCdEf' } });
         }
         const rec = tokens.get(q.get('input_token') ?? '');
-        if (!rec || rec.provider !== 'facebook') return json(res, 200, { data: { error: { code: 190, message: 'Invalid OAuth access token.' }, is_valid: false, scopes: [] } });
+        if (!rec || rec.provider !== 'facebook')
+          return json(res, 200, { data: { error: { code: 190, message: 'Invalid OAuth access token.' }, is_valid: false, scopes: [] } });
         return json(res, 200, {
-          data: { app_id: rec.appId, type: 'USER', application: 'Gatehouse test', data_access_expires_at: 1900000000, expires_at: 1900000000, is_valid: true, scopes: ['email', 'public_profile'], user_id: rec.user.id },
+          data: {
+            app_id: rec.appId,
+            type: 'USER',
+            application: 'Gatehouse test',
+            data_access_expires_at: 1900000000,
+            expires_at: 1900000000,
+            is_valid: true,
+            scopes: ['email', 'public_profile'],
+            user_id: rec.user.id,
+          },
         });
       }
     }
@@ -259,12 +316,28 @@ export async function startOAuthServers(): Promise<OAuthServers> {
     tokenRequests,
     endpoints(p): Record<string, string> {
       if (p === 'github') {
-        return { authorization: `${url}/github/login/oauth/authorize`, token: `${url}/github/login/oauth/access_token`, userinfo: `${url}/github/user`, emails: `${url}/github/user/emails`, token_check: `${url}/github/applications/${APPS.github.clientId}/token` };
+        return {
+          authorization: `${url}/github/login/oauth/authorize`,
+          token: `${url}/github/login/oauth/access_token`,
+          userinfo: `${url}/github/user`,
+          emails: `${url}/github/user/emails`,
+          token_check: `${url}/github/applications/${APPS.github.clientId}/token`,
+        };
       }
       if (p === 'discord') {
-        return { authorization: `${url}/discord/oauth2/authorize`, token: `${url}/discord/api/oauth2/token`, userinfo: `${url}/discord/api/users/@me`, token_check: `${url}/discord/api/oauth2/@me` };
+        return {
+          authorization: `${url}/discord/oauth2/authorize`,
+          token: `${url}/discord/api/oauth2/token`,
+          userinfo: `${url}/discord/api/users/@me`,
+          token_check: `${url}/discord/api/oauth2/@me`,
+        };
       }
-      return { authorization: `${url}/facebook/v19.0/dialog/oauth`, token: `${url}/facebook/v19.0/oauth/access_token`, userinfo: `${url}/facebook/v19.0/me`, token_check: `${url}/facebook/v19.0/debug_token` };
+      return {
+        authorization: `${url}/facebook/v19.0/dialog/oauth`,
+        token: `${url}/facebook/v19.0/oauth/access_token`,
+        userinfo: `${url}/facebook/v19.0/me`,
+        token_check: `${url}/facebook/v19.0/debug_token`,
+      };
     },
     async close() {
       for (const r of hanging) r.destroy();

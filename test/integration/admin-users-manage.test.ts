@@ -15,8 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const put = (id: string, body: unknown, session = admin.token, base = '/auth/admin/users') =>
-  t.request('PUT', `${base}/${id}`, { session, body });
+const put = (id: string, body: unknown, session = admin.token, base = '/auth/admin/users') => t.request('PUT', `${base}/${id}`, { session, body });
 const alive = async (token: string) => (await t.request('GET', '/auth/validation', { session: token })).status === 200;
 
 describe('PUT /auth/admin/users/:id (and /auth/users/:id)', () => {

@@ -107,10 +107,19 @@ describe(`admin list at scale (${BACKEND})`, () => {
     const range = `created_from=${bulkFrom.toISOString()}&created_to=${bulkTo.toISOString()}`;
     const walked = await walk(`${range}&limit=100&sortBy=created_at&sortOrder=desc`);
     expect(walked).toHaveLength(BULK);
-    for (const [page, limit] of [[30, 50], [21, 100], [11, 100], [42, 50], [3, 7]]) {
+    for (const [page, limit] of [
+      [30, 50],
+      [21, 100],
+      [11, 100],
+      [42, 50],
+      [3, 7],
+    ]) {
       const r = await list(`${range}&limit=${limit}&page=${page}&sortBy=created_at&sortOrder=desc`);
       const from = (page - 1) * limit;
-      expect(r.data.users.map((u) => u.id), `page ${page} of ${limit}`).toEqual(walked.slice(from, from + limit).map((u) => u.id));
+      expect(
+        r.data.users.map((u) => u.id),
+        `page ${page} of ${limit}`,
+      ).toEqual(walked.slice(from, from + limit).map((u) => u.id));
     }
     const byName = (await list(`${range}&limit=10&page=151&sortBy=name&sortOrder=asc`)).data.users.map((u) => u.name);
     expect(byName).toEqual(Array.from({ length: 10 }, (_, i) => `S${String(1500 + i).padStart(5, '0')}`));

@@ -81,9 +81,17 @@ describe('GET /auth/admin/users/:id', () => {
     expect(r.body.data.user.id).toBe(user.id);
     expect(r.body.data.sessionCount).toBe(1);
     expect(r.body.data.sessions[0]).toMatchObject({ sessionPrefix: token.slice(0, 12), ipAddress: '127.0.0.1', userAgent: 'vitest', status: 'active' });
-    expect(Object.keys(r.body.data.sessions[0]).sort()).toEqual(
-      ['createdAt', 'expiresAt', 'id', 'ipAddress', 'lastUsedAt', 'sessionPrefix', 'status', 'userAgent', 'userDevice'],
-    );
+    expect(Object.keys(r.body.data.sessions[0]).sort()).toEqual([
+      'createdAt',
+      'expiresAt',
+      'id',
+      'ipAddress',
+      'lastUsedAt',
+      'sessionPrefix',
+      'status',
+      'userAgent',
+      'userDevice',
+    ]);
     expect(r.text).not.toContain(token);
     expect((await get(`/auth/users/${user.id}`)).body.data.user.id).toBe(user.id);
   });
@@ -109,7 +117,16 @@ describe('POST /auth/admin/users (and /auth/users)', () => {
     const email = uniqueEmail('new');
     const r = await t.request('POST', '/auth/admin/users', {
       session: admin,
-      body: { email, password: DEFAULT_PASSWORD, name: 'New', last_name: 'One', user_name: `new_${Date.now()}`, user_type: 'writer', phone: '+1 555 0100', title: 'Ms' },
+      body: {
+        email,
+        password: DEFAULT_PASSWORD,
+        name: 'New',
+        last_name: 'One',
+        user_name: `new_${Date.now()}`,
+        user_type: 'writer',
+        phone: '+1 555 0100',
+        title: 'Ms',
+      },
     });
     expect(r.status).toBe(200);
     expect(r.body.data.user).toMatchObject({ email, user_type: 'writer', is_verified: true, title: 'Ms' });

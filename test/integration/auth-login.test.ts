@@ -34,16 +34,13 @@ describe('POST /auth/login', () => {
     expect(me.body.data.user.id).toBe(user.id);
   });
 
-  it.each([['userName'], ['user_name'], ['username'], ['email']])(
-    'when the user name is sent as %s, then the login succeeds',
-    async (field) => {
-      const userName = `u_${Math.random().toString(36).slice(2, 10)}`;
-      await makeUser(t, { user_name: userName });
-      const r = await t.request('POST', '/auth/login', { body: { [field]: userName.toUpperCase(), password: DEFAULT_PASSWORD } });
-      expect(r.status).toBe(200);
-      expect(r.body.user.user_name).toBe(userName);
-    },
-  );
+  it.each([['userName'], ['user_name'], ['username'], ['email']])('when the user name is sent as %s, then the login succeeds', async (field) => {
+    const userName = `u_${Math.random().toString(36).slice(2, 10)}`;
+    await makeUser(t, { user_name: userName });
+    const r = await t.request('POST', '/auth/login', { body: { [field]: userName.toUpperCase(), password: DEFAULT_PASSWORD } });
+    expect(r.status).toBe(200);
+    expect(r.body.user.user_name).toBe(userName);
+  });
 
   it('when the password is wrong or the user unknown, then both answer the same 401', async () => {
     const user = await makeUser(t);

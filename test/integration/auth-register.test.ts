@@ -16,13 +16,20 @@ afterAll(async () => {
   await closed?.close();
 });
 
-const register = (app: TestApp, body: Record<string, unknown>, bridge = false) =>
-  app.request('POST', '/auth/register/public', { body, bridge });
+const register = (app: TestApp, body: Record<string, unknown>, bridge = false) => app.request('POST', '/auth/register/public', { body, bridge });
 
 describe('POST /auth/register/public', () => {
   it('when a camelCase body claims admin, then a customer is created with a working session', async () => {
     const email = uniqueEmail('reg');
-    const r = await register(t, { email, password: DEFAULT_PASSWORD, name: 'Ana', lastName: 'Ruiz', userName: `ana_${Date.now()}`, userType: 'admin', user_type: 'superadmin' });
+    const r = await register(t, {
+      email,
+      password: DEFAULT_PASSWORD,
+      name: 'Ana',
+      lastName: 'Ruiz',
+      userName: `ana_${Date.now()}`,
+      userType: 'admin',
+      user_type: 'superadmin',
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ success: true, message: 'Registration successful' });
     const { data } = r.body;
@@ -150,7 +157,14 @@ describe('POST /auth/register (admin)', () => {
 });
 
 describe("POST /auth/register without a session (the original client's register())", () => {
-  const clientBody = () => ({ email: uniqueEmail('cli'), password: DEFAULT_PASSWORD, name: 'Cy', lastName: 'Lent', userType: 'admin', userName: `cy_${Date.now()}` });
+  const clientBody = () => ({
+    email: uniqueEmail('cli'),
+    password: DEFAULT_PASSWORD,
+    name: 'Cy',
+    lastName: 'Lent',
+    userType: 'admin',
+    userName: `cy_${Date.now()}`,
+  });
 
   it('when the client posts its camelCase body, then a customer is registered: data.id, data.user and a working session', async () => {
     const body = clientBody();

@@ -19,7 +19,16 @@ describe('POST /auth/bridge/validate', () => {
     expect(r.body).toMatchObject({
       success: true,
       valid: true,
-      user: { id: user.id, email: user.email, user_type: 'customer', userType: 'customer', userName: user.user_name, lastName: 'User', isVerified: true, twoFactor: false },
+      user: {
+        id: user.id,
+        email: user.email,
+        user_type: 'customer',
+        userType: 'customer',
+        userName: user.user_name,
+        lastName: 'User',
+        isVerified: true,
+        twoFactor: false,
+      },
       session: { userId: user.id, user_id: user.id, ipAddress: '127.0.0.1', userAgent: 'vitest', two_factor_verified: true },
     });
     expect(r.body.session.expires_at).toBe(r.body.expires_at);

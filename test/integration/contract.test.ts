@@ -181,7 +181,10 @@ describe(`wire contract: cross-cutting conventions (${BACKEND})`, () => {
 
   it('§1.5 when the credentials are wrong or the user unknown, then 401 with error "Invalid credentials"', async () => {
     const user = await makeUser(t);
-    for (const body of [{ email: user.email, password: 'wrong-password-1' }, { email: uniqueEmail('nobody'), password: DEFAULT_PASSWORD }]) {
+    for (const body of [
+      { email: user.email, password: 'wrong-password-1' },
+      { email: uniqueEmail('nobody'), password: DEFAULT_PASSWORD },
+    ]) {
       const r = await login(t, body);
       expectError(r, 401);
       expect(r.body.error).toBe('Invalid credentials');
@@ -195,7 +198,7 @@ describe(`wire contract: cross-cutting conventions (${BACKEND})`, () => {
     expectError(await t.request('GET', '/auth/admin/users/00000000-0000-4000-8000-000000000000', { session: admin }), 404);
   });
 
-  it('§1.6 when a user object is sent, then its fields are the spec\'s snake_case names and nothing else', async () => {
+  it("§1.6 when a user object is sent, then its fields are the spec's snake_case names and nothing else", async () => {
     const user = await makeUser(t);
     const r = await login(t, { email: user.email, password: DEFAULT_PASSWORD });
     expect(Object.keys(r.body.user).sort()).toEqual([...PUBLIC_USER_FIELDS].sort());
@@ -372,14 +375,35 @@ describe(`wire contract: current user and profile (${BACKEND})`, () => {
     const { token } = await makeSession(t, { phone: '+1 555 0100', title: 'Dr' });
     const userName = `p_${Math.random().toString(36).slice(2, 10)}`;
     const body = {
-      name: 'Ana', last_name: 'Pérez', user_name: userName, phone: '', dob: '1990-05-17', gender: 'female', title: '',
-      reference_id: 'ref-1', recovery_email: 'Backup@Example.test', tmz: 'europe/madrid', metadata: { theme: 'dark' },
+      name: 'Ana',
+      last_name: 'Pérez',
+      user_name: userName,
+      phone: '',
+      dob: '1990-05-17',
+      gender: 'female',
+      title: '',
+      reference_id: 'ref-1',
+      recovery_email: 'Backup@Example.test',
+      tmz: 'europe/madrid',
+      metadata: { theme: 'dark' },
     };
     const r = await t.request('PUT', '/auth/user/me', { session: token, body });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
       success: true,
-      data: { user: { name: 'Ana', last_name: 'Pérez', user_name: userName, phone: null, dob: '1990-05-17', gender: 'female', title: null, tmz: 'Europe/Madrid', metadata: { theme: 'dark' } } },
+      data: {
+        user: {
+          name: 'Ana',
+          last_name: 'Pérez',
+          user_name: userName,
+          phone: null,
+          dob: '1990-05-17',
+          gender: 'female',
+          title: null,
+          tmz: 'Europe/Madrid',
+          metadata: { theme: 'dark' },
+        },
+      },
     });
     const me = await t.request('GET', '/auth/user/me', { session: token, bridge: true });
     expect(me.body.user).toMatchObject({ name: 'Ana', phone: null, tmz: 'Europe/Madrid' });
@@ -579,7 +603,10 @@ describe(`wire contract: password, verification, token login (${BACKEND})`, () =
 
   it('§2.7 when a user changes their password with {current_password, new_password}, then "Password updated successfully"', async () => {
     const { user, token } = await makeSession(t);
-    const r = await t.request('POST', '/auth/password-change/self', { session: token, body: { current_password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD } });
+    const r = await t.request('POST', '/auth/password-change/self', {
+      session: token,
+      body: { current_password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ success: true, message: 'Password updated successfully' });
     expect((await login(t, { email: user.email, password: NEW_PASSWORD })).status).toBe(200);
@@ -630,7 +657,16 @@ describe(`wire contract: password, verification, token login (${BACKEND})`, () =
     expect(r.body).toMatchObject({
       success: true,
       message: 'Token validated successfully',
-      user: { id: user.id, email: user.email, name: 'Test', lastName: 'User', last_name: 'User', userName: user.user_name, userType: 'customer', isVerified: true },
+      user: {
+        id: user.id,
+        email: user.email,
+        name: 'Test',
+        lastName: 'User',
+        last_name: 'User',
+        userName: user.user_name,
+        userType: 'customer',
+        isVerified: true,
+      },
     });
     expectBothSpellings(r.body);
   });
@@ -640,7 +676,12 @@ describe(`wire contract: password, verification, token login (${BACKEND})`, () =
     const token = await loginTokenFor(user.email);
     const r = await t.request('GET', `/auth/token/validate?token=${token}`);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ success: true, tokenType: 'login', token_id: expect.any(String), user: { id: user.id, email: user.email, name: 'Test', isVerified: true } });
+    expect(r.body).toMatchObject({
+      success: true,
+      tokenType: 'login',
+      token_id: expect.any(String),
+      user: { id: user.id, email: user.email, name: 'Test', isVerified: true },
+    });
     expect(r.body.expires_at).toMatch(ISO);
   });
 });
@@ -652,10 +693,13 @@ describe(`wire contract: admin users (${BACKEND})`, () => {
     const q = encodeURIComponent(target.email);
     const r = await t.request('GET', `/auth/admin/users?q=${q}&userType=writer&page=1&limit=20&sortBy=created_at&sortOrder=desc`, { session: token });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ success: true, data: { users: [{ id: target.id, user_type: 'writer' }], pagination: { page: 1, limit: 20, total: 1, pages: 1 } } });
+    expect(r.body).toMatchObject({
+      success: true,
+      data: { users: [{ id: target.id, user_type: 'writer' }], pagination: { page: 1, limit: 20, total: 1, pages: 1 } },
+    });
   });
 
-  it('§2.11 spec when an admin reads one user, then data.user, data.sessions with the spec\'s Session fields and sessionCount', async () => {
+  it("§2.11 spec when an admin reads one user, then data.user, data.sessions with the spec's Session fields and sessionCount", async () => {
     const { token } = await makeSession(t, { user_type: 'admin' });
     const { user, token: theirs } = await makeSession(t);
     const r = await t.request('GET', `/auth/admin/users/${user.id}`, { session: token });
@@ -671,7 +715,10 @@ describe(`wire contract: admin users (${BACKEND})`, () => {
   it('§2.11 when an admin updates through PUT /auth/admin/users/:id, then {success, data:{user}}', async () => {
     const { token } = await makeSession(t, { user_type: 'admin' });
     const target = await makeUser(t);
-    const r = await t.request('PUT', `/auth/admin/users/${target.id}`, { session: token, body: { name: 'Renamed', last_name: 'L', is_verified: false, user_type: 'writer' } });
+    const r = await t.request('PUT', `/auth/admin/users/${target.id}`, {
+      session: token,
+      body: { name: 'Renamed', last_name: 'L', is_verified: false, user_type: 'writer' },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ success: true, data: { user: { id: target.id, name: 'Renamed', is_verified: false, user_type: 'writer' } } });
   });
@@ -691,7 +738,10 @@ describe(`wire contract: admin users (${BACKEND})`, () => {
     const { token: admin } = await makeSession(t, { user_type: 'admin' });
     const { token: root } = await makeSession(t, { user_type: 'superadmin' });
     const email = uniqueEmail('created');
-    const r = await t.request('POST', '/auth/admin/users', { session: admin, body: { email, password: DEFAULT_PASSWORD, name: 'C', user_type: 'customer', phone: '+1 555 0101', title: 'Ms' } });
+    const r = await t.request('POST', '/auth/admin/users', {
+      session: admin,
+      body: { email, password: DEFAULT_PASSWORD, name: 'C', user_type: 'customer', phone: '+1 555 0101', title: 'Ms' },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ success: true, data: { user: { email, is_verified: true, title: 'Ms' } } });
     const sa = { email: uniqueEmail('sa'), password: DEFAULT_PASSWORD, user_type: 'superadmin' };
@@ -733,7 +783,7 @@ describe(`wire contract: module hub, onboarding, privacy (${BACKEND})`, () => {
     }
   });
 
-  it('§2.12 when a module\'s status is read, then module_id, module_description, runtime_scope, module_version, status and components with their fields', async () => {
+  it("§2.12 when a module's status is read, then module_id, module_description, runtime_scope, module_version, status and components with their fields", async () => {
     const { token } = await makeSession(mods, { user_type: 'admin' });
     const r = await mods.request('GET', '/api/v1/modules/install/onboarding/status', { session: token });
     expect(r.status).toBe(200);
@@ -823,8 +873,21 @@ describe(`wire contract: module hub, onboarding, privacy (${BACKEND})`, () => {
   it('spec when ext-business and privacy are installed, then GET /auth/user/me and admin detail carry business and privacy fields', async () => {
     const { user, token } = await makeSession(mods);
     const { token: admin } = await makeSession(mods, { user_type: 'admin' });
-    const fields = ['is_business', 'biz_name', 'biz_country', 'biz_state', 'biz_position', 'biz_postal_code',
-      'gdpr_consent', 'gdpr_consent_at', 'gdpr_consent_version', 'ccpa_applies', 'ccpa_opt_out', 'ccpa_opt_out_at', 'privacy_region'];
+    const fields = [
+      'is_business',
+      'biz_name',
+      'biz_country',
+      'biz_state',
+      'biz_position',
+      'biz_postal_code',
+      'gdpr_consent',
+      'gdpr_consent_at',
+      'gdpr_consent_version',
+      'ccpa_applies',
+      'ccpa_opt_out',
+      'ccpa_opt_out_at',
+      'privacy_region',
+    ];
     const me = await mods.request('GET', '/auth/user/me', { session: token, bridge: true });
     const detail = await mods.request('GET', `/auth/admin/users/${user.id}`, { session: admin });
     for (const u of [me.body.user, me.body.data, detail.body.data.user]) {
@@ -836,7 +899,10 @@ describe(`wire contract: module hub, onboarding, privacy (${BACKEND})`, () => {
 
   it('spec when /auth/user/me/privacy is written and read, then {success, data} with the privacy fields, and PUT /auth/user/me shows them', async () => {
     const { token } = await makeSession(mods);
-    const put = await mods.request('PUT', '/auth/user/me/privacy', { session: token, body: { gdpr_consent: true, gdpr_consent_version: 'v1', privacy_region: 'EU' } });
+    const put = await mods.request('PUT', '/auth/user/me/privacy', {
+      session: token,
+      body: { gdpr_consent: true, gdpr_consent_version: 'v1', privacy_region: 'EU' },
+    });
     expect(put.status).toBe(200);
     expectJson(put);
     expect(put.body).toMatchObject({ success: true, data: { gdpr_consent: true, gdpr_consent_version: 'v1', privacy_region: 'EU' } });

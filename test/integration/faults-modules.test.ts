@@ -29,9 +29,7 @@ describe(`module operations under concurrent traffic (${BACKEND})`, () => {
     const statuses: number[] = [];
     const writes = (async () => {
       for (let round = 0; round < 8; round++) {
-        const batch = await Promise.all(
-          users.map((u, i) => t.request('PUT', '/auth/user/me', { session: u.token, body: { name: `Round ${round} ${i}` } })),
-        );
+        const batch = await Promise.all(users.map((u, i) => t.request('PUT', '/auth/user/me', { session: u.token, body: { name: `Round ${round} ${i}` } })));
         statuses.push(...batch.map((r) => r.status));
       }
     })();

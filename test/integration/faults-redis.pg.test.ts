@@ -66,9 +66,7 @@ describe('when Redis goes away under load', () => {
     const load = (async () => {
       for (let round = 0; round < 20; round++) {
         const batch = await Promise.all(
-          Array.from({ length: 25 }, (_, i) =>
-            i % 5 === 0 ? answered(a, 'GET', '/health') : answered(a, 'GET', '/auth/validation', { token: warm.token }),
-          ),
+          Array.from({ length: 25 }, (_, i) => (i % 5 === 0 ? answered(a, 'GET', '/health') : answered(a, 'GET', '/auth/validation', { token: warm.token }))),
         );
         for (const r of batch) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
       }
@@ -105,7 +103,9 @@ describe('when Redis goes away under load', () => {
     await burst();
     const after = { heap: heapMb(), connections: await connections() };
     // Printed for the closing note's figures; asserted below.
-    console.info(`[faults] redis killed under load: ${JSON.stringify(statuses)} by status; heap ${before.heap.toFixed(1)} -> ${after.heap.toFixed(1)} MB and connections ${before.connections} -> ${after.connections} over 1,000 more requests`);
+    console.info(
+      `[faults] redis killed under load: ${JSON.stringify(statuses)} by status; heap ${before.heap.toFixed(1)} -> ${after.heap.toFixed(1)} MB and connections ${before.connections} -> ${after.connections} over 1,000 more requests`,
+    );
     // Neither the heap nor the open connections grow with the requests served.
     expect(after.heap - before.heap).toBeLessThan(8);
     expect(after.connections).toBeLessThanOrEqual(before.connections + 5);

@@ -5,7 +5,10 @@ import type { TestApp } from '../helpers/test-app.js';
 
 export function recipients(m: ParsedMail): string {
   const to = Array.isArray(m.to) ? m.to : m.to ? [m.to] : [];
-  return to.map((a) => a.text).join(', ').toLowerCase();
+  return to
+    .map((a) => a.text)
+    .join(', ')
+    .toLowerCase();
 }
 
 /** The next mail to `address` whose subject matches. */
@@ -32,4 +35,3 @@ export function codeIn(text: string | undefined): string {
 
 /** Follows a Gatehouse link (its host in mail is PUBLIC_URL, which tests do not listen on) against the test app. */
 export const follow = (t: TestApp, link: URL) => t.request('GET', link.pathname + link.search);
-

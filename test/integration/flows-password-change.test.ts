@@ -29,7 +29,10 @@ describe('POST /auth/password-change/self', () => {
   it('when the current password is right, then the password changes, other sessions end and this one stays', async () => {
     const { user, token: mine } = await makeSession(t, { email: uniqueEmail('self'), lang: 'es', name: 'Ana' });
     const other = await newSession(user.id);
-    const r = await t.request('POST', '/auth/password-change/self', { session: mine, body: { current_password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD } });
+    const r = await t.request('POST', '/auth/password-change/self', {
+      session: mine,
+      body: { current_password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual(UPDATED);
     expect(await alive(mine)).toBe(true);
@@ -43,7 +46,10 @@ describe('POST /auth/password-change/self', () => {
   it('when the current password is wrong, then 400 INVALID_CURRENT_PASSWORD and nothing changes', async () => {
     const { user, token: mine } = await makeSession(t, { email: uniqueEmail('self-wrong') });
     const other = await newSession(user.id);
-    const r = await t.request('POST', '/auth/password-change/self', { session: mine, body: { current_password: 'Not-My-Password-1', new_password: NEW_PASSWORD } });
+    const r = await t.request('POST', '/auth/password-change/self', {
+      session: mine,
+      body: { current_password: 'Not-My-Password-1', new_password: NEW_PASSWORD },
+    });
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ success: false, error: 'Current password is incorrect', code: 'INVALID_CURRENT_PASSWORD' });
     expect(await alive(other)).toBe(true);
@@ -55,7 +61,10 @@ describe('POST /auth/password-change/self', () => {
     const missing = await t.request('POST', '/auth/password-change/self', { session: mine, body: { new_password: NEW_PASSWORD } });
     expect(missing.status).toBe(400);
     expect(missing.body.code).toBe('VALIDATION_ERROR');
-    const weak = await t.request('POST', '/auth/password-change/self', { session: mine, body: { current_password: DEFAULT_PASSWORD, new_password: 'password' } });
+    const weak = await t.request('POST', '/auth/password-change/self', {
+      session: mine,
+      body: { current_password: DEFAULT_PASSWORD, new_password: 'password' },
+    });
     expect(weak.status).toBe(400);
     expect(weak.body.code).toBe('WEAK_PASSWORD');
     expect((await login(user.email, DEFAULT_PASSWORD)).status).toBe(200);
@@ -80,7 +89,7 @@ describe('POST /auth/password-change/admin', () => {
     await mailTo(sink, user.email, CHANGED_SUBJECT);
   });
 
-  it("when an admin targets a superadmin, then 403; a superadmin may", async () => {
+  it('when an admin targets a superadmin, then 403; a superadmin may', async () => {
     const { token: admin } = await makeSession(t, { user_type: 'admin' });
     const { token: superadmin } = await makeSession(t, { user_type: 'superadmin' });
     const target = await makeUser(t, { user_type: 'superadmin' });
@@ -94,7 +103,10 @@ describe('POST /auth/password-change/admin', () => {
 
   it('when the user does not exist, then 404; when the caller is not an admin, then 403', async () => {
     const { token: admin } = await makeSession(t, { user_type: 'admin' });
-    const missing = await t.request('POST', '/auth/password-change/admin', { session: admin, body: { user_id: '00000000-0000-4000-8000-000000000000', new_password: NEW_PASSWORD } });
+    const missing = await t.request('POST', '/auth/password-change/admin', {
+      session: admin,
+      body: { user_id: '00000000-0000-4000-8000-000000000000', new_password: NEW_PASSWORD },
+    });
     expect(missing.status).toBe(404);
     const { token: customer } = await makeSession(t);
     const target = await makeUser(t);

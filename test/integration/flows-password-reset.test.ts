@@ -29,8 +29,7 @@ afterAll(async () => {
   await sink?.close();
 });
 
-const requestReset = (email: string, extra: Record<string, unknown> = {}) =>
-  t.request('POST', '/auth/password-reset/request', { body: { email, ...extra } });
+const requestReset = (email: string, extra: Record<string, unknown> = {}) => t.request('POST', '/auth/password-reset/request', { body: { email, ...extra } });
 
 /** Requests a reset and returns the token from the mail (the n-th reset mail to that address). */
 async function resetToken(email: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -141,7 +140,11 @@ describe('password reset request', () => {
     const answers = [];
     for (const email of [unknown, disabled.email, known.email]) {
       const r = await requestReset(email);
-      answers.push({ status: r.status, body: r.body, keys: [...r.headers.keys()].filter((k) => !/date|request-id|ratelimit|content-length|etag/.test(k)).sort() });
+      answers.push({
+        status: r.status,
+        body: r.body,
+        keys: [...r.headers.keys()].filter((k) => !/date|request-id|ratelimit|content-length|etag/.test(k)).sort(),
+      });
     }
     expect(answers[0].status).toBe(200);
     expect(answers[1]).toEqual(answers[0]);
@@ -165,7 +168,13 @@ describe('password reset request', () => {
 
   it('when the client names a resetUrl outside the allow-list, then it is ignored and the default link is mailed', async () => {
     const user = await makeUser(t, { email: uniqueEmail('reset-evil') });
-    for (const evil of ['https://evil.example.net/steal', 'https://accounts.example.test.evil.net/x', 'javascript:alert(1)//', 'otherapp://reset', 'not a url']) {
+    for (const evil of [
+      'https://evil.example.net/steal',
+      'https://accounts.example.test.evil.net/x',
+      'javascript:alert(1)//',
+      'otherapp://reset',
+      'not a url',
+    ]) {
       const before = mailsTo(sink, user.email).length;
       const r = await requestReset(user.email, { resetUrl: evil });
       expect(r.body).toEqual(REQUEST_ANSWER);

@@ -41,8 +41,7 @@ afterAll(async () => {
 let phoneSeq = 0;
 const uniquePhone = () => `+1555${String(Date.now() % 1_000_000).padStart(6, '0')}${++phoneSeq % 10}`;
 
-const requestLogin = (app: TestApp, body: Record<string, unknown>, bridge = false) =>
-  app.request('POST', '/auth/token/login', { body, bridge });
+const requestLogin = (app: TestApp, body: Record<string, unknown>, bridge = false) => app.request('POST', '/auth/token/login', { body, bridge });
 
 function expectSignedIn(r: { status: number; body: any; headers: Headers }, userId: string) {
   expect(r.status).toBe(200);
@@ -70,7 +69,14 @@ describe('token login by email', () => {
     const signed = await follow(t, link);
     expectSignedIn(signed, user.id);
     expect(signed.body.token_id).toBe(r.body.token_id);
-    expect(signed.body.user).toMatchObject({ email: user.email, is_verified: true, isVerified: true, lastName: 'User', userType: 'customer', user_type: 'customer' });
+    expect(signed.body.user).toMatchObject({
+      email: user.email,
+      is_verified: true,
+      isVerified: true,
+      lastName: 'User',
+      userType: 'customer',
+      user_type: 'customer',
+    });
     expect((await t.request('GET', '/auth/validation', { session: signed.body.sessionId })).status).toBe(200);
 
     const again = await follow(t, link);

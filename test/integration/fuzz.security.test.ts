@@ -29,13 +29,76 @@ interface FuzzRequest {
 }
 
 const ascii = (maxLength: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength });
-const weird = fc.constantFrom('', ' ', '0', '-1', '1e309', 'NaN', 'null', 'true', '[]', '{}', '%', '%zz', '%E0%A4%A', '%00', '..%2F..', '__proto__', 'constructor', 'a'.repeat(3000), 'ses_' + 'A'.repeat(43), '😀', '\u202e');
+const weird = fc.constantFrom(
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1e309',
+  'NaN',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '%',
+  '%zz',
+  '%E0%A4%A',
+  '%00',
+  '..%2F..',
+  '__proto__',
+  'constructor',
+  'a'.repeat(3000),
+  'ses_' + 'A'.repeat(43),
+  '😀',
+  '\u202e',
+);
 
 const FIELDS = [
-  'email', 'password', 'new_password', 'current_password', 'name', 'last_name', 'lastName', 'user_name', 'userName', 'username',
-  'phone', 'token', 'code', 'session_id', 'sessionId', 'user_id', 'userId', 'id', 'user_type', 'userType', 'is_verified', 'metadata',
-  'redirect_url', 'resetUrl', 'lang', 'dob', 'gender', 'picture', 'ip', 'user_agent', 'validation_mode', 'reason', 'method',
-  'modules', 'enabled', 'config', 'page', 'limit', 'search', 'content', 'title', 'slug', 'is_business', '__proto__', 'constructor',
+  'email',
+  'password',
+  'new_password',
+  'current_password',
+  'name',
+  'last_name',
+  'lastName',
+  'user_name',
+  'userName',
+  'username',
+  'phone',
+  'token',
+  'code',
+  'session_id',
+  'sessionId',
+  'user_id',
+  'userId',
+  'id',
+  'user_type',
+  'userType',
+  'is_verified',
+  'metadata',
+  'redirect_url',
+  'resetUrl',
+  'lang',
+  'dob',
+  'gender',
+  'picture',
+  'ip',
+  'user_agent',
+  'validation_mode',
+  'reason',
+  'method',
+  'modules',
+  'enabled',
+  'config',
+  'page',
+  'limit',
+  'search',
+  'content',
+  'title',
+  'slug',
+  'is_business',
+  '__proto__',
+  'constructor',
 ];
 
 const value: fc.Arbitrary<unknown> = fc.oneof(
@@ -56,19 +119,57 @@ const body: fc.Arbitrary<FuzzRequest['body']> = fc.oneof(
   fc.dictionary(fc.oneof(fc.constantFrom(...FIELDS), fc.string({ maxLength: 12 })), value, { maxKeys: 8 }).map(jsonBody),
   fc.jsonValue({ maxDepth: 3 }).map(jsonBody),
   fc.string({ maxLength: 200 }).map((raw) => ({ raw, type: 'application/json' })),
-  fc.constantFrom('[', '{"a":', '"\\ud800"', '1e99999', '{"__proto__":{"admin":true}}', '['.repeat(4000), 'null', '').map((raw) => ({ raw, type: 'application/json' })),
-  fc.tuple(fc.string({ maxLength: 100 }), fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'application/merge-patch+json', 'image/png', 'garbage')).map(([raw, type]) => ({ raw, type })),
+  fc
+    .constantFrom('[', '{"a":', '"\\ud800"', '1e99999', '{"__proto__":{"admin":true}}', '['.repeat(4000), 'null', '')
+    .map((raw) => ({ raw, type: 'application/json' })),
+  fc
+    .tuple(
+      fc.string({ maxLength: 100 }),
+      fc.constantFrom(
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/xml',
+        'application/json; charset=utf-16',
+        'application/json; charset=latin1',
+        'application/merge-patch+json',
+        'image/png',
+        'garbage',
+      ),
+    )
+    .map(([raw, type]) => ({ raw, type })),
   fc.uint8Array({ maxLength: 64 }).map((raw) => ({ raw, type: 'application/json' })),
 );
 
 const headers = fc.dictionary(
-  fc.constantFrom('X-Session-ID', 'Cookie', 'X-Bridge-Secret', 'Origin', 'Referer', 'X-Forwarded-For', 'Accept-Language', 'User-Agent', 'X-Request-ID', 'Accept', 'Content-Encoding'),
-  fc.oneof(ascii(120), weird.filter((w) => /^[\x20-\x7e]*$/.test(w))),
+  fc.constantFrom(
+    'X-Session-ID',
+    'Cookie',
+    'X-Bridge-Secret',
+    'Origin',
+    'Referer',
+    'X-Forwarded-For',
+    'Accept-Language',
+    'User-Agent',
+    'X-Request-ID',
+    'Accept',
+    'Content-Encoding',
+  ),
+  fc.oneof(
+    ascii(120),
+    weird.filter((w) => /^[\x20-\x7e]*$/.test(w)),
+  ),
   { maxKeys: 4 },
 );
 
 const query = fc.array(
-  fc.tuple(fc.oneof(fc.constantFrom('session_id', 'page', 'limit', 'search', 'sort', 'order', 'token', 'email', 'redirect_url', 'user_type', 'a[b]', '__proto__'), ascii(10)), fc.oneof(ascii(40), weird)),
+  fc.tuple(
+    fc.oneof(
+      fc.constantFrom('session_id', 'page', 'limit', 'search', 'sort', 'order', 'token', 'email', 'redirect_url', 'user_type', 'a[b]', '__proto__'),
+      ascii(10),
+    ),
+    fc.oneof(ascii(40), weird),
+  ),
   { maxLength: 5 },
 );
 
@@ -161,23 +262,19 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 describe('fuzzing every route', () => {
-  it(
-    'when malformed bodies, queries, headers and path parameters hit every route, with and without credentials, then no answer is 5xx and every 4xx is a JSON error',
-    async () => {
-      expect(routes.length).toBeGreaterThan(30);
-      await fc.assert(
-        fc.asyncProperty(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => {
-          // A fuzzed logout may have ended a session; renew them now and then.
-          if (++batches % 10 === 0) await freshSessions();
-          const results = await Promise.all(batch.map(send));
-          results.forEach(check);
-        }),
-        { numRuns: RUNS, endOnFailure: false },
-      );
-      expect(sent).toBeGreaterThanOrEqual(RUNS * BATCH);
-    },
-    300_000,
-  );
+  it('when malformed bodies, queries, headers and path parameters hit every route, with and without credentials, then no answer is 5xx and every 4xx is a JSON error', async () => {
+    expect(routes.length).toBeGreaterThan(30);
+    await fc.assert(
+      fc.asyncProperty(fc.array(request, { minLength: BATCH, maxLength: BATCH }), async (batch) => {
+        // A fuzzed logout may have ended a session; renew them now and then.
+        if (++batches % 10 === 0) await freshSessions();
+        const results = await Promise.all(batch.map(send));
+        results.forEach(check);
+      }),
+      { numRuns: RUNS, endOnFailure: false },
+    );
+    expect(sent).toBeGreaterThanOrEqual(RUNS * BATCH);
+  }, 300_000);
 
   it('when every route gets each classic malformed input with each kind of credential, then no answer is 5xx and every 4xx is a JSON error', async () => {
     const cases: Pick<FuzzRequest, 'body' | 'segments' | 'query'>[] = [
@@ -185,7 +282,14 @@ describe('fuzzing every route', () => {
       { body: { raw: '{"email":', type: 'application/json' }, segments: ['%E0%A4%A'], query: [['page', '-1']] },
       { body: { raw: 'a=1', type: 'application/x-www-form-urlencoded' }, segments: ['0'], query: [['limit', '1e309']] },
       { body: jsonBody({ email: 'a'.repeat(5000), password: 7, name: { $gt: '' }, metadata: [1] }), segments: ['a'.repeat(300)], query: [['session_id', 'x']] },
-      { body: jsonBody([null]), segments: ['..%2F..'], query: [['__proto__', 'x'], ['a[b]', '1']] },
+      {
+        body: jsonBody([null]),
+        segments: ['..%2F..'],
+        query: [
+          ['__proto__', 'x'],
+          ['a[b]', '1'],
+        ],
+      },
     ];
     const auths: Auth[] = ['none', 'admin', 'bridge+customer', 'cookie'];
     const before = sent;

@@ -29,7 +29,11 @@ function expectJsonError(r: TestResponse, status: number, code?: string): void {
 
 describe('security headers', () => {
   it('when any answer goes out, then the API security headers are on it, nothing may cache it, and X-Powered-By is not', async () => {
-    for (const r of [await req('GET', '/health'), await req('GET', '/nope'), await req('POST', '/auth/login', { body: { email: 'x@example.com', password: 'wrong-password' } })]) {
+    for (const r of [
+      await req('GET', '/health'),
+      await req('GET', '/nope'),
+      await req('POST', '/auth/login', { body: { email: 'x@example.com', password: 'wrong-password' } }),
+    ]) {
       expect(r.headers.get('x-content-type-options')).toBe('nosniff');
       expect(r.headers.get('x-frame-options')).toBe('DENY');
       expect(r.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
@@ -86,7 +90,11 @@ describe('content types and sizes', () => {
       415,
       'UNSUPPORTED_MEDIA_TYPE',
     );
-    expectJsonError(await req('POST', '/auth/logout', { raw: 'bye', session: token, headers: { 'Content-Type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectJsonError(
+      await req('POST', '/auth/logout', { raw: 'bye', session: token, headers: { 'Content-Type': 'text/plain' } }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     expectJsonError(await req('POST', '/auth/logout', { raw: 'bye', session: token }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     // Nothing was done: the session is still alive.
     expect((await req('GET', '/auth/me', { session: token })).status).toBe(200);

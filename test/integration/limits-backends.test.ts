@@ -47,9 +47,7 @@ interface Backend {
   backoff(opts?: LoginBackoffOptions, instance?: 'A' | 'B'): ReturnType<typeof createLoginBackoff>;
 }
 
-const backends: Backend[] = [
-  { name: 'memory', limiter: () => createMemoryRateLimiter(), backoff: (opts) => createLoginBackoff('memory', opts) },
-];
+const backends: Backend[] = [{ name: 'memory', limiter: () => createMemoryRateLimiter(), backoff: (opts) => createLoginBackoff('memory', opts) }];
 const redisBackend: Backend = {
   name: 'redis',
   limiter: (instance = 'A') => createRedisRateLimiter(instance === 'A' ? clientA : clientB, prefix),
@@ -163,52 +161,53 @@ describe.each(backends)('$name login backoff', (backend) => {
 });
 
 // Registered only in the tier that has Redis, so the default run reports no skipped tests.
-if (REDIS_URL) describe('redis backends shared by two instances', () => {
-  it('when two instances consume one key in parallel, then they share one budget', async () => {
-    const a = redisBackend.limiter('A');
-    const b = redisBackend.limiter('B');
-    const rule = { points: 10, durationSec: 60 };
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).consume('login', '198.51.100.7', rule)));
-    expect(results.filter((r) => r.allowed)).toHaveLength(10);
-    expect(new Set(results.map((r) => r.resetAt)).size).toBe(1);
-  });
+if (REDIS_URL)
+  describe('redis backends shared by two instances', () => {
+    it('when two instances consume one key in parallel, then they share one budget', async () => {
+      const a = redisBackend.limiter('A');
+      const b = redisBackend.limiter('B');
+      const rule = { points: 10, durationSec: 60 };
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).consume('login', '198.51.100.7', rule)));
+      expect(results.filter((r) => r.allowed)).toHaveLength(10);
+      expect(new Set(results.map((r) => r.resetAt)).size).toBe(1);
+    });
 
-  it('when two instances reserve one account at the threshold in parallel, then exactly one attempt is admitted', async () => {
-    const a = redisBackend.backoff({}, 'A');
-    const b = redisBackend.backoff({}, 'B');
-    for (let i = 0; i < 4; i++) {
-      await a.reserve('trent@example.com');
-      await b.recordFailure('trent@example.com');
-    }
-    const decisions = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve('trent@example.com')));
-    expect(decisions.filter((d) => d.allowed)).toHaveLength(1);
-  });
+    it('when two instances reserve one account at the threshold in parallel, then exactly one attempt is admitted', async () => {
+      const a = redisBackend.backoff({}, 'A');
+      const b = redisBackend.backoff({}, 'B');
+      for (let i = 0; i < 4; i++) {
+        await a.reserve('trent@example.com');
+        await b.recordFailure('trent@example.com');
+      }
+      const decisions = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).reserve('trent@example.com')));
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(1);
+    });
 
-  it('when no clock is injected, then the lock runs on the Redis clock and lifts after its delay', async () => {
-    const backoff = createLoginBackoff({ client: clientA, prefix }, { freeFailures: 1, baseDelaySec: 1, maxDelaySec: 4 });
-    await backoff.reserve('peggy@example.com');
-    await backoff.recordFailure('peggy@example.com');
-    expect(await backoff.reserve('peggy@example.com')).toMatchObject({ allowed: false, retryAfterSec: 1, failures: 1 });
-    await sleep(1_050);
-    expect((await backoff.reserve('peggy@example.com')).allowed).toBe(true);
-  });
+    it('when no clock is injected, then the lock runs on the Redis clock and lifts after its delay', async () => {
+      const backoff = createLoginBackoff({ client: clientA, prefix }, { freeFailures: 1, baseDelaySec: 1, maxDelaySec: 4 });
+      await backoff.reserve('peggy@example.com');
+      await backoff.recordFailure('peggy@example.com');
+      expect(await backoff.reserve('peggy@example.com')).toMatchObject({ allowed: false, retryAfterSec: 1, failures: 1 });
+      await sleep(1_050);
+      expect((await backoff.reserve('peggy@example.com')).allowed).toBe(true);
+    });
 
-  it('when keys are written, then they sit under the prefix, expire, and hold no long or clear-text identifiers', async () => {
-    const limiter = createRedisRateLimiter(clientA, prefix);
-    const backoff = createLoginBackoff({ client: clientA, prefix });
-    const longKey = `acct:${'a'.repeat(300)}@example.com`;
-    await limiter.consume('login', '192.0.2.1', { points: 5, durationSec: 60 });
-    await limiter.consume('login', longKey, { points: 5, durationSec: 60 });
-    await backoff.reserve('victor@example.com');
-    const keys = await keysUnderPrefix();
-    expect(keys).toHaveLength(3);
-    expect(keys).toContain(`${prefix}rl:login:192.0.2.1`);
-    expect(keys.every((k) => k.length <= prefix.length + 80)).toBe(true);
-    expect(keys.some((k) => k.includes('victor'))).toBe(false);
-    for (const k of keys) {
-      const ttl = await clientA.pTTL(k);
-      expect(ttl).toBeGreaterThan(0);
-    }
-    expect(await clientA.pTTL(`${prefix}rl:login:192.0.2.1`)).toBeLessThanOrEqual(60_000);
+    it('when keys are written, then they sit under the prefix, expire, and hold no long or clear-text identifiers', async () => {
+      const limiter = createRedisRateLimiter(clientA, prefix);
+      const backoff = createLoginBackoff({ client: clientA, prefix });
+      const longKey = `acct:${'a'.repeat(300)}@example.com`;
+      await limiter.consume('login', '192.0.2.1', { points: 5, durationSec: 60 });
+      await limiter.consume('login', longKey, { points: 5, durationSec: 60 });
+      await backoff.reserve('victor@example.com');
+      const keys = await keysUnderPrefix();
+      expect(keys).toHaveLength(3);
+      expect(keys).toContain(`${prefix}rl:login:192.0.2.1`);
+      expect(keys.every((k) => k.length <= prefix.length + 80)).toBe(true);
+      expect(keys.some((k) => k.includes('victor'))).toBe(false);
+      for (const k of keys) {
+        const ttl = await clientA.pTTL(k);
+        expect(ttl).toBeGreaterThan(0);
+      }
+      expect(await clientA.pTTL(`${prefix}rl:login:192.0.2.1`)).toBeLessThanOrEqual(60_000);
+    });
   });
-});

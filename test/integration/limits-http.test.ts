@@ -116,8 +116,14 @@ describe('probes', () => {
   it('when a monitor polls /health, /ready and /metrics far beyond the default budget, then it never gets 429 and the budget is untouched', async () => {
     for (const path of ['/health', '/ready', '/metrics']) {
       const rs = await parallel(20, () => t.request('GET', path));
-      expect(rs.map((r) => r.status), path).toEqual(new Array(20).fill(200));
-      expect(rs.every((r) => r.headers.get('x-ratelimit-limit') === null), path).toBe(true);
+      expect(
+        rs.map((r) => r.status),
+        path,
+      ).toEqual(new Array(20).fill(200));
+      expect(
+        rs.every((r) => r.headers.get('x-ratelimit-limit') === null),
+        path,
+      ).toBe(true);
     }
     const r = await t.request('GET', DEFAULT_PATH);
     expect(r.headers.get('x-ratelimit-remaining')).toBe('2');
@@ -168,30 +174,31 @@ describe('two instances', () => {
 });
 
 // The limiter's own store failing needs Redis: registered in the PostgreSQL + Redis tier only.
-if (BACKEND === 'pg') describe('when the limiter store fails', () => {
-  let t: TestApp;
-  let key = '';
-  beforeAll(async () => {
-    t = await startTestApp({ env: { RATE_LIMIT_DEFAULT: '5/1m' } });
-    key = `${t.env.REDIS_PREFIX}rl:default:127.0.0.1`;
-  });
-  afterAll(async () => t?.close());
+if (BACKEND === 'pg')
+  describe('when the limiter store fails', () => {
+    let t: TestApp;
+    let key = '';
+    beforeAll(async () => {
+      t = await startTestApp({ env: { RATE_LIMIT_DEFAULT: '5/1m' } });
+      key = `${t.env.REDIS_PREFIX}rl:default:127.0.0.1`;
+    });
+    afterAll(async () => t?.close());
 
-  it('when Redis answers the limiter with an error, then requests are counted in process at half the budget, with headers, instead of 500', async () => {
-    // A counter key of the wrong type makes the real Redis script fail (WRONGTYPE), no mock involved.
-    await t.app.redis!.set(key, 'not-a-hash');
-    const rs = await parallel(8, () => t.request('GET', DEFAULT_PATH));
-    // Half of 5, rounded down: two pass, the rest are refused (see docs/operations.md).
-    expect(rs.filter((r) => r.status === 404)).toHaveLength(2);
-    expect(rs.filter((r) => r.status === 429)).toHaveLength(6);
-    for (const r of rs) expectLimitHeaders(r, 2);
-    // A refused command is not an outage: Redis stays in use.
-    expect(t.app.redisHealth!.status().up).toBe(true);
-    await t.app.redis!.del(key);
-    const again = await parallel(8, () => t.request('GET', DEFAULT_PATH));
-    expect(again.filter((r) => r.status === 404)).toHaveLength(5);
+    it('when Redis answers the limiter with an error, then requests are counted in process at half the budget, with headers, instead of 500', async () => {
+      // A counter key of the wrong type makes the real Redis script fail (WRONGTYPE), no mock involved.
+      await t.app.redis!.set(key, 'not-a-hash');
+      const rs = await parallel(8, () => t.request('GET', DEFAULT_PATH));
+      // Half of 5, rounded down: two pass, the rest are refused (see docs/operations.md).
+      expect(rs.filter((r) => r.status === 404)).toHaveLength(2);
+      expect(rs.filter((r) => r.status === 429)).toHaveLength(6);
+      for (const r of rs) expectLimitHeaders(r, 2);
+      // A refused command is not an outage: Redis stays in use.
+      expect(t.app.redisHealth!.status().up).toBe(true);
+      await t.app.redis!.del(key);
+      const again = await parallel(8, () => t.request('GET', DEFAULT_PATH));
+      expect(again.filter((r) => r.status === 404)).toHaveLength(5);
+    });
   });
-});
 
 describe('route classes', () => {
   const figures: Record<RateLimitClass, number> = {
@@ -212,7 +219,11 @@ describe('route classes', () => {
   /** Where a request without session or bridge secret lands on a route with a classifier. */
   const anonymousClass = (limit: RouteLimit | undefined): RateLimitClass =>
     typeof limit === 'function'
-      ? limit === registrationOrAdmin ? 'registration' : limit.classes.length === 1 ? limit.classes[0] : 'default'
+      ? limit === registrationOrAdmin
+        ? 'registration'
+        : limit.classes.length === 1
+          ? limit.classes[0]
+          : 'default'
       : (limit ?? 'default');
   let t: TestApp;
   beforeAll(async () => {

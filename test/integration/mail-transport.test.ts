@@ -162,7 +162,13 @@ describe('mail without SMTP (outbox)', () => {
 });
 
 describe('SMS through the Twilio-compatible provider', () => {
-  const smsEnv = (url: string) => ({ SMS_PROVIDER: 'twilio', SMS_API_URL: url, SMS_ACCOUNT_SID: 'AC0123', SMS_AUTH_TOKEN: 'tok-s3cret', SMS_FROM: '+15550001111' });
+  const smsEnv = (url: string) => ({
+    SMS_PROVIDER: 'twilio',
+    SMS_API_URL: url,
+    SMS_ACCOUNT_SID: 'AC0123',
+    SMS_AUTH_TOKEN: 'tok-s3cret',
+    SMS_FROM: '+15550001111',
+  });
 
   async function sinkWith(opts?: { failWith?: number }): Promise<SmsSink> {
     const sink = await startSmsSink(opts);
@@ -177,7 +183,13 @@ describe('SMS through the Twilio-compatible provider', () => {
     expect(sent.transport).toBe('twilio');
 
     const got = await sink.waitFor((m) => m.sid === sent.id);
-    expect(got).toMatchObject({ to: '+34600111222', from: '+15550001111', body: 'Your Acme ID code is 482913', auth: 'AC0123:tok-s3cret', accountSid: 'AC0123' });
+    expect(got).toMatchObject({
+      to: '+34600111222',
+      from: '+15550001111',
+      body: 'Your Acme ID code is 482913',
+      auth: 'AC0123:tok-s3cret',
+      accountSid: 'AC0123',
+    });
     const all = logLines.join('');
     expect(all).toContain('+34******222');
     expect(all).not.toContain('+34600111222');

@@ -58,9 +58,7 @@ export function testModule(id: string, over: Partial<ModuleInput> = {}): ModuleM
     requires: [],
     config: null,
     migrations: [],
-    routes: [
-      defineRoute({ method: 'get', path: `/api/v1/${id}/ping`, auth: 'public', module: id, handler: () => ({ success: true, module: id }) }),
-    ],
+    routes: [defineRoute({ method: 'get', path: `/api/v1/${id}/ping`, auth: 'public', module: id, handler: () => ({ success: true, module: id }) })],
     hooks: [],
     jobs: [],
     emails: [],

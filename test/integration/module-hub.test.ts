@@ -68,7 +68,13 @@ describe(`module hub over HTTP (${BACKEND})`, () => {
   it('when a module is run, then it is installed at once: status, columns, its routes and its user fields', async () => {
     const r = await post('/ext-business/run');
     expect(r.status).toBe(200);
-    expect(r.body.data).toMatchObject({ module_id: 'ext-business', status: 'installed', enabled: true, installed_version: '1.0.0', runtime_scope: 'gatehouse-core' });
+    expect(r.body.data).toMatchObject({
+      module_id: 'ext-business',
+      status: 'installed',
+      enabled: true,
+      installed_version: '1.0.0',
+      runtime_scope: 'gatehouse-core',
+    });
     expect(r.body.data.result.migrations).toEqual(['ext-business/20261121-1000-add-business-columns']);
     const migration = r.body.data.components.find((c: { component_type: string }) => c.component_type === 'migration');
     expect(migration).toMatchObject({ installed: true, status: 'applied', expected_version: '1.0.0' });

@@ -4,16 +4,7 @@ import { startScheduler } from '../../src/jobs/scheduler.js';
 import { registry as shipped } from '../../modules/index.js';
 import { BACKEND } from '../helpers/backend.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
-import {
-  createTable,
-  failing,
-  migrationRecords,
-  moduleStateRows,
-  settingsSchema,
-  superadmin,
-  tableNames,
-  testModule,
-} from './module-helpers.js';
+import { createTable, failing, migrationRecords, moduleStateRows, settingsSchema, superadmin, tableNames, testModule } from './module-helpers.js';
 
 const BASE = '/api/v1/modules/install';
 let t: TestApp;

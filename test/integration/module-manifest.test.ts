@@ -130,7 +130,10 @@ describe('the registry check', () => {
     const two = testModule('test-two', {
       routes: [defineRoute({ method: 'post', path: '/API/v1/shared/:other/', auth: 'public', module: 'test-two', handler: () => ({}) })],
       tables: ['test_shared'],
-      userFields: [{ name: 'test_col', type: 'string' }, { name: 'email', type: 'string' }],
+      userFields: [
+        { name: 'test_col', type: 'string' },
+        { name: 'email', type: 'string' },
+      ],
       jobs: [job, { ...job, name: 'session-expiry' }],
     });
     const r = checkRegistry([one, two], CORE);

@@ -44,11 +44,28 @@ const BODIES: Record<string, (c: Ctx) => unknown> = {
 
 /** Routes that answer with user objects; each must have been walked with a 200. */
 const USER_ROUTES = [
-  'POST /auth/login', 'POST /auth/register/public', 'POST /auth/register', 'GET /auth/me', 'GET /auth/user/me',
-  'PUT /auth/user/me', 'PUT /auth/profile', 'POST /auth/profile', 'GET /auth/validation', 'POST /auth/validation',
-  'POST /auth/refresh', 'GET /auth/session/current', 'POST /auth/bridge/validate', 'POST /auth/invalidate/me',
-  'GET /auth/admin/users', 'GET /auth/admin/users/:id', 'POST /auth/admin/users', 'PUT /auth/admin/users/:id',
-  'GET /auth/users', 'GET /auth/users/:id', 'POST /auth/users', 'PUT /auth/users/:id',
+  'POST /auth/login',
+  'POST /auth/register/public',
+  'POST /auth/register',
+  'GET /auth/me',
+  'GET /auth/user/me',
+  'PUT /auth/user/me',
+  'PUT /auth/profile',
+  'POST /auth/profile',
+  'GET /auth/validation',
+  'POST /auth/validation',
+  'POST /auth/refresh',
+  'GET /auth/session/current',
+  'POST /auth/bridge/validate',
+  'POST /auth/invalidate/me',
+  'GET /auth/admin/users',
+  'GET /auth/admin/users/:id',
+  'POST /auth/admin/users',
+  'PUT /auth/admin/users/:id',
+  'GET /auth/users',
+  'GET /auth/users/:id',
+  'POST /auth/users',
+  'PUT /auth/users/:id',
 ];
 
 const FORBIDDEN: [string, RegExp][] = [
@@ -85,7 +102,7 @@ async function walk(route: RouteDef<any, any, any>) {
 }
 
 describe('no route leaks secrets or hidden columns', () => {
-  it('when every core route is called with full rights, then no answer carries a hash, a hidden column or another session\'s token', async () => {
+  it("when every core route is called with full rights, then no answer carries a hash, a hidden column or another session's token", async () => {
     const statuses = new Map<string, number>();
     for (const route of coreRoutes) {
       const { r, secrets } = await walk(route);

@@ -35,7 +35,9 @@ describe('GET /openapi.json', () => {
 
   it('when a module is installed, then its routes join the document, tagged with the module, and the document stays valid', async () => {
     const before = await fetchDoc();
-    const candidate = t.app.modules.registry().find((m) => m.routes.length > 0 && !t.app.modules.isInstalled(m.id) && t.app.modules.problems(m.id).length === 0);
+    const candidate = t.app.modules
+      .registry()
+      .find((m) => m.routes.length > 0 && !t.app.modules.isInstalled(m.id) && t.app.modules.problems(m.id).length === 0);
     expect(candidate, 'a shipped module with routes').toBeDefined();
     const sample = openApiPath(candidate!.routes[0].path).path;
     expect(before.paths[sample]?.[candidate!.routes[0].method]).toBeUndefined();
@@ -71,7 +73,8 @@ describe('GET /openapi.json', () => {
     }
     // Nothing documented that is not served.
     const served = new Set(routes.map(({ def }) => `${def.method} ${openApiPath(def.path).path}`));
-    for (const [path, item] of Object.entries(doc.paths)) for (const method of Object.keys(item)) expect(served.has(`${method} ${path}`), `${method} ${path}`).toBe(true);
+    for (const [path, item] of Object.entries(doc.paths))
+      for (const method of Object.keys(item)) expect(served.has(`${method} ${path}`), `${method} ${path}`).toBe(true);
   });
 
   it('when a route validates its body or query, then the documented schema is the JSON Schema of the very zod schema it enforces', async () => {
@@ -108,7 +111,10 @@ describe('GET /openapi.json', () => {
         expect(r.status, `${method.toUpperCase()} ${path}`).toBe(400);
         expect(r.body.code).toBe('VALIDATION_ERROR');
         const fields = JSON.stringify(r.body.details ?? r.body.error);
-        expect(required.some((f) => fields.includes(f)), `${method.toUpperCase()} ${path}: ${fields} names one of ${required}`).toBe(true);
+        expect(
+          required.some((f) => fields.includes(f)),
+          `${method.toUpperCase()} ${path}: ${fields} names one of ${required}`,
+        ).toBe(true);
         checked++;
       }
     }

@@ -38,7 +38,8 @@ const oneCodeHuffman = (tableClass: number) => [tableClass, 1, ...new Array(15).
 export function jpeg(declared: { width: number; height: number } = { width: 8, height: 8 }): Buffer {
   const { width: w, height: h } = declared;
   return Buffer.from([
-    0xff, 0xd8,
+    0xff,
+    0xd8,
     ...segment(0xe0, [0x4a, 0x46, 0x49, 0x46, 0x00, 1, 1, 0, 0, 1, 0, 1, 0, 0]), // JFIF APP0
     ...segment(0xdb, [0x00, ...new Array(64).fill(1)]),
     ...segment(0xc0, [8, h >> 8, h & 0xff, w >> 8, w & 0xff, 1, 1, 0x11, 0]),
@@ -46,7 +47,8 @@ export function jpeg(declared: { width: number; height: number } = { width: 8, h
     ...segment(0xc4, oneCodeHuffman(0x10)),
     ...segment(0xda, [1, 1, 0x00, 0, 63, 0]),
     0x3f,
-    0xff, 0xd9,
+    0xff,
+    0xd9,
   ]);
 }
 
@@ -54,10 +56,7 @@ export function jpeg(declared: { width: number; height: number } = { width: 8, h
 export const webpLossy = () => Buffer.from('UklGRiIAAABXRUJQVlA4IBYAAAAwAQCdASoBAAEADsD+JaQAA3AAAAAA', 'base64');
 export const webpLossless = () => Buffer.from('UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==', 'base64');
 export const webpExtended = () =>
-  Buffer.from(
-    'UklGRkoAAABXRUJQVlA4WAoAAAAQAAAAAAAAAAAAQUxQSAwAAAARBxAR/Q9ERP8DAABWUDggGAAAABQBAJ0BKgEAAQAAAP4AAA3AAP7mtQAAAA==',
-    'base64',
-  );
+  Buffer.from('UklGRkoAAABXRUJQVlA4WAoAAAAQAAAAAAAAAAAAQUxQSAwAAAARBxAR/Q9ERP8DAABWUDggGAAAABQBAJ0BKgEAAQAAAP4AAA3AAP7mtQAAAA==', 'base64');
 
 /** A multipart body with one file part. */
 export function pictureForm(bytes: Buffer, opts: { field?: string; filename?: string; type?: string } = {}): FormData {

@@ -44,17 +44,36 @@ describe('PUT /auth/user/me (and /auth/profile)', () => {
     const seen: string[] = [];
     const off = t.app.hooks.on('user.updated', (p) => void seen.push((p.user as { id: string }).id));
     const body = {
-      name: 'Ana', last_name: 'Ruiz', user_name: `ana.${Date.now()}`, phone: '+1 (555) 010-0000', dob: '1990-02-28',
-      gender: 'female', title: 'Dr', reference_id: 'ref-1', recovery_email: 'Backup@Example.test', tmz: 'america/new_york',
-      metadata: { theme: 'dark', n: 1 }, lang: 'pt-BR', display_name: 'Ana R',
+      name: 'Ana',
+      last_name: 'Ruiz',
+      user_name: `ana.${Date.now()}`,
+      phone: '+1 (555) 010-0000',
+      dob: '1990-02-28',
+      gender: 'female',
+      title: 'Dr',
+      reference_id: 'ref-1',
+      recovery_email: 'Backup@Example.test',
+      tmz: 'america/new_york',
+      metadata: { theme: 'dark', n: 1 },
+      lang: 'pt-BR',
+      display_name: 'Ana R',
     };
     const r = await put(token, body);
     off();
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
     expect(r.body.data.user).toMatchObject({
-      name: 'Ana', last_name: 'Ruiz', user_name: body.user_name, phone: body.phone, dob: '1990-02-28', gender: 'female',
-      title: 'Dr', tmz: 'America/New_York', metadata: { theme: 'dark', n: 1 }, lang: 'pt-BR', display_name: 'Ana R',
+      name: 'Ana',
+      last_name: 'Ruiz',
+      user_name: body.user_name,
+      phone: body.phone,
+      dob: '1990-02-28',
+      gender: 'female',
+      title: 'Dr',
+      tmz: 'America/New_York',
+      metadata: { theme: 'dark', n: 1 },
+      lang: 'pt-BR',
+      display_name: 'Ana R',
     });
     expect(r.body.data.user.recovery_email).toBeUndefined();
     const row = await t.app.repos.users.findById(user.id);

@@ -105,17 +105,32 @@ async function compare(path: string, known: () => unknown, unknown: () => unknow
 describe('no account enumeration through timing', () => {
   it('when a password reset is asked for a known and an unknown address, then both answer alike and neither waits for SMTP', async () => {
     const user = await makeUser(t, { email: uniqueEmail('enum-reset') });
-    await compare('/auth/password-reset/request', () => ({ email: user.email }), () => ({ email: uniqueEmail('nobody') }), ROUNDS);
+    await compare(
+      '/auth/password-reset/request',
+      () => ({ email: user.email }),
+      () => ({ email: uniqueEmail('nobody') }),
+      ROUNDS,
+    );
   }, 30_000);
 
   it('when a verification resend is asked for an unverified and an unknown address, then both answer alike and neither waits for SMTP', async () => {
     const user = await makeUser(t, { email: uniqueEmail('enum-verify'), is_verified: false });
-    await compare('/auth/resend-verification', () => ({ email: user.email }), () => ({ email: uniqueEmail('nobody') }), ROUNDS);
+    await compare(
+      '/auth/resend-verification',
+      () => ({ email: user.email }),
+      () => ({ email: uniqueEmail('nobody') }),
+      ROUNDS,
+    );
   }, 30_000);
 
   it('when a login link is asked for a known and an unknown address, then both answer alike and neither waits for SMTP', async () => {
     const user = await makeUser(t, { email: uniqueEmail('enum-link') });
-    await compare('/auth/token/login', () => ({ identifier: user.email }), () => ({ identifier: uniqueEmail('nobody') }), ROUNDS);
+    await compare(
+      '/auth/token/login',
+      () => ({ identifier: user.email }),
+      () => ({ identifier: uniqueEmail('nobody') }),
+      ROUNDS,
+    );
   }, 30_000);
 
   it('when a login code is texted to a known and an unknown phone, then both answer alike and neither waits for the SMS API', async () => {
@@ -123,6 +138,11 @@ describe('no account enumeration through timing', () => {
     await makeUser(t, { phone });
     let n = 0;
     const stranger = () => `+1666${String((Date.now() + ++n) % 1_000_000).padStart(6, '0')}3`;
-    await compare('/auth/token/login', () => ({ identifier: phone, type: 'sms' }), () => ({ identifier: stranger(), type: 'sms' }), ROUNDS);
+    await compare(
+      '/auth/token/login',
+      () => ({ identifier: phone, type: 'sms' }),
+      () => ({ identifier: stranger(), type: 'sms' }),
+      ROUNDS,
+    );
   }, 30_000);
 });

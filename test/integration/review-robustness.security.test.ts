@@ -151,8 +151,7 @@ describe('single use under parallel requests', () => {
 });
 
 describe('pending two-factor sessions', () => {
-  const needsFullSession = (auth: AuthMode | ((c: never) => AuthMode)) =>
-    typeof auth === 'object' || auth === 'session' || auth === 'bridge+session';
+  const needsFullSession = (auth: AuthMode | ((c: never) => AuthMode)) => typeof auth === 'object' || auth === 'session' || auth === 'bridge+session';
 
   it('when a pending session (with the bridge secret) calls every core route that needs a full session, then each answers 401 TWO_FACTOR_REQUIRED', async () => {
     const user = await makeUser(t, { two_factor: true, user_type: 'superadmin' });
@@ -234,7 +233,9 @@ describe('identifiers: case, whitespace, unicode, length', () => {
     ];
     for (const [method, path, body, session] of cases) {
       const r = await t.request(method, path, { body, session });
-      expect(`${method} ${path} ${JSON.stringify(body)} → ${r.status} ${r.body?.code}`).toBe(`${method} ${path} ${JSON.stringify(body)} → 400 VALIDATION_ERROR`);
+      expect(`${method} ${path} ${JSON.stringify(body)} → ${r.status} ${r.body?.code}`).toBe(
+        `${method} ${path} ${JSON.stringify(body)} → 400 VALIDATION_ERROR`,
+      );
     }
   });
 

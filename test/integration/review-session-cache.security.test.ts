@@ -75,7 +75,11 @@ const usersHeldAt = (userId: string, g: Gate): Partial<UserRepository> => ({
 });
 
 const settle = () => new Promise((r) => setTimeout(r, 100));
-const outcome = (p: Promise<unknown>) => p.then(() => 'valid', (e: { code?: string }) => e.code ?? 'error');
+const outcome = (p: Promise<unknown>) =>
+  p.then(
+    () => 'valid',
+    (e: { code?: string }) => e.code ?? 'error',
+  );
 
 describe(`session cache coherence (${BACKEND})`, () => {
   it('when a session is revoked while another instance is reading its row, then neither instance accepts it afterwards', async () => {

@@ -47,7 +47,9 @@ async function measure(name: string, known: Sample, unknown: Sample, status: num
   const diff = median(k.map((ms, i) => ms - u[i]));
   const slower = k.filter((ms, i) => ms > u[i]).length / k.length;
   // Printed for the closing note's figures.
-  console.info(`[timing] ${name}: known ${median(k).toFixed(2)} ms, unknown ${median(u).toFixed(2)} ms, median paired difference ${diff.toFixed(2)} ms, known slower in ${(slower * 100).toFixed(0)} % of pairs`);
+  console.info(
+    `[timing] ${name}: known ${median(k).toFixed(2)} ms, unknown ${median(u).toFixed(2)} ms, median paired difference ${diff.toFixed(2)} ms, known slower in ${(slower * 100).toFixed(0)} % of pairs`,
+  );
   return { diff, base: median(u) };
 }
 

@@ -34,8 +34,7 @@ async function insertSessions(userId: string, n: number, expired: boolean): Prom
   for (let i = 0; i < rows.length; i += 500) await qi.bulkInsert('sessions', rows.slice(i, i + 500));
 }
 
-const doctor = (check: Check) =>
-  check.run(createCheckContext({ config: t.app.config, logger: t.app.logger, openApp: async () => t.app }));
+const doctor = (check: Check) => check.run(createCheckContext({ config: t.app.config, logger: t.app.logger, openApp: async () => t.app }));
 
 let tick = Date.UTC(2030, 0, 1);
 const nextTick = () => new Date((tick += 60_000));
@@ -94,7 +93,11 @@ describe(`doctor: admin search indexes (${BACKEND})`, () => {
     if (BACKEND !== 'pg') return;
     await t.app.sequelize.query('DROP EXTENSION pg_trgm CASCADE');
     const missing = await doctor(searchIndexCheck);
-    expect(missing).toMatchObject({ status: 'fail', message: expect.stringContaining('pg_trgm extension is missing'), hint: expect.stringContaining('CREATE EXTENSION pg_trgm') });
+    expect(missing).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('pg_trgm extension is missing'),
+      hint: expect.stringContaining('CREATE EXTENSION pg_trgm'),
+    });
     // Search still answers, by reading the table.
     const admin = await makeSession(t, { user_type: 'admin' });
     expect((await t.request('GET', '/auth/admin/users?q=example', { session: admin.token })).status).toBe(200);

@@ -19,7 +19,13 @@ afterAll(async () => {
 });
 
 let seq = 0;
-const fake = (over: Partial<FakeUser> = {}): FakeUser => ({ id: `${Date.now()}${++seq}`, email: uniqueEmail('link'), verified: true, name: 'Lin Ker', ...over });
+const fake = (over: Partial<FakeUser> = {}): FakeUser => ({
+  id: `${Date.now()}${++seq}`,
+  email: uniqueEmail('link'),
+  verified: true,
+  name: 'Lin Ker',
+  ...over,
+});
 
 /** Runs the web flow in a browser that holds `session` as its session cookie (an explicit link when `link`). */
 async function flow(provider: 'github' | 'discord' | 'facebook', user: FakeUser, opts: { session?: string; query?: string } = {}) {
@@ -80,7 +86,10 @@ describe('linking', () => {
   it('when the user is disabled while at the provider, then the link is refused and nothing is written', async () => {
     const { user, token } = await makeSession(t);
     const start = await t.request('GET', '/auth/social/github/login?link=true', { session: token });
-    const flowCookie = start.headers.getSetCookie().find((c) => c.startsWith('gh_social_flow='))!.split(';')[0]!;
+    const flowCookie = start.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('gh_social_flow='))!
+      .split(';')[0]!;
     servers.nextUser('github', fake());
     const consent = await fetch(start.headers.get('location')!, { redirect: 'manual' });
     await t.app.services.users.adminUpdate(null, user.id, { disabled: true });
@@ -163,10 +172,15 @@ describe('account state', () => {
 
   it('when email verification is required, then an unverified provider address cannot sign up, and a linked but unverified account is refused like password login', async () => {
     const strict = await startTestApp({
-      env: socialEnv({ github: { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: servers.endpoints('github') } }, { REQUIRE_EMAIL_VERIFICATION: 'true' }),
+      env: socialEnv(
+        { github: { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: servers.endpoints('github') } },
+        { REQUIRE_EMAIL_VERIFICATION: 'true' },
+      ),
     });
     try {
-      const unverified = await strict.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', fake({ verified: false })) } });
+      const unverified = await strict.request('POST', '/auth/social/github/login-api', {
+        body: { accessToken: servers.mint('github', fake({ verified: false })) },
+      });
       expect(unverified.status).toBe(403);
       expect(unverified.body.code).toBe('SOCIAL_EMAIL_NOT_VERIFIED');
       const { user, token } = await makeSession(strict, { is_verified: false });
@@ -188,14 +202,19 @@ describe('account state', () => {
 
   it('when registration is disabled, then a new provider user is refused but a linked one still signs in', async () => {
     const closed = await startTestApp({
-      env: socialEnv({ github: { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: servers.endpoints('github') } }, { REGISTRATION_ENABLED: 'false' }),
+      env: socialEnv(
+        { github: { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: servers.endpoints('github') } },
+        { REGISTRATION_ENABLED: 'false' },
+      ),
     });
     try {
       const r = await closed.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', fake()) } });
       expect(r.status).toBe(403);
       expect(r.body.code).toBe('REGISTRATION_DISABLED');
       const existing = await makeUser(closed, { is_verified: true });
-      const ok = await closed.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', fake({ email: existing.email })) } });
+      const ok = await closed.request('POST', '/auth/social/github/login-api', {
+        body: { accessToken: servers.mint('github', fake({ email: existing.email })) },
+      });
       expect(ok.status).toBe(200);
       expect(ok.body.user.id).toBe(existing.id);
       expect(await accountsOf(closed, { user_id: existing.id })).toHaveLength(1);
@@ -221,7 +240,8 @@ describe('limits', () => {
       // The callback shares the Social Login budget.
       expect((await limited.request('GET', '/auth/social/github/callback?code=a&state=b')).status).toBe(429);
       const api = [];
-      for (let i = 0; i < 2; i++) api.push(await limited.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', fake()) } }));
+      for (let i = 0; i < 2; i++)
+        api.push(await limited.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', fake()) } }));
       expect(api.map((r) => r.status)).toEqual([200, 429]);
     } finally {
       await limited.close();

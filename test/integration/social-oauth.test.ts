@@ -13,7 +13,12 @@ const host = PUBLIC_HOST;
 
 beforeAll(async () => {
   servers = await startOAuthServers();
-  const cfg = (p: OAuthProvider, extra: Record<string, unknown> = {}) => ({ client_id: APPS[p].clientId, client_secret: APPS[p].secret, endpoints: servers.endpoints(p), ...extra });
+  const cfg = (p: OAuthProvider, extra: Record<string, unknown> = {}) => ({
+    client_id: APPS[p].clientId,
+    client_secret: APPS[p].secret,
+    endpoints: servers.endpoints(p),
+    ...extra,
+  });
   t = await startTestApp({ env: socialEnv({ github: cfg('github'), discord: cfg('discord', { store_tokens: true }), facebook: cfg('facebook') }) });
 });
 afterAll(async () => {
@@ -22,7 +27,13 @@ afterAll(async () => {
 });
 
 let seq = 7000;
-const fakeUser = (over: Partial<FakeUser> = {}): FakeUser => ({ id: String(++seq) + String(Date.now() % 100000), email: uniqueEmail('social'), verified: true, name: 'Ada Lovelace', ...over });
+const fakeUser = (over: Partial<FakeUser> = {}): FakeUser => ({
+  id: String(++seq) + String(Date.now() % 100000),
+  email: uniqueEmail('social'),
+  verified: true,
+  name: 'Ada Lovelace',
+  ...over,
+});
 
 async function webSignIn(provider: OAuthProvider, user: FakeUser, query = '') {
   servers.nextUser(provider, user);
@@ -95,7 +106,9 @@ describe.each(['github', 'discord', 'facebook'] as const)('%s (real local OAuth 
   it("when a mobile app sends another app's access token, then it is refused with 401 and nothing is created", async () => {
     const u = fakeUser();
     const before = await countRows(t, 'users');
-    const r = await t.request('POST', `/auth/social/${provider}/login-api`, { body: { accessToken: servers.mint(provider, u, provider === 'github' ? 'Iv1.otherapp' : '9999999999') } });
+    const r = await t.request('POST', `/auth/social/${provider}/login-api`, {
+      body: { accessToken: servers.mint(provider, u, provider === 'github' ? 'Iv1.otherapp' : '9999999999') },
+    });
     expect(r.status).toBe(401);
     expect(r.body.success).toBe(false);
     expect(['SOCIAL_TOKEN_NOT_FOR_APP', 'SOCIAL_INVALID_TOKEN']).toContain(r.body.code);
@@ -131,7 +144,10 @@ describe.each(['github', 'discord', 'facebook'] as const)('%s (real local OAuth 
     servers.nextUser(provider, u);
     const browser = createBrowser([FRONTEND], { [PUBLIC]: t.url });
     const start = await fetch(`${t.url}/auth/social/${provider}/login`, { redirect: 'manual' });
-    const flowCookie = start.headers.getSetCookie().find((c) => c.startsWith('gh_social_flow='))!.split(';')[0]!;
+    const flowCookie = start.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('gh_social_flow='))!
+      .split(';')[0]!;
     const consent = await fetch(start.headers.get('location')!, { redirect: 'manual' });
     servers.mode(provider, 'down');
     try {
@@ -158,20 +174,23 @@ describe('email rules across providers', () => {
     ['github', true, false],
     ['discord', false, true],
     ['facebook', true, true],
-  ] as const)('when %s says verified=%s and the local email verified=%s do not both hold, then 400 SOCIAL_ACCOUNT_LINK_REQUIRED and nothing is written', async (provider, providerVerified, localVerified) => {
-    const existing = await makeUser(t, { is_verified: localVerified });
-    const u = fakeUser({ email: existing.email, verified: providerVerified });
-    const before = { users: await countRows(t, 'users'), accounts: await countRows(t, 'user_accounts'), sessions: await countRows(t, 'sessions') };
-    const web = await webSignIn(provider, u);
-    expect(web.landing.url.searchParams.get('social_login')).toBe('error');
-    expect(web.landing.url.searchParams.get('error')).toBe('SOCIAL_ACCOUNT_LINK_REQUIRED');
-    expect(web.cookie).toBeUndefined();
-    const api = await t.request('POST', `/auth/social/${provider}/login-api`, { body: { accessToken: servers.mint(provider, u) } });
-    expect(api.status).toBe(400);
-    expect(api.body).toMatchObject({ success: false, code: 'SOCIAL_ACCOUNT_LINK_REQUIRED' });
-    expect(typeof api.body.error).toBe('string');
-    expect({ users: await countRows(t, 'users'), accounts: await countRows(t, 'user_accounts'), sessions: await countRows(t, 'sessions') }).toEqual(before);
-  });
+  ] as const)(
+    'when %s says verified=%s and the local email verified=%s do not both hold, then 400 SOCIAL_ACCOUNT_LINK_REQUIRED and nothing is written',
+    async (provider, providerVerified, localVerified) => {
+      const existing = await makeUser(t, { is_verified: localVerified });
+      const u = fakeUser({ email: existing.email, verified: providerVerified });
+      const before = { users: await countRows(t, 'users'), accounts: await countRows(t, 'user_accounts'), sessions: await countRows(t, 'sessions') };
+      const web = await webSignIn(provider, u);
+      expect(web.landing.url.searchParams.get('social_login')).toBe('error');
+      expect(web.landing.url.searchParams.get('error')).toBe('SOCIAL_ACCOUNT_LINK_REQUIRED');
+      expect(web.cookie).toBeUndefined();
+      const api = await t.request('POST', `/auth/social/${provider}/login-api`, { body: { accessToken: servers.mint(provider, u) } });
+      expect(api.status).toBe(400);
+      expect(api.body).toMatchObject({ success: false, code: 'SOCIAL_ACCOUNT_LINK_REQUIRED' });
+      expect(typeof api.body.error).toBe('string');
+      expect({ users: await countRows(t, 'users'), accounts: await countRows(t, 'user_accounts'), sessions: await countRows(t, 'sessions') }).toEqual(before);
+    },
+  );
 
   it('when GitHub has no primary email, then 400 SOCIAL_EMAIL_MISSING and nothing is created', async () => {
     const before = await countRows(t, 'users');
@@ -243,7 +262,12 @@ describe('the sign-in seam', () => {
     } finally {
       offBefore();
     }
-    const offLogin = t.app.hooks.on('auth.login', ({ method }) => void seen.push(`login:${method}`), 'test', ({ user: x }) => x.id === user.id);
+    const offLogin = t.app.hooks.on(
+      'auth.login',
+      ({ method }) => void seen.push(`login:${method}`),
+      'test',
+      ({ user: x }) => x.id === user.id,
+    );
     try {
       const ok = await t.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', u) } });
       expect(ok.status).toBe(200);
@@ -257,7 +281,12 @@ describe('the sign-in seam', () => {
   it('when a two-factor user signs in socially, then the methods the hooks offer are answered, and a failing methods handler fails the sign-in closed', async () => {
     const user = await makeUser(t, { is_verified: true, two_factor: true });
     const u = fakeUser({ email: user.email, verified: true });
-    const off = t.app.hooks.on('auth.two_factor.methods', ({ methods, method }) => void methods.push({ type: 'test', via: method }), 'test', ({ user: x }) => x.id === user.id);
+    const off = t.app.hooks.on(
+      'auth.two_factor.methods',
+      ({ methods, method }) => void methods.push({ type: 'test', via: method }),
+      'test',
+      ({ user: x }) => x.id === user.id,
+    );
     try {
       const r = await t.request('POST', '/auth/social/github/login-api', { body: { accessToken: servers.mint('github', u) } });
       expect(r.status).toBe(200);
@@ -288,7 +317,12 @@ describe('the sign-in seam', () => {
   it('when a first social sign-in creates the user, then auth.registered names the provider', async () => {
     const u = fakeUser();
     const registered: unknown[] = [];
-    const off = t.app.hooks.on('auth.registered', ({ user, method }) => void registered.push({ email: user.email, method }), 'test', ({ user }) => user.email === u.email);
+    const off = t.app.hooks.on(
+      'auth.registered',
+      ({ user, method }) => void registered.push({ email: user.email, method }),
+      'test',
+      ({ user }) => user.email === u.email,
+    );
     try {
       expect((await t.request('POST', '/auth/social/discord/login-api', { body: { accessToken: servers.mint('discord', u) } })).status).toBe(200);
     } finally {

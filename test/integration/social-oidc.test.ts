@@ -58,7 +58,14 @@ afterAll(async () => {
 
 let seq = 0;
 const account = (over: Partial<OidcAccount> = {}): OidcAccount => {
-  const a = { sub: `sub-${Date.now().toString(36)}-${++seq}`, email: uniqueEmail('oidc'), email_verified: true, given_name: 'Grace', family_name: 'Hopper', ...over };
+  const a = {
+    sub: `sub-${Date.now().toString(36)}-${++seq}`,
+    email: uniqueEmail('oidc'),
+    email_verified: true,
+    given_name: 'Grace',
+    family_name: 'Hopper',
+    ...over,
+  };
   oidc.setAccount(a);
   return a;
 };
@@ -156,7 +163,10 @@ describe('Apple specifics', () => {
   it('when Apple posts the name (form field `user`, first sign-in only), then the new user gets it', async () => {
     const a = account({ given_name: undefined, family_name: undefined });
     const start = await fetch(`${t.url}/auth/social/apple/login`, { redirect: 'manual' });
-    const flowCookie = start.headers.getSetCookie().find((c) => c.startsWith('gh_social_flow='))!.split(';')[0]!;
+    const flowCookie = start.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('gh_social_flow='))!
+      .split(';')[0]!;
     // The browser stops where Apple's page would post the callback; the test posts it with the name added.
     const atCallback = await createBrowser([PUBLIC], {}, { login: a.sub, password: 'x' }).go(start.headers.get('location')!);
     expect(atCallback.url.pathname).toBe('/auth/social/apple/callback');
@@ -180,7 +190,14 @@ describe('Apple specifics', () => {
 describe('Microsoft tenant issuer rule', () => {
   it('when the token names another tenant than its issuer, then it is refused', async () => {
     const a = account();
-    const token = await oidc.sign({ iss: `${oidc.origin}/other-tenant`, tid: '11111111-2222-3333-4444-555555555555', aud: WEB.microsoft, sub: a.sub, email: a.email, email_verified: true });
+    const token = await oidc.sign({
+      iss: `${oidc.origin}/other-tenant`,
+      tid: '11111111-2222-3333-4444-555555555555',
+      aud: WEB.microsoft,
+      sub: a.sub,
+      email: a.email,
+      email_verified: true,
+    });
     const r = await t.request('POST', '/auth/social/microsoft/login-api', { body: { idToken: token } });
     expect(r.status).toBe(401);
     const ok = await oidc.sign({ iss: oidc.issuer, aud: WEB.microsoft, sub: a.sub, email: a.email, email_verified: true });

@@ -45,13 +45,17 @@ async function startGithubFlow(query = '') {
   servers.nextUser('github', { id: String(Date.now()) + String(randomBytes(2).readUInt16BE()), email: uniqueEmail('sec'), verified: true, name: 'Eve' });
   const start = await fetch(`${t.url}/auth/social/github/login${query}`, { redirect: 'manual' });
   expect(start.status).toBe(302);
-  const cookie = start.headers.getSetCookie().find((c) => c.startsWith('gh_social_flow='))!.split(';')[0]!;
+  const cookie = start.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('gh_social_flow='))!
+    .split(';')[0]!;
   const consent = await fetch(start.headers.get('location')!, { redirect: 'manual' });
   const callback = new URL(consent.headers.get('location')!);
   return { cookie, callback, path: callback.pathname + callback.search };
 }
 
-const callbackJson = (path: string, cookie?: string) => t.request('GET', `${path}${path.includes('?') ? '&' : '?'}format=json`, { headers: cookie ? { cookie } : {} });
+const callbackJson = (path: string, cookie?: string) =>
+  t.request('GET', `${path}${path.includes('?') ? '&' : '?'}format=json`, { headers: cookie ? { cookie } : {} });
 
 describe('state', () => {
   it('when the state is missing, unknown or forged, then 400 SOCIAL_INVALID_STATE and nothing is created', async () => {
@@ -151,7 +155,14 @@ describe('return_to (open redirect)', () => {
 });
 
 describe('id_tokens', () => {
-  const claims = (over: Record<string, unknown> = {}) => ({ iss: oidc.issuer, aud: GOOGLE, sub: `sub-${randomBytes(4).toString('hex')}`, email: uniqueEmail('tok'), email_verified: true, ...over });
+  const claims = (over: Record<string, unknown> = {}) => ({
+    iss: oidc.issuer,
+    aud: GOOGLE,
+    sub: `sub-${randomBytes(4).toString('hex')}`,
+    email: uniqueEmail('tok'),
+    email_verified: true,
+    ...over,
+  });
   const send = (idToken: string) => t.request('POST', '/auth/social/google/login-api', { body: { idToken } });
 
   it('when a well-formed token is sent, then it signs in (the control case of the refusals below)', async () => {

@@ -52,7 +52,7 @@ describe(BACKEND === 'pg' ? 'two instances sharing PostgreSQL and Redis' : 'the 
     expect(seen).toBe(true);
   });
 
-  it('when an admin on A revokes a user\'s sessions, then B refuses them at once', async () => {
+  it("when an admin on A revokes a user's sessions, then B refuses them at once", async () => {
     const admin = await makeSession(a, { user_type: 'admin' });
     const { user, token } = await makeSession(a);
     await validateOn(b, token);
@@ -62,7 +62,7 @@ describe(BACKEND === 'pg' ? 'two instances sharing PostgreSQL and Redis' : 'the 
     expect(await eventually(async () => (await validateOn(b, token)).status === 401)).toBe(true);
   });
 
-  it('when an admin on A changes a user\'s role, then B refuses every one of the user\'s sessions at once', async () => {
+  it("when an admin on A changes a user's role, then B refuses every one of the user's sessions at once", async () => {
     const admin = await makeSession(a, { user_type: 'admin' });
     const { user, token } = await makeSession(a);
     const other = (await a.app.services.sessions.create(user.id)).token;

@@ -5,7 +5,12 @@ import { createLoginBackoff } from '../../src/limits/login-backoff.js';
 /** A clock the test moves by hand, starting mid-second so rounding to whole seconds is exercised. */
 function manualClock(startMs = 1_800_000_000_250) {
   let t = startMs;
-  return { now: () => t, advance: (ms: number) => { t += ms; } };
+  return {
+    now: () => t,
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 const rule = { points: 5, durationSec: 60 };
@@ -94,8 +99,7 @@ describe('memory rate limiter', () => {
 });
 
 describe('memory login backoff', () => {
-  const reserveMany = (b: ReturnType<typeof createLoginBackoff>, n: number) =>
-    Promise.all(Array.from({ length: n }, () => b.reserve('alice@example.com')));
+  const reserveMany = (b: ReturnType<typeof createLoginBackoff>, n: number) => Promise.all(Array.from({ length: n }, () => b.reserve('alice@example.com')));
 
   it('when 50 attempts reserve in parallel on a fresh account, then only the free failures are admitted', async () => {
     const backoff = createLoginBackoff('memory');

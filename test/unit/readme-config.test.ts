@@ -14,8 +14,7 @@ function renderDefault(d: unknown): string {
 }
 
 /** The row a key would get; printed when README misses it, ready to paste. */
-const renderRow = (k: ReturnType<typeof describeKeys>[number]) =>
-  `| \`${k.name}\`${k.secret ? ' (secret)' : ''} | ${renderDefault(k.default)} | ${k.doc} |`;
+const renderRow = (k: ReturnType<typeof describeKeys>[number]) => `| \`${k.name}\`${k.secret ? ' (secret)' : ''} | ${renderDefault(k.default)} | ${k.doc} |`;
 
 interface Row {
   name: string;
@@ -46,7 +45,10 @@ describe('README configuration reference', () => {
   it('when CONFIG_KEYS has a key, then the README table lists it', () => {
     const listed = new Set(rows.map((r) => r.name));
     const missing = keys.filter((k) => !listed.has(k.name));
-    expect(missing.map((k) => k.name), `add to README.md:\n${missing.map(renderRow).join('\n')}`).toEqual([]);
+    expect(
+      missing.map((k) => k.name),
+      `add to README.md:\n${missing.map(renderRow).join('\n')}`,
+    ).toEqual([]);
   });
 
   it('when the README table lists a name, then it is a configuration key, listed once', () => {

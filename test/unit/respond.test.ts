@@ -27,8 +27,22 @@ describe('sequence', () => {
     const boom = new Error('boom');
     const rest: RequestHandler = (_q, _s, n) => n();
     expect(await run([(_q, _s, n) => n(boom), rest])).toEqual({ err: boom, calls: ['h0'] });
-    expect(await run([() => { throw boom; }, rest])).toEqual({ err: boom, calls: ['h0'] });
-    expect(await run([async () => { throw boom; }, rest])).toEqual({ err: boom, calls: ['h0'] });
+    expect(
+      await run([
+        () => {
+          throw boom;
+        },
+        rest,
+      ]),
+    ).toEqual({ err: boom, calls: ['h0'] });
+    expect(
+      await run([
+        async () => {
+          throw boom;
+        },
+        rest,
+      ]),
+    ).toEqual({ err: boom, calls: ['h0'] });
   });
 
   it("when a handler calls next('router') or next('route'), then the sequence is left without an error", async () => {

@@ -26,7 +26,15 @@ const issues = (env: Record<string, string>) => {
   throw new Error('expected a ConfigError');
 };
 const doctor = (env: Record<string, string>) =>
-  socialCheck.run(createCheckContext({ config: load(env), logger: createLogger('silent'), openApp: async () => { throw new Error('no app'); } }));
+  socialCheck.run(
+    createCheckContext({
+      config: load(env),
+      logger: createLogger('silent'),
+      openApp: async () => {
+        throw new Error('no app');
+      },
+    }),
+  );
 
 describe('SOCIAL_AUTH', () => {
   it('when it is valid JSON per provider, then it loads with the defaults of the other social keys', () => {
@@ -61,7 +69,14 @@ describe('doctor: social login', () => {
 
   it('when on without providers, or a provider lacks its secret or Apple its key, then it fails and says what', async () => {
     expect((await doctor({ SOCIAL_LOGIN: 'true' })).message).toMatch(/no provider/);
-    const r = await doctor({ SOCIAL_LOGIN: 'true', COOKIE_SECRET: 'x'.repeat(20), SOCIAL_AUTH: JSON.stringify({ github: { client_id: 'a' }, apple: { client_id: 'com.x', team_id: 'T', key_id: 'K', private_key_file: path.join(dir, 'missing.p8') } }) });
+    const r = await doctor({
+      SOCIAL_LOGIN: 'true',
+      COOKIE_SECRET: 'x'.repeat(20),
+      SOCIAL_AUTH: JSON.stringify({
+        github: { client_id: 'a' },
+        apple: { client_id: 'com.x', team_id: 'T', key_id: 'K', private_key_file: path.join(dir, 'missing.p8') },
+      }),
+    });
     expect(r.status).toBe('fail');
     expect(r.message).toMatch(/github: client_secret/);
     expect(r.message).toMatch(/apple: cannot read private_key_file \(ENOENT\)/);
@@ -73,7 +88,10 @@ describe('doctor: social login', () => {
     const base = { SOCIAL_LOGIN: 'true', COOKIE_SECRET: 'x'.repeat(20), PUBLIC_URL: 'https://auth.example.test' };
     const good = { github: { client_id: 'a', client_secret: 'b' }, apple: { client_id: 'com.x', team_id: 'T', key_id: 'K', private_key_file: keyFile } };
     expect(await doctor({ ...base, SOCIAL_AUTH: JSON.stringify(good) })).toMatchObject({ status: 'ok', message: 'on: github, apple' });
-    const http = await doctor({ ...base, SOCIAL_AUTH: JSON.stringify({ github: { ...good.github, endpoints: { token: 'http://proxy.example.test/token' } } }) });
+    const http = await doctor({
+      ...base,
+      SOCIAL_AUTH: JSON.stringify({ github: { ...good.github, endpoints: { token: 'http://proxy.example.test/token' } } }),
+    });
     expect(http.status).toBe('warn');
     expect(http.message).toMatch(/endpoints.token is plain http/);
   });

@@ -19,8 +19,12 @@ function fakeUsers(extra: UserFieldDef[] = []): UserRepository {
     async findByEmail(email, o) {
       return copy([...rows.values()].find((u) => u.email === email.toLowerCase() && (o?.includeDeleted || !u.deleted_at)));
     },
-    async findByLogin() { return null; },
-    async findByPhone() { return null; },
+    async findByLogin() {
+      return null;
+    },
+    async findByPhone() {
+      return null;
+    },
     async userNameTaken(name, exceptId) {
       return [...rows.values()].some((u) => u.user_name?.toLowerCase() === name.toLowerCase() && u.id !== exceptId);
     },
@@ -34,8 +38,12 @@ function fakeUsers(extra: UserFieldDef[] = []): UserRepository {
       Object.assign(u, v, { updated_at: new Date() });
       return copy(u);
     },
-    async list() { return { rows: [...rows.values()], total: rows.size, totalExact: true, nextCursor: null }; },
-    async count() { return rows.size; },
+    async list() {
+      return { rows: [...rows.values()], total: rows.size, totalExact: true, nextCursor: null };
+    },
+    async count() {
+      return rows.size;
+    },
     async idsWhere(where) {
       return [...rows.values()].filter((u) => !u.deleted_at && Object.entries(where).every(([k, v]) => u[k] === v)).map((u) => u.id);
     },
@@ -112,7 +120,10 @@ describe('user service: create', () => {
     const { service } = setup();
     await service.create({ email: 'a@x.test', password: PW, user_name: 'Taken' }, { actor: null });
     await expect(service.create({ email: 'A@x.test', password: PW }, { actor: null })).rejects.toMatchObject({ status: 400, code: 'EMAIL_TAKEN' });
-    await expect(service.create({ email: 'c@x.test', password: PW, user_name: 'taken' }, { actor: null })).rejects.toMatchObject({ status: 400, code: 'USER_NAME_TAKEN' });
+    await expect(service.create({ email: 'c@x.test', password: PW, user_name: 'taken' }, { actor: null })).rejects.toMatchObject({
+      status: 400,
+      code: 'USER_NAME_TAKEN',
+    });
   });
 
   it('when a non-superadmin actor asks for a superadmin, then 403; the system and a superadmin may', async () => {

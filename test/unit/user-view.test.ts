@@ -27,7 +27,14 @@ describe('toPublicUser', () => {
     const view = toPublicUser(u, NO_FIELDS);
     expect(toPublicUser(u, NO_FIELDS)).toBe(view);
     expect(Object.isFrozen(view)).toBe(true);
-    expect(view).toMatchObject({ id: 'u1', is_verified: true, two_factor: false, first_time: true, metadata: { k: 1 }, created_at: '2026-01-01T00:00:00.000Z' });
+    expect(view).toMatchObject({
+      id: 'u1',
+      is_verified: true,
+      two_factor: false,
+      first_time: true,
+      metadata: { k: 1 },
+      created_at: '2026-01-01T00:00:00.000Z',
+    });
     expect(view).not.toHaveProperty('password_hash');
     expect(() => {
       (view as Record<string, unknown>).name = 'changed';

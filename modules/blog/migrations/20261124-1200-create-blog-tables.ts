@@ -69,7 +69,13 @@ export const createBlogTables: MigrationDef = {
     // Slugs a post answered to before it was renamed.
     await qi.createTable(
       'blog_post_slugs',
-      { id, post_id: ref('blog_posts'), lang: { type: DataTypes.STRING(16), allowNull: false }, slug: { type: DataTypes.STRING(200), allowNull: false }, created_at: at() },
+      {
+        id,
+        post_id: ref('blog_posts'),
+        lang: { type: DataTypes.STRING(16), allowNull: false },
+        slug: { type: DataTypes.STRING(200), allowNull: false },
+        created_at: at(),
+      },
       t,
     );
     await qi.addIndex('blog_post_slugs', ['lang', 'slug'], { unique: true, name: 'blog_post_slugs_lang_slug', ...t });
@@ -90,7 +96,11 @@ export const createBlogTables: MigrationDef = {
         t,
       );
     }
-    await qi.createTable('blog_post_categories', { post_id: { ...ref('blog_posts'), primaryKey: true }, category_id: { ...ref('blog_categories'), primaryKey: true } }, t);
+    await qi.createTable(
+      'blog_post_categories',
+      { post_id: { ...ref('blog_posts'), primaryKey: true }, category_id: { ...ref('blog_categories'), primaryKey: true } },
+      t,
+    );
     await qi.addIndex('blog_post_categories', ['category_id', 'post_id'], { name: 'blog_post_categories_category', ...t });
     await qi.createTable('blog_post_tags', { post_id: { ...ref('blog_posts'), primaryKey: true }, tag_id: { ...ref('blog_tags'), primaryKey: true } }, t);
     await qi.addIndex('blog_post_tags', ['tag_id', 'post_id'], { name: 'blog_post_tags_tag', ...t });

@@ -25,7 +25,9 @@ export const blogSearch: MigrationDef = {
       return;
     }
     await q('CREATE VIRTUAL TABLE blog_posts_fts USING fts5(post_id UNINDEXED, title, excerpt, body, tokenize = "unicode61 remove_diacritics 2")');
-    await q('CREATE TRIGGER blog_posts_fts_insert AFTER INSERT ON blog_posts BEGIN INSERT INTO blog_posts_fts (post_id, title, excerpt, body) VALUES (new.id, new.title, coalesce(new.excerpt, \'\'), new.body); END');
+    await q(
+      "CREATE TRIGGER blog_posts_fts_insert AFTER INSERT ON blog_posts BEGIN INSERT INTO blog_posts_fts (post_id, title, excerpt, body) VALUES (new.id, new.title, coalesce(new.excerpt, ''), new.body); END",
+    );
     await q(`CREATE TRIGGER blog_posts_fts_update AFTER UPDATE OF title, excerpt, body ON blog_posts BEGIN
       DELETE FROM blog_posts_fts WHERE post_id = old.id;
       INSERT INTO blog_posts_fts (post_id, title, excerpt, body) VALUES (new.id, new.title, coalesce(new.excerpt, ''), new.body); END`);

@@ -23,7 +23,13 @@ export async function people(t: TestApp) {
     const { user, token } = await makeSession(t, { user_type, name: `${user_type} name` });
     return { id: user.id, email: user.email, token };
   };
-  return { writer: await make('writer'), writer2: await make('writer'), admin: await make('admin'), customer: await make('customer'), customer2: await make('customer') };
+  return {
+    writer: await make('writer'),
+    writer2: await make('writer'),
+    admin: await make('admin'),
+    customer: await make('customer'),
+    customer2: await make('customer'),
+  };
 }
 
 let n = 0;

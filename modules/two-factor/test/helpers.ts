@@ -21,7 +21,15 @@ export async function startWorld(env: Record<string, string> = {}, opts: { insta
   const smtp = await startSmtpSink();
   const sms = await startSmsSink();
   const t = await startTestApp({
-    env: { SMTP_URL: smtp.url, SMS_PROVIDER: 'twilio', SMS_API_URL: sms.url, SMS_ACCOUNT_SID: 'AC2fa', SMS_AUTH_TOKEN: 'sms-token', SMS_FROM: '+15550000000', ...env },
+    env: {
+      SMTP_URL: smtp.url,
+      SMS_PROVIDER: 'twilio',
+      SMS_API_URL: sms.url,
+      SMS_ACCOUNT_SID: 'AC2fa',
+      SMS_AUTH_TOKEN: 'sms-token',
+      SMS_FROM: '+15550000000',
+      ...env,
+    },
   });
   if (opts.install !== false) await t.app.modules.hub.install(['two-factor']);
   return {
@@ -43,7 +51,9 @@ export async function nextMail(w: World, address: string, action: () => Promise<
   const before = mailsTo(w.smtp, address).length;
   const r = await action();
   expect(r.status, JSON.stringify(r.body)).toBe(200);
-  const mail = await w.smtp.waitFor((m) => recipients(m).includes(address.toLowerCase()) && subject.test(m.subject ?? '') && mailsTo(w.smtp, address).indexOf(m) >= before);
+  const mail = await w.smtp.waitFor(
+    (m) => recipients(m).includes(address.toLowerCase()) && subject.test(m.subject ?? '') && mailsTo(w.smtp, address).indexOf(m) >= before,
+  );
   return { r, mail, code: codeIn(mail.text) };
 }
 
@@ -72,7 +82,9 @@ export async function userWithEmail2fa(w: World, values: Partial<UserRecord> = {
 
 /** A code a manage proof can use: start with the email method on a full session, read the mail. */
 export async function proofCode(w: World, token: string, email: string, methodId: string) {
-  const { code } = await nextMail(w, email, () => w.t.request('POST', `${TF}/email/start`, { session: token, body: { method_id: methodId, action: 'verify' } }));
+  const { code } = await nextMail(w, email, () =>
+    w.t.request('POST', `${TF}/email/start`, { session: token, body: { method_id: methodId, action: 'verify' } }),
+  );
   return { verification_code: code, verification_method_id: methodId };
 }
 

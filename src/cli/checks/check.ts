@@ -80,11 +80,7 @@ export function createCheckContext(opts: CheckContextOptions): CheckContext & { 
 }
 
 /** Runs checks in order; a check that throws is a failure with the error's message. */
-export async function runChecks(
-  checks: Check[],
-  ctx: CheckContext,
-  onResult?: (o: CheckOutcome) => void,
-): Promise<CheckOutcome[]> {
+export async function runChecks(checks: Check[], ctx: CheckContext, onResult?: (o: CheckOutcome) => void): Promise<CheckOutcome[]> {
   const out: CheckOutcome[] = [];
   for (const check of checks) {
     let r: CheckResult;

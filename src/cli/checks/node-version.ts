@@ -3,7 +3,11 @@ import { fail, ok, type Check } from './check.js';
 /** Same floor as package.json "engines". */
 export const MIN_NODE = '20.19.0';
 
-const parts = (v: string) => v.replace(/^v/, '').split('.').map((n) => Number.parseInt(n, 10) || 0);
+const parts = (v: string) =>
+  v
+    .replace(/^v/, '')
+    .split('.')
+    .map((n) => Number.parseInt(n, 10) || 0);
 
 export function versionAtLeast(version: string, min: string): boolean {
   const a = parts(version);

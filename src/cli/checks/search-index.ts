@@ -20,13 +20,14 @@ export const searchIndexCheck: Check = {
     if (!installed.length) {
       const available = await select("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'");
       return available.length
-        ? fail('the pg_trgm extension is missing from this database: admin search reads the whole users table', 'as a superuser: CREATE EXTENSION pg_trgm; (or run gatehouse migrate as the database owner)')
+        ? fail(
+            'the pg_trgm extension is missing from this database: admin search reads the whole users table',
+            'as a superuser: CREATE EXTENSION pg_trgm; (or run gatehouse migrate as the database owner)',
+          )
         : fail('pg_trgm is not available on this PostgreSQL server', 'install PostgreSQL contrib (Debian: postgresql-contrib), then run gatehouse migrate');
     }
     const wanted = SEARCH_COLUMNS.map(trigramIndexName);
-    const present = new Set(
-      (await select<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'users'")).map((r) => r.name),
-    );
+    const present = new Set((await select<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'users'")).map((r) => r.name));
     const missing = wanted.filter((n) => !present.has(n));
     if (missing.length) return warn(`pg_trgm ${installed[0].v} installed, but indexes are missing: ${missing.join(', ')}`, 'run gatehouse migrate');
     return ok(`pg_trgm ${installed[0].v}; trigram indexes on ${SEARCH_COLUMNS.join(', ')}`);

@@ -11,7 +11,8 @@ export const socialCheck: Check = {
     const configured = Object.keys(config.socialAuth);
     const { problems, warnings } = socialProblems(config);
     const hint = 'fix SOCIAL_AUTH (see docs/social-login.md)';
-    if (problems.length) return config.socialLogin ? fail([...problems, ...warnings].join('; '), hint) : warn(`social login is off; ${problems.join('; ')}`, hint);
+    if (problems.length)
+      return config.socialLogin ? fail([...problems, ...warnings].join('; '), hint) : warn(`social login is off; ${problems.join('; ')}`, hint);
     if (warnings.length) return warn(warnings.join('; '), hint);
     if (!config.socialLogin) return ok(configured.length ? `off (${configured.join(', ')} configured)` : 'off');
     return ok(`on: ${configured.join(', ')}`);

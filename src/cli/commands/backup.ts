@@ -31,7 +31,13 @@ export const registerBackup: CommandRegistrar = (program, rt) => {
       const { createBackup, defaultBackupFile } = await import('../../backup/backup.js');
       const out = opts.out ? path.resolve(opts.out) : defaultBackupFile(config.dataDirAbs, packageVersion());
       const result = await withApp(config, cliLogger(config, ui), (app) =>
-        explained(() => ui.task(`Backing up to ${out}`, (progress) => createBackup(app, out, packageVersion(), progress), (r) => `${Math.round(r.bytes / 1024)} KiB`)),
+        explained(() =>
+          ui.task(
+            `Backing up to ${out}`,
+            (progress) => createBackup(app, out, packageVersion(), progress),
+            (r) => `${Math.round(r.bytes / 1024)} KiB`,
+          ),
+        ),
       );
       ui.print(`Backup written: ${result.file}`);
       ui.print(`  sha256 ${result.sha256}`);
@@ -60,10 +66,21 @@ export const registerBackup: CommandRegistrar = (program, rt) => {
         });
         if (!sure) throw new CliError('restore cancelled; nothing changed');
         const done = await withApp(config, cliLogger(config, ui), (app) =>
-          explained(() => ui.task('Restoring', () => restoreBackup(app, backup, { keepConfig: opts.keepConfig }), (r) => `${r.length} parts`)),
+          explained(() =>
+            ui.task(
+              'Restoring',
+              () => restoreBackup(app, backup, { keepConfig: opts.keepConfig }),
+              (r) => `${r.length} parts`,
+            ),
+          ),
         );
         // A schema older than this version's is brought up to date by `migrate`; say so rather than leave serve to refuse.
-        const pending = await withApp(loadCliConfig(cmd), cliLogger(config, ui), (app) => requireSchema(app).then(() => null, (err: Error) => err.message));
+        const pending = await withApp(loadCliConfig(cmd), cliLogger(config, ui), (app) =>
+          requireSchema(app).then(
+            () => null,
+            (err: Error) => err.message,
+          ),
+        );
         ui.print('Restored:');
         for (const d of done) ui.print(`  ${d}`);
         if (pending) ui.print(`Then: ${pending} — run gatehouse migrate --data-dir ${config.dataDirAbs}`);

@@ -39,7 +39,9 @@ export const registerDoctor: CommandRegistrar = (program, rt) => {
       }
       const count = (s: CheckOutcome['status']) => results.filter((r) => r.status === s).length;
       const failed = count('fail');
-      ui.print(`\n${results.length} checks: ${count('ok')} ok, ${count('warn')} warning${count('warn') === 1 ? '' : 's'}, ${failed} failed${count('skip') ? `, ${count('skip')} skipped` : ''}`);
+      ui.print(
+        `\n${results.length} checks: ${count('ok')} ok, ${count('warn')} warning${count('warn') === 1 ? '' : 's'}, ${failed} failed${count('skip') ? `, ${count('skip')} skipped` : ''}`,
+      );
       ui.result({ success: failed === 0, checks: results });
       if (failed) rt.exitCode = 1;
     });

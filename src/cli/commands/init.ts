@@ -64,7 +64,14 @@ async function runInit(opts: InitOptions, cmd: Command, rt: CliRuntime): Promise
     const applied = await applyMigrations(app, ui);
     if (!applied.length) ui.step('ok', 'Schema up to date', `${count(before, 'migration')} applied`);
     const outcome = await ensureSuperadmin(app, ui, admin);
-    report(ui, config.dataDirAbs, config.configFile, change, applied.map((m) => m.id), outcome);
+    report(
+      ui,
+      config.dataDirAbs,
+      config.configFile,
+      change,
+      applied.map((m) => m.id),
+      outcome,
+    );
   } finally {
     await ctx.close();
   }

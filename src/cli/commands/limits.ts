@@ -12,7 +12,8 @@ export const registerLimits: CommandRegistrar = (program, rt) => {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { email?: string; ip?: string }, cmd) => {
       const ui = commandUi(rt, cmd);
-      if (!opts.email && !opts.ip) throw new UsageError('limits reset needs --email, --ip, or both', 'gatehouse limits reset --email user@example.com --ip 203.0.113.7');
+      if (!opts.email && !opts.ip)
+        throw new UsageError('limits reset needs --email, --ip, or both', 'gatehouse limits reset --email user@example.com --ip 203.0.113.7');
       const { isIP } = await import('node:net');
       if (opts.ip !== undefined && !isIP(opts.ip)) throw new UsageError(`--ip: not an IP address: ${opts.ip}`);
       const config = loadCliConfig(cmd);

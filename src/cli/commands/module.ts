@@ -56,18 +56,26 @@ const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 function describe(e: ProgressEvent): string {
   switch (e.step) {
-    case 'plan': return `planned ${e.modules.join(', ')}`;
-    case 'migration': return `${e.direction === 'up' ? 'applying' : 'reverting'} ${e.id} (${e.index + 1}/${e.total})`;
-    case 'commit': return 'committing';
-    case 'settle': return `waiting ${e.ms} ms for other instances to let go of the data`;
-    case 'reload': return 'reloading modules';
+    case 'plan':
+      return `planned ${e.modules.join(', ')}`;
+    case 'migration':
+      return `${e.direction === 'up' ? 'applying' : 'reverting'} ${e.id} (${e.index + 1}/${e.total})`;
+    case 'commit':
+      return 'committing';
+    case 'settle':
+      return `waiting ${e.ms} ms for other instances to let go of the data`;
+    case 'reload':
+      return 'reloading modules';
   }
 }
 
 function printPlan(ui: Ui, p: ModulePlan): void {
   ui.print(`${p.action === 'install' ? 'Install' : 'Update'} ${p.module_id} ${p.installed_version ? `${p.installed_version} → ` : ''}${p.module_version}`);
   if (p.up_to_date) ui.print('  already up to date');
-  if (p.dependencies.length) ui.print(`  requires: ${p.dependencies.map((d) => `${d.module_id}${d.installed ? ' (installed)' : d.included ? ' (included)' : ' (missing)'}`).join(', ')}`);
+  if (p.dependencies.length)
+    ui.print(
+      `  requires: ${p.dependencies.map((d) => `${d.module_id}${d.installed ? ' (installed)' : d.included ? ' (included)' : ' (missing)'}`).join(', ')}`,
+    );
   const reused = p.reused_migrations.length ? ` (reusing ${p.reused_migrations.length} already applied)` : '';
   ui.print(p.migrations.length ? `  migrations (${p.migrations.length})${reused}:` : `  migrations: none pending${reused}`);
   for (const m of p.migrations) {
@@ -86,11 +94,14 @@ function printPlan(ui: Ui, p: ModulePlan): void {
 }
 
 function printStatus(ui: Ui, s: ModuleStatus, detailed: boolean): void {
-  const version = s.installed_version ? `${s.installed_version}${s.update_available ? ` (update to ${s.module_version} available)` : ''}` : `- (registry ${s.module_version})`;
+  const version = s.installed_version
+    ? `${s.installed_version}${s.update_available ? ` (update to ${s.module_version} available)` : ''}`
+    : `- (registry ${s.module_version})`;
   ui.print(`${s.module_id.padEnd(16)} ${s.status.padEnd(14)} ${version}`);
   if (!detailed) return;
   ui.print(`  ${s.module_description}`);
-  for (const c of s.components) ui.print(`  ${c.installed ? '✔' : '·'} ${c.component_type.padEnd(11)} ${c.items ? c.items.join(', ') : c.description} [${c.status}]`);
+  for (const c of s.components)
+    ui.print(`  ${c.installed ? '✔' : '·'} ${c.component_type.padEnd(11)} ${c.items ? c.items.join(', ') : c.description} [${c.status}]`);
   for (const p of s.problems) ui.print(`  ✖ ${p.message}`);
 }
 
@@ -106,14 +117,29 @@ async function confirmChange(ui: Ui, message: string, destructive: boolean): Pro
 export const registerModuleCommands: CommandRegistrar = (program, rt) => {
   const mod = program.command('module').description('Module hub: module list | status | install | update | enable | disable | uninstall | unlock | exec');
 
-  mod.command('list').description('List the modules of the registry with versions and descriptions').option('--json', 'print the result as JSON')
-    .action(action(rt, async (ui, app) => {
-      const list = app.modules.hub.list();
-      for (const m of list) ui.print(`${m.module_id.padEnd(16)} ${m.module_version.padEnd(8)} ${(m.installed ? (m.enabled ? 'installed' : 'disabled') : 'available').padEnd(10)} ${m.module_description}`);
-      ui.result({ success: true, modules: list });
-    }, { anySchema: true }));
+  mod
+    .command('list')
+    .description('List the modules of the registry with versions and descriptions')
+    .option('--json', 'print the result as JSON')
+    .action(
+      action(
+        rt,
+        async (ui, app) => {
+          const list = app.modules.hub.list();
+          for (const m of list)
+            ui.print(
+              `${m.module_id.padEnd(16)} ${m.module_version.padEnd(8)} ${(m.installed ? (m.enabled ? 'installed' : 'disabled') : 'available').padEnd(10)} ${m.module_description}`,
+            );
+          ui.result({ success: true, modules: list });
+        },
+        { anySchema: true },
+      ),
+    );
 
-  mod.command('status [id]').description('Installed or not, version, components, switched on or off').option('--json', 'print the result as JSON')
+  mod
+    .command('status [id]')
+    .description('Installed or not, version, components, switched on or off')
+    .option('--json', 'print the result as JSON')
     .action(async (id: string | undefined, _opts: unknown, cmd: Command) => {
       await action(rt, async (ui, app) => {
         const statuses = await app.modules.hub.status(id ? [id] : undefined);
@@ -122,7 +148,9 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
       })(cmd);
     });
 
-  mod.command('install <id...>').description('Plan (dry-run) and install modules: migrations and state in one transaction')
+  mod
+    .command('install <id...>')
+    .description('Plan (dry-run) and install modules: migrations and state in one transaction')
     .option('--dry-run', 'print the plan; the migrations run in a transaction that is rolled back, nothing changes')
     .option('--set <key=value>', 'a module setting (repeatable; one module only)', collect)
     .option('-y, --yes', 'do not ask for confirmation')
@@ -133,7 +161,15 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
       if (settings && ids.length > 1) throw new UsageError('--set applies to one module at a time');
       const config = settings ? { [ids[0]]: settings } : undefined;
       await action(rt, async (ui, app) => {
-        const plans = await ui.task('Planning (dry-run)', () => app.modules.hub.planInstall(ids, { config }), (p) => count(p.reduce((n, x) => n + x.migrations.length, 0), 'migration'));
+        const plans = await ui.task(
+          'Planning (dry-run)',
+          () => app.modules.hub.planInstall(ids, { config }),
+          (p) =>
+            count(
+              p.reduce((n, x) => n + x.migrations.length, 0),
+              'migration',
+            ),
+        );
         for (const p of plans) printPlan(ui, p);
         const ok = plans.every((p) => p.ok);
         if (opts.dryRun) {
@@ -142,15 +178,24 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
           if (!ok) rt.exitCode = 1;
           return;
         }
-        if (!ok) throw new CliError(`cannot install ${ids.join(', ')}: ${plans.flatMap((p) => p.problems.map((x) => x.message).concat(p.dry_run.error ?? [])).join('; ')}`);
+        if (!ok)
+          throw new CliError(
+            `cannot install ${ids.join(', ')}: ${plans.flatMap((p) => p.problems.map((x) => x.message).concat(p.dry_run.error ?? [])).join('; ')}`,
+          );
         await confirmChange(ui, `Install ${plans.map((p) => p.module_id).join(', ')}?`, false);
-        const result = await ui.task(`Installing ${ids.join(', ')}`, (progress) => app.modules.hub.install(ids, { config, actor: 'cli', onProgress: (e) => progress(describe(e)) }), (r) => `${count(r.migrations.length, 'migration')} applied`);
+        const result = await ui.task(
+          `Installing ${ids.join(', ')}`,
+          (progress) => app.modules.hub.install(ids, { config, actor: 'cli', onProgress: (e) => progress(describe(e)) }),
+          (r) => `${count(r.migrations.length, 'migration')} applied`,
+        );
         ui.print(`Installed ${result.modules.join(', ')}; running servers pick it up within seconds.`);
         ui.result({ success: true, dry_run: false, result, modules: await app.modules.hub.status(result.modules) });
       })(cmd);
     });
 
-  mod.command('update <id>').description("Apply a newer registry version's migrations")
+  mod
+    .command('update <id>')
+    .description("Apply a newer registry version's migrations")
     .option('--dry-run', 'print the plan; nothing changes')
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--no-prompt', 'never ask: a change that needs confirmation without --yes is an error (exit 2)')
@@ -171,8 +216,13 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
       })(cmd);
     });
 
-  for (const [name, enabled] of [['enable', true], ['disable', false]] as const) {
-    mod.command(`${name} <id>`).description(enabled ? 'Switch an installed module on' : "Switch a module off (its routes answer 503; data stays)")
+  for (const [name, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    mod
+      .command(`${name} <id>`)
+      .description(enabled ? 'Switch an installed module on' : 'Switch a module off (its routes answer 503; data stays)')
       .option('--json', 'print the result as JSON')
       .action(async (id: string, _opts: unknown, cmd: Command) => {
         await action(rt, async (ui, app) => {
@@ -183,7 +233,9 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
       });
   }
 
-  mod.command('uninstall <id>').description('Uninstall a module; its data stays unless --drop-data (a reinstall reuses it)')
+  mod
+    .command('uninstall <id>')
+    .description('Uninstall a module; its data stays unless --drop-data (a reinstall reuses it)')
     .option('--drop-data', "also revert the module's migrations: its tables and columns are deleted")
     .option('--force', 'uninstall even where the module refuses (it says what it undid, e.g. two-factor turned off)')
     .option('-y, --yes', 'do not ask for confirmation')
@@ -191,15 +243,23 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
     .option('--json', 'print the result as JSON')
     .action(async (id: string, opts: { dropData?: boolean; force?: boolean }, cmd: Command) => {
       await action(rt, async (ui, app) => {
-        await confirmChange(ui, opts.dropData ? `Uninstall ${id} and DELETE its data?` : `Uninstall ${id} (its data stays)?`, Boolean(opts.dropData || opts.force));
-        const result = await ui.task(`Uninstalling ${id}`, (progress) => app.modules.hub.uninstall(id, { dropData: opts.dropData, force: opts.force, actor: 'cli', onProgress: (e) => progress(describe(e)) }));
+        await confirmChange(
+          ui,
+          opts.dropData ? `Uninstall ${id} and DELETE its data?` : `Uninstall ${id} (its data stays)?`,
+          Boolean(opts.dropData || opts.force),
+        );
+        const result = await ui.task(`Uninstalling ${id}`, (progress) =>
+          app.modules.hub.uninstall(id, { dropData: opts.dropData, force: opts.force, actor: 'cli', onProgress: (e) => progress(describe(e)) }),
+        );
         for (const n of result.notices ?? []) ui.print(n);
         ui.print(opts.dropData ? `Uninstalled ${id}; its data was deleted.` : `Uninstalled ${id}; its data was kept (reinstalling reuses it).`);
         ui.result({ success: true, result });
       })(cmd);
     });
 
-  mod.command('unlock').description('Remove the hub lock a crashed install left behind (it also expires after 10 minutes)')
+  mod
+    .command('unlock')
+    .description('Remove the hub lock a crashed install left behind (it also expires after 10 minutes)')
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--json', 'print the result as JSON')
     .action(async (_opts: unknown, cmd: Command) => {
@@ -218,15 +278,31 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
       })(cmd);
     });
 
-  mod.command('exec <command> [args...]').description('Run a command an installed module provides (<module>:<command> [args])')
+  mod
+    .command('exec <command> [args...]')
+    .description('Run a command an installed module provides (<module>:<command> [args])')
     .allowUnknownOption()
     .option('--json', 'print the result as JSON')
     .action(async (name: string, args: string[], _opts: unknown, cmd: Command) => {
       await action(rt, async (ui, app) => {
-        const def = app.modules.registry().flatMap((m) => m.commands.map((c) => ({ m, c }))).find((x) => x.c.name === name);
-        if (!def) throw new UsageError(`no module command ${name}`, `available: ${app.modules.registry().flatMap((m) => m.commands.map((c) => c.name)).join(', ') || 'none'}`);
+        const def = app.modules
+          .registry()
+          .flatMap((m) => m.commands.map((c) => ({ m, c })))
+          .find((x) => x.c.name === name);
+        if (!def)
+          throw new UsageError(
+            `no module command ${name}`,
+            `available: ${
+              app.modules
+                .registry()
+                .flatMap((m) => m.commands.map((c) => c.name))
+                .join(', ') || 'none'
+            }`,
+          );
         if (!app.modules.isEnabled(def.m.id)) throw new CliError(`module ${def.m.id} is not installed and switched on`);
-        const sub = new Command(name).exitOverride().configureOutput({ writeOut: (s) => rt.streams.stdout.write(s), writeErr: (s) => rt.streams.stderr.write(s) });
+        const sub = new Command(name)
+          .exitOverride()
+          .configureOutput({ writeOut: (s) => rt.streams.stdout.write(s), writeErr: (s) => rt.streams.stderr.write(s) });
         if (def.c.arguments) sub.arguments(def.c.arguments);
         for (const o of def.c.options ?? []) sub.option(o.flags, o.description);
         sub.option('--json', 'print the result as JSON');

@@ -92,7 +92,8 @@ async function listen(app: AppContext) {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is already in use`, 'stop the other process or choose another --port');
-    if (code === 'EACCES') throw new CliError(`not allowed to listen on ${host}:${port}`, 'ports below 1024 need privileges; use a higher --port behind a proxy');
+    if (code === 'EACCES')
+      throw new CliError(`not allowed to listen on ${host}:${port}`, 'ports below 1024 need privileges; use a higher --port behind a proxy');
     throw err;
   }
 }
@@ -113,7 +114,11 @@ async function startMetricsPort(app: AppContext, ui: Ui, scrape: () => Promise<s
     ui.note(`metrics on ${server.url}`);
     return server;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new CliError(`METRICS_PORT ${port} on ${app.config.host} is already in use`, 'choose another METRICS_PORT, or unset it to serve /metrics on the API port');
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new CliError(
+        `METRICS_PORT ${port} on ${app.config.host} is already in use`,
+        'choose another METRICS_PORT, or unset it to serve /metrics on the API port',
+      );
     throw err;
   }
 }

@@ -77,7 +77,10 @@ async function preflight(config: Config, ui: Ui): Promise<void> {
     const results = await runChecks(doctorChecks(), ctx);
     const failed = results.filter((r) => r.status === 'fail');
     if (failed.length) {
-      throw new CliError(`preflight failed: ${failed.map((f) => `${f.title}: ${f.message}`).join('; ')}`, 'fix what gatehouse doctor reports, then run the upgrade again');
+      throw new CliError(
+        `preflight failed: ${failed.map((f) => `${f.title}: ${f.message}`).join('; ')}`,
+        'fix what gatehouse doctor reports, then run the upgrade again',
+      );
     }
   } finally {
     await ctx.close();
@@ -103,7 +106,11 @@ export const registerUpgrade: CommandRegistrar = (program, rt) => {
         const { createBackup, defaultBackupFile } = await import('../../backup/backup.js');
         const out = defaultBackupFile(config.dataDirAbs, from, 'pre-upgrade');
         const backup = await withApp(config, cliLogger(config, ui), (app) =>
-          ui.task('Backup', (progress) => createBackup(app, out, from, progress), (r) => r.file),
+          ui.task(
+            'Backup',
+            (progress) => createBackup(app, out, from, progress),
+            (r) => r.file,
+          ),
         );
 
         // The new version migrates, all or nothing; this (old) version keeps serving meanwhile.

@@ -33,7 +33,11 @@ export function ipLimitKey(ip: string): string {
   const n = normalizeIp(ip);
   if (isIPv4(n)) return n;
   const v6 = parseIpv6(n);
-  if (v6) return `${v6.slice(0, 4).map((h) => h.toString(16)).join(':')}::/64`;
+  if (v6)
+    return `${v6
+      .slice(0, 4)
+      .map((h) => h.toString(16))
+      .join(':')}::/64`;
   return `raw:${n}`;
 }
 
@@ -45,7 +49,11 @@ export function ipNetworkKey(ip: string): string {
   const n = normalizeIp(ip);
   if (isIPv4(n)) return `${n.split('.').slice(0, 3).join('.')}.0/24`;
   const v6 = parseIpv6(n);
-  if (v6) return `${v6.slice(0, 3).map((h) => h.toString(16)).join(':')}::/48`;
+  if (v6)
+    return `${v6
+      .slice(0, 3)
+      .map((h) => h.toString(16))
+      .join(':')}::/48`;
   return `raw:${n}`;
 }
 

@@ -11,10 +11,7 @@ export function cors(origins: string[]): RequestHandler {
       res.setHeader('Vary', 'Origin');
       if (req.method === 'OPTIONS') {
         res.setHeader('Access-Control-Allow-Methods', 'GET,POST,PUT,PATCH,DELETE,OPTIONS');
-        res.setHeader(
-          'Access-Control-Allow-Headers',
-          req.headers['access-control-request-headers'] ?? 'Content-Type, X-Session-ID, X-Bridge-Secret',
-        );
+        res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'Content-Type, X-Session-ID, X-Bridge-Secret');
         res.setHeader('Access-Control-Expose-Headers', 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-ID');
         res.setHeader('Access-Control-Max-Age', '600');
         res.status(204).end();

@@ -66,9 +66,11 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
     return classifier;
   };
 
-  const count = (limit: RouteLimit): RequestHandler => (req, res, next) => {
-    limitRoute(app, req, res, limit).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
-  };
+  const count =
+    (limit: RouteLimit): RequestHandler =>
+    (req, res, next) => {
+      limitRoute(app, req, res, limit).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
+    };
   const countDefault = count('default');
 
   const preflight: RequestHandler = (req, res, next) => (req.method === 'OPTIONS' ? countDefault(req, res, next) : next());

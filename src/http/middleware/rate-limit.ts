@@ -58,19 +58,32 @@ export function classifier(
 
 export function ruleFor(cls: RateLimitClass, config: Config): LimitRule {
   switch (cls) {
-    case 'login': return config.rateLimitLogin;
-    case 'registration': return config.rateLimitRegistration;
-    case 'token-login': return config.rateLimitTokenLogin;
-    case 'token-validate': return config.rateLimitTokenValidate;
-    case 'social-login': return config.rateLimitSocialLogin;
-    case 'social-api': return config.rateLimitSocialApi;
-    case 'cache-invalidation': return config.rateLimitCacheInvalidation;
-    case 'admin': return config.rateLimitAdmin;
-    case 'second-factor': return config.rateLimitTwoFactor;
-    case 'bridge': return config.rateLimitBridge;
-    case 'bridge-invalid': return config.rateLimitBridgeInvalid;
-    case 'session': return config.rateLimitSession;
-    default: return config.rateLimitDefault;
+    case 'login':
+      return config.rateLimitLogin;
+    case 'registration':
+      return config.rateLimitRegistration;
+    case 'token-login':
+      return config.rateLimitTokenLogin;
+    case 'token-validate':
+      return config.rateLimitTokenValidate;
+    case 'social-login':
+      return config.rateLimitSocialLogin;
+    case 'social-api':
+      return config.rateLimitSocialApi;
+    case 'cache-invalidation':
+      return config.rateLimitCacheInvalidation;
+    case 'admin':
+      return config.rateLimitAdmin;
+    case 'second-factor':
+      return config.rateLimitTwoFactor;
+    case 'bridge':
+      return config.rateLimitBridge;
+    case 'bridge-invalid':
+      return config.rateLimitBridgeInvalid;
+    case 'session':
+      return config.rateLimitSession;
+    default:
+      return config.rateLimitDefault;
   }
 }
 

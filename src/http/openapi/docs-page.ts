@@ -35,7 +35,8 @@ const PAGE = `<!doctype html>
 `;
 
 // Swagger UI sets inline styles and loads its own images as data: URLs; nothing leaves this origin.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /** Where swagger-ui-dist's files are; replaceable where they come from elsewhere (the single executable). */
 export type AssetReader = (name: string) => Buffer;
@@ -52,11 +53,13 @@ export const packageAssets: AssetReader = (() => {
 export function docsPage(read: AssetReader = packageAssets): RequestHandler {
   const cache = new Map<string, Buffer>();
   const router = express.Router({ strict: true });
-  const send = (type: string, body: string | Buffer, cacheable: boolean): RequestHandler => (_req, res) => {
-    res.setHeader('Content-Security-Policy', CSP);
-    res.setHeader('Cache-Control', cacheable ? 'public, max-age=3600' : 'no-store');
-    res.type(type).send(body);
-  };
+  const send =
+    (type: string, body: string | Buffer, cacheable: boolean): RequestHandler =>
+    (_req, res) => {
+      res.setHeader('Content-Security-Policy', CSP);
+      res.setHeader('Cache-Control', cacheable ? 'public, max-age=3600' : 'no-store');
+      res.type(type).send(body);
+    };
   router.get('/', send('text/html; charset=utf-8', PAGE, false));
   router.get('/init.js', send('text/javascript; charset=utf-8', INIT_JS, true));
   for (const [name, type] of Object.entries(ASSETS)) {

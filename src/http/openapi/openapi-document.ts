@@ -42,7 +42,11 @@ const SESSION: Record<string, string[]>[] = [{ sessionHeader: [] }, { sessionCoo
 function security(mode: AuthMode): Record<string, string[]>[] {
   if (mode === 'public') return [];
   if (mode === 'bridge') return [{ bridgeSecret: [] }];
-  if (mode === 'bridge+session') return [{ bridgeSecret: [], sessionHeader: [] }, { bridgeSecret: [], sessionCookie: [] }];
+  if (mode === 'bridge+session')
+    return [
+      { bridgeSecret: [], sessionHeader: [] },
+      { bridgeSecret: [], sessionCookie: [] },
+    ];
   // Anonymous calls are answered too.
   if (mode === 'optional-session') return [...SESSION, {}];
   return SESSION;
@@ -78,7 +82,8 @@ function operation(route: DocumentedRoute, config: Config, pathParams: string[])
   const responses: Record<string, unknown> = {
     200: { description: 'Success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Success' } } } },
   };
-  if (def.body || def.query || def.params || def.method !== 'get') responses[400] = errorAnswer('Invalid input (VALIDATION_ERROR, with details naming the fields)');
+  if (def.body || def.query || def.params || def.method !== 'get')
+    responses[400] = errorAnswer('Invalid input (VALIDATION_ERROR, with details naming the fields)');
   if (mode !== 'public') responses[401] = errorAnswer(mode === 'bridge' ? 'Missing or wrong X-Bridge-Secret' : 'No valid session');
   if (typeof mode === 'object') responses[403] = errorAnswer('The session user may not do this');
   if (def.rateLimit !== false) responses[429] = errorAnswer('Rate limited (see Retry-After)');
@@ -86,7 +91,9 @@ function operation(route: DocumentedRoute, config: Config, pathParams: string[])
   if (module || mode === 'bridge' || mode === 'bridge+session') responses[503] = errorAnswer(module ? 'Module switched off (MODULE_DISABLED)' : 'Unavailable');
 
   const op: JsonSchema = {
-    operationId: `${def.method}${openApiPath(def.path).path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    operationId: `${def.method}${openApiPath(def.path)
+      .path.replace(/[{}]/g, '')
+      .replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     tags: [module?.id ?? 'core'],
     summary: `${def.method.toUpperCase()} ${def.path}`,
     description: `Auth: ${describeAuth(mode)}. Rate-limit class: ${rateLimitLabel(def.rateLimit) ?? 'none'}.`,

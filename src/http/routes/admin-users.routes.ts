@@ -4,14 +4,7 @@ import { badRequest } from '../../errors/app-error.js';
 import type { AdminUpdateInput, CreateUserInput } from '../../services/user-service.js';
 import { defineRoute, type RouteDef } from '../define-route.js';
 import { adminCreateBody } from '../schemas/auth.schemas.js';
-import {
-  adminUpdateBody,
-  deleteUserBody,
-  deleteUserQuery,
-  listUsersQuery,
-  userIdParams,
-  userSessionParams,
-} from '../schemas/admin-users.schemas.js';
+import { adminUpdateBody, deleteUserBody, deleteUserQuery, listUsersQuery, userIdParams, userSessionParams } from '../schemas/admin-users.schemas.js';
 import { iso } from './auth-responses.js';
 
 /**

@@ -29,7 +29,11 @@ export const readiness = defineRoute({
     const degraded: string[] = [];
     if (app.redis && app.redisHealth) {
       const redis = app.redis;
-      const up = await app.redisHealth.run('ping', async () => (await redis.ping()) === 'PONG', () => false);
+      const up = await app.redisHealth.run(
+        'ping',
+        async () => (await redis.ping()) === 'PONG',
+        () => false,
+      );
       checks.redis = up ? 'ok' : 'fail';
       if (!up) {
         degraded.push('redis unavailable since ' + app.redisHealth.status().since);

@@ -164,7 +164,11 @@ export const uninstall = defineRoute({
     .strictObject({ drop_data: z.boolean('drop_data must be true or false').optional(), force: z.boolean('force must be true or false').optional() })
     .optional(),
   async handler({ app, auth, params: p, body }) {
-    const result = await app.modules.hub.uninstall(p.module_id, { dropData: body?.drop_data === true, force: body?.force === true, actor: actor(auth.user.id) });
+    const result = await app.modules.hub.uninstall(p.module_id, {
+      dropData: body?.drop_data === true,
+      force: body?.force === true,
+      actor: actor(auth.user.id),
+    });
     return statusAfter(app, p.module_id, result, auth);
   },
 });

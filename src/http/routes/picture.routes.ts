@@ -67,9 +67,7 @@ async function readPicture(req: Request, res: Response, maxBytes: number): Promi
   }
   const file = req.file;
   if (!file) {
-    throw badRequest(`Send the image as multipart/form-data in the field "${FIELD}"`, [
-      { field: FIELD, message: 'a file is required' },
-    ]);
+    throw badRequest(`Send the image as multipart/form-data in the field "${FIELD}"`, [{ field: FIELD, message: 'a file is required' }]);
   }
   return file.buffer;
 }

@@ -43,9 +43,17 @@ export const listUsersQuery = withAliases(
       .optional(),
     created_from: instant.optional(),
     created_to: instant.optional(),
-    cursor: z.string().max(600).regex(/^[A-Za-z0-9_-]+$/, 'must be a next_cursor from a previous answer').optional(),
+    cursor: z
+      .string()
+      .max(600)
+      .regex(/^[A-Za-z0-9_-]+$/, 'must be a next_cursor from a previous answer')
+      .optional(),
     sortBy: z.enum(USER_SORT_FIELDS, `must be one of ${USER_SORT_FIELDS.join(', ')}`).optional(),
-    sortOrder: z.string().toLowerCase().pipe(z.enum(['asc', 'desc'], 'must be asc or desc')).optional(),
+    sortOrder: z
+      .string()
+      .toLowerCase()
+      .pipe(z.enum(['asc', 'desc'], 'must be asc or desc'))
+      .optional(),
     page: intParam(1, 1_000_000, 1),
     limit: intParam(1, MAX_PAGE_SIZE, 20),
   }),

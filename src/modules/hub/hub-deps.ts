@@ -34,9 +34,7 @@ export function requireManifest(d: HubDeps, id: string): ModuleManifest {
 /** Names of existing tables, lower-cased, whatever shape the dialect answers with. */
 export async function existingTables(app: AppContext): Promise<Set<string>> {
   const raw = (await app.sequelize.getQueryInterface().showAllTables()) as unknown[];
-  return new Set(
-    raw.map((t) => String(typeof t === 'string' ? t : ((t as { tableName?: string }).tableName ?? '')).toLowerCase()),
-  );
+  return new Set(raw.map((t) => String(typeof t === 'string' ? t : ((t as { tableName?: string }).tableName ?? '')).toLowerCase()));
 }
 
 /** Columns of a table (raw: Sequelize's SQLite describeTable trips over expression indexes). */
@@ -46,10 +44,9 @@ export async function tableColumns(app: AppContext, table: string): Promise<Set<
       const [rows] = await app.sequelize.query(`PRAGMA table_info(${JSON.stringify(table)})`);
       return new Set((rows as { name: string }[]).map((r) => r.name));
     }
-    const [rows] = await app.sequelize.query(
-      'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
-      { replacements: [table] },
-    );
+    const [rows] = await app.sequelize.query('SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?', {
+      replacements: [table],
+    });
     return new Set((rows as { column_name: string }[]).map((r) => r.column_name));
   } catch {
     return new Set();

@@ -164,8 +164,7 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
       if (!m) throw new Error(`no module ${id} in the registry`);
       return contextOf(m);
     },
-    jobs: (): JobDef[] =>
-      enabledManifests().flatMap((m) => m.jobs.map((j) => ({ name: j.name, schedule: j.schedule, run: () => j.run(contextOf(m)) }))),
+    jobs: (): JobDef[] => enabledManifests().flatMap((m) => m.jobs.map((j) => ({ name: j.name, schedule: j.schedule, run: () => j.run(contextOf(m)) }))),
     attachScheduler(s) {
       sink = s;
       s.sync('modules', runtime.jobs());

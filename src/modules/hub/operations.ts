@@ -58,11 +58,7 @@ const progressOf = (o: ChangeOptions, direction: 'up' | 'down') => (m: PlannedMi
   o.onProgress?.({ step: 'migration', id: m.id, index, total, direction });
 
 /** Installs modules (and their settings) in dependency order: migrations and state in one transaction. */
-export async function install(
-  d: HubDeps,
-  ids: string[],
-  o: ChangeOptions & { config?: Record<string, Record<string, unknown>> } = {},
-): Promise<ChangeResult> {
+export async function install(d: HubDeps, ids: string[], o: ChangeOptions & { config?: Record<string, Record<string, unknown>> } = {}): Promise<ChangeResult> {
   return withInstallLock(d.app(), `install ${ids.join(', ')}`, async () => {
     const plans = await planChange(d, 'install', ids, { execute: false, config: o.config });
     assertRunnable(plans);

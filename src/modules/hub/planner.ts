@@ -62,7 +62,10 @@ export async function planChange(d: HubDeps, action: 'install' | 'update', ids: 
     }
     if (action === 'update' && !state) problems.push({ code: Codes.MODULE_NOT_INSTALLED, message: `${m.id} is not installed` });
     if (action === 'update' && state && compareVersions(m.version, state.version) < 0) {
-      problems.push({ code: Codes.MODULE_CONFLICT, message: `the registry has ${m.id} ${m.version}, older than the installed ${state.version}; downgrades are not supported` });
+      problems.push({
+        code: Codes.MODULE_CONFLICT,
+        message: `the registry has ${m.id} ${m.version}, older than the installed ${state.version}; downgrades are not supported`,
+      });
     }
     const dependencies = m.requires.map((r) => ({ module_id: r, installed: installed.has(r), included: wanted.has(r) }));
     for (const dep of dependencies) {

@@ -100,21 +100,69 @@ function statusOf(
   const components: ModuleComponent[] = [];
   for (const x of m.migrations) {
     const applied = done.has(`${m.id}/${x.name}`);
-    components.push({ component_id: `migration:${x.name}`, component_type: 'migration', description: `migration ${x.name}`, ...base, installed: applied, status: applied ? 'applied' : 'pending' });
+    components.push({
+      component_id: `migration:${x.name}`,
+      component_type: 'migration',
+      description: `migration ${x.name}`,
+      ...base,
+      installed: applied,
+      status: applied ? 'applied' : 'pending',
+    });
   }
   for (const t of m.tables) {
     const present = tables.has(t);
-    components.push({ component_id: `table:${t}`, component_type: 'table', description: `table ${t}`, ...base, installed: present, status: present ? 'present' : 'missing' });
+    components.push({
+      component_id: `table:${t}`,
+      component_type: 'table',
+      description: `table ${t}`,
+      ...base,
+      installed: present,
+      status: present ? 'present' : 'missing',
+    });
   }
   const group = (type: ModuleComponent['component_type'], items: string[], installed: boolean, status: string) => {
-    if (items.length) components.push({ component_id: type, component_type: type, description: `${items.length} ${type.replace('_', ' ')}`, ...base, installed, status, items });
+    if (items.length)
+      components.push({
+        component_id: type,
+        component_type: type,
+        description: `${items.length} ${type.replace('_', ' ')}`,
+        ...base,
+        installed,
+        status,
+        items,
+      });
   };
   const fieldsPresent = m.userFields.every((f) => columns.has(f.name));
-  group('user_fields', m.userFields.map((f) => f.name), fieldsPresent, fieldsPresent ? (state ? 'active' : 'present') : 'missing');
-  group('routes', m.routes.map((r) => `${r.method.toUpperCase()} ${r.path}`), Boolean(state), live);
-  group('hooks', m.hooks.map((h) => h.event), Boolean(state), live);
-  group('jobs', m.jobs.map((j) => `${j.name} (${j.schedule})`), Boolean(state), live);
-  group('commands', m.commands.map((c) => c.name), Boolean(state), live);
+  group(
+    'user_fields',
+    m.userFields.map((f) => f.name),
+    fieldsPresent,
+    fieldsPresent ? (state ? 'active' : 'present') : 'missing',
+  );
+  group(
+    'routes',
+    m.routes.map((r) => `${r.method.toUpperCase()} ${r.path}`),
+    Boolean(state),
+    live,
+  );
+  group(
+    'hooks',
+    m.hooks.map((h) => h.event),
+    Boolean(state),
+    live,
+  );
+  group(
+    'jobs',
+    m.jobs.map((j) => `${j.name} (${j.schedule})`),
+    Boolean(state),
+    live,
+  );
+  group(
+    'commands',
+    m.commands.map((c) => c.name),
+    Boolean(state),
+    live,
+  );
   return {
     module_id: m.id,
     module_description: m.description,

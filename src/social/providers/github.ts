@@ -58,7 +58,10 @@ export const github = oauthProvider({
       p.url('token_check').replace('{client_id}', encodeURIComponent(clientId)),
       {
         method: 'POST',
-        headers: { Authorization: `Basic ${Buffer.from(`${clientId}:${p.settings.client_secret ?? ''}`).toString('base64')}`, 'Content-Type': 'application/json' },
+        headers: {
+          Authorization: `Basic ${Buffer.from(`${clientId}:${p.settings.client_secret ?? ''}`).toString('base64')}`,
+          'Content-Type': 'application/json',
+        },
         body: JSON.stringify({ access_token: token }),
         rejectStatuses: [404, 422],
       },

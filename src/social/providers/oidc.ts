@@ -13,7 +13,15 @@ type OidcSpec = Omit<SocialProvider, 'oidc' | 'fromCode' | 'fromIdToken' | 'requ
 export function oidcProvider(spec: OidcSpec): SocialProvider {
   const { profile, ...rest } = spec;
   const verify = (p: ProviderRuntime, idToken: string, nonce: string | undefined) =>
-    verifyIdToken(idToken, { provider: p.id, jwks: p.url('jwks'), timeoutMs: p.timeoutMs, issuer: p.url('issuer'), audiences: audiences(p.settings), nonce, hashNonce: spec.hashNonce });
+    verifyIdToken(idToken, {
+      provider: p.id,
+      jwks: p.url('jwks'),
+      timeoutMs: p.timeoutMs,
+      issuer: p.url('issuer'),
+      audiences: audiences(p.settings),
+      nonce,
+      hashNonce: spec.hashNonce,
+    });
   return {
     ...rest,
     oidc: true,
