@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { registry } from '../../modules/index.js';
 import { json, LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
 
 afterAll(removeTempDirs);
@@ -38,7 +39,9 @@ describe('gatehouse module', () => {
     expect(list.stdout).toMatch(/^ext-business\s+1\.0\.0\s+available\s+Business profile fields/m);
     expect(list.stdout).toMatch(/^privacy\s+1\.0\.0\s+available/m);
     const status = json(await cli('module', 'status', '--json'));
-    expect(status.modules.map((m: { status: string }) => m.status)).toEqual(['not_installed', 'not_installed', 'not_installed', 'not_installed']);
+    const shown = status.modules.map((m: { module_id: string; status: string }) => `${m.module_id}:${m.status}`).sort();
+    expect(shown).toEqual(registry.map((m) => `${m.id}:not_installed`).sort());
+    expect(status.modules).toHaveLength(5);
   });
 
   it('when install --dry-run runs, then it prints the plan with its SQL and changes nothing', async () => {

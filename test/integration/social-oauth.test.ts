@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { AppError, unavailable } from '../../src/errors/app-error.js';
 import { createBrowser } from '../helpers/browser.js';
 import { makeUser, uniqueEmail } from '../helpers/factories.js';
@@ -222,6 +222,14 @@ describe('two-factor', () => {
   it('when a user with two-factor on signs in socially, then only a pending session is issued (web redirect and login-api)', async () => {
     const user = await makeUser(t, { is_verified: true, two_factor: true });
     const u = fakeUser({ email: user.email, verified: true });
+    // Nothing provides the second factor yet: the seam fails closed, no session at all.
+    const closed = await webSignIn('github', u);
+    expect(closed.landing.url.searchParams.get('social_login')).toBe('error');
+    expect(closed.landing.url.searchParams.get('error')).toBe('MODULE_DISABLED');
+    expect(closed.cookie).toBeUndefined();
+    expect(closed.landing.url.searchParams.get('session_id')).toBeNull();
+    // A two-factor provider (the module's part, played by a hook here) offers a method.
+    onTestFinished(t.app.hooks.on('auth.two_factor.methods', (p) => void p.methods.push({ id: 'm1', method: 'email', status: 'active' })));
     const { landing, cookie } = await webSignIn('github', u);
     expect(landing.url.searchParams.get('requires_2fa')).toBe('true');
     const pending = landing.url.searchParams.get('session_id')!;

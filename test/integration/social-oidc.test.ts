@@ -2,7 +2,7 @@ import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createBrowser } from '../helpers/browser.js';
 import { makeUser, uniqueEmail } from '../helpers/factories.js';
 import { startOidcServer, type OidcAccount, type OidcServer } from '../helpers/oidc-server.js';
@@ -136,6 +136,8 @@ describe.each(['google', 'microsoft', 'apple'] as const)('%s (real local OpenID 
 
   it('when a user with two-factor on signs in, then the redirect carries requires_2fa and a pending session only', async () => {
     const user = await makeUser(t, { is_verified: true, two_factor: true });
+    // A two-factor provider (the module's part, played by a hook here) offers a method.
+    onTestFinished(t.app.hooks.on('auth.two_factor.methods', (p) => void p.methods.push({ id: 'm1', method: 'email', status: 'active' })));
     const a = account({ email: user.email });
     const { landing, cookie } = await webSignIn(provider, a);
     expect(landing.url.searchParams.get('requires_2fa')).toBe('true');
