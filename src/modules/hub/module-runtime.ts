@@ -74,9 +74,14 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     for (const r of rows) {
       if (!known.has(r.id)) ctx.logger.warn({ module: r.id }, 'installed module is not in the registry; ignored');
     }
-    installed = new Map(rows.filter((r) => known.has(r.id)).map((r) => [r.id, r]));
-    configs = await store.readConfigs([...installed.keys()]);
-    withData = await store.readSourcesWithData();
+    const nextInstalled = new Map(rows.filter((r) => known.has(r.id)).map((r) => [r.id, r]));
+    const nextConfigs = await store.readConfigs([...nextInstalled.keys()]);
+    const nextWithData = await store.readSourcesWithData();
+    // Everything below runs without a pause: a request never sees a module installed whose user
+    // fields the repository does not write yet (or the other way round).
+    installed = nextInstalled;
+    configs = nextConfigs;
+    withData = nextWithData;
     revision = rev;
 
     ctx.repos.users.setExtraFields(runtime.userFields());
