@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { provisionBackend, type BenchBackend } from './backend.js';
-import { envNumber, note, out, runBenchmark, writeResults } from './harness.js';
+import { envNumber, note, out, runBenchmark, table, writeResults } from './harness.js';
 import { round } from './load.js';
 import { prepare, type Prepared } from './prepare.js';
 import { freePort, startChild, stopAll } from './processes.js';
@@ -236,13 +236,7 @@ const fmt = (l: Latency) => `${l.p50.toFixed(1)} / ${l.p95.toFixed(1)}`;
 function render(rows: Row[]): string {
   const head = ['operation', 'gatehouse p50 / p95 ms', 'plain SQL p50 / p95 ms', 'p95 ÷ plain', 'goal', ''];
   const body = rows.map((r) => [r.operation, fmt(r.gatehouse), fmt(r.baseline), r.ratio.toFixed(2), r.target, r.pass ? 'PASS' : 'FAIL']);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]))
-      .join('  ')
-      .trimEnd();
-  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+  return table(head, body);
 }
 
 async function main(): Promise<number> {

@@ -9,6 +9,17 @@ export const envNumber = (v: string | undefined, d: number) => (v && Number.isFi
 export const out = (s = '') => process.stdout.write(`${s}\n`);
 export const note = (s: string) => process.stderr.write(`· ${s}\n`);
 
+/** A plain-text table: columns padded to their widest cell, a dashed rule under the head. */
+export function table(head: string[], body: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
+
 /** Writes a run's results as JSON (bench/results/…) and says where, relative to `root`. */
 export function writeResults(root: string, file: string, result: { runSeconds: number }): void {
   mkdirSync(path.dirname(file), { recursive: true });

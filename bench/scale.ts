@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { provisionBackend, type BenchBackend } from './backend.js';
-import { envNumber, note, out, runBenchmark, writeResults } from './harness.js';
+import { envNumber, note, out, runBenchmark, table, writeResults } from './harness.js';
 import { round } from './load.js';
 import { prepare, type Prepared } from './prepare.js';
 import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
@@ -222,13 +222,7 @@ function render(rows: Row[]): string {
     r.target ?? '',
     r.pass === undefined ? '' : r.pass ? 'PASS' : 'FAIL',
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]))
-      .join('  ')
-      .trimEnd();
-  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+  return table(head, body);
 }
 
 async function main(): Promise<number> {
