@@ -27,6 +27,7 @@ export { defineRoute } from './modules/module-route.js';
 export type { AuthFor, MaybeSignedIn, ModuleHandlerArgs, ModuleRouteDef, SignedIn } from './modules/module-route.js';
 export type { AuthMode, UserType } from './http/define-route.js';
 export type {
+  ModuleCache,
   ModuleContext,
   ModuleDb,
   ModuleHooks,
@@ -44,6 +45,8 @@ export type { RateLimitClass, RouteLimit } from './http/middleware/rate-limit.js
 export { randomCode, randomToken, safeEqual } from './services/security/tokens.js';
 export { maskEmail, maskPhone } from './mail/outbox.js';
 export { normalizePhone } from './services/token-login-service.js';
+/** The one email rule (trimmed, lower-cased, at most 254 characters), as registration applies it. */
+export { emailField as emailAddress } from './services/user-fields.js';
 export { AppError, badRequest, forbidden, notFound, unauthorized, unavailable, isAppError } from './errors/app-error.js';
 export { Codes } from './errors/codes.js';
 export { invalidInput } from './errors/zod-issues.js';

@@ -1,5 +1,6 @@
 import { forbidden, notFound, unauthorized, verifyPassword, type ModuleContext, type UserRecord } from './core.js';
 import { AppError } from './core.js';
+import { DEFAULT_BEHAVIORS, type Behaviors } from './types.js';
 
 export const isAdmin = (u: UserRecord | null) => u?.user_type === 'admin' || u?.user_type === 'superadmin';
 export const isWriter = (u: UserRecord | null) => u?.user_type === 'writer' || isAdmin(u);
@@ -52,18 +53,22 @@ export function visibleWhere(u: UserRecord | null, alias = 'p'): { sql: string; 
 }
 
 /** What the caller may do with a post it can read. */
-export function postAbilities(u: UserRecord | null, p: PostAccessRow) {
+export function postAbilities(u: UserRecord | null, p: PostAccessRow, b: Behaviors = DEFAULT_BEHAVIORS) {
   const manage = canManage(u, p);
   const live = !p.deleted_at && p.status === 'published';
+  const approved = !b.requires_approval || isAdmin(u);
   return {
     edit: manage && !p.deleted_at,
     delete: manage && !p.deleted_at,
-    publish: manage && !p.deleted_at,
+    publish: manage && !p.deleted_at && approved,
+    submit_for_review: manage && !p.deleted_at && !approved,
     restore: isAdmin(u) && Boolean(p.deleted_at),
     translate: manage && !p.deleted_at,
-    comment: Boolean(u) && live,
-    react: Boolean(u) && live,
-    bookmark: Boolean(u) && live,
+    comment: Boolean(u) && live && b.enables_comments,
+    react: Boolean(u) && live && b.enables_reactions,
+    bookmark: Boolean(u) && live && b.enables_bookmarks,
+    view: live && b.enables_views,
+    schedule: manage && !p.deleted_at && b.enables_scheduling,
     moderate: manage,
     view_stats: true,
   };

@@ -17,6 +17,7 @@ import {
 } from './core.js';
 import { iso, loadPost, type Row } from './posts-read.js';
 import type { BlogSettings } from './settings.js';
+import { assertEngagement } from './types.js';
 
 /** A post that the caller may read and that takes part in discussion (published, not deleted). */
 export async function livePost(app: ModuleContext, viewer: UserRecord | null, postId: string, password?: string): Promise<Row> {
@@ -132,6 +133,7 @@ async function loadComment(app: ModuleContext, id: string): Promise<Row> {
 
 export async function addComment(app: ModuleContext, user: UserRecord, post: Row, input: z.output<typeof commentCreate>) {
   assertOpen(post);
+  await assertEngagement(app, post, 'comments');
   const cfg = settings<BlogSettings>(app);
   if (!cfg.comments_enabled) throw forbidden('Comments are closed', 'COMMENTS_CLOSED');
   if (input.parent_id) {
@@ -223,6 +225,7 @@ export async function reactionSummary(app: ModuleContext, viewer: UserRecord | n
 /** One reaction per user and type; sending it again takes it back. */
 export async function toggleReaction(app: ModuleContext, user: UserRecord, post: Row, type: string) {
   assertOpen(post);
+  await assertEngagement(app, post, 'reactions');
   const allowed = settings<BlogSettings>(app).reaction_types;
   if (!allowed.includes(type))
     throw badRequest(`reaction_type: must be one of ${allowed.join(', ')}`, [{ field: 'reaction_type', message: `must be one of ${allowed.join(', ')}` }]);
@@ -253,6 +256,7 @@ export async function toggleReaction(app: ModuleContext, user: UserRecord, post:
 // Bookmarks
 
 export async function addBookmark(app: ModuleContext, user: UserRecord, post: Row) {
+  await assertEngagement(app, post, 'bookmarks');
   try {
     await exec(app, 'INSERT INTO blog_bookmarks (id, post_id, user_id, created_at) VALUES (?, ?, ?, ?)', [randomUUID(), post.id, user.id, new Date()]);
   } catch (err) {
@@ -278,6 +282,7 @@ export const VIEW_WINDOW_MS = 30 * 60_000;
  */
 export async function recordView(app: ModuleContext, viewer: UserRecord | null, post: Row, anonymousKey: string) {
   assertOpen(post);
+  await assertEngagement(app, post, 'views');
   const key = keyedDigest(app, viewer ? `user:${viewer.id}` : `anon:${anonymousKey}`);
   const now = new Date();
   const counted = await inTransaction(app, async (t) => {

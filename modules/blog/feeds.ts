@@ -3,22 +3,31 @@ import { visibleWhere } from './access.js';
 import { publicBaseUrl, select, settings, withAuthors, type ModuleContext } from './core.js';
 import { iso, type Row } from './posts-read.js';
 import type { BlogSettings } from './settings.js';
+import { postTypes, publicPath, type PostTypeRules } from './types.js';
 
 const xml = (s: unknown) =>
   String(s ?? '')
     .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!)
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 
-/** Where a post is read: the site may set it with BLOG_POST_URL later; the API address answers for now. */
-const postUrl = (app: ModuleContext, r: Row) =>
-  `${publicBaseUrl(app)}/api/v1/posts/${encodeURIComponent(r.slug)}${r.lang ? `?lang=${encodeURIComponent(r.lang)}` : ''}`;
+/**
+ * Where a post is read: on the site (`site_url` setting) at its type's path, `/<slug_prefix>/<slug>`;
+ * without a site, at its API address.
+ */
+function postUrl(app: ModuleContext, types: Map<string, PostTypeRules>, r: Row): string {
+  const lang = r.lang ? `?lang=${encodeURIComponent(r.lang)}` : '';
+  const site = settings<BlogSettings>(app).site_url.replace(/\/+$/, '');
+  if (!site) return `${publicBaseUrl(app)}/api/v1/posts/${encodeURIComponent(r.slug)}${lang}`;
+  const path = publicPath(types.get(r.post_type), r.slug).split('/').map(encodeURIComponent).join('/');
+  return `${site}${path}${lang}`;
+}
 
 /** Only what anyone may read: published, public, not deleted. */
 async function publicPosts(app: ModuleContext, limit: number): Promise<Row[]> {
   const vis = visibleWhere(null);
   const rows = await select<Row>(
     app,
-    `SELECT p.id, p.slug, p.lang, p.title, p.excerpt, p.published_at, p.updated_at, p.author_id FROM blog_posts p
+    `SELECT p.id, p.slug, p.lang, p.post_type, p.title, p.excerpt, p.published_at, p.updated_at, p.author_id FROM blog_posts p
      WHERE ${vis.sql} ORDER BY p.published_at DESC, p.id DESC LIMIT ${limit}`,
     vis.params,
   );
@@ -33,8 +42,8 @@ function send(res: Response, type: string, body: string) {
 }
 
 export async function sitemap(app: ModuleContext, res: Response) {
-  const rows = await publicPosts(app, 50_000);
-  const urls = rows.map((r) => `  <url><loc>${xml(postUrl(app, r))}</loc><lastmod>${iso(r.updated_at)}</lastmod></url>`);
+  const [rows, types] = await Promise.all([publicPosts(app, 50_000), postTypes(app)]);
+  const urls = rows.map((r) => `  <url><loc>${xml(postUrl(app, types, r))}</loc><lastmod>${iso(r.updated_at)}</lastmod></url>`);
   send(
     res,
     'application/xml',
@@ -44,12 +53,12 @@ export async function sitemap(app: ModuleContext, res: Response) {
 
 export async function rssFeed(app: ModuleContext, res: Response) {
   const cfg = settings<BlogSettings>(app);
-  const rows = await publicPosts(app, cfg.feed_items);
+  const [rows, types] = await Promise.all([publicPosts(app, cfg.feed_items), postTypes(app)]);
   const self = `${publicBaseUrl(app)}/api/v1/posts/feed.xml`;
   const items = rows.map(
     (r) => `    <item>
       <title>${xml(r.title)}</title>
-      <link>${xml(postUrl(app, r))}</link>
+      <link>${xml(postUrl(app, types, r))}</link>
       <guid isPermaLink="false">${xml(r.id)}</guid>
       <pubDate>${new Date(r.published_at as string).toUTCString()}</pubDate>
       ${r.author_name ? `<dc:creator>${xml(r.author_name)}</dc:creator>` : ''}

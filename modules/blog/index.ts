@@ -5,6 +5,8 @@ import { BLOG_TABLES, createBlogTables } from './migrations/20261124-1200-create
 import { blogSearch } from './migrations/20261124-1201-blog-search.js';
 import { routes } from './routes.js';
 import { blogConfig } from './settings.js';
+import { blogPostTypes } from './migrations/20261125-1000-blog-post-types.js';
+import { countByType, moveType } from './types.js';
 
 /** Blog: posts, categories and tags, comments with moderation, reactions, bookmarks, views and stats, translations. */
 export default defineModule({
@@ -14,14 +16,31 @@ export default defineModule({
     'Blog under /api/v1/posts: posts, categories, tags, comments with moderation, reactions, bookmarks, views, stats, translations, search, sitemap and feed',
   requires: [],
   config: blogConfig,
-  migrations: [createBlogTables, blogSearch],
+  migrations: [createBlogTables, blogSearch, blogPostTypes],
   routes,
-  hooks: [],
+  // Post types: a provider (post-types) answers `blog.post_types`; these two serve it.
+  hooks: [
+    { event: 'blog.post_types.usage', handler: countByType },
+    { event: 'blog.post_types.move', handler: moveType },
+  ],
   jobs: [publishScheduledJob],
   emails: [],
   userFields: [],
   commands: [],
   tables: [...BLOG_TABLES],
+  errorCodes: [
+    { code: 'UNKNOWN_POST_TYPE', status: 400, description: 'post_type names no post type.' },
+    { code: 'POST_TYPE_INACTIVE', status: 400, description: 'The post type is switched off: no new posts of it.' },
+    { code: 'BODY_FORMAT_NOT_ALLOWED', status: 400, description: "body_format is not among the type's allowed_body_formats." },
+    { code: 'PASSWORD_VISIBILITY_DISABLED', status: 400, description: 'The post type does not allow visibility "password".' },
+    { code: 'SCHEDULING_DISABLED', status: 400, description: 'The post type does not allow scheduling.' },
+    { code: 'SEO_DISABLED', status: 400, description: 'The post type has no SEO fields.' },
+    { code: 'POST_TYPE_LIMIT_REACHED', status: 403, description: "The author has the type's max_per_author posts." },
+    { code: 'COMMENTS_DISABLED', status: 403, description: 'The post type takes no comments.' },
+    { code: 'REACTIONS_DISABLED', status: 403, description: 'The post type takes no reactions.' },
+    { code: 'BOOKMARKS_DISABLED', status: 403, description: 'The post type takes no bookmarks.' },
+    { code: 'VIEWS_DISABLED', status: 403, description: 'The post type counts no views.' },
+  ],
   exporters: [{ name: 'blog', run: exportBlog }],
   erasers: [{ name: 'blog', run: eraseBlog }],
 });

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { assertCanRead, isAdmin, postAbilities, visibleWhere, type PostAccessRow } from './access.js';
 import { cachedTotal } from './totals.js';
+import { DEFAULT_TYPE, postTypes, publicPath, rulesOf, type PostTypeRules } from './types.js';
 import { badRequest, dialect, findUser, notFound, publicBaseUrl, select, withAuthors, type ModuleContext, type UserRecord } from './core.js';
 
 export type Row = Record<string, any>;
 
 const LIST_COLUMNS = `p.id, p.slug, p.title, p.excerpt, p.body_format, p.status, p.visibility, p.password_hash, p.lang, p.metadata,
-  p.author_id, p.featured_image_id, p.view_count, p.published_at, p.scheduled_at, p.created_at, p.updated_at, p.deleted_at`;
+  p.author_id, p.featured_image_id, p.view_count, p.published_at, p.scheduled_at, p.created_at, p.updated_at, p.deleted_at,
+  p.post_type, p.fields, p.meta_title, p.meta_description, p.canonical_url, p.og_image`;
 const FULL_COLUMNS = `${LIST_COLUMNS}, p.body, p.body_html`;
 /** Authors are added to the rows through the user service (withAuthors), never joined. */
 export const POST_FROM = 'blog_posts p';
@@ -25,14 +27,16 @@ const json = (v: unknown): Record<string, unknown> => {
 
 export const imageUrl = (app: ModuleContext, id: string | null) => (id ? `${publicBaseUrl(app)}/api/v1/posts/images/${id}` : null);
 
+/** What posts on the wire need beside their rows: their categories and tags, and the post types (paths). */
 export interface Terms {
   categories: Map<string, Row[]>;
   tags: Map<string, Row[]>;
+  types: Map<string, PostTypeRules>;
 }
 
-/** Categories and tags of some posts, in two queries. */
+/** Categories and tags of some posts, in two queries, and the post types. */
 export async function termsOf(app: ModuleContext, ids: string[]): Promise<Terms> {
-  const out: Terms = { categories: new Map(), tags: new Map() };
+  const out: Terms = { categories: new Map(), tags: new Map(), types: ids.length ? await postTypes(app) : new Map() };
   if (!ids.length) return out;
   const marks = ids.map(() => '?').join(', ');
   const [cats, tags] = await Promise.all([
@@ -70,6 +74,13 @@ export function toPost(app: ModuleContext, r: Row, terms: Terms, viewer: UserRec
     visibility: r.visibility,
     password_protected: r.visibility === 'password',
     lang: r.lang,
+    post_type: r.post_type ?? DEFAULT_TYPE,
+    fields: json(r.fields),
+    path: publicPath(terms.types.get(r.post_type ?? DEFAULT_TYPE), r.slug),
+    meta_title: r.meta_title ?? null,
+    meta_description: r.meta_description ?? null,
+    canonical_url: r.canonical_url ?? null,
+    og_image: r.og_image ?? null,
     metadata: json(r.metadata),
     author_id: r.author_id,
     author: {
@@ -98,7 +109,7 @@ export const langSchema = z
   .string()
   .trim()
   .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'must be a language code such as en or pt-BR');
-const statusFilter = z.enum(['draft', 'scheduled', 'published', 'archived', 'deleted', 'all']);
+const statusFilter = z.enum(['draft', 'scheduled', 'pending', 'published', 'archived', 'deleted', 'all']);
 const intParam = (def: number, max: number) =>
   z
     .union([z.string(), z.number()])
@@ -125,6 +136,12 @@ export const listQuery = z.object({
   q: z.string().trim().min(1, 'must not be empty').max(200).optional(),
   search: z.string().trim().min(1).max(200).optional(),
   mine: z.enum(['true', 'false']).optional(),
+  post_type: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a post type key')
+    .optional(),
 });
 export type ListQuery = z.output<typeof listQuery>;
 
@@ -164,6 +181,10 @@ export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q
     if (!viewer) throw badRequest('mine=true needs a session', [{ field: 'mine', message: 'needs a session' }]);
     where.push('p.author_id = ?');
     params.push(viewer.id);
+  }
+  if (q.post_type) {
+    where.push('p.post_type = ?');
+    params.push(q.post_type);
   }
   const author = q.author_id ?? q.author;
   if (author) {
@@ -294,7 +315,7 @@ export async function readPost(app: ModuleContext, viewer: UserRecord | null, ro
   ]);
   return {
     post: { ...toPost(app, shown, terms, viewer, true), available_langs: [row.lang, ...langs.map((l) => l.lang).filter((l) => l !== row.lang)] },
-    can: postAbilities(viewer, row as PostAccessRow),
+    can: postAbilities(viewer, row as PostAccessRow, (terms.types.get(row.post_type) ?? (await rulesOf(app, row.post_type))).behaviors),
   };
 }
 

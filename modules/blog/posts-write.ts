@@ -19,9 +19,12 @@ import { langSchema, loadPost, type Row } from './posts-read.js';
 import { BODY_FORMATS, makeExcerpt, renderBody, RESERVED_SLUGS, SLUG_RE, slugFrom, type BodyFormat } from './render.js';
 import { resolveCategories, resolveTags } from './taxonomy.js';
 import { forgetTotals } from './totals.js';
+import { DEFAULT_TYPE, rulesForWrite, rulesOf, type PostTypeRules, type Visibility } from './types.js';
 
 const MAX_BODY = 500_000;
 export const POST_STATUSES = ['draft', 'scheduled', 'published', 'archived'] as const;
+/** Where a writer's post waits when its type requires approval (an admin publishes it). */
+export const PENDING = 'pending';
 export const VISIBILITIES = ['public', 'auth', 'private', 'password'] as const;
 
 const slugField = z
@@ -38,6 +41,12 @@ const dateField = z
   .refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date')
   .transform((s) => new Date(s));
 const termList = z.array(z.string().trim().min(1).max(120)).max(20);
+const webUrl = z
+  .string()
+  .trim()
+  .max(2000)
+  .refine((s) => /^https?:\/\/[^\s]+$/i.test(s) && URL.canParse(s), 'must be an http(s) URL');
+export const SEO_FIELDS = ['meta_title', 'meta_description', 'canonical_url', 'og_image'] as const;
 
 const fields = {
   title: z.string().trim().min(1, 'must not be empty').max(300),
@@ -55,6 +64,18 @@ const fields = {
   tags: termList,
   scheduled_at: dateField,
   published_at: dateField,
+  post_type: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .min(1)
+    .max(64)
+    .regex(/^[a-z][a-z0-9-]*$/, 'must be a post type key'),
+  fields: z.record(z.string(), z.unknown()),
+  meta_title: z.string().trim().max(300).nullable(),
+  meta_description: z.string().trim().max(500).nullable(),
+  canonical_url: webUrl.nullable(),
+  og_image: webUrl.nullable(),
 };
 
 export const createSchema = z
@@ -85,6 +106,77 @@ function checkInput(input: PostInput, existing: Row | null): void {
   }
   if (input.scheduled_at && input.scheduled_at.getTime() <= Date.now() && (input.status ?? existing?.status) === 'scheduled') {
     throw badRequest('scheduled_at: must be in the future', [{ field: 'scheduled_at', message: 'must be in the future' }]);
+  }
+}
+
+const refused = (code: string, field: string, message: string) => new AppError(400, code, `${field}: ${message}`, [{ field, message }]);
+
+/**
+ * The type's behaviours on what this write sets (on a new post, or a post changing type, on all of
+ * it). Answers the post's field values to store (undefined: unchanged).
+ */
+function checkType(t: PostTypeRules, input: PostInput, existing: Row | null): Record<string, unknown> | undefined {
+  const b = t.behaviors;
+  const whole = !existing || (input.post_type !== undefined && input.post_type !== existing.post_type);
+  const format = input.body_format ?? (whole ? (existing?.body_format ?? defaultFormat(t)) : undefined);
+  if (format && !b.allowed_body_formats.includes(format)) {
+    throw refused('BODY_FORMAT_NOT_ALLOWED', 'body_format', `posts of type "${t.type_key}" take ${b.allowed_body_formats.join(', ')}`);
+  }
+  const visibility = input.visibility ?? (whole ? existing?.visibility : undefined);
+  if (visibility === 'password' && !b.allows_password_visibility) {
+    throw refused('PASSWORD_VISIBILITY_DISABLED', 'visibility', `posts of type "${t.type_key}" cannot be protected by a password`);
+  }
+  const scheduling = input.status === 'scheduled' || input.scheduled_at !== undefined || (whole && existing?.status === 'scheduled');
+  if (scheduling && !b.enables_scheduling) {
+    throw refused('SCHEDULING_DISABLED', input.scheduled_at !== undefined ? 'scheduled_at' : 'status', `posts of type "${t.type_key}" cannot be scheduled`);
+  }
+  for (const f of SEO_FIELDS) {
+    if (!b.enables_seo && input[f] !== undefined && input[f] !== null) {
+      throw refused('SEO_DISABLED', f, `posts of type "${t.type_key}" have no SEO fields`);
+    }
+  }
+  if (input.fields !== undefined) return t.checkFields(input.fields);
+  if (whole) return t.checkFields(existing ? jsonObject(existing.fields) : {});
+  return undefined;
+}
+
+const defaultFormat = (t: PostTypeRules): BodyFormat =>
+  t.behaviors.allowed_body_formats.includes('markdown') ? 'markdown' : (t.behaviors.allowed_body_formats[0] ?? 'markdown');
+
+/** A new post's visibility when it names none: the type's default_visibility, else public_by_default. */
+const defaultVisibility = (t: PostTypeRules): Visibility => t.behaviors.default_visibility ?? (t.behaviors.public_by_default ? 'public' : 'auth');
+
+/** A writer publishing or scheduling a post whose type requires approval sends it to review instead. */
+const reviewed = (t: PostTypeRules, user: UserRecord, status: string): string =>
+  t.behaviors.requires_approval && !isAdmin(user) && (status === 'published' || status === 'scheduled') ? PENDING : status;
+
+const jsonObject = (v: unknown): Record<string, unknown> => {
+  if (typeof v === 'string') {
+    try {
+      return JSON.parse(v) ?? {};
+    } catch {
+      return {};
+    }
+  }
+  return (v as Record<string, unknown>) ?? {};
+};
+
+/**
+ * max_per_author, exact under concurrent creates: inside the write's transaction, writers of one
+ * author and type take turns (an advisory lock on PostgreSQL; SQLite transactions write one at a time).
+ */
+async function assertQuota(app: ModuleContext, t: PostTypeRules, authorId: string, tx: Transaction, exceptPostId = ''): Promise<void> {
+  const max = t.behaviors.max_per_author;
+  if (!max) return;
+  if (app.db.dialect === 'postgres') await exec(app, 'SELECT pg_advisory_xact_lock(hashtext(?))', [`blog-quota:${authorId}:${t.type_key}`], tx);
+  const [c] = await select<{ n: number | string }>(
+    app,
+    'SELECT COUNT(*) AS n FROM blog_posts WHERE author_id = ? AND post_type = ? AND deleted_at IS NULL AND id <> ?',
+    [authorId, t.type_key, exceptPostId],
+    tx,
+  );
+  if (Number(c?.n ?? 0) >= max) {
+    throw forbidden(`An author may have at most ${max} posts of type "${t.type_key}"`, 'POST_TYPE_LIMIT_REACHED');
   }
 }
 
@@ -138,17 +230,21 @@ async function setTerms(app: ModuleContext, postId: string, input: PostInput, us
 
 export async function createPost(app: ModuleContext, user: UserRecord, input: z.output<typeof createSchema>): Promise<string> {
   if (!isWriter(user)) throw forbidden('Writer role required');
-  checkInput(input, null);
+  const type = await rulesForWrite(app, input.post_type ?? DEFAULT_TYPE);
+  const visibility = input.visibility ?? defaultVisibility(type);
+  checkInput({ ...input, visibility }, null);
+  const fieldValues = checkType(type, { ...input, visibility }, null) ?? {};
   const id = randomUUID();
   const now = new Date();
-  const format: BodyFormat = input.body_format ?? 'markdown';
+  const format: BodyFormat = input.body_format ?? defaultFormat(type);
   const body = input.body ?? input.content ?? '';
   const lang = input.lang ?? 'en';
-  const status = input.status ?? 'draft';
-  const passwordHash = input.visibility === 'password' && input.password ? await hashPassword(app, input.password) : null;
+  const status = reviewed(type, user, input.status ?? 'draft');
+  const passwordHash = visibility === 'password' && input.password ? await hashPassword(app, input.password) : null;
   const publishedAt = status === 'published' ? (input.published_at ?? now) : null;
   try {
     await inTransaction(app, async (t) => {
+      await assertQuota(app, type, user.id, t);
       let slug = input.slug ?? slugFrom(input.title);
       if (input.slug) {
         if (!(await slugFree(app, slug, lang, null, t))) throw slugTaken(slug);
@@ -156,7 +252,9 @@ export async function createPost(app: ModuleContext, user: UserRecord, input: z.
       await exec(
         app,
         `INSERT INTO blog_posts (id, slug, title, body, body_format, body_html, excerpt, status, visibility, password_hash, lang, metadata,
-          author_id, view_count, published_at, scheduled_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+          author_id, view_count, published_at, scheduled_at, created_at, updated_at,
+          post_type, fields, meta_title, meta_description, canonical_url, og_image)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           id,
           slug,
@@ -166,7 +264,7 @@ export async function createPost(app: ModuleContext, user: UserRecord, input: z.
           renderBody(body, format),
           input.excerpt ?? makeExcerpt(body, format),
           status,
-          input.visibility ?? 'public',
+          visibility,
           passwordHash,
           lang,
           JSON.stringify(input.metadata ?? {}),
@@ -175,6 +273,12 @@ export async function createPost(app: ModuleContext, user: UserRecord, input: z.
           status === 'scheduled' ? input.scheduled_at : null,
           now,
           now,
+          type.type_key,
+          JSON.stringify(fieldValues),
+          input.meta_title ?? null,
+          input.meta_description ?? null,
+          input.canonical_url ?? null,
+          input.og_image ?? null,
         ],
         t,
       );
@@ -194,8 +298,14 @@ export async function updatePost(app: ModuleContext, user: UserRecord, postId: s
   if (row.deleted_at) throw notFound('Post not found');
   assertCanManage(user, row as PostAccessRow);
   checkInput(input, row);
+  const retyped = input.post_type !== undefined && input.post_type !== row.post_type;
+  const type = retyped ? await rulesForWrite(app, input.post_type!) : await rulesOf(app, row.post_type);
+  const fieldValues = checkType(type, input, row);
   const set: Record<string, unknown> = {};
   if (input.title !== undefined) set.title = input.title;
+  if (retyped) set.post_type = type.type_key;
+  if (fieldValues !== undefined) set.fields = JSON.stringify(fieldValues);
+  for (const f of SEO_FIELDS) if (input[f] !== undefined) set[f] = input[f];
   const format: BodyFormat = input.body_format ?? row.body_format;
   const body = input.body ?? input.content;
   if (body !== undefined || input.body_format) {
@@ -208,17 +318,19 @@ export async function updatePost(app: ModuleContext, user: UserRecord, postId: s
   if (input.visibility && input.visibility !== 'password') set.password_hash = null;
   if (input.password) set.password_hash = await hashPassword(app, input.password);
   if (input.metadata !== undefined) set.metadata = JSON.stringify(input.metadata ?? {});
-  if (input.status) {
-    set.status = input.status;
-    if (input.status === 'published') set.published_at = input.published_at ?? row.published_at ?? new Date();
-    if (input.status !== 'scheduled') set.scheduled_at = null;
+  const status = input.status ? reviewed(type, user, input.status) : undefined;
+  if (status) {
+    set.status = status;
+    if (status === 'published') set.published_at = input.published_at ?? row.published_at ?? new Date();
+    if (status !== 'scheduled') set.scheduled_at = null;
   }
-  if (input.scheduled_at && (input.status ?? row.status) === 'scheduled') set.scheduled_at = input.scheduled_at;
+  if (input.scheduled_at && (status ?? row.status) === 'scheduled') set.scheduled_at = input.scheduled_at;
   if (input.published_at && !input.status) set.published_at = input.published_at;
   const lang = input.lang ?? row.lang;
   if (input.lang) set.lang = input.lang;
   try {
     await inTransaction(app, async (t) => {
+      if (retyped) await assertQuota(app, type, row.author_id, t, postId);
       const slug = input.slug ?? row.slug;
       if (slug !== row.slug || lang !== row.lang) {
         if (!(await slugFree(app, slug, lang, postId, t))) throw slugTaken(slug);
@@ -256,8 +368,14 @@ export async function changeStatus(
   const row = await loadPost(app, postId);
   if (row.deleted_at) throw notFound('Post not found');
   assertCanManage(user, row as PostAccessRow);
+  const type = await rulesOf(app, row.post_type);
+  if (to === 'scheduled' && !type.behaviors.enables_scheduling) {
+    throw refused('SCHEDULING_DISABLED', 'scheduled_at', `posts of type "${type.type_key}" cannot be scheduled`);
+  }
   const now = new Date();
-  if (to === 'published') {
+  if (reviewed(type, user, to) === PENDING) {
+    await exec(app, "UPDATE blog_posts SET status = 'pending', scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, postId]);
+  } else if (to === 'published') {
     await exec(app, "UPDATE blog_posts SET status = 'published', published_at = COALESCE(published_at, ?), scheduled_at = NULL, updated_at = ? WHERE id = ?", [
       now,
       now,
@@ -287,7 +405,12 @@ export async function restorePost(app: ModuleContext, user: UserRecord, postId: 
   if (!isAdmin(user)) throw forbidden('Admin role required');
   const row = await loadPost(app, postId);
   if (!row.deleted_at) throw badRequest('Post is not deleted', undefined, 'POST_NOT_DELETED');
-  await exec(app, 'UPDATE blog_posts SET deleted_at = NULL, updated_at = ? WHERE id = ?', [new Date(), postId]);
+  const type = await rulesOf(app, row.post_type);
+  await inTransaction(app, async (t) => {
+    // A restored post counts again towards its author's max_per_author.
+    await assertQuota(app, type, row.author_id, t, postId);
+    await exec(app, 'UPDATE blog_posts SET deleted_at = NULL, updated_at = ? WHERE id = ?', [new Date(), postId], t);
+  });
   forgetTotals(app);
 }
 

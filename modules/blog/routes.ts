@@ -25,6 +25,7 @@ import { removeFeaturedImage, serveImage, setFeaturedImage } from './images.js';
 import { authorProfile, findBySlug, langSchema, listBookmarked, listPosts, listQuery, loadPost, readPost } from './posts-read.js';
 import { changeStatus, createPost, createSchema, deletePost, restorePost, updatePost, updateSchema } from './posts-write.js';
 import { createTerm, deleteTerm, listTerms, termCreate, termUpdate, updateTerm, type TermKind } from './taxonomy.js';
+import { rulesOf } from './types.js';
 import { deleteTranslation, listTranslations, requireWriterRole, translationSchema, upsertTranslation } from './translations.js';
 
 const MODULE = 'blog';
@@ -279,7 +280,8 @@ export const routes = [
     run: async ({ who, app, params, query, req }) => {
       const post = await livePost(app, who.user, params.id, postPassword(req, query));
       const { comments, meta } = await listComments(app, who.user, post, query);
-      return envelope(comments, who, meta, { comment: Boolean(who.user) && post.status === 'published' && !post.deleted_at });
+      const commentsOn = (await rulesOf(app, post.post_type)).behaviors.enables_comments;
+      return envelope(comments, who, meta, { comment: Boolean(who.user) && post.status === 'published' && !post.deleted_at && commentsOn });
     },
   }),
   signedIn({

@@ -22,6 +22,11 @@ export const blogConfig = z.object({
   erasure_posts: z.enum(['delete', 'reassign']).default('delete'),
   /** Id or email of the account that receives an erased author's posts (with erasure_posts = reassign). */
   erasure_reassign_to: z.string().max(320).default(''),
+  /**
+   * Where the site that shows the posts lives (https://example.com): the sitemap and feed then link
+   * to `<site_url>/<slug_prefix>/<slug>`. Empty: they link to the API address of each post.
+   */
+  site_url: z.union([z.literal(''), z.url({ protocol: /^https?$/ }).max(500)]).default(''),
   /** Title and description of the RSS feed. */
   feed_title: z.string().max(200).default('Blog'),
   feed_description: z.string().max(500).default(''),

@@ -2,6 +2,8 @@
 export interface Cache {
   get(key: string): Promise<string | null>;
   set(key: string, value: string, ttlSec: number): Promise<void>;
+  /** Sets the key only where it is missing; false when it was there (or the store is down). */
+  add(key: string, value: string, ttlSec: number): Promise<boolean>;
   del(...keys: string[]): Promise<void>;
   /** Deletes every key starting with `keyPrefix`; returns how many. */
   purge(keyPrefix: string): Promise<number>;

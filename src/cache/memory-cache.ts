@@ -12,6 +12,11 @@ export function createMemoryCache(maxEntries = 50_000): Cache {
     async set(key, value, ttlSec) {
       lru.set(key, value, ttlSec * 1000);
     },
+    async add(key, value, ttlSec) {
+      if (lru.get(key) !== undefined) return false;
+      lru.set(key, value, ttlSec * 1000);
+      return true;
+    },
     async del(...keys) {
       for (const k of keys) lru.delete(k);
     },

@@ -26,6 +26,14 @@ export function createRedisCache(client: RedisClient, prefix: string, health: Re
         () => undefined,
       );
     },
+    add(key, value, ttlSec) {
+      const ex = Math.max(1, Math.round(ttlSec));
+      return health.run(
+        'cache add',
+        async () => (await client.set(prefix + key, value, { condition: 'NX', expiration: { type: 'EX', value: ex } })) === 'OK',
+        () => false,
+      );
+    },
     async del(...keys) {
       if (!keys.length) return;
       await health.run(

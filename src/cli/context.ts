@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { AppContext } from '../app-context.js';
 import type { ModuleManifest } from '../modules/define-module.js';
 import { loadConfig } from '../config/load-config.js';
+import { moduleEnvNames } from '../modules/module-env.js';
 import type { Config, ConfigKey } from '../config/schema.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { CliError } from './errors.js';
@@ -46,6 +47,7 @@ export function loadCliConfig(cmd: Command, flags: ConfigFlags = {}, opts: { ski
   return loadConfig({
     flags: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_ENV_FILE: envFile === undefined ? undefined : path.resolve(envFile), ...flags },
     skipFile: opts.skipFile,
+    moduleEnv: moduleEnvNames(moduleRegistryForCli()),
   });
 }
 

@@ -33,6 +33,8 @@ export interface LoadConfigOptions {
   cwd?: string;
   /** Skip reading the config file (init uses this before the file exists). */
   skipFile?: boolean;
+  /** Names of module settings to take from the environment and env file as given (moduleEnvNames). */
+  moduleEnv?: readonly string[];
 }
 
 const isKey = (k: string): k is ConfigKey => Object.prototype.hasOwnProperty.call(CONFIG_KEYS, k);
@@ -74,7 +76,7 @@ function fromEnv(env: Record<string, string | undefined>, issues: ConfigIssue[])
   return out;
 }
 
-function readEnvFile(file: string, issues: ConfigIssue[]): Record<string, unknown> {
+function readEnvFile(file: string, issues: ConfigIssue[]): { values: Record<string, unknown>; raw: Record<string, string> } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -82,9 +84,22 @@ function readEnvFile(file: string, issues: ConfigIssue[]): Record<string, unknow
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     const why = code === 'EACCES' ? ' (run as root or as the service user)' : '';
     issues.push({ key: 'GATEHOUSE_ENV_FILE', source: file, message: `cannot read ${file}: ${code}${why}` });
-    return {};
+    return { values: {}, raw: {} };
   }
-  return fromEnv(parseEnvFile(text), issues);
+  const raw = parseEnvFile(text);
+  return { values: fromEnv(raw, issues), raw };
+}
+
+/** The named module settings, env file first and the environment over it. */
+function pickModuleEnv(names: readonly string[], ...layers: Record<string, string | undefined>[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const layer of layers) {
+    for (const n of names) {
+      const v = layer[n];
+      if (v !== undefined && v !== '' && !isKey(n)) out[n] = v;
+    }
+  }
+  return Object.freeze(out);
 }
 
 /**
@@ -109,7 +124,8 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   // The service's environment file, named by a flag, the environment or config.json (install.sh records
   // it there), so every command — doctor included — sees the configuration the service runs with.
   const envFile = flagValues.GATEHOUSE_ENV_FILE ?? envValues.GATEHOUSE_ENV_FILE ?? file.values.GATEHOUSE_ENV_FILE;
-  const envFileValues = typeof envFile === 'string' && envFile ? readEnvFile(envFile, issues) : {};
+  const fromEnvFile = typeof envFile === 'string' && envFile ? readEnvFile(envFile, issues) : { values: {}, raw: {} };
+  const envFileValues = fromEnvFile.values;
 
   const merged: Record<string, unknown> = {};
   for (const [k, def] of Object.entries(CONFIG_KEYS)) {
@@ -142,6 +158,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   out.dataDir = dataDir;
   out.dataDirAbs = dataDirAbs;
   out.configFile = configFile;
+  out.moduleEnv = pickModuleEnv(opts.moduleEnv ?? [], fromEnvFile.raw, env);
   const host = out.host === '0.0.0.0' || out.host === '::' ? 'localhost' : out.host;
   out.publicBaseUrl = String(out.publicUrl ?? `http://${host}:${out.port}`).replace(/\/+$/, '');
   return Object.freeze(out) as Config;

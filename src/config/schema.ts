@@ -110,7 +110,7 @@ function isProxyAddress(entry: string): boolean {
 }
 
 /** A rate limit written as "attempts/window", e.g. "5/15m". */
-const rateLimit = z.string().transform((v, ctx) => {
+export const rateLimit = z.string().transform((v, ctx) => {
   const m = /^(\d+)\s*\/\s*(.+)$/.exec(v.trim());
   const seconds = m ? parseDuration(m[2]) : null;
   if (!m || seconds === null || seconds < 1 || Number(m[1]) < 1) {
@@ -376,10 +376,6 @@ export const CONFIG_KEYS = {
     default: '600/5m',
   }),
   RATE_LIMITS_ENABLED: key('rateLimitsEnabled', 'limits', bool, 'Enforce rate limits (switch off only for benchmarks).', { default: true }),
-
-  // Modules
-  POST_TYPES_ENABLED: key('postTypesEnabled', 'modules', bool, 'Post types module switch.', { default: true }),
-  POST_TYPES_FRESH_CACHE_MODE: key('postTypesFreshCacheMode', 'modules', bool, 'Serve post type definitions without cache.', { default: false }),
 } satisfies Record<string, KeyDef>;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
@@ -397,4 +393,9 @@ export type Config = { readonly [K in ConfigKey as PropOf<K>]: Out<K> } & {
   readonly publicBaseUrl: string;
   /** Where the config file lives. */
   readonly configFile: string;
+  /**
+   * Module settings and rate limits given in the environment (or the env file), by the names the
+   * module registry declares (`<MODULE>_<SETTING>`, `RATE_LIMIT_<CLASS>`; see modules/module-env.ts), raw.
+   */
+  readonly moduleEnv: Readonly<Record<string, string>>;
 };

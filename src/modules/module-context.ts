@@ -18,6 +18,7 @@ import { exportAccount, eraseAccount, type ErasureResult } from '../services/acc
 import type { PublicUser } from '../services/user-view.js';
 import type { SignInResult } from '../services/sign-in.js';
 import type { ModuleManifest } from './define-module.js';
+import { envLimit } from './module-env.js';
 import type { HookMatcher, HookPayload, SignInClient, SignInMethod } from './hooks.js';
 
 /** Columns a module may not write through users.patch: each has its own core flow. */
@@ -122,6 +123,20 @@ export interface ModuleLimits {
   reset(cls: string, key: string): Promise<void>;
 }
 
+/**
+ * The app's cache (Redis when configured, else this process's memory), with the module's keys kept
+ * apart (`module:<id>:`). Values are strings; a read while Redis is down is a miss, a write is skipped.
+ */
+export interface ModuleCache {
+  /** True when every instance shares it (Redis); false when it is this process's own. */
+  readonly shared: boolean;
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, ttlSec: number): Promise<void>;
+  /** Sets the key only where it is missing (SET NX); false when it was there or the store is down. */
+  add(key: string, value: string, ttlSec: number): Promise<boolean>;
+  del(...keys: string[]): Promise<void>;
+}
+
 export interface ModulePersonalData {
   /** Everything stored about a user: core and every module with data. */
   exportAll(userId: string): Promise<Awaited<ReturnType<typeof exportAccount>>>;
@@ -150,6 +165,7 @@ export interface ModuleContext {
   readonly mail: ModuleMail;
   readonly sms: { send(to: string, text: string): Promise<void> };
   readonly db: ModuleDb;
+  readonly cache: ModuleCache;
   readonly limits: ModuleLimits;
   readonly keys: ModuleKeys;
   /** bcrypt at the server's cost, for secrets the module keeps (a post password); verify is constant-time and false without a hash. */
@@ -197,7 +213,10 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
   const logger = app.logger.child({ module: id });
   const tables = new Set(manifest.tables);
   const ownColumns = manifest.userFields.map((f) => f.name);
-  const limits = new Map(manifest.rateLimits.map((r) => [r.name, { points: r.points, durationSec: r.durationSec }]));
+  // RATE_LIMIT_<CLASS> in the environment replaces a declared default.
+  const limits = new Map(
+    manifest.rateLimits.map((r) => [r.name, envLimit(r.name, app.config.moduleEnv ?? {}).rule ?? { points: r.points, durationSec: r.durationSec }]),
+  );
   const ruleOf = (cls: string) => {
     const rule = limits.get(cls);
     if (!rule) throw new Error(`module ${id}: rate-limit class ${cls} is not declared in its manifest`);
@@ -212,6 +231,7 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
     if (!s) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Server secrets are not configured (COOKIE_SECRET or BRIDGE_VALIDATION_SECRET)');
     return s;
   };
+  const cachePrefix = `module:${id}:`;
   const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', secret(), 'gatehouse-module-keys', `${id}:${purpose}`, 32));
 
   const ctx: ModuleContext = {
@@ -292,6 +312,15 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
         assertOwnTables(id, tables, sql);
         await app.sequelize.query(sql, { replacements: params, transaction: opts.tx });
       },
+    },
+    cache: {
+      get shared() {
+        return app.cache.kind === 'redis';
+      },
+      get: (key) => app.cache.get(`${cachePrefix}${key}`),
+      set: (key, value, ttlSec) => app.cache.set(`${cachePrefix}${key}`, value, ttlSec),
+      add: (key, value, ttlSec) => app.cache.add(`${cachePrefix}${key}`, value, ttlSec),
+      del: (...keys) => app.cache.del(...keys.map((k) => `${cachePrefix}${k}`)),
     },
     limits: {
       consume: async (cls, key, rule) => consumeLimit(app, cls, key, rule ?? ruleOf(cls)),

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { createAppContext, type AppContext } from '../../src/app-context.js';
 import { registry } from '../../modules/index.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import { moduleEnvNames } from '../../src/modules/module-env.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log/logger.js';
 import { BACKEND, provisionPg, type ProvisionedBackend } from './backend.js';
@@ -100,7 +101,7 @@ export async function startTestApp(opts: StartTestAppOptions = {}): Promise<Test
     if (BACKEND === 'pg') provisioned = await provisionPg();
     env = { ...TEST_ENV, GATEHOUSE_DATA_DIR: dataDir, ...(provisioned?.env ?? {}), ...opts.env };
   }
-  const config = loadConfig({ env, skipFile: true });
+  const config = loadConfig({ env, skipFile: true, moduleEnv: moduleEnvNames(registry) });
   const app = await createAppContext(config, { logger: createLogger(config.logLevel, opts.logTo), clock: opts.clock, moduleRegistry: registry });
   await app.migrator.apply();
   await app.modules.reload();

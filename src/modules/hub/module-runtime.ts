@@ -11,6 +11,7 @@ import { buildModuleRouter } from './dynamic-router.js';
 import { createModuleHub } from './hub.js';
 import type { Transaction } from '../../data/unit-of-work.js';
 import { createStateStore, type InstalledModule } from './state-store.js';
+import { envLimit, envSettings } from '../module-env.js';
 
 export interface ModuleRuntimeOptions {
   /** The modules that can be installed: passed in at the composition root (core imports no module). */
@@ -85,6 +86,7 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     revision = rev;
 
     ctx.repos.users.setExtraFields(runtime.userFields());
+    reportEnvProblems();
     for (const m of manifests) ctx.hooks.removeOwner(m.id);
     for (const m of enabledManifests()) {
       const mc = contextOf(m);
@@ -95,6 +97,21 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
       installedManifests().map((m) => ({ manifest: m, enabled: installed.get(m.id)!.enabled, context: contextOf(m) })),
     );
     sink?.sync('modules', runtime.jobs());
+  }
+
+  /** Module settings in the environment that fit no reading are logged once (they are ignored). */
+  const reported = new Set<string>();
+  function reportEnvProblems(): void {
+    const env = ctx.config.moduleEnv ?? {};
+    const problems = manifests.flatMap((m) => [
+      ...envSettings(m, env).problems,
+      ...m.rateLimits.map((r) => envLimit(r.name, env).problem).filter((p): p is string => Boolean(p)),
+    ]);
+    for (const p of problems) {
+      if (reported.has(p)) continue;
+      reported.add(p);
+      ctx.logger.warn({ problem: p }, 'module setting in the environment ignored');
+    }
   }
 
   /** Reloads run one at a time; a reload asked for during one runs after it. */
@@ -154,9 +171,13 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     config<T>(id: string): T {
       const m = manifests.find((x) => x.id === id);
       if (!m?.config) return {} as T;
-      const parsed = m.config.safeParse(configs.get(id) ?? {});
+      // The environment (POST_TYPES_ENABLED=false) wins over the stored settings.
+      const fromEnv = envSettings(m, ctx.config.moduleEnv ?? {}).values;
+      const parsed = m.config.safeParse({ ...(configs.get(id) ?? {}), ...fromEnv });
+      if (parsed.success) return parsed.data as T;
       // A stored value that no longer fits the schema falls back to the defaults rather than failing requests.
-      return (parsed.success ? parsed.data : m.config.parse({})) as T;
+      const envOnly = m.config.safeParse(fromEnv);
+      return (envOnly.success ? envOnly.data : m.config.parse({})) as T;
     },
     exporters: () =>
       dataManifests().flatMap((m) => m.exporters.map((e) => ({ module: m.id, name: e.name, run: (userId: string) => e.run({ ctx: contextOf(m), userId }) }))),

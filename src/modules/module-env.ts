@@ -1,0 +1,69 @@
+import { rateLimit, type RateLimitSetting } from '../config/schema.js';
+import type { ModuleManifest } from './define-module.js';
+
+/**
+ * Module settings from the environment. Every key of a module's config schema can be set by the
+ * operator as `<MODULE>_<KEY>` (id and key upper-cased, hyphens as underscores: the post-types
+ * module's `enabled` is `POST_TYPES_ENABLED`), and every rate-limit class a module declares as
+ * `RATE_LIMIT_<CLASS>` ("attempts/window", like core's). The environment wins over the settings
+ * stored with `gatehouse module install --set` (as it does over config.json for core keys).
+ */
+const envName = (s: string) => s.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+
+export const settingEnvName = (moduleId: string, key: string) => `${envName(moduleId)}_${envName(key)}`;
+export const limitEnvName = (cls: string) => `RATE_LIMIT_${envName(cls)}`;
+
+/** Every environment name the registry's modules read (for loadConfig's `moduleEnv`). */
+export function moduleEnvNames(registry: readonly Pick<ModuleManifest, 'id' | 'config' | 'rateLimits'>[]): string[] {
+  return registry.flatMap((m) => [
+    ...Object.keys(m.config?.shape ?? {}).map((k) => settingEnvName(m.id, k)),
+    ...(m.rateLimits ?? []).map((r) => limitEnvName(r.name)),
+  ]);
+}
+
+/** What a raw environment string may mean for a setting: itself, JSON (numbers, lists), or a yes/no word. */
+function readings(raw: string): unknown[] {
+  const out: unknown[] = [raw];
+  const word = raw.trim().toLowerCase();
+  if (['true', 'yes', 'on', '1'].includes(word)) out.push(true);
+  if (['false', 'no', 'off', '0'].includes(word)) out.push(false);
+  try {
+    out.push(JSON.parse(raw));
+  } catch {
+    // not JSON: a comma list is a list of strings
+    if (raw.includes(',')) out.push(raw.split(',').map((s) => s.trim()));
+  }
+  return out;
+}
+
+/**
+ * The module's settings given in the environment, each read as its schema's type; names whose
+ * value fits no reading are returned as problems (the stored or default value stays).
+ */
+export function envSettings(
+  manifest: Pick<ModuleManifest, 'id' | 'config'>,
+  env: Readonly<Record<string, string>>,
+): { values: Record<string, unknown>; problems: string[] } {
+  const values: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, schema] of Object.entries(manifest.config?.shape ?? {})) {
+    const name = settingEnvName(manifest.id, key);
+    const raw = env[name];
+    if (raw === undefined) continue;
+    const fit = readings(raw)
+      .map((v) => schema.safeParse(v))
+      .find((r) => r.success);
+    if (fit) values[key] = fit.data;
+    else problems.push(`${name}=${JSON.stringify(raw.slice(0, 40))} does not fit the setting ${manifest.id}.${key}; ignored`);
+  }
+  return { values, problems };
+}
+
+/** A rate-limit class's budget from the environment, or null (a bad value is a problem, the default stays). */
+export function envLimit(cls: string, env: Readonly<Record<string, string>>): { rule: RateLimitSetting | null; problem?: string } {
+  const name = limitEnvName(cls);
+  const raw = env[name];
+  if (raw === undefined) return { rule: null };
+  const r = rateLimit.safeParse(raw);
+  return r.success ? { rule: r.data } : { rule: null, problem: `${name}=${JSON.stringify(raw.slice(0, 40))}: expected "attempts/window", e.g. 5/15m; ignored` };
+}
