@@ -51,12 +51,46 @@ export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs
     transactionType: Transaction.TYPES.IMMEDIATE,
     define: { underscored: true, timestamps: false },
   });
+  takeTurns(sequelize);
   sequelize.addHook('afterConnect', async (connection: unknown) => {
     const db = connection as { run: (sql: string, cb: (err: Error | null) => void) => void; configure: (opt: string, v: number) => void };
     db.configure('busyTimeout', 5000);
     await new Promise<void>((resolve, reject) => db.run('PRAGMA journal_mode=WAL', (e) => (e ? reject(e) : resolve())));
   });
   return sequelize;
+}
+
+/** How long a transaction waits for its turn before going ahead anyway (then SQLite's busy timeout applies). */
+const TURN_WAIT_MS = 10_000;
+
+/**
+ * SQLite transactions of this process take turns. Each one has a connection of its own, and
+ * node-sqlite3 runs statements on libuv's small thread pool: with more writers waiting at BEGIN
+ * IMMEDIATE than threads, the busy waits hold every thread and the transaction that has the lock
+ * cannot run its next statement until they time out (20 parallel blog posts took 13 s and failed
+ * with 503). Waiting here costs no thread. Nested calls (`{ transaction }`) and unmanaged
+ * transactions are left alone; another process (the CLI) still meets the busy timeout.
+ */
+function takeTurns(sequelize: Sequelize): void {
+  const original = sequelize.transaction.bind(sequelize) as (...args: unknown[]) => Promise<unknown>;
+  let tail: Promise<void> = Promise.resolve();
+  const turn = <T>(work: () => Promise<T>): Promise<T> => {
+    const before = tail;
+    let release!: () => void;
+    tail = new Promise<void>((r) => (release = r));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = Promise.race([before, new Promise<void>((r) => (timer = setTimeout(r, TURN_WAIT_MS)).unref())]);
+    return waited.then(work).finally(() => {
+      clearTimeout(timer);
+      release();
+    });
+  };
+  (sequelize as { transaction: unknown }).transaction = (...args: unknown[]) => {
+    const fn = args.find((a) => typeof a === 'function');
+    const opts = args.find((a) => a && typeof a === 'object') as { transaction?: unknown } | undefined;
+    if (!fn || opts?.transaction) return original(...args);
+    return turn(() => original(...args));
+  };
 }
 
 export const dialectOf = (s: Sequelize): Dialect => (s.getDialect() === 'postgres' ? 'postgres' : 'sqlite');
