@@ -56,7 +56,9 @@ describe(`blog posts follow their post type (${BACKEND})`, () => {
     const retype = await req('PUT', `/api/v1/posts/${plain.id}`, p.writer.token, { post_type: 'recipe' });
     expect(retype.status).toBe(400);
     expect(retype.body.error).toMatch(/fields\.servings: required/);
-    expect((await req('PUT', `/api/v1/posts/${plain.id}`, p.writer.token, { post_type: 'recipe', fields: { servings: 1 } })).body.data.post_type).toBe('recipe');
+    expect((await req('PUT', `/api/v1/posts/${plain.id}`, p.writer.token, { post_type: 'recipe', fields: { servings: 1 } })).body.data.post_type).toBe(
+      'recipe',
+    );
     const list = await req('GET', '/api/v1/posts?post_type=recipe');
     expect(list.body.data.map((x: { id: string }) => x.id).sort()).toEqual([ok.body.data.id, plain.id].sort());
     expect((await req('GET', '/api/v1/posts?post_type=Not%20A%20Key')).status).toBe(400);

@@ -213,10 +213,10 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
   const logger = app.logger.child({ module: id });
   const tables = new Set(manifest.tables);
   const ownColumns = manifest.userFields.map((f) => f.name);
-  // RATE_LIMIT_<CLASS> in the environment replaces a declared default.
-  const limits = new Map(
-    manifest.rateLimits.map((r) => [r.name, envLimit(r.name, app.config.moduleEnv ?? {}).rule ?? { points: r.points, durationSec: r.durationSec }]),
-  );
+  // RATE_LIMIT_<CLASS> in the environment is the operator's word: it replaces the declared default
+  // and any budget the module passes from its own settings.
+  const fromEnv = new Map(manifest.rateLimits.map((r) => [r.name, envLimit(r.name, app.config.moduleEnv ?? {}).rule] as const).filter(([, rule]) => rule));
+  const limits = new Map(manifest.rateLimits.map((r) => [r.name, fromEnv.get(r.name) ?? { points: r.points, durationSec: r.durationSec }]));
   const ruleOf = (cls: string) => {
     const rule = limits.get(cls);
     if (!rule) throw new Error(`module ${id}: rate-limit class ${cls} is not declared in its manifest`);
@@ -323,7 +323,7 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
       del: (...keys) => app.cache.del(...keys.map((k) => `${cachePrefix}${k}`)),
     },
     limits: {
-      consume: async (cls, key, rule) => consumeLimit(app, cls, key, rule ?? ruleOf(cls)),
+      consume: async (cls, key, rule) => consumeLimit(app, cls, key, fromEnv.get(cls) ?? rule ?? ruleOf(cls)),
       refund: (cls, key) => (ruleOf(cls), app.limiter.refund(cls, key)),
       async check(cls, key) {
         if (!app.config.rateLimitsEnabled) return;
