@@ -9,6 +9,10 @@ import { preflightChecks, doctorChecks } from '../../src/cli/checks/index.js';
 import { versionAtLeast } from '../../src/cli/checks/node-version.js';
 import { secretsCheck, weakness } from '../../src/cli/checks/secrets.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import { moduleSettingsCheck } from '../../src/cli/checks/module-checks.js';
+import { useModuleRegistry } from '../../src/cli/context.js';
+import { moduleEnvNames } from '../../src/modules/module-env.js';
+import { registry } from '../../modules/index.js';
 import { createLogger } from '../../src/log/logger.js';
 
 let dir: string;
@@ -79,6 +83,20 @@ describe('individual checks', () => {
     const r = await secretsCheck.run(ctxFor({ BRIDGE_VALIDATION_SECRET: strong, COOKIE_SECRET: 'only-sixteen-chars' }));
     expect(r).toMatchObject({ status: 'warn', message: expect.stringContaining('COOKIE_SECRET') });
     expect((await secretsCheck.run(ctxFor({ BRIDGE_VALIDATION_SECRET: strong, COOKIE_SECRET: strong }))).status).toBe('ok');
+  });
+
+  it('when a module setting in the environment fits no reading, then the module-settings check warns naming it', async () => {
+    useModuleRegistry(registry);
+    const names = moduleEnvNames(registry);
+    const ctxWith = (env: Record<string, string>) =>
+      createCheckContext({ config: loadConfig({ env: { GATEHOUSE_DATA_DIR: dir, ...env }, moduleEnv: names }), logger, openApp: noApp });
+    expect((await moduleSettingsCheck.run(ctxWith({}))).status).toBe('skip');
+    const good = await moduleSettingsCheck.run(ctxWith({ POST_TYPES_ENABLED: 'false', RATE_LIMIT_TWO_FACTOR_USER: '3/5m' }));
+    expect(good).toMatchObject({ status: 'ok', message: expect.stringContaining('POST_TYPES_ENABLED') });
+    const bad = await moduleSettingsCheck.run(ctxWith({ POST_TYPES_ENABLED: 'sometimes', RATE_LIMIT_TWO_FACTOR_USER: 'often' }));
+    expect(bad.status).toBe('warn');
+    expect(bad.message).toMatch(/POST_TYPES_ENABLED=.*post-types\.enabled/);
+    expect(bad.message).toMatch(/RATE_LIMIT_TWO_FACTOR_USER=/);
   });
 
   it('when config.json is group- or world-readable, then the mode check warns or fails', async () => {

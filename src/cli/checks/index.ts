@@ -4,7 +4,7 @@ import { configCheck } from './config.js';
 import { dataDirCheck } from './data-dir.js';
 import { databaseCheck } from './database.js';
 import { migrationsCheck } from './migrations.js';
-import { moduleChecks } from './module-checks.js';
+import { moduleChecks, moduleSettingsCheck } from './module-checks.js';
 import { nodeVersionCheck } from './node-version.js';
 import { redisCheck } from './redis.js';
 import { searchIndexCheck } from './search-index.js';
@@ -38,6 +38,7 @@ export const coreChecks: Check[] = [
   sessionBacklogCheck,
   smtpCheck,
   socialCheck,
+  moduleSettingsCheck,
   moduleChecks,
 ];
 

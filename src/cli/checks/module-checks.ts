@@ -1,4 +1,6 @@
-import { fail, ok, skip, type Check } from './check.js';
+import { envLimit, envSettings } from '../../modules/module-env.js';
+import { moduleRegistryForCli } from '../context.js';
+import { fail, ok, skip, warn, type Check } from './check.js';
 
 /**
  * The doctor checks installed modules declare in their manifests (doctorChecks), each run with its
@@ -23,5 +25,25 @@ export const moduleChecks: Check = {
     }
     if (failed.length) return fail(failed.join('; '), 'see the module README for what its checks need');
     return ok(`${declared.length} passed`);
+  },
+};
+
+/** Module settings and limit budgets given in the environment that fit no reading (the server ignores them). */
+export const moduleSettingsCheck: Check = {
+  id: 'module-settings',
+  title: 'Module settings in the environment',
+  category: 'modules',
+  needs: ['config'],
+  async run(ctx) {
+    const env = ctx.requireConfig().moduleEnv;
+    const registry = moduleRegistryForCli();
+    const given = Object.keys(env).length;
+    if (!given) return skip('none given');
+    const problems = registry.flatMap((m) => [
+      ...envSettings(m, env).problems,
+      ...m.rateLimits.map((r) => envLimit(r.name, env).problem).filter((p): p is string => Boolean(p)),
+    ]);
+    if (problems.length) return warn(problems.join('; '), 'fix or remove them: each is ignored, the stored or default value applies (see README "Modules")');
+    return ok(`${given} given: ${Object.keys(env).sort().join(', ')}`);
   },
 };
