@@ -85,6 +85,7 @@ describe(`blog scheduling, data rights and the hub (${BACKEND})`, () => {
       const blog = ex.body.data.modules.blog.blog;
       expect(blog.posts.map((x: any) => x.id)).toContain(post.id);
       expect(blog.posts.find((x: any) => x.id === post.id).translations[0]).toMatchObject({ lang: 'de', title: 'Meins' });
+      expect(blog.posts.find((x: any) => x.id === post.id)).toMatchObject({ post_type: 'post', meta_title: null });
       expect(blog.comments.map((c: any) => c.body)).toEqual(['writer says hi']);
       expect(blog.reactions).toEqual([expect.objectContaining({ post_id: other.id, reaction_type: 'like' })]);
       expect(blog.bookmarks).toEqual([expect.objectContaining({ post_id: other.id })]);

@@ -8,7 +8,8 @@ const dates = (r: Row) => Object.fromEntries(Object.entries(r).map(([k, v]) => [
 export async function exportBlog({ ctx: app, userId }: { ctx: ModuleContext; userId: string }) {
   const posts = await select<Row>(
     app,
-    `SELECT id, slug, title, body, body_format, excerpt, status, visibility, lang, metadata, published_at, scheduled_at, created_at, updated_at, deleted_at
+    `SELECT id, slug, title, body, body_format, excerpt, status, visibility, lang, metadata, post_type, fields, meta_title, meta_description,
+       canonical_url, og_image, published_at, scheduled_at, created_at, updated_at, deleted_at
      FROM blog_posts WHERE author_id = ? ORDER BY created_at`,
     [userId],
   );
