@@ -14,7 +14,8 @@ const FULL_COLUMNS = `${LIST_COLUMNS}, p.body, p.body_html`;
 export const POST_FROM = 'blog_posts p';
 
 export const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
-const json = (v: unknown): Record<string, unknown> => {
+/** A JSON column as an object (SQLite answers text, PostgreSQL parsed JSON). */
+export const json = (v: unknown): Record<string, unknown> => {
   if (typeof v === 'string') {
     try {
       return JSON.parse(v) ?? {};

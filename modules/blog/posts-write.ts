@@ -15,7 +15,7 @@ import {
   type Transaction,
   type UserRecord,
 } from './core.js';
-import { langSchema, loadPost, type Row } from './posts-read.js';
+import { json, langSchema, loadPost, type Row } from './posts-read.js';
 import { BODY_FORMATS, makeExcerpt, renderBody, RESERVED_SLUGS, SLUG_RE, slugFrom, type BodyFormat } from './render.js';
 import { resolveCategories, resolveTags } from './taxonomy.js';
 import { forgetTotals } from './totals.js';
@@ -136,7 +136,7 @@ function checkType(t: PostTypeRules, input: PostInput, existing: Row | null): Re
     }
   }
   if (input.fields !== undefined) return t.checkFields(input.fields);
-  if (whole) return t.checkFields(existing ? jsonObject(existing.fields) : {});
+  if (whole) return t.checkFields(existing ? json(existing.fields) : {});
   return undefined;
 }
 
@@ -149,17 +149,6 @@ const defaultVisibility = (t: PostTypeRules): Visibility => t.behaviors.default_
 /** A writer publishing or scheduling a post whose type requires approval sends it to review instead. */
 const reviewed = (t: PostTypeRules, user: UserRecord, status: string): string =>
   t.behaviors.requires_approval && !isAdmin(user) && (status === 'published' || status === 'scheduled') ? PENDING : status;
-
-const jsonObject = (v: unknown): Record<string, unknown> => {
-  if (typeof v === 'string') {
-    try {
-      return JSON.parse(v) ?? {};
-    } catch {
-      return {};
-    }
-  }
-  return (v as Record<string, unknown>) ?? {};
-};
 
 /**
  * max_per_author, exact under concurrent creates: inside the write's transaction, writers of one

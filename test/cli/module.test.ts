@@ -1,18 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../../modules/index.js';
-import { json, LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
+import { call, json, LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
 
 afterAll(removeTempDirs);
 
 afterEach(stopStartedClis);
-
-async function call(url: string, method: string, path: string, opts: { session?: string; body?: unknown } = {}) {
-  const headers: Record<string, string> = {};
-  if (opts.session) headers['X-Session-ID'] = opts.session;
-  if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(url + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
 
 async function eventually(check: () => Promise<boolean>, ms: number): Promise<number> {
   const start = Date.now();

@@ -1,16 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { json, LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
+import { call, json, LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
 
 afterAll(removeTempDirs);
 afterEach(stopStartedClis);
-
-async function call(url: string, method: string, path: string, opts: { session?: string; body?: unknown } = {}) {
-  const headers: Record<string, string> = {};
-  if (opts.session) headers['X-Session-ID'] = opts.session;
-  if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(url + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
 
 describe('gatehouse module install blog post-types', () => {
   it('when an operator installs both on a fresh install, then an admin defines a recipe type the blog enforces, and the environment switches the listing', async () => {

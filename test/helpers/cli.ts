@@ -146,3 +146,12 @@ export function json<T = any>(r: CliResult): T {
     throw new Error(`stdout is not JSON (exit ${r.code}):\n${r.stdout}\n--- stderr:\n${r.stderr}`);
   }
 }
+
+/** One JSON request to a server a test started (session in X-Session-ID). */
+export async function call(url: string, method: string, path: string, opts: { session?: string; body?: unknown } = {}) {
+  const headers: Record<string, string> = {};
+  if (opts.session) headers['X-Session-ID'] = opts.session;
+  if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(url + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
