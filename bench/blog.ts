@@ -29,6 +29,11 @@ const SAMPLES = num(process.env.BENCH_BLOG_SAMPLES, 200);
 const TARGET_MS = 30;
 /** BENCH_BLOG_KEEP=1 keeps the seeded database (its URL is printed) for EXPLAIN. */
 const KEEP = process.env.BENCH_BLOG_KEEP === '1';
+/** Modules installed for the run: `blog,post-types` measures the blog with post types answering it. */
+const MODULES = (process.env.BENCH_BLOG_MODULES ?? 'blog')
+  .split(',')
+  .map((m) => m.trim())
+  .filter(Boolean);
 const VOCABULARY = 3000;
 
 interface Latency {
@@ -258,14 +263,14 @@ async function main(): Promise<number> {
     backend = await provisionBackend(process.env);
     if (!backend.created) throw new Error('bench:blog seeds and drops its data: it runs on a fresh database only (unset BENCH_DATABASE_URL)');
     prepared = await prepare(ROOT, backend, 0);
-    note('gatehouse module install blog');
-    const install = spawnSync(process.execPath, [...prepared.cli, 'module', 'install', 'blog', '--yes'], {
+    note(`gatehouse module install ${MODULES.join(' ')}`);
+    const install = spawnSync(process.execPath, [...prepared.cli, 'module', 'install', ...MODULES, '--yes'], {
       cwd: ROOT,
       env: prepared.env as NodeJS.ProcessEnv,
       encoding: 'utf8',
       timeout: 120_000,
     });
-    if (install.status !== 0) throw new Error(`module install blog failed: ${(install.stderr || install.stdout).slice(-600)}`);
+    if (install.status !== 0) throw new Error(`module install ${MODULES.join(' ')} failed: ${(install.stderr || install.stdout).slice(-600)}`);
     db = new pg.Client({ connectionString: backend.databaseUrl });
     await db.connect();
     const words = vocabulary();
@@ -294,7 +299,7 @@ async function main(): Promise<number> {
     ).rows[0];
     out();
     out(
-      `PostgreSQL, ${Number(counts.posts).toLocaleString('en-US')} posts (${Number(counts.public).toLocaleString('en-US')} public), ${Number(counts.comments).toLocaleString('en-US')} comments, ${Number(counts.reactions).toLocaleString('en-US')} reactions; ${SAMPLES} requests per figure, one at a time; one Gatehouse worker, Redis; ${os.availableParallelism()} cores`,
+      `PostgreSQL, ${Number(counts.posts).toLocaleString('en-US')} posts (${Number(counts.public).toLocaleString('en-US')} public), ${Number(counts.comments).toLocaleString('en-US')} comments, ${Number(counts.reactions).toLocaleString('en-US')} reactions; ${SAMPLES} requests per figure, one at a time; one Gatehouse worker, Redis; modules ${MODULES.join(', ')}; ${os.availableParallelism()} cores`,
     );
     out();
     out(render(rows));
