@@ -50,49 +50,57 @@ async function readAll(ctx: ModuleContext): Promise<{ revision: string; defs: De
 /**
  * The cache. Every change rewrites the revision row in its transaction. With Redis, the revision
  * and the definitions are shared there and this process keeps a copy it checks against the shared
- * revision on every read (a change on one instance is seen by the next request on any other); a
- * copy is also dropped after LOCAL_TTL_MS, in case Redis missed a change while it was down. Without
- * Redis, the copy is checked against the revision row. POST_TYPES_FRESH_CACHE_MODE reads every time.
+ * revision on every read: a change made on one instance is seen by the next request on any other.
+ * Copies (shared and local) live at most COPY_TTL_MS, so a change Redis missed while it was down
+ * shows within that; a read that finds the database ahead of Redis drops Redis's revision, and the
+ * next read puts the database's there. Without Redis, this process's copy is checked against the
+ * revision row. POST_TYPES_FRESH_CACHE_MODE reads the database every time.
  */
-interface Local {
+interface Copy {
   revision: string;
   defs: Definition[];
+  /** When it was read from the database. */
   at: number;
 }
-const locals = new WeakMap<ModuleContext, Local>();
-const LOCAL_TTL_MS = 30_000;
-const SHARED_TTL_SEC = 300;
+const locals = new WeakMap<ModuleContext, Copy>();
+const COPY_TTL_MS = 30_000;
 const REVISION_TTL_SEC = 30 * 24 * 3600;
 
 export type CacheUse = 'off' | 'hit' | 'miss';
 
 export async function definitions(ctx: ModuleContext): Promise<{ defs: Definition[]; cache: CacheUse }> {
   if (ctx.config<PostTypesSettings>().fresh_cache_mode) return { defs: (await readAll(ctx)).defs, cache: 'off' };
-  const local = locals.get(ctx);
   const now = Date.now();
+  const young = (c: Copy | null | undefined, revision: string | null): c is Copy => Boolean(c && c.revision === revision && now - c.at < COPY_TTL_MS);
+  const local = locals.get(ctx);
   if (ctx.cache.shared) {
     let shared = await ctx.cache.get('revision');
     if (shared) {
-      if (local && local.revision === shared && now - local.at < LOCAL_TTL_MS) return { defs: local.defs, cache: 'hit' };
-      const blob = parse<{ revision?: string; defs?: Definition[] } | null>(await ctx.cache.get('definitions'), null);
-      if (blob?.revision === shared && blob.defs) {
-        locals.set(ctx, { revision: shared, defs: blob.defs, at: now });
-        return { defs: blob.defs, cache: 'hit' };
+      if (young(local, shared)) return { defs: local.defs, cache: 'hit' };
+      const copy = parse<Copy | null>(await ctx.cache.get('definitions'), null);
+      if (young(copy, shared)) {
+        locals.set(ctx, copy);
+        return { defs: copy.defs, cache: 'hit' };
       }
     }
-    const fresh = await readAll(ctx);
-    // No shared revision yet (or Redis was flushed): this one, unless another instance set one first.
-    if (!shared && (await ctx.cache.add('revision', fresh.revision, REVISION_TTL_SEC))) shared = fresh.revision;
+    const fresh: Copy = { ...(await readAll(ctx)), at: now };
+    if (!shared) {
+      // No shared revision yet (or Redis was flushed): this one, unless another instance set one first.
+      if (await ctx.cache.add('revision', fresh.revision, REVISION_TTL_SEC)) shared = fresh.revision;
+    } else if (shared !== fresh.revision) {
+      // The database is ahead of Redis (a change made while Redis was down), or a change is committing now.
+      await ctx.cache.del('revision');
+    }
     if (shared === fresh.revision) {
-      await ctx.cache.set('definitions', JSON.stringify(fresh), SHARED_TTL_SEC);
-      locals.set(ctx, { ...fresh, at: now });
+      await ctx.cache.set('definitions', JSON.stringify(fresh), Math.ceil(COPY_TTL_MS / 1000));
+      locals.set(ctx, fresh);
     }
     return { defs: fresh.defs, cache: 'miss' };
   }
   const [row] = await ctx.db.select<{ revision: string }>('SELECT revision FROM post_types_revision WHERE id = 1');
   if (local && row && local.revision === row.revision) return { defs: local.defs, cache: 'hit' };
-  const fresh = await readAll(ctx);
-  locals.set(ctx, { ...fresh, at: now });
+  const fresh: Copy = { ...(await readAll(ctx)), at: now };
+  locals.set(ctx, fresh);
   return { defs: fresh.defs, cache: 'miss' };
 }
 
