@@ -3,8 +3,8 @@ import type { ModuleManifest } from './define-module.js';
 
 /**
  * Module settings from the environment. Every key of a module's config schema can be set by the
- * operator as `<MODULE>_<KEY>` (id and key upper-cased, hyphens as underscores: the post-types
- * module's `enabled` is `POST_TYPES_ENABLED`), and every rate-limit class a module declares as
+ * operator as `<MODULE>_<KEY>` (id and key upper-cased, hyphens as underscores: key `enabled` of a
+ * module `my-mod` is `MY_MOD_ENABLED`), and every rate-limit class a module declares as
  * `RATE_LIMIT_<CLASS>` ("attempts/window", like core's). The environment wins over the settings
  * stored with `gatehouse module install --set` (as it does over config.json for core keys).
  */
