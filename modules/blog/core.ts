@@ -84,10 +84,10 @@ export const exec = (app: ModuleContext, sql: string, params: unknown[] = [], tr
 /** A unique index refused the row (a concurrent writer got there first). */
 export const isUniqueViolation = (err: unknown) => err instanceof UniqueConstraintError;
 
-/** Author columns on rows, read through the user service (one lookup per distinct author). */
+/** Author columns on rows, read through the user service (one read for all the authors). */
 export async function withAuthors<R extends Record<string, any>>(app: ModuleContext, rows: R[], idKey: string): Promise<R[]> {
   const ids = [...new Set(rows.map((r) => r[idKey] as string).filter(Boolean))];
-  const users = new Map((await Promise.all(ids.map((id) => findUser(app, id, true)))).filter((u): u is UserRecord => Boolean(u)).map((u) => [u.id, u]));
+  const users = new Map((ids.length ? await app.users.findMany(ids, { includeDeleted: true }) : []).map((u) => [u.id, u]));
   return rows.map((r) => {
     const u = users.get(r[idKey]);
     return {

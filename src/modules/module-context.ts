@@ -40,6 +40,8 @@ export interface ModuleUsers {
   /** A user by id (deleted ones with includeDeleted), or null. */
   find(id: string, opts?: { includeDeleted?: boolean; tx?: Transaction }): Promise<UserRecord | null>;
   findByEmail(email: string): Promise<UserRecord | null>;
+  /** Several users by id in one read (deleted ones with includeDeleted); missing ones are left out. */
+  findMany(ids: readonly string[], opts?: { includeDeleted?: boolean }): Promise<UserRecord[]>;
   /**
    * The user service's one writer: inside `tx` when given; caches and 'user.updated' follow the commit.
    * Email, password, role and deletion have their own flows and are refused here.
@@ -248,6 +250,7 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
       get: (userId) => app.services.users.get(userId),
       find: (userId, opts) => app.repos.users.findById(userId, opts),
       findByEmail: (email) => app.repos.users.findByEmail(email),
+      findMany: (ids, opts) => app.repos.users.findByIds(ids, opts),
       patch(userId, values, opts) {
         const refused = Object.keys(values).filter((k) => PROTECTED_USER_COLUMNS.has(k));
         if (refused.length) throw new Error(`module ${id} may not write ${refused.join(', ')} through users.patch`);

@@ -129,6 +129,15 @@ describe('ModuleContext', () => {
     expect(() => ctx.users.patch(user.id, { password_hash: 'x', email: 'x@y.test' })).toThrow(/password_hash, email/);
   });
 
+  it('when a module reads several users at once, then it gets the live ones in one read, deleted ones only when asked', async () => {
+    const [a, b] = [await makeUser(t), await makeUser(t)];
+    const gone = await makeUser(t, { deleted_at: new Date() });
+    const ids = (users: { id: string }[]) => users.map((u) => u.id).sort();
+    expect(ids(await ctx.users.findMany([a.id, b.id, gone.id, 'no-such-id', a.id]))).toEqual([a.id, b.id].sort());
+    expect(ids(await ctx.users.findMany([a.id, gone.id], { includeDeleted: true }))).toEqual([a.id, gone.id].sort());
+    expect(await ctx.users.findMany([])).toEqual([]);
+  });
+
   it('when a secret is sealed, then it opens with the same purpose only and tampering is detected', () => {
     const sealed = ctx.keys.seal('JBSWY3DPEHPK3PXP', 'totp');
     expect(sealed).not.toContain('JBSWY3DPEHPK3PXP');

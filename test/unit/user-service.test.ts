@@ -16,6 +16,12 @@ function fakeUsers(extra: UserFieldDef[] = []): UserRepository {
       const u = rows.get(id);
       return u && (o?.includeDeleted || !u.deleted_at) ? copy(u) : null;
     },
+    async findByIds(ids, o) {
+      return ids
+        .map((id) => rows.get(id))
+        .filter((u): u is UserRecord => Boolean(u && (o?.includeDeleted || !u.deleted_at)))
+        .map((u) => ({ ...u }));
+    },
     async findByEmail(email, o) {
       return copy([...rows.values()].find((u) => u.email === email.toLowerCase() && (o?.includeDeleted || !u.deleted_at)));
     },

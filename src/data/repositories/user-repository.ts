@@ -54,6 +54,8 @@ export interface TxOption {
 
 export interface UserRepository {
   findById(id: string, opts?: { includeDeleted?: boolean } & TxOption): Promise<UserRecord | null>;
+  /** The users with these ids, in one query (missing ones left out, order not kept). */
+  findByIds(ids: readonly string[], opts?: { includeDeleted?: boolean }): Promise<UserRecord[]>;
   findByEmail(email: string, opts?: { includeDeleted?: boolean }): Promise<UserRecord | null>;
   /** Email (case-insensitive) or user name (case-insensitive). */
   findByLogin(identifier: string): Promise<UserRecord | null>;
@@ -87,6 +89,11 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
   return {
     async findById(id, opts) {
       return plain(await User.findOne({ where: { id, ...notDeleted(opts?.includeDeleted) }, transaction: opts?.tx ?? undefined }));
+    },
+    async findByIds(ids, opts) {
+      if (!ids.length) return [];
+      const rows = await User.findAll({ where: { id: [...new Set(ids)], ...notDeleted(opts?.includeDeleted) } });
+      return rows.map((r) => plain(r)!);
     },
     async findByEmail(email, opts) {
       return plain(await User.findOne({ where: { email: email.trim().toLowerCase(), ...notDeleted(opts?.includeDeleted) } }));
