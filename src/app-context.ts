@@ -109,7 +109,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       const health = new RedisHealth(client, logger, config.redisCommandTimeoutMs);
       redisHealth = health;
       closers.unshift(async () => {
-        health.removeAllListeners();
+        health.stop();
         if (client.isOpen) await client.quit().catch(() => client.destroy());
       });
       cache = createRedisCache(client, config.redisPrefix, health);

@@ -27,6 +27,7 @@ export class RedisHealth extends EventEmitter {
   private since = new Date();
   private outages = 0;
   private skipUntil = 0;
+  private stopped = false;
 
   constructor(
     private readonly client: Pick<RedisClient, 'isReady' | 'on'>,
@@ -68,6 +69,12 @@ export class RedisHealth extends EventEmitter {
     }
   }
 
+  /** The app is closing its client on purpose: the connection ending is no outage. */
+  stop(): void {
+    this.stopped = true;
+    this.removeAllListeners();
+  }
+
   /** Records a failed command: opens the breaker and, on the first failure, reports the outage. */
   failed(what: string, err: unknown): void {
     this.skipUntil = Date.now() + BREAKER_MS;
@@ -75,7 +82,7 @@ export class RedisHealth extends EventEmitter {
   }
 
   private markDown(reason: string): void {
-    if (!this.up) return;
+    if (!this.up || this.stopped) return;
     this.up = false;
     this.outages += 1;
     this.since = new Date();
