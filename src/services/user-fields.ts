@@ -136,4 +136,23 @@ export const adminUpdateSchema = z.strictObject({
   lang: clearable(langField).optional(),
   disabled: bool.optional(),
 });
+/** What a caller may pass to `users.adminUpdate` (validated there). */
 export type AdminUpdateInput = z.input<typeof adminUpdateSchema>;
+/** An update already parsed by `adminUpdateSchema` (the admin route's body): `users.adminUpdateParsed` takes it as it is. */
+export type AdminUpdate = z.output<typeof adminUpdateSchema>;
+
+/** What a caller may pass to `users.create` (validated there): the CLI, init, social sign-up. */
+export type CreateUserInput = z.input<typeof createUserSchema>;
+/** A user already parsed by `createUserSchema` (the admin route's body): `users.createParsed` takes it as it is. */
+export type NewUser = z.output<typeof createUserSchema>;
+
+/**
+ * Public registration, parsed once (the route's body; `auth.registerPublic` takes the output). Keys
+ * it does not name — `user_type`, `is_verified` — are dropped: public sign-ups are unverified customers.
+ */
+export const registerPublicSchema = z.object({
+  email: z.string('email is required').pipe(emailField),
+  password: z.string('password is required'),
+  ...createUserSchema.pick({ name: true, last_name: true, user_name: true, phone: true, lang: true }).shape,
+});
+export type PublicRegistration = z.output<typeof registerPublicSchema>;
