@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runMailTest } from '../../src/cli/commands/mail-test.js';
+import type { UserRecord } from '../../src/data/repositories/user-repository.js';
 import { makeUser, uniqueEmail } from '../helpers/factories.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
-import { mailTo, mailsTo } from './flows-helpers.js';
+import { appWithSmtpSink, mailTo, mailsTo } from './flows-helpers.js';
 
 /**
  * One email rule (src/services/user-fields.ts `emailField`: trimmed, lower-cased, at most 254
@@ -25,18 +24,7 @@ const VERIFY_SUBJECT = /^Verify your email for Gatehouse$/;
 const RESET_SUBJECT = /^Reset your Gatehouse password$/;
 const LOGIN_SUBJECT = /^Your Gatehouse sign-in link$/;
 
-let sink: SmtpSink;
-let t: TestApp;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-  t = await startTestApp({ env: { SMTP_URL: sink.url } });
-});
-
-afterAll(async () => {
-  await t?.close();
-  await sink?.close();
-});
+const started = appWithSmtpSink();
 
 /** `  Alice.x@Example.TEST ` for alice.x@example.test: padded and upper-cased, the same address. */
 const shouted = (email: string) => {
@@ -51,101 +39,91 @@ function expectRefused(r: { status: number; body: any }, field: string) {
   expect(r.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
 }
 
-const resend = (email: string) => t.request('POST', '/auth/resend-verification', { body: { email } });
-const forgot = (email: string) => t.request('POST', '/auth/password-reset/request', { body: { email } });
-const tokenLogin = (identifier: string, type?: string) => t.request('POST', '/auth/token/login', { body: { identifier, ...(type ? { type } : {}) } });
+interface Flow {
+  name: string;
+  /** Asks for the flow's mail for `address`. */
+  send(address: string): Promise<{ status: number; body: any }>;
+  /** The body field the address travels in. */
+  field: string;
+  subject: RegExp;
+  /** An account the flow mails. */
+  account: Partial<UserRecord>;
+}
 
-describe('resend verification', () => {
-  it.each(MALFORMED)('when the address is %s, then 400 VALIDATION_ERROR names email', async (_label, email) => {
-    expectRefused(await resend(email), 'email');
+const FLOWS: Flow[] = [
+  {
+    name: 'resend verification',
+    send: (email) => started.t.request('POST', '/auth/resend-verification', { body: { email } }),
+    field: 'email',
+    subject: VERIFY_SUBJECT,
+    account: { is_verified: false },
+  },
+  {
+    name: 'forgot password',
+    send: (email) => started.t.request('POST', '/auth/password-reset/request', { body: { email } }),
+    field: 'email',
+    subject: RESET_SUBJECT,
+    account: {},
+  },
+  {
+    name: 'token login request',
+    send: (identifier) => started.t.request('POST', '/auth/token/login', { body: { identifier } }),
+    field: 'identifier',
+    subject: LOGIN_SUBJECT,
+    account: {},
+  },
+];
+
+describe.each(FLOWS)('$name', (flow) => {
+  it.each(MALFORMED)(`when the address is %s, then 400 VALIDATION_ERROR names ${flow.field}`, async (_label, address) => {
+    expectRefused(await flow.send(address), flow.field);
   });
 
   it('when a padded, upper-case address is sent, then the mail goes to the stored lower-case address', async () => {
-    const user = await makeUser(t, { email: uniqueEmail('alice'), is_verified: false });
-    const r = await resend(shouted(user.email));
+    const user = await makeUser(started.t, { ...flow.account, email: uniqueEmail('alice') });
+    const r = await flow.send(shouted(user.email));
     expect(r.status).toBe(200);
-    const mail = await mailTo(sink, user.email, VERIFY_SUBJECT);
-    expect(mail.subject).toMatch(VERIFY_SUBJECT);
+    await mailTo(started.sink, user.email, flow.subject);
   });
 
   it('when a well-formed address has no account, then the answer is the one a registered address gets', async () => {
-    const user = await makeUser(t, { email: uniqueEmail('known'), is_verified: false });
-    const known = await resend(user.email);
-    const unknown = await resend(uniqueEmail('nobody'));
+    const user = await makeUser(started.t, flow.account);
+    const known = await flow.send(user.email);
+    const unknown = await flow.send(uniqueEmail('nobody'));
     expect(known.status).toBe(200);
     expect(unknown.status).toBe(200);
-    expect(unknown.body).toEqual(known.body);
+    // token_id is a fresh id in every answer (an account or not); all else is the same.
+    const { token_id: knownId, ...knownRest } = known.body;
+    const { token_id: unknownId, ...unknownRest } = unknown.body;
+    expect(unknownRest).toEqual(knownRest);
+    expect(typeof unknownId).toBe(typeof knownId);
   });
 });
 
-describe('forgot password', () => {
-  it.each(MALFORMED)('when the address is %s, then 400 VALIDATION_ERROR names email', async (_label, email) => {
-    expectRefused(await forgot(email), 'email');
-  });
-
-  it('when a padded, upper-case address is sent, then the reset mail goes to the stored address', async () => {
-    const user = await makeUser(t, { email: uniqueEmail('bob') });
-    const r = await forgot(shouted(user.email));
-    expect(r.status).toBe(200);
-    await mailTo(sink, user.email, RESET_SUBJECT);
-  });
-
-  it('when a well-formed address has no account, then the answer is the one a registered address gets', async () => {
-    const user = await makeUser(t);
-    const known = await forgot(user.email);
-    const unknown = await forgot(uniqueEmail('nobody'));
-    expect(known.status).toBe(200);
-    expect(unknown.body).toEqual(known.body);
-  });
-});
-
-describe('token login request', () => {
-  it.each(MALFORMED)('when the address is %s, then 400 VALIDATION_ERROR names identifier', async (_label, identifier) => {
-    expectRefused(await tokenLogin(identifier), 'identifier');
-  });
-
-  it('when type is email and the identifier is no address, then 400 (and not a phone lookup)', async () => {
-    const r = await tokenLogin('a@b', 'email');
-    expectRefused(r, 'identifier');
-    expect(r.body.error).toBe('identifier: must be an email address');
-  });
-
-  it('when a padded, upper-case address is sent, then the sign-in link goes to the stored address', async () => {
-    const user = await makeUser(t, { email: uniqueEmail('carol') });
-    const r = await tokenLogin(shouted(user.email));
-    expect(r.status).toBe(200);
-    await mailTo(sink, user.email, LOGIN_SUBJECT);
-  });
-
-  it('when a well-formed address has no account, then the answer has the same shape and message', async () => {
-    const user = await makeUser(t);
-    const known = await tokenLogin(user.email);
-    const unknown = await tokenLogin(uniqueEmail('nobody'));
-    expect(known.status).toBe(200);
-    expect(unknown.status).toBe(200);
-    expect(Object.keys(unknown.body).sort()).toEqual(Object.keys(known.body).sort());
-    expect(unknown.body.message).toBe(known.body.message);
-  });
+it('when token login names type email and the identifier is no address, then 400 (and no phone lookup)', async () => {
+  const r = await started.t.request('POST', '/auth/token/login', { body: { identifier: 'a@b', type: 'email' } });
+  expectRefused(r, 'identifier');
+  expect(r.body.error).toBe('identifier: must be an email address');
 });
 
 describe('gatehouse mail test', () => {
   it.each(MALFORMED)('when --to is %s, then 400 VALIDATION_ERROR names to and nothing is sent', async (_label, to) => {
-    const before = sink.messages.length;
-    const err = await runMailTest(t.app, to).then(
+    const before = started.sink.messages.length;
+    const err = await runMailTest(started.t.app, to).then(
       () => null,
       (e: unknown) => e,
     );
     expect(err).toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: [expect.objectContaining({ field: 'to' })] });
     expect((err as Error).message).toMatch(/^to: /);
-    expect(sink.messages.length).toBe(before);
+    expect(started.sink.messages.length).toBe(before);
   });
 
   it('when --to is padded and upper-case, then the message goes to the lower-case address, which is reported', async () => {
     const address = uniqueEmail('ops');
-    const r = await runMailTest(t.app, shouted(address));
+    const r = await runMailTest(started.t.app, shouted(address));
     expect(r.to).toBe(address);
-    const mail = await mailTo(sink, address, /test message$/);
+    const mail = await mailTo(started.sink, address, /test message$/);
     expect(mail.messageId).toBe(r.messageId);
-    expect(mailsTo(sink, address)).toHaveLength(1);
+    expect(mailsTo(started.sink, address)).toHaveLength(1);
   });
 });
