@@ -173,12 +173,7 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     refuseNul(req.body);
     refuseNul(rawQuery);
     refuseNul(req.params);
-    let body: unknown = undefined;
-    if (def.body) {
-      const parsed = def.body.safeParse(req.body ?? {});
-      if (!parsed.success) throw invalidInput(parsed.error);
-      body = parsed.data;
-    }
+    const body = def.body ? parseWith(def.body, req.body ?? {}) : undefined;
     const query = parseWith(def.query, rawQuery);
     const params = parseWith(def.params, req.params ?? {});
     // The mode was enforced above, so the narrowed type holds.
@@ -196,7 +191,10 @@ function refuseNul(input: unknown): void {
 
 const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
-function parseWith(schema: z.ZodType | undefined, value: unknown): unknown {
+/** `value` parsed by `schema` (400 VALIDATION_ERROR with `details` when it fails); `value` as it is without one. */
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown): T;
+export function parseWith(schema: z.ZodType | undefined, value: unknown): unknown;
+export function parseWith(schema: z.ZodType | undefined, value: unknown): unknown {
   if (!schema) return value;
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw invalidInput(parsed.error);

@@ -11,7 +11,8 @@ import { isDatabaseUnavailable } from '../data/db-errors.js';
 import type { SessionService } from './session-service.js';
 import type { SignIn, SignInResult } from './sign-in.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
-import type { CreateUserInput, UserService } from './user-service.js';
+import type { PublicRegistration } from './user-fields.js';
+import type { UserService } from './user-service.js';
 
 export interface ClientInfo {
   ip?: string | null;
@@ -99,10 +100,10 @@ export function createAuthService(deps: AuthServiceDeps) {
     },
 
     /** Creates a customer (whatever type was asked for); a session unless verification is required. */
-    async registerPublic(input: Omit<CreateUserInput, 'user_type' | 'is_verified'>, client: ClientInfo = {}): Promise<RegisterResult> {
+    async registerPublic(input: PublicRegistration, client: ClientInfo = {}): Promise<RegisterResult> {
       if (!config.registrationEnabled) throw forbidden('Registration is disabled', Codes.REGISTRATION_DISABLED);
       assertPasswordPolicy(input.password);
-      const user = await deps.userService.create({ ...input, user_type: 'customer', is_verified: false }, { actor: null, verified: false });
+      const user = await deps.userService.createParsed({ ...input, user_type: 'customer', is_verified: false }, { actor: null, verified: false });
       // The session first: once the account exists, nothing after it may turn the answer into an error.
       const session = config.requireEmailVerification ? null : await sessions.create(user.id, client);
       await runAfterHooks(hooks, deps.logger, 'auth.registered', { user });

@@ -4,8 +4,6 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, badRequest } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import { invalidInput } from '../errors/zod-issues.js';
-
-export { invalidInput };
 import type { ModuleManifest } from '../modules/define-module.js';
 import { clearable, profileFields, profileSchema, text } from './user-fields.js';
 

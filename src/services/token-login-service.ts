@@ -4,23 +4,16 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import { badRequest } from '../errors/app-error.js';
 import { chooseLinkBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, minutes, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
+import { normalizePhone, type TokenLoginRequest } from './token-login-input.js';
 import { CODE_DIGITS } from './token-service.js';
 
-export type TokenLoginType = 'email' | 'sms' | 'phone';
+export { normalizePhone, tokenLoginRequestSchema, type TokenLoginRequest, type TokenLoginType } from './token-login-input.js';
 
 /** The route that signs in with a mailed link (GET /auth/token/validate?token=). */
 export const TOKEN_VALIDATE_PATH = '/auth/token/validate';
 
 export const MESSAGE_EMAIL_SENT = 'Verification email sent successfully';
 export const MESSAGE_CODE_SENT = 'Verification code sent';
-
-const E164 = /^\+[1-9]\d{6,14}$/;
-
-/** "+1 (555) 010-9999" → "+15550109999"; null unless the result is E.164. */
-export function normalizePhone(input: string): string | null {
-  const s = input.replace(/[\s().-]/g, '');
-  return E164.test(s) ? s : null;
-}
 
 const SMS_TEXT: Record<string, (p: string, code: string, m: number) => string> = {
   en: (p, code, m) => `${p} code: ${code}. It expires in ${m} minutes. Do not share it.`,
@@ -34,12 +27,6 @@ const smsText = (lang: string | null, product: string, code: string, m: number) 
         .toLowerCase()
     ] ?? SMS_TEXT.en
   )(product, code, m);
-
-export interface TokenLoginRequest {
-  identifier: string;
-  type?: TokenLoginType;
-  redirectUrl?: string | null;
-}
 
 export interface TokenLoginProof {
   token?: string;
@@ -59,22 +46,6 @@ export interface TokenLoginResult {
   tokenId: string;
 }
 
-function resolveChannel(identifier: string, type?: TokenLoginType): { channel: 'email' | 'sms'; address: string } {
-  const channel = type === 'email' || (!type && identifier.includes('@')) ? 'email' : 'sms';
-  if (channel === 'email') {
-    const address = normalizeEmail(identifier);
-    if (!/^[^\s@]+@[^\s@]+$/.test(address))
-      throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
-    return { channel, address };
-  }
-  const phone = normalizePhone(identifier);
-  if (!phone)
-    throw badRequest('identifier: must be a phone number in E.164 form, e.g. +15551234567', [
-      { field: 'identifier', message: 'must be an E.164 phone number' },
-    ]);
-  return { channel, address: phone };
-}
-
 /**
  * Passwordless sign-in: a link plus a 6-digit code by mail, or a code by SMS. The answer (and its
  * token_id) looks the same whether or not the address has an account; nothing is sent when it has not.
@@ -84,7 +55,7 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
 
   return {
     async request(input: TokenLoginRequest): Promise<{ message: string; token_id: string }> {
-      const { channel, address } = resolveChannel(input.identifier, input.type);
+      const { channel, address } = input;
       const message = channel === 'email' ? MESSAGE_EMAIL_SENT : MESSAGE_CODE_SENT;
       const user = channel === 'email' ? await users.findByEmail(address) : await users.findByPhone(address);
       const allowed = await notify.mayMessage(address);

@@ -108,32 +108,60 @@ export type ProfilePatch = z.output<typeof profileSchema>;
 
 const bool = z.boolean('must be true or false');
 
+/** What the admin bodies have always answered for input that is no object (an array, a string). */
+const notAnObject = { error: (issue: { code?: string }) => (issue.code === 'invalid_type' ? 'Body must be a JSON object' : undefined) };
+
 /** What an admin (or the CLI) may set when creating a user; the password policy is checked apart. */
-export const createUserSchema = z.strictObject({
-  email: emailField,
-  password: z.union([z.null(), z.string()]).optional(),
-  name: clearable(text(100)).optional(),
-  last_name: clearable(text(100)).optional(),
-  user_name: clearable(userNameField).optional(),
-  user_type: userTypeField.optional(),
-  phone: clearable(phoneField).optional(),
-  title: clearable(text(100)).optional(),
-  lang: clearable(langField).optional(),
-  is_verified: bool.optional(),
-});
+export const createUserSchema = z.strictObject(
+  {
+    email: emailField,
+    password: z.union([z.null(), z.string()]).optional(),
+    name: clearable(text(100)).optional(),
+    last_name: clearable(text(100)).optional(),
+    user_name: clearable(userNameField).optional(),
+    user_type: userTypeField.optional(),
+    phone: clearable(phoneField).optional(),
+    title: clearable(text(100)).optional(),
+    lang: clearable(langField).optional(),
+    is_verified: bool.optional(),
+  },
+  notAnObject,
+);
 
 /** What an admin (or the CLI) may change on a user. `disabled` sets or clears disabled_at. */
-export const adminUpdateSchema = z.strictObject({
-  name: clearable(text(100)).optional(),
-  last_name: clearable(text(100)).optional(),
-  user_name: clearable(userNameField).optional(),
-  email: emailField.optional(),
-  phone: clearable(phoneField).optional(),
-  user_type: userTypeField.optional(),
-  is_verified: bool.optional(),
-  two_factor: bool.optional(),
-  title: clearable(text(100)).optional(),
-  lang: clearable(langField).optional(),
-  disabled: bool.optional(),
-});
+export const adminUpdateSchema = z.strictObject(
+  {
+    name: clearable(text(100)).optional(),
+    last_name: clearable(text(100)).optional(),
+    user_name: clearable(userNameField).optional(),
+    email: emailField.optional(),
+    phone: clearable(phoneField).optional(),
+    user_type: userTypeField.optional(),
+    is_verified: bool.optional(),
+    two_factor: bool.optional(),
+    title: clearable(text(100)).optional(),
+    lang: clearable(langField).optional(),
+    disabled: bool.optional(),
+  },
+  notAnObject,
+);
+/** What a caller may pass to `users.adminUpdate` (validated there). */
 export type AdminUpdateInput = z.input<typeof adminUpdateSchema>;
+/** An update already parsed by `adminUpdateSchema` (the admin route's body): `users.adminUpdateParsed` takes it as it is. */
+export type AdminUpdate = z.output<typeof adminUpdateSchema>;
+
+/** What a caller may pass to `users.create` (validated there): the CLI, init, social sign-up. */
+export type CreateUserInput = z.input<typeof createUserSchema>;
+/** A user already parsed by `createUserSchema` (the admin route's body): `users.createParsed` takes it as it is. */
+export type NewUser = z.output<typeof createUserSchema>;
+
+/**
+ * Public registration, parsed once (the route's body; `auth.registerPublic` takes the output). Keys
+ * it does not name — `user_type`, `is_verified` — are dropped: public sign-ups are unverified customers.
+ */
+export const registerPublicSchema = z.object({
+  email: z.string('email is required').pipe(emailField),
+  password: z.string('password is required'),
+  ...createUserSchema.pick({ name: true, last_name: true, user_name: true, phone: true, lang: true }).shape,
+});
+export type PublicRegistration = z.output<typeof registerPublicSchema>;

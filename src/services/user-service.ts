@@ -9,27 +9,15 @@ import type { ModuleRuntime } from '../modules/runtime.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import { afterCommit } from '../data/unit-of-work.js';
 import { runAfterHooks } from './after-hooks.js';
-import { parseProfileInput, invalidInput } from './profile-input.js';
+import { invalidInput } from '../errors/zod-issues.js';
+import { parseProfileInput } from './profile-input.js';
 import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
-import { adminUpdateSchema, createUserSchema, text, type AdminUpdateInput } from './user-fields.js';
+import { adminUpdateSchema, createUserSchema, text, type AdminUpdate, type AdminUpdateInput, type CreateUserInput, type NewUser } from './user-fields.js';
 import { toPublicUser, type PublicUser } from './user-view.js';
 
 export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
-export type { AdminUpdateInput, PublicUser };
-
-export interface CreateUserInput {
-  email: string;
-  password?: string | null;
-  name?: string | null;
-  last_name?: string | null;
-  user_name?: string | null;
-  user_type?: UserType;
-  phone?: string | null;
-  title?: string | null;
-  lang?: string | null;
-  is_verified?: boolean;
-}
+export type { AdminUpdate, AdminUpdateInput, CreateUserInput, NewUser, PublicUser };
 
 export type UserListParams = UserListQuery;
 
@@ -50,6 +38,8 @@ export interface UserService {
    * does not say.
    */
   create(input: CreateUserInput, opts: CreateUserOptions): Promise<UserRecord>;
+  /** `create` for input `createUserSchema` has already parsed (the admin route's body): not parsed again. */
+  createParsed(input: NewUser, opts: CreateUserOptions): Promise<UserRecord>;
   /** The spec's User object (installed modules' fields included, write-only ones never). */
   toPublic(u: UserRecord): PublicUser;
   /** A live (not deleted) user, or 404 — malformed ids included. */
@@ -60,6 +50,8 @@ export interface UserService {
   updateProfile(user: UserRecord, input: unknown): Promise<UserRecord>;
   /** An admin's update; a role or email change, or disabling, signs the user out everywhere. */
   adminUpdate(actor: UserRecord | null, id: string, input: AdminUpdateInput): Promise<UserRecord>;
+  /** `adminUpdate` for input `adminUpdateSchema` has already parsed (the admin route's body): not parsed again. */
+  adminUpdateParsed(actor: UserRecord | null, id: string, input: AdminUpdate): Promise<UserRecord>;
   /** Soft delete: the row stays (with reason), sessions are revoked. */
   softDelete(actor: UserRecord | null, id: string, reason?: string | null): Promise<UserRecord>;
   /**
@@ -152,10 +144,12 @@ export function createUserService(deps: UserServiceDeps): UserService {
   }
 
   const service: UserService = {
-    async create(raw, opts) {
+    create(raw, opts) {
       const parsed = createUserSchema.safeParse(raw);
-      if (!parsed.success) throw invalidInput(parsed.error);
-      const input = parsed.data;
+      return parsed.success ? service.createParsed(parsed.data, opts) : Promise.reject(invalidInput(parsed.error));
+    },
+
+    async createParsed(input, opts) {
       const userType = input.user_type ?? 'customer';
       if (userType === 'superadmin' && opts.actor && !isSuper(opts.actor)) {
         throw forbidden('Only a superadmin can create a superadmin');
@@ -228,10 +222,13 @@ export function createUserService(deps: UserServiceDeps): UserService {
       if (user) await changed(user, opts.tx);
     },
 
-    async adminUpdate(actor, id, raw) {
+    adminUpdate(actor, id, raw) {
       const parsed = adminUpdateSchema.safeParse(raw);
-      if (!parsed.success) throw invalidInput(parsed.error);
-      const { disabled, ...input } = parsed.data;
+      return parsed.success ? service.adminUpdateParsed(actor, id, parsed.data) : Promise.reject(invalidInput(parsed.error));
+    },
+
+    async adminUpdateParsed(actor, id, parsed) {
+      const { disabled, ...input } = parsed;
       const target = await service.get(id);
       assertCanManage(actor, target);
       const self = actor?.id === target.id;

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, removeTempDirs, runCli, tempDir } from '../helpers/cli.js';
@@ -149,5 +149,25 @@ describe('commands on an initialised data dir', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(json(r)).toMatchObject({ success: true, to: 'ops@example.com', transport: 'outbox' });
     expect(readdirSync(path.join(dir, 'outbox')).length).toBeGreaterThan(0);
+  });
+
+  it('when mail test gets an address the one email rule refuses, then it exits 2 naming --to and sends nothing', async () => {
+    const outbox = () => (existsSync(path.join(dir, 'outbox')) ? readdirSync(path.join(dir, 'outbox')).length : 0);
+    const before = outbox();
+    // Each of these passed the looser rule mail test used before (no dot in the domain, a quote, 255 characters).
+    for (const to of ['a@b', 'x"y"@example.com', `${'a'.repeat(243)}@example.com`]) {
+      const r = await runCli(['mail', 'test', '--to', to, '--json', '--data-dir', dir]);
+      expect(r.code, to).toBe(2);
+      expect(r.stderr).toMatch(/^error: --to: /m);
+      expect(r.stderr).toContain('hint: pass --to with an address such as ops@example.com');
+      expect(json(r)).toMatchObject({ success: false, code: 'USAGE' });
+    }
+    expect(outbox()).toBe(before);
+  });
+
+  it('when mail test gets a padded upper-case address, then it goes to the lower-case address', async () => {
+    const r = await runCli(['mail', 'test', '--to', '  Ops@Example.COM ', '--json', '--data-dir', dir]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(json(r)).toMatchObject({ success: true, to: 'ops@example.com', transport: 'outbox' });
   });
 });

@@ -160,6 +160,31 @@ describe('POST /auth/admin/users (and /auth/users)', () => {
     }
   });
 
+  it('when the route parses the body with the user service schema, then aliases, normalising and refusals hold on every path', async () => {
+    const email = uniqueEmail('zed');
+    const shouted = `  ${email.toUpperCase()} `;
+    const ok = await t.request('POST', '/auth/admin/users', { session: admin, body: { email: shouted, password: DEFAULT_PASSWORD, lastName: 'Camel' } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.user).toMatchObject({ email, last_name: 'Camel' });
+    const id = ok.body.data.user.id;
+
+    const unknown = await t.request('POST', '/auth/admin/users', { session: admin, body: { email: uniqueEmail(), nickname: 'z' } });
+    expect(unknown).toMatchObject({ status: 400, body: { success: false, code: 'VALIDATION_ERROR' } });
+    expect(unknown.body.error).toContain('nickname');
+    for (const [method, path] of [
+      ['POST', '/auth/admin/users'],
+      ['PUT', `/auth/admin/users/${id}`],
+      ['POST', '/auth/register'],
+    ] as const) {
+      const r = await t.request(method, path, { session: admin, body: [] });
+      expect(r, `${method} ${path}`).toMatchObject({ status: 400, body: { success: false, error: 'Body must be a JSON object', code: 'VALIDATION_ERROR' } });
+    }
+    const badEmail = await t.request('PUT', `/auth/admin/users/${id}`, { session: admin, body: { email: 'a@b' } });
+    expect(badEmail).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', details: [{ field: 'email' }] } });
+    const legacy = await t.request('POST', '/auth/register', { session: admin, body: { email: 'a@b', password: DEFAULT_PASSWORD } });
+    expect(legacy).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', details: [{ field: 'email' }] } });
+  });
+
   it('when a customer or nobody creates, then 403 / 401', async () => {
     const body = { email: uniqueEmail(), password: DEFAULT_PASSWORD };
     expect((await t.request('POST', '/auth/users', { session: customer, body })).status).toBe(403);

@@ -1,10 +1,16 @@
 import type { SessionRecord } from '../../data/repositories/session-repository.js';
 import { BadCursorError } from '../../data/repositories/user-repository.js';
 import { badRequest } from '../../errors/app-error.js';
-import type { AdminUpdateInput, CreateUserInput } from '../../services/user-service.js';
 import { defineRoute, type RouteDef } from '../define-route.js';
-import { adminCreateBody } from '../schemas/auth.schemas.js';
-import { adminUpdateBody, deleteUserBody, deleteUserQuery, listUsersQuery, userIdParams, userSessionParams } from '../schemas/admin-users.schemas.js';
+import {
+  adminCreateBody,
+  adminUpdateBody,
+  deleteUserBody,
+  deleteUserQuery,
+  listUsersQuery,
+  userIdParams,
+  userSessionParams,
+} from '../schemas/admin-users.schemas.js';
 import { iso } from './auth-responses.js';
 
 /**
@@ -13,7 +19,11 @@ import { iso } from './auth-responses.js';
  */
 
 const ADMIN = { roles: ['admin', 'superadmin'] } as const;
-type Def<B = any, Q = any, P = any> = Omit<RouteDef<B, Q, P>, 'method' | 'path'>;
+
+/** An admin route without its method and path (both path families share it); body, query and params keep their schemas' types. */
+const adminRoute = <B = undefined, Q = Record<string, unknown>, P = Record<string, string>>(
+  def: Omit<RouteDef<B, Q, P, typeof ADMIN>, 'method' | 'path' | 'auth' | 'rateLimit'>,
+): Omit<RouteDef<B, Q, P, typeof ADMIN>, 'method' | 'path'> => ({ auth: ADMIN, rateLimit: 'admin', ...def });
 
 function sessionRow(s: SessionRecord, now = Date.now()) {
   const expired = new Date(s.expires_at).getTime() <= now;
@@ -30,9 +40,7 @@ function sessionRow(s: SessionRecord, now = Date.now()) {
   };
 }
 
-const list: Def = {
-  auth: ADMIN,
-  rateLimit: 'admin',
+const list = adminRoute({
   query: listUsersQuery,
   async handler({ query, app }) {
     let page;
@@ -55,43 +63,35 @@ const list: Def = {
     };
     return { success: true, data: { users: users.map(app.services.users.toPublic), pagination }, meta: pagination };
   },
-};
+});
 
-const detail: Def = {
-  auth: ADMIN,
-  rateLimit: 'admin',
+const detail = adminRoute({
   params: userIdParams,
   async handler({ params, app }) {
     const user = await app.services.users.get(params.id);
     const sessions = (await app.services.users.listSessions(user.id)).map((s) => sessionRow(s));
     return { success: true, data: { user: app.services.users.toPublic(user), sessions, sessionCount: sessions.length } };
   },
-};
+});
 
-const create: Def = {
-  auth: ADMIN,
-  rateLimit: 'admin',
+const create = adminRoute({
   body: adminCreateBody,
   async handler({ body, auth, app }) {
-    const user = await app.services.users.create(body as CreateUserInput, { actor: auth.user, verified: true });
+    const user = await app.services.users.createParsed(body, { actor: auth.user, verified: true });
     return { success: true, message: 'User created', data: { user: app.services.users.toPublic(user) } };
   },
-};
+});
 
-const update: Def = {
-  auth: ADMIN,
-  rateLimit: 'admin',
+const update = adminRoute({
   params: userIdParams,
   body: adminUpdateBody,
   async handler({ params, body, auth, app }) {
-    const user = await app.services.users.adminUpdate(auth.user, params.id, body as AdminUpdateInput);
+    const user = await app.services.users.adminUpdateParsed(auth.user, params.id, body);
     return { success: true, message: 'User updated', data: { user: app.services.users.toPublic(user) } };
   },
-};
+});
 
-const remove: Def = {
-  auth: ADMIN,
-  rateLimit: 'admin',
+const remove = adminRoute({
   params: userIdParams,
   body: deleteUserBody,
   query: deleteUserQuery,
@@ -99,27 +99,23 @@ const remove: Def = {
     await app.services.users.softDelete(auth.user, params.id, body.reason ?? query.reason ?? null);
     return { success: true, message: 'User deleted' };
   },
-};
+});
 
-const revokeOne: Def = {
-  auth: ADMIN,
-  rateLimit: 'admin',
+const revokeOne = adminRoute({
   params: userSessionParams,
   async handler({ params, auth, app }) {
     await app.services.users.revokeSession(auth.user, params.id, params.sessionId);
     return { success: true, message: 'Session revoked' };
   },
-};
+});
 
-const revokeAll: Def = {
-  auth: ADMIN,
-  rateLimit: 'admin',
+const revokeAll = adminRoute({
   params: userIdParams,
   async handler({ params, auth, app }) {
     const revoked = await app.services.users.revokeAllSessions(auth.user, params.id);
     return { success: true, message: 'Sessions revoked', data: { revoked } };
   },
-};
+});
 
 export const listUsers = defineRoute({ ...list, method: 'get', path: '/auth/admin/users' });
 export const getUser = defineRoute({ ...detail, method: 'get', path: '/auth/admin/users/:id' });

@@ -1,14 +1,14 @@
 import type { AppContext } from '../../app-context.js';
 import type { Config } from '../../config/schema.js';
 import { forbidden, isAppError } from '../../errors/app-error.js';
-import { invalidInput } from '../../services/profile-input.js';
 import { clearSessionCookie, setSessionCookie } from '../cookies.js';
-import { defineRoute, requireBridge, type AuthMode, type HandlerArgs } from '../define-route.js';
+import { defineRoute, parseWith, requireBridge, type AuthMode, type HandlerArgs } from '../define-route.js';
 import { assertSameOrigin } from '../middleware/csrf.js';
 import { chargeClass, consumeAccountLimit, loginAttemptKey, refundLoginAttempt } from '../middleware/rate-limit.js';
 import { isDatabaseUnavailable } from '../../data/db-errors.js';
 import { registrationOrAdmin, validationRead } from '../middleware/rate-limit-classes.js';
-import { adminCreateBody, loginBody, registerPublicBody, type RegisterPublicBody } from '../schemas/auth.schemas.js';
+import { adminCreateBody } from '../schemas/admin-users.schemas.js';
+import { loginBody, registerBody, registerPublicBody, type RegisterPublicBody } from '../schemas/auth.schemas.js';
 import { clientInfo, isPending, loginShape, pendingShape, sessionFields } from './auth-responses.js';
 
 export const login = defineRoute({
@@ -104,21 +104,19 @@ export const register = defineRoute({
   // Decided per request below: a missing or dead session is the public path, a live one must be an admin's.
   auth: 'public',
   rateLimit: registrationOrAdmin,
-  body: adminCreateBody,
+  body: registerBody,
   async handler({ req, res, body, auth, app }) {
     const live = await liveSession(app, auth.token);
     if (!live) {
       await chargeClass(app, req, res, 'registration');
       if (publicAuth(app.config) === 'bridge') requireBridge(auth.bridge, app);
-      const parsed = registerPublicBody.safeParse(body);
-      if (!parsed.success) throw invalidInput(parsed.error);
-      const answer = await publicRegistration({ req, res, body: parsed.data, app });
+      const answer = await publicRegistration({ req, res, body: parseWith(registerPublicBody, body), app });
       return { ...answer, data: { ...answer.data.user, ...answer.data } };
     }
     if (auth.tokenSource === 'cookie') assertSameOrigin(req, auth, app.config);
     if (!['admin', 'superadmin'].includes(live.user.user_type)) throw forbidden();
     await chargeClass(app, req, res, 'admin');
-    const user = await app.services.users.create(body as never, { actor: live.user, verified: true });
+    const user = await app.services.users.createParsed(parseWith(adminCreateBody, body), { actor: live.user, verified: true });
     const pub = app.services.users.toPublic(user);
     return { success: true, message: 'User created', data: { ...pub, user: pub } };
   },

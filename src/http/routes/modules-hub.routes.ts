@@ -1,22 +1,14 @@
-import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import type { AuthState } from '../request-context.js';
 import { defineRoute, type AuthMode } from '../define-route.js';
 import { moduleEnvelope } from '../../modules/envelope.js';
-import { MODULE_ID_RE } from '../../modules/define-module.js';
+import { moduleParams, moduleSelectionBody, moduleSettingsBody, moduleUninstallBody } from '../schemas/modules-hub.schemas.js';
 
 /** The module hub over HTTP: admins may read, only a superadmin changes anything. */
 const READ: AuthMode = { roles: ['admin', 'superadmin'] };
 const WRITE: AuthMode = { roles: ['superadmin'] };
 const BASE = '/api/v1/modules/install';
 
-const moduleId = z.string().regex(MODULE_ID_RE, 'must be a module id');
-const params = z.object({ module_id: moduleId });
-const config = z.record(z.string(), z.record(z.string(), z.unknown()), 'config must map module ids to settings');
-const selection = z
-  .strictObject({ module_id: moduleId.optional(), modules: z.array(moduleId).min(1).max(50).optional(), config: config.optional() })
-  .refine((b) => Boolean(b.module_id) !== Boolean(b.modules), 'send module_id or modules (one of them)');
-const perModule = z.strictObject({ config: z.record(z.string(), z.unknown()).optional() }).optional();
 const idsOf = (b: { module_id?: string; modules?: string[] }) => (b.module_id ? [b.module_id] : [...new Set(b.modules)]);
 const actor = (id: string) => `http:${id}`;
 
@@ -41,7 +33,7 @@ export const dryRunMany = defineRoute({
   path: `${BASE}/dry-run`,
   auth: WRITE,
   rateLimit: 'admin',
-  body: selection,
+  body: moduleSelectionBody,
   async handler({ app, auth, body }) {
     const plans = await app.modules.hub.planInstall(idsOf(body), { config: body.config });
     return moduleEnvelope({ dry_run: true, ok: plans.every((p) => p.ok), plans }, auth);
@@ -53,7 +45,7 @@ export const runMany = defineRoute({
   path: `${BASE}/run`,
   auth: WRITE,
   rateLimit: 'admin',
-  body: selection,
+  body: moduleSelectionBody,
   async handler({ app, auth, body }) {
     const result = await app.modules.hub.install(idsOf(body), { config: body.config, actor: actor(auth.user.id) });
     return moduleEnvelope({ ...result, statuses: await app.modules.hub.status(result.modules) }, auth);
@@ -65,7 +57,7 @@ export const moduleStatus = defineRoute({
   path: `${BASE}/:module_id/status`,
   auth: READ,
   rateLimit: 'admin',
-  params,
+  params: moduleParams,
   handler: async ({ app, auth, params: p }) => moduleEnvelope((await app.modules.hub.status([p.module_id]))[0], auth),
 });
 
@@ -74,7 +66,7 @@ export const moduleRegistry = defineRoute({
   path: `${BASE}/:module_id/registry`,
   auth: READ,
   rateLimit: 'admin',
-  params,
+  params: moduleParams,
   handler: ({ app, auth, params: p }) => moduleEnvelope(app.modules.hub.registryEntry(p.module_id), auth),
 });
 
@@ -83,8 +75,8 @@ export const moduleDryRun = defineRoute({
   path: `${BASE}/:module_id/dry-run`,
   auth: WRITE,
   rateLimit: 'admin',
-  params,
-  body: perModule,
+  params: moduleParams,
+  body: moduleSettingsBody,
   async handler({ app, auth, params: p, body }) {
     const [plan] = await app.modules.hub.planInstall([p.module_id], { config: body?.config ? { [p.module_id]: body.config } : undefined });
     return moduleEnvelope(plan, auth);
@@ -102,8 +94,8 @@ export const moduleRun = defineRoute({
   path: `${BASE}/:module_id/run`,
   auth: WRITE,
   rateLimit: 'admin',
-  params,
-  body: perModule,
+  params: moduleParams,
+  body: moduleSettingsBody,
   async handler({ app, auth, params: p, body }) {
     const config = body?.config ? { [p.module_id]: body.config } : undefined;
     const result = await app.modules.hub.install([p.module_id], { config, actor: actor(auth.user.id) });
@@ -116,7 +108,7 @@ export const updateDryRun = defineRoute({
   path: `${BASE}/:module_id/update/dry-run`,
   auth: WRITE,
   rateLimit: 'admin',
-  params,
+  params: moduleParams,
   handler: async ({ app, auth, params: p }) => moduleEnvelope(await app.modules.hub.planUpdate(p.module_id), auth),
 });
 
@@ -125,7 +117,7 @@ export const update = defineRoute({
   path: `${BASE}/:module_id/update`,
   auth: WRITE,
   rateLimit: 'admin',
-  params,
+  params: moduleParams,
   async handler({ app, auth, params: p }) {
     const result = await app.modules.hub.update(p.module_id, { actor: actor(auth.user.id) });
     return statusAfter(app, p.module_id, result, auth);
@@ -137,7 +129,7 @@ export const enable = defineRoute({
   path: `${BASE}/:module_id/enable`,
   auth: WRITE,
   rateLimit: 'admin',
-  params,
+  params: moduleParams,
   async handler({ app, auth, params: p }) {
     return statusAfter(app, p.module_id, await app.modules.hub.enable(p.module_id, { actor: actor(auth.user.id) }), auth);
   },
@@ -148,7 +140,7 @@ export const disable = defineRoute({
   path: `${BASE}/:module_id/disable`,
   auth: WRITE,
   rateLimit: 'admin',
-  params,
+  params: moduleParams,
   async handler({ app, auth, params: p }) {
     return statusAfter(app, p.module_id, await app.modules.hub.disable(p.module_id, { actor: actor(auth.user.id) }), auth);
   },
@@ -159,10 +151,8 @@ export const uninstall = defineRoute({
   path: `${BASE}/:module_id/uninstall`,
   auth: WRITE,
   rateLimit: 'admin',
-  params,
-  body: z
-    .strictObject({ drop_data: z.boolean('drop_data must be true or false').optional(), force: z.boolean('force must be true or false').optional() })
-    .optional(),
+  params: moduleParams,
+  body: moduleUninstallBody,
   async handler({ app, auth, params: p, body }) {
     const result = await app.modules.hub.uninstall(p.module_id, {
       dropData: body?.drop_data === true,

@@ -1,17 +1,19 @@
-import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import { badRequest } from '../../errors/app-error.js';
 import { invalidToken } from '../../services/account-flow-deps.js';
 import { defineRoute } from '../define-route.js';
-import { emailField } from './verification.routes.js';
+import {
+  changeOwnPasswordBody,
+  changePasswordByAdminBody,
+  resetCompleteBody,
+  resetRequestBody,
+  resetTokenInput,
+  type ResetCompleteBody,
+} from '../schemas/password.schemas.js';
 
 export const RESET_REQUEST_MESSAGE = 'If the address is registered, a password reset email has been sent.';
 const RESET_DONE_MESSAGE = 'Password has been reset successfully';
 const PASSWORD_UPDATED = 'Password updated successfully';
-
-const tokenField = z.string().min(1).max(200);
-// Length is checked by the password policy (with its own message); this only bounds the input.
-const passwordField = z.string().max(1000);
 
 /** The password under whichever name the client uses; 400 when none is given. */
 function pickPassword(body: Record<string, string | undefined>, names: string[]): { value: string; field: string } {
@@ -37,7 +39,7 @@ export const requestReset = defineRoute({
   path: '/auth/password-reset/request',
   auth: 'public',
   rateLimit: 'token-login',
-  body: z.object({ email: emailField, resetUrl: z.string().max(2000).optional(), reset_url: z.string().max(2000).optional() }),
+  body: resetRequestBody,
   async handler({ app, body }) {
     await app.services.passwordFlows.requestReset(body.email, body.resetUrl ?? body.reset_url);
     return { success: true, message: RESET_REQUEST_MESSAGE };
@@ -49,7 +51,7 @@ export const validateReset = defineRoute({
   path: '/auth/password-reset/validate',
   auth: 'public',
   rateLimit: 'token-validate',
-  body: z.object({ token: tokenField }),
+  body: resetTokenInput,
   handler: ({ app, body }) => checkResetToken(app, body.token),
 });
 
@@ -59,18 +61,11 @@ export const validateResetLegacy = defineRoute({
   path: '/auth/password-reset/validate/:token',
   auth: 'public',
   rateLimit: 'token-validate',
-  params: z.object({ token: tokenField }),
+  params: resetTokenInput,
   handler: ({ app, params }) => checkResetToken(app, params.token),
 });
 
-const completeBody = z.object({
-  token: tokenField,
-  password: passwordField.optional(),
-  new_password: passwordField.optional(),
-  newPassword: passwordField.optional(),
-});
-
-const completeHandler = async ({ app, body }: { app: AppContext; body: z.infer<typeof completeBody> }) => {
+const completeHandler = async ({ app, body }: { app: AppContext; body: ResetCompleteBody }) => {
   const { value, field } = pickPassword(body, ['password', 'new_password', 'newPassword']);
   await app.services.passwordFlows.completeReset(body.token, value, field);
   return { success: true, message: RESET_DONE_MESSAGE };
@@ -81,7 +76,7 @@ export const completeReset = defineRoute({
   path: '/auth/password-reset/complete',
   auth: 'public',
   rateLimit: 'token-validate',
-  body: completeBody,
+  body: resetCompleteBody,
   handler: completeHandler,
 });
 
@@ -91,7 +86,7 @@ export const completeResetLegacy = defineRoute({
   path: '/auth/password-reset/reset',
   auth: 'public',
   rateLimit: 'token-validate',
-  body: completeBody,
+  body: resetCompleteBody,
   handler: completeHandler,
 });
 
@@ -101,12 +96,7 @@ export const changeOwnPassword = defineRoute({
   path: '/auth/password-change/self',
   auth: 'session',
   rateLimit: 'login',
-  body: z.object({
-    current_password: passwordField.optional(),
-    currentPassword: passwordField.optional(),
-    new_password: passwordField.optional(),
-    newPassword: passwordField.optional(),
-  }),
+  body: changeOwnPasswordBody,
   async handler({ app, body, auth }) {
     const current = pickPassword(body, ['current_password', 'currentPassword']);
     const next = pickPassword(body, ['new_password', 'newPassword']);
@@ -120,13 +110,7 @@ export const changePasswordByAdmin = defineRoute({
   path: '/auth/password-change/admin',
   auth: { roles: ['admin', 'superadmin'] },
   rateLimit: 'admin',
-  body: z.object({
-    user_id: z.string().min(1).max(64).optional(),
-    userId: z.string().min(1).max(64).optional(),
-    new_password: passwordField.optional(),
-    newPassword: passwordField.optional(),
-    password: passwordField.optional(),
-  }),
+  body: changePasswordByAdminBody,
   async handler({ app, body, auth }) {
     const userId = body.user_id ?? body.userId;
     if (!userId) throw badRequest('user_id is required', [{ field: 'user_id', message: 'required' }]);

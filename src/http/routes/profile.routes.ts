@@ -1,7 +1,7 @@
 import { unauthorized } from '../../errors/app-error.js';
 import { defineRoute, type RouteDef } from '../define-route.js';
 import { validationRead } from '../middleware/rate-limit-classes.js';
-import { USER_ALIASES, jsonObject, withAliases } from '../schemas/aliases.js';
+import { profileUpdateBody } from '../schemas/profile.schemas.js';
 import { isPending, pendingShape, sessionFields } from './auth-responses.js';
 
 /**
@@ -24,9 +24,9 @@ export const userMe = defineRoute({
   },
 });
 
-const updateProfile: Omit<RouteDef<any, unknown, unknown, 'session'>, 'method' | 'path'> = {
+const updateProfile: Omit<RouteDef<Record<string, unknown>, unknown, unknown, 'session'>, 'method' | 'path'> = {
   auth: 'session',
-  body: withAliases(USER_ALIASES, jsonObject),
+  body: profileUpdateBody,
   async handler({ body, auth, app }) {
     const user = await app.services.users.updateProfile(auth.user, body);
     return { success: true, message: 'Profile updated', data: { user: app.services.users.toPublic(user) } };

@@ -1,56 +1,29 @@
 import type { Request, Response } from 'express';
-import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import type { Config } from '../../config/schema.js';
 import type { TokenLoginProof } from '../../services/token-login-service.js';
 import { setSessionCookie } from '../cookies.js';
 import { clientInfo, loginShape, pendingShape, sessionFields } from './auth-responses.js';
 import { defineRoute, type AuthMode } from '../define-route.js';
+import { tokenLoginProof, tokenLoginRequestBody, type TokenLoginProofInput } from '../schemas/token-login.schemas.js';
 
 /** Bridge-only when TOKEN_LOGIN_REQUIRES_BRIDGE_SECRET is on (the Flowless default for backends). */
 const tokenLoginAuth = (config: Config): AuthMode => (config.tokenLoginRequiresBridgeSecret ? 'bridge' : 'public');
-
-const urlField = z.string().max(2000).optional();
 
 export const requestTokenLogin = defineRoute({
   method: 'post',
   path: '/auth/token/login',
   auth: tokenLoginAuth,
   rateLimit: 'token-login',
-  body: z.object({
-    identifier: z.string().trim().min(1).max(254),
-    type: z.enum(['email', 'sms', 'phone']).optional(),
-    redirect_url: urlField,
-    redirectUrl: urlField,
-  }),
+  body: tokenLoginRequestBody,
   async handler({ app, body }) {
-    const r = await app.services.tokenLogin.request({
-      identifier: body.identifier,
-      type: body.type,
-      redirectUrl: body.redirect_url ?? body.redirectUrl,
-    });
+    const r = await app.services.tokenLogin.request(body);
     return { success: true, message: r.message, token_id: r.token_id };
   },
 });
 
-// A code may arrive as a JSON number; digits are kept, leading zeros restored.
-const codeField = z
-  .union([z.string().max(20), z.number().int().nonnegative()])
-  .transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v))
-  .optional();
-
-const proofFields = {
-  token: z.string().max(200).optional(),
-  token_id: z.string().max(64).optional(),
-  tokenId: z.string().max(64).optional(),
-  identifier: z.string().max(254).optional(),
-  code: codeField,
-};
-const proofSchema = z.object(proofFields);
-type ProofInput = z.infer<typeof proofSchema>;
-
-function toProof(...sources: ProofInput[]): TokenLoginProof {
-  const pick = <K extends keyof ProofInput>(k: K) => sources.map((s) => s[k]).find((v) => v !== undefined && v !== '');
+function toProof(...sources: TokenLoginProofInput[]): TokenLoginProof {
+  const pick = <K extends keyof TokenLoginProofInput>(k: K) => sources.map((s) => s[k]).find((v) => v !== undefined && v !== '');
   return {
     token: pick('token'),
     tokenId: pick('token_id') ?? pick('tokenId'),
@@ -78,8 +51,8 @@ export const validateTokenLogin = defineRoute({
   path: '/auth/token/validate',
   auth: tokenLoginAuth,
   rateLimit: 'token-validate',
-  body: proofSchema,
-  query: proofSchema,
+  body: tokenLoginProof,
+  query: tokenLoginProof,
   handler: ({ app, req, res, body, query }) => signIn(app, req, res, toProof(body, query)),
 });
 
@@ -88,6 +61,6 @@ export const validateTokenLoginGet = defineRoute({
   path: '/auth/token/validate',
   auth: tokenLoginAuth,
   rateLimit: 'token-validate',
-  query: proofSchema,
+  query: tokenLoginProof,
   handler: ({ app, req, res, query }) => signIn(app, req, res, toProof(query)),
 });

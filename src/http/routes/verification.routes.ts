@@ -1,13 +1,7 @@
-import { z } from 'zod';
 import { invalidToken } from '../../services/account-flow-deps.js';
 import { withParams } from '../../services/account-links.js';
 import { defineRoute } from '../define-route.js';
-
-export const emailField = z
-  .string()
-  .trim()
-  .max(254)
-  .regex(/^[^\s@]+@[^\s@]+$/, 'must be an email address');
+import { resendVerificationBody, verifyEmailQuery } from '../schemas/verification.schemas.js';
 
 export const RESEND_MESSAGE = 'If the address is registered and unverified, a verification email has been sent.';
 
@@ -20,7 +14,7 @@ export const verifyEmailLink = defineRoute({
   path: '/auth/token/verify',
   auth: 'public',
   rateLimit: 'token-validate',
-  query: z.object({ token: z.string().max(200).optional() }),
+  query: verifyEmailQuery,
   async handler({ app, query, res }) {
     const user = query.token ? await app.services.verification.verify(query.token) : null;
     const target = app.config.verifyRedirectUrl;
@@ -40,7 +34,7 @@ export const resendVerification = defineRoute({
   path: '/auth/resend-verification',
   auth: 'public',
   rateLimit: 'token-login',
-  body: z.object({ email: emailField }),
+  body: resendVerificationBody,
   async handler({ app, body }) {
     await app.services.verification.resend(body.email);
     return { success: true, message: RESEND_MESSAGE };

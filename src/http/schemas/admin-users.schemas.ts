@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { USER_SORT_FIELDS } from '../../data/repositories/user-repository.js';
-import { userTypeField } from '../../services/user-fields.js';
-import { USER_ALIASES, jsonObject, withAliases } from './aliases.js';
+import { adminUpdateSchema, createUserSchema, userTypeField } from '../../services/user-fields.js';
+import { USER_ALIASES, withAliases } from './aliases.js';
 
 export const MAX_PAGE_SIZE = 100;
 
@@ -62,7 +62,9 @@ export const listUsersQuery = withAliases(
 export const userIdParams = z.object({ id: z.string() });
 export const userSessionParams = z.object({ id: z.string(), sessionId: z.string() });
 
-export const adminUpdateBody = withAliases(USER_ALIASES, jsonObject);
+/** Admin create and update bodies (camel or snake): the user service's own schemas, parsed once here. */
+export const adminCreateBody = withAliases(USER_ALIASES, createUserSchema);
+export const adminUpdateBody = withAliases(USER_ALIASES, adminUpdateSchema);
 
 export const deleteUserBody = z.object({ reason: z.string().max(500).optional() });
 export const deleteUserQuery = z.object({ reason: z.string().max(500).optional() });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { registerPublicSchema } from '../../services/user-fields.js';
 import { USER_ALIASES, jsonObject, withAliases } from './aliases.js';
 
 const optString = (max: number) => z.string().max(max).optional();
@@ -21,26 +22,12 @@ export const loginBody = z
     return { identifier: identifier.trim(), password: b.password };
   });
 
-const nullableString = z.union([z.string(), z.null()]).optional();
-
-/** Public registration: a user_type in the body is dropped (public sign-ups are customers). */
-export const registerPublicBody = withAliases(
-  USER_ALIASES,
-  z.object({
-    email: z.string('email is required'),
-    password: z.string('password is required'),
-    name: nullableString,
-    last_name: nullableString,
-    user_name: nullableString,
-    phone: nullableString,
-    lang: nullableString,
-  }),
-);
-
+/** Public registration: the auth service's own schema (user-fields.ts), camel or snake spellings. */
+export const registerPublicBody = withAliases(USER_ALIASES, registerPublicSchema);
 export type RegisterPublicBody = z.output<typeof registerPublicBody>;
 
-/** Admin creation bodies (camel or snake); the user service validates the fields strictly. */
-export const adminCreateBody = withAliases(USER_ALIASES, jsonObject);
+/** POST /auth/register: public registration or an admin's create, decided by the session; each branch parses its own schema. */
+export const registerBody = jsonObject;
 
 export const sessionIdBody = z.object({
   sessionId: optString(200),
