@@ -11,7 +11,7 @@ export type { ModuleContext, SessionRecord, Transaction, UserRecord };
 export type { MigrationDef, ModuleCommand, ModuleUninstallGuard, TwoFactorMethodsPayload } from '../../src/module-api.js';
 export { defineModule, defineRoute } from '../../src/module-api.js';
 export { AppError, badRequest, forbidden, notFound, unavailable, isAppError, Codes } from '../../src/module-api.js';
-export { randomCode, randomToken, safeEqual, maskEmail, maskPhone, normalizePhone } from '../../src/module-api.js';
+export { randomCode, randomToken, safeEqual, maskEmail, maskPhone, normalizePhone, emailAddress } from '../../src/module-api.js';
 
 export const MODULE_ID = 'two-factor';
 

@@ -6,6 +6,7 @@ import {
   forbidden,
   inTransaction,
   normalizePhone,
+  emailAddress,
   notFound,
   sendNotice,
   writeTwoFactorFlag,
@@ -168,10 +169,10 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
 
 function addressFor(user: UserRecord, kind: 'email' | 'sms', input: SetupInput): string {
   if (kind === 'email') {
-    const v = (input.identifier ?? input.email ?? user.email ?? '').trim().toLowerCase();
-    if (!/^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,60}$/.test(v))
-      throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
-    return v;
+    // The one email rule (as registration), so a code goes only to an address an account could have.
+    const v = emailAddress.safeParse(input.identifier ?? input.email ?? user.email ?? '');
+    if (!v.success) throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
+    return v.data;
   }
   const raw = input.identifier ?? input.phone ?? user.phone ?? '';
   const phone = normalizePhone(raw);
