@@ -6,7 +6,7 @@ import { blogSearch } from './migrations/20261124-1201-blog-search.js';
 import { routes } from './routes.js';
 import { blogConfig } from './settings.js';
 import { blogPostTypes } from './migrations/20261125-1000-blog-post-types.js';
-import { countByType, moveType } from './types.js';
+import { countByType, defaultBehaviors, moveType } from './types.js';
 
 /** Blog: posts, categories and tags, comments with moderation, reactions, bookmarks, views and stats, translations. */
 export default defineModule({
@@ -18,8 +18,9 @@ export default defineModule({
   config: blogConfig,
   migrations: [createBlogTables, blogSearch, blogPostTypes],
   routes,
-  // Post types: a provider (post-types) answers `blog.post_types`; these two serve it.
+  // Post types: a provider (post-types) answers `blog.post_types`; these three serve it.
   hooks: [
+    { event: 'blog.post_types.defaults', handler: defaultBehaviors },
     { event: 'blog.post_types.usage', handler: countByType },
     { event: 'blog.post_types.move', handler: moveType },
   ],

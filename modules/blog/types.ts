@@ -113,6 +113,11 @@ export async function assertEngagement(app: ModuleContext, post: { post_type?: s
   }
 }
 
+/** `blog.post_types.defaults`: the behaviours a type has unless it sets others (the blog owns them). */
+export function defaultBehaviors(payload: { behaviors: Record<string, unknown> | null }): void {
+  payload.behaviors = { ...DEFAULT_BEHAVIORS, allowed_body_formats: [...DEFAULT_BEHAVIORS.allowed_body_formats] };
+}
+
 /** `blog.post_types.usage`: how many posts (deleted ones included) each type has. */
 export async function countByType(payload: PostTypeUsage, app: ModuleContext): Promise<void> {
   const rows = await app.db.select<{ post_type: string; n: number | string }>('SELECT post_type, COUNT(*) AS n FROM blog_posts GROUP BY post_type');

@@ -74,21 +74,6 @@ export interface Definition {
   updated_at: string;
 }
 
-export const DEFAULT_BEHAVIORS: Behaviors = {
-  public_by_default: true,
-  default_visibility: null,
-  enables_seo: true,
-  enables_comments: true,
-  enables_reactions: true,
-  enables_bookmarks: true,
-  enables_views: true,
-  enables_scheduling: true,
-  requires_approval: false,
-  allows_password_visibility: true,
-  allowed_body_formats: [...BODY_FORMATS],
-  max_per_author: null,
-};
-
 /** Created by the module's migration; they can be edited and switched off, never deleted. */
 export const BUILT_IN_TYPES = [
   {
@@ -97,7 +82,7 @@ export const BUILT_IN_TYPES = [
     description: 'Blog posts: dated articles with comments, reactions and bookmarks.',
     slug_prefix: '',
     field_schema: [] as FieldDef[],
-    behaviors: DEFAULT_BEHAVIORS,
+    behaviors: {} as Record<string, unknown>,
     icon: 'file-text',
     color: '#2563eb',
   },
@@ -108,7 +93,6 @@ export const BUILT_IN_TYPES = [
     slug_prefix: 'pages',
     field_schema: [] as FieldDef[],
     behaviors: {
-      ...DEFAULT_BEHAVIORS,
       enables_comments: false,
       enables_reactions: false,
       enables_bookmarks: false,
@@ -179,25 +163,31 @@ export const fieldSchema = z
     });
   });
 
-/** Known behaviours are typed; further keys are kept as given (null removes one on update). */
+/**
+ * Known behaviours are typed; further keys are kept as given (null removes one on update). A
+ * definition stores only what it sets: the blog owns the defaults (its event blog.post_types.defaults),
+ * which are laid under it when definitions are read.
+ */
+const knownBehaviors = {
+  public_by_default: z.boolean(),
+  default_visibility: z.enum(VISIBILITIES, { error: `must be one of ${VISIBILITIES.join(', ')} (a password needs a post of its own)` }).nullable(),
+  enables_seo: z.boolean(),
+  enables_comments: z.boolean(),
+  enables_reactions: z.boolean(),
+  enables_bookmarks: z.boolean(),
+  enables_views: z.boolean(),
+  enables_scheduling: z.boolean(),
+  requires_approval: z.boolean(),
+  allows_password_visibility: z.boolean(),
+  allowed_body_formats: z
+    .array(z.enum([...BODY_FORMATS, 'text'], { error: `must be among ${BODY_FORMATS.join(', ')}` }).transform((f) => (f === 'text' ? 'plain' : f)))
+    .min(1, 'must allow at least one format')
+    .transform((l) => [...new Set(l)]),
+  max_per_author: z.number().int().min(1).max(1_000_000).nullable(),
+};
+const KNOWN_BEHAVIORS = new Set(Object.keys(knownBehaviors));
 export const behaviorsInput = z
-  .object({
-    public_by_default: z.boolean(),
-    default_visibility: z.enum(VISIBILITIES, { error: `must be one of ${VISIBILITIES.join(', ')} (a password needs a post of its own)` }).nullable(),
-    enables_seo: z.boolean(),
-    enables_comments: z.boolean(),
-    enables_reactions: z.boolean(),
-    enables_bookmarks: z.boolean(),
-    enables_views: z.boolean(),
-    enables_scheduling: z.boolean(),
-    requires_approval: z.boolean(),
-    allows_password_visibility: z.boolean(),
-    allowed_body_formats: z
-      .array(z.enum([...BODY_FORMATS, 'text'], { error: `must be among ${BODY_FORMATS.join(', ')}` }).transform((f) => (f === 'text' ? 'plain' : f)))
-      .min(1, 'must allow at least one format')
-      .transform((l) => [...new Set(l)]),
-    max_per_author: z.number().int().min(1).max(1_000_000).nullable(),
-  })
+  .object(knownBehaviors)
   .partial()
   .catchall(z.unknown())
   .refine((b) => JSON.stringify(b).length <= BEHAVIORS_MAX, `must be at most ${BEHAVIORS_MAX} bytes of JSON`);
@@ -249,14 +239,14 @@ export const updateInput = z
 export type CreateInput = z.output<typeof createInput>;
 export type UpdateInput = z.output<typeof updateInput>;
 
-/** Stored behaviours: the defaults, the stored ones, then the given ones (null drops a further key). */
-export function mergeBehaviors(base: Partial<Behaviors>, given: Record<string, unknown> = {}): Behaviors {
-  const out: Record<string, unknown> = { ...DEFAULT_BEHAVIORS, ...base };
+/** A definition's own behaviours with the given ones applied (null drops a further key; a known one takes null as its value). */
+export function applyBehaviors(stored: Record<string, unknown>, given: Record<string, unknown> = {}): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...stored };
   for (const [k, v] of Object.entries(given)) {
-    if (v === null && !(k in DEFAULT_BEHAVIORS)) delete out[k];
+    if (v === null && !KNOWN_BEHAVIORS.has(k)) delete out[k];
     else out[k] = v;
   }
-  return out as Behaviors;
+  return out;
 }
 
 // Field values of posts

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintError } from 'sequelize';
 import { notFound, type ModuleContext, type Transaction } from '../../src/module-api.js';
-import { definitionError, mergeBehaviors, type Behaviors, type CreateInput, type Definition, type FieldDef, type UpdateInput } from './definition.js';
+import { applyBehaviors, definitionError, type Behaviors, type CreateInput, type Definition, type FieldDef, type UpdateInput } from './definition.js';
 import type { PostTypesSettings } from './settings.js';
 
 type Row = Record<string, any>;
@@ -19,7 +19,14 @@ const parse = <T>(v: unknown, fallback: T): T => {
 const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 't';
 const iso = (v: unknown) => new Date(v as string).toISOString();
 
-function toDefinition(r: Row): Definition {
+/** The blog's default behaviours (the blog owns them and enforces them); a definition's own are laid over them. */
+async function blogDefaults(ctx: ModuleContext): Promise<Record<string, unknown>> {
+  const q: { behaviors: Record<string, unknown> | null } = { behaviors: null };
+  await ctx.hooks.run('blog.post_types.defaults', q);
+  return q.behaviors ?? {};
+}
+
+function toDefinition(r: Row, defaults: Record<string, unknown>): Definition {
   return {
     id: r.id,
     type_key: r.type_key,
@@ -27,7 +34,7 @@ function toDefinition(r: Row): Definition {
     description: r.description ?? '',
     slug_prefix: r.slug_prefix ?? '',
     field_schema: parse<FieldDef[]>(r.field_schema, []),
-    behaviors: mergeBehaviors(parse<Partial<Behaviors>>(r.behaviors, {})),
+    behaviors: { ...defaults, ...parse<Record<string, unknown>>(r.behaviors, {}) } as Behaviors,
     icon: r.icon ?? '',
     color: r.color ?? '',
     is_active: bool(r.is_active),
@@ -43,8 +50,8 @@ const ORDER = 'ORDER BY sort_order, type_key';
 /** Every definition and the revision they belong to (read first: a change committed in between shows as a newer revision next time). */
 async function readAll(ctx: ModuleContext): Promise<{ revision: string; defs: Definition[] }> {
   const [rev] = await ctx.db.select<{ revision: string }>('SELECT revision FROM post_types_revision WHERE id = 1');
-  const rows = await ctx.db.select<Row>(`SELECT ${COLUMNS} FROM post_types ${ORDER}`);
-  return { revision: rev?.revision ?? '', defs: rows.map(toDefinition) };
+  const [rows, defaults] = await Promise.all([ctx.db.select<Row>(`SELECT ${COLUMNS} FROM post_types ${ORDER}`), blogDefaults(ctx)]);
+  return { revision: rev?.revision ?? '', defs: rows.map((r) => toDefinition(r, defaults)) };
 }
 
 /**
@@ -122,7 +129,7 @@ async function change<T>(ctx: ModuleContext, fn: (tx: Transaction) => Promise<T>
 
 export async function findDefinition(ctx: ModuleContext, key: string, tx?: Transaction): Promise<Definition | null> {
   const [row] = await ctx.db.select<Row>(`SELECT ${COLUMNS} FROM post_types WHERE type_key = ?`, [key], { tx });
-  return row ? toDefinition(row) : null;
+  return row ? toDefinition(row, await blogDefaults(ctx)) : null;
 }
 
 export async function getDefinition(ctx: ModuleContext, key: string, tx?: Transaction): Promise<Definition> {
@@ -148,7 +155,7 @@ export async function createDefinition(ctx: ModuleContext, input: CreateInput): 
           input.description ?? '',
           input.slug_prefix ?? '',
           JSON.stringify(input.field_schema ?? []),
-          JSON.stringify(mergeBehaviors({}, input.behaviors)),
+          JSON.stringify(applyBehaviors({}, input.behaviors)),
           input.icon ?? '',
           input.color ?? '',
           input.is_active ?? true,
@@ -173,13 +180,14 @@ export async function updateDefinition(ctx: ModuleContext, key: string, input: U
     throw definitionError('POST_TYPE_KEY_FIXED', 'type_key: a post type keeps its key (create a new type and move the posts on deleting this one)', 'type_key');
   }
   await change(ctx, async (tx) => {
-    const d = await getDefinition(ctx, key, tx);
+    const [row] = await ctx.db.select<Row>('SELECT behaviors FROM post_types WHERE type_key = ?', [key], { tx });
+    if (!row) throw notFound(`No post type "${key}"`);
     const set: Record<string, unknown> = { updated_at: new Date() };
     for (const k of ['type_name', 'description', 'slug_prefix', 'icon', 'color', 'is_active', 'sort_order'] as const) {
       if (input[k] !== undefined) set[k] = input[k];
     }
     if (input.field_schema !== undefined) set.field_schema = JSON.stringify(input.field_schema);
-    if (input.behaviors !== undefined) set.behaviors = JSON.stringify(mergeBehaviors(d.behaviors, input.behaviors));
+    if (input.behaviors !== undefined) set.behaviors = JSON.stringify(applyBehaviors(parse<Record<string, unknown>>(row.behaviors, {}), input.behaviors));
     const cols = Object.keys(set);
     await ctx.db.exec(`UPDATE post_types SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE type_key = ?`, [...cols.map((c) => set[c]), key], { tx });
   });
