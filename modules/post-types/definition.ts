@@ -40,21 +40,8 @@ export interface FieldDef {
   placeholder: string;
 }
 
-export interface Behaviors {
-  public_by_default: boolean;
-  default_visibility: (typeof VISIBILITIES)[number] | null;
-  enables_seo: boolean;
-  enables_comments: boolean;
-  enables_reactions: boolean;
-  enables_bookmarks: boolean;
-  enables_views: boolean;
-  enables_scheduling: boolean;
-  requires_approval: boolean;
-  allows_password_visibility: boolean;
-  allowed_body_formats: (typeof BODY_FORMATS)[number][];
-  max_per_author: number | null;
-  [further: string]: unknown;
-}
+/** A type's behaviours as answered: the known ones (typed by their input schema) and any further keys. */
+export type Behaviors = z.output<z.ZodObject<typeof knownBehaviors>> & { [further: string]: unknown };
 
 /** A definition as stored and answered (the spec's "Post type definition"). */
 export interface Definition {
