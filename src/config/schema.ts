@@ -393,9 +393,6 @@ export type Config = { readonly [K in ConfigKey as PropOf<K>]: Out<K> } & {
   readonly publicBaseUrl: string;
   /** Where the config file lives. */
   readonly configFile: string;
-  /**
-   * Module settings and rate limits given in the environment (or the env file), by the names the
-   * module registry declares (`<MODULE>_<SETTING>`, `RATE_LIMIT_<CLASS>`; see modules/module-env.ts), raw.
-   */
+  /** Module settings and limits from the environment or env file, raw, by name (src/modules/module-env.ts). */
   readonly moduleEnv: Readonly<Record<string, string>>;
 };

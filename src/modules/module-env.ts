@@ -67,3 +67,11 @@ export function envLimit(cls: string, env: Readonly<Record<string, string>>): { 
   const r = rateLimit.safeParse(raw);
   return r.success ? { rule: r.data } : { rule: null, problem: `${name}=${JSON.stringify(raw.slice(0, 40))}: expected "attempts/window", e.g. 5/15m; ignored` };
 }
+
+/** Every module setting and limit budget in the environment that fits no reading (each is ignored). */
+export function envProblems(registry: readonly Pick<ModuleManifest, 'id' | 'config' | 'rateLimits'>[], env: Readonly<Record<string, string>>): string[] {
+  return registry.flatMap((m) => [
+    ...envSettings(m, env).problems,
+    ...m.rateLimits.map((r) => envLimit(r.name, env).problem).filter((p): p is string => Boolean(p)),
+  ]);
+}

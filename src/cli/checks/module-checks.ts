@@ -1,4 +1,4 @@
-import { envLimit, envSettings } from '../../modules/module-env.js';
+import { envProblems } from '../../modules/module-env.js';
 import { moduleRegistryForCli } from '../context.js';
 import { fail, ok, skip, warn, type Check } from './check.js';
 
@@ -36,13 +36,9 @@ export const moduleSettingsCheck: Check = {
   needs: ['config'],
   async run(ctx) {
     const env = ctx.requireConfig().moduleEnv;
-    const registry = moduleRegistryForCli();
     const given = Object.keys(env).length;
     if (!given) return skip('none given');
-    const problems = registry.flatMap((m) => [
-      ...envSettings(m, env).problems,
-      ...m.rateLimits.map((r) => envLimit(r.name, env).problem).filter((p): p is string => Boolean(p)),
-    ]);
+    const problems = envProblems(moduleRegistryForCli(), env);
     if (problems.length) return warn(problems.join('; '), 'fix or remove them: each is ignored, the stored or default value applies (see README "Modules")');
     return ok(`${given} given: ${Object.keys(env).sort().join(', ')}`);
   },

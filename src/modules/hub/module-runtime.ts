@@ -11,7 +11,7 @@ import { buildModuleRouter } from './dynamic-router.js';
 import { createModuleHub } from './hub.js';
 import type { Transaction } from '../../data/unit-of-work.js';
 import { createStateStore, type InstalledModule } from './state-store.js';
-import { envLimit, envSettings } from '../module-env.js';
+import { envProblems, envSettings } from '../module-env.js';
 
 export interface ModuleRuntimeOptions {
   /** The modules that can be installed: passed in at the composition root (core imports no module). */
@@ -99,15 +99,12 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     sink?.sync('modules', runtime.jobs());
   }
 
+  /** Module settings given in the environment, by manifest (the environment does not change while the process runs). */
+  const envValues = new WeakMap<ModuleManifest, Record<string, unknown>>();
   /** Module settings in the environment that fit no reading are logged once (they are ignored). */
   const reported = new Set<string>();
   function reportEnvProblems(): void {
-    const env = ctx.config.moduleEnv ?? {};
-    const problems = manifests.flatMap((m) => [
-      ...envSettings(m, env).problems,
-      ...m.rateLimits.map((r) => envLimit(r.name, env).problem).filter((p): p is string => Boolean(p)),
-    ]);
-    for (const p of problems) {
+    for (const p of envProblems(manifests, ctx.config.moduleEnv ?? {})) {
       if (reported.has(p)) continue;
       reported.add(p);
       ctx.logger.warn({ problem: p }, 'module setting in the environment ignored');
@@ -171,8 +168,9 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     config<T>(id: string): T {
       const m = manifests.find((x) => x.id === id);
       if (!m?.config) return {} as T;
-      // The environment (POST_TYPES_ENABLED=false) wins over the stored settings.
-      const fromEnv = envSettings(m, ctx.config.moduleEnv ?? {}).values;
+      // The environment (POST_TYPES_ENABLED=false) wins over the stored settings; it is read once per manifest.
+      let fromEnv = envValues.get(m);
+      if (!fromEnv) envValues.set(m, (fromEnv = envSettings(m, ctx.config.moduleEnv ?? {}).values));
       const parsed = m.config.safeParse({ ...(configs.get(id) ?? {}), ...fromEnv });
       if (parsed.success) return parsed.data as T;
       // A stored value that no longer fits the schema falls back to the defaults rather than failing requests.
