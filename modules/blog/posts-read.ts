@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { assertCanRead, isAdmin, postAbilities, visibleWhere, type PostAccessRow } from './access.js';
 import { cachedTotal } from './totals.js';
-import { DEFAULT_TYPE, postTypes, publicPath, rulesOf, type PostTypeRules } from './types.js';
+import { postTypeKey, postTypes, publicPath, ruleIn, type PostTypeRules } from './types.js';
 import { badRequest, dialect, findUser, notFound, publicBaseUrl, select, withAuthors, type ModuleContext, type UserRecord } from './core.js';
 
 export type Row = Record<string, any>;
@@ -75,9 +75,9 @@ export function toPost(app: ModuleContext, r: Row, terms: Terms, viewer: UserRec
     visibility: r.visibility,
     password_protected: r.visibility === 'password',
     lang: r.lang,
-    post_type: r.post_type ?? DEFAULT_TYPE,
+    post_type: ruleIn(terms.types, r.post_type).type_key,
     fields: json(r.fields),
-    path: publicPath(terms.types.get(r.post_type ?? DEFAULT_TYPE), r.slug),
+    path: publicPath(ruleIn(terms.types, r.post_type), r.slug),
     meta_title: r.meta_title ?? null,
     meta_description: r.meta_description ?? null,
     canonical_url: r.canonical_url ?? null,
@@ -137,12 +137,7 @@ export const listQuery = z.object({
   q: z.string().trim().min(1, 'must not be empty').max(200).optional(),
   search: z.string().trim().min(1).max(200).optional(),
   mine: z.enum(['true', 'false']).optional(),
-  post_type: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a post type key')
-    .optional(),
+  post_type: postTypeKey.optional(),
 });
 export type ListQuery = z.output<typeof listQuery>;
 
@@ -316,7 +311,7 @@ export async function readPost(app: ModuleContext, viewer: UserRecord | null, ro
   ]);
   return {
     post: { ...toPost(app, shown, terms, viewer, true), available_langs: [row.lang, ...langs.map((l) => l.lang).filter((l) => l !== row.lang)] },
-    can: postAbilities(viewer, row as PostAccessRow, (terms.types.get(row.post_type) ?? (await rulesOf(app, row.post_type))).behaviors),
+    can: postAbilities(viewer, row as PostAccessRow, ruleIn(terms.types, row.post_type).behaviors),
   };
 }
 

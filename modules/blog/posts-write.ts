@@ -15,16 +15,15 @@ import {
   type Transaction,
   type UserRecord,
 } from './core.js';
-import { json, langSchema, loadPost, type Row } from './posts-read.js';
+import { langSchema, loadPost, type Row } from './posts-read.js';
 import { BODY_FORMATS, makeExcerpt, renderBody, RESERVED_SLUGS, SLUG_RE, slugFrom, type BodyFormat } from './render.js';
 import { resolveCategories, resolveTags } from './taxonomy.js';
 import { forgetTotals } from './totals.js';
-import { DEFAULT_TYPE, rulesForWrite, rulesOf, type PostTypeRules, type Visibility } from './types.js';
+import { assertQuota, checkType, defaultFormat, defaultVisibility, PENDING, refused, reviewed, SEO_FIELDS } from './write-rules.js';
+import { DEFAULT_TYPE, postTypeKey, rulesForWrite, rulesOf } from './types.js';
 
 const MAX_BODY = 500_000;
 export const POST_STATUSES = ['draft', 'scheduled', 'published', 'archived'] as const;
-/** Where a writer's post waits when its type requires approval (an admin publishes it). */
-export const PENDING = 'pending';
 export const VISIBILITIES = ['public', 'auth', 'private', 'password'] as const;
 
 const slugField = z
@@ -46,7 +45,6 @@ const webUrl = z
   .trim()
   .max(2000)
   .refine((s) => /^https?:\/\/[^\s]+$/i.test(s) && URL.canParse(s), 'must be an http(s) URL');
-export const SEO_FIELDS = ['meta_title', 'meta_description', 'canonical_url', 'og_image'] as const;
 
 const fields = {
   title: z.string().trim().min(1, 'must not be empty').max(300),
@@ -64,13 +62,7 @@ const fields = {
   tags: termList,
   scheduled_at: dateField,
   published_at: dateField,
-  post_type: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .min(1)
-    .max(64)
-    .regex(/^[a-z][a-z0-9-]*$/, 'must be a post type key'),
+  post_type: postTypeKey,
   fields: z.record(z.string(), z.unknown()),
   meta_title: z.string().trim().max(300).nullable(),
   meta_description: z.string().trim().max(500).nullable(),
@@ -106,66 +98,6 @@ function checkInput(input: PostInput, existing: Row | null): void {
   }
   if (input.scheduled_at && input.scheduled_at.getTime() <= Date.now() && (input.status ?? existing?.status) === 'scheduled') {
     throw badRequest('scheduled_at: must be in the future', [{ field: 'scheduled_at', message: 'must be in the future' }]);
-  }
-}
-
-const refused = (code: string, field: string, message: string) => new AppError(400, code, `${field}: ${message}`, [{ field, message }]);
-
-/**
- * The type's behaviours on what this write sets (on a new post, or a post changing type, on all of
- * it). Answers the post's field values to store (undefined: unchanged).
- */
-function checkType(t: PostTypeRules, input: PostInput, existing: Row | null): Record<string, unknown> | undefined {
-  const b = t.behaviors;
-  const whole = !existing || (input.post_type !== undefined && input.post_type !== existing.post_type);
-  const format = input.body_format ?? (whole ? (existing?.body_format ?? defaultFormat(t)) : undefined);
-  if (format && !b.allowed_body_formats.includes(format)) {
-    throw refused('BODY_FORMAT_NOT_ALLOWED', 'body_format', `posts of type "${t.type_key}" take ${b.allowed_body_formats.join(', ')}`);
-  }
-  const visibility = input.visibility ?? (whole ? existing?.visibility : undefined);
-  if (visibility === 'password' && !b.allows_password_visibility) {
-    throw refused('PASSWORD_VISIBILITY_DISABLED', 'visibility', `posts of type "${t.type_key}" cannot be protected by a password`);
-  }
-  const scheduling = input.status === 'scheduled' || input.scheduled_at !== undefined || (whole && existing?.status === 'scheduled');
-  if (scheduling && !b.enables_scheduling) {
-    throw refused('SCHEDULING_DISABLED', input.scheduled_at !== undefined ? 'scheduled_at' : 'status', `posts of type "${t.type_key}" cannot be scheduled`);
-  }
-  for (const f of SEO_FIELDS) {
-    if (!b.enables_seo && input[f] !== undefined && input[f] !== null) {
-      throw refused('SEO_DISABLED', f, `posts of type "${t.type_key}" have no SEO fields`);
-    }
-  }
-  if (input.fields !== undefined) return t.checkFields(input.fields);
-  if (whole) return t.checkFields(existing ? json(existing.fields) : {});
-  return undefined;
-}
-
-const defaultFormat = (t: PostTypeRules): BodyFormat =>
-  t.behaviors.allowed_body_formats.includes('markdown') ? 'markdown' : (t.behaviors.allowed_body_formats[0] ?? 'markdown');
-
-/** A new post's visibility when it names none: the type's default_visibility, else public_by_default. */
-const defaultVisibility = (t: PostTypeRules): Visibility => t.behaviors.default_visibility ?? (t.behaviors.public_by_default ? 'public' : 'auth');
-
-/** A writer publishing or scheduling a post whose type requires approval sends it to review instead. */
-const reviewed = (t: PostTypeRules, user: UserRecord, status: string): string =>
-  t.behaviors.requires_approval && !isAdmin(user) && (status === 'published' || status === 'scheduled') ? PENDING : status;
-
-/**
- * max_per_author, exact under concurrent creates: inside the write's transaction, writers of one
- * author and type take turns (an advisory lock on PostgreSQL; SQLite transactions write one at a time).
- */
-async function assertQuota(app: ModuleContext, t: PostTypeRules, authorId: string, tx: Transaction, exceptPostId = ''): Promise<void> {
-  const max = t.behaviors.max_per_author;
-  if (!max) return;
-  if (app.db.dialect === 'postgres') await exec(app, 'SELECT pg_advisory_xact_lock(hashtext(?))', [`blog-quota:${authorId}:${t.type_key}`], tx);
-  const [c] = await select<{ n: number | string }>(
-    app,
-    'SELECT COUNT(*) AS n FROM blog_posts WHERE author_id = ? AND post_type = ? AND deleted_at IS NULL AND id <> ?',
-    [authorId, t.type_key, exceptPostId],
-    tx,
-  );
-  if (Number(c?.n ?? 0) >= max) {
-    throw forbidden(`An author may have at most ${max} posts of type "${t.type_key}"`, 'POST_TYPE_LIMIT_REACHED');
   }
 }
 

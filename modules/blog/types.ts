@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { AppError, badRequest, forbidden, type ModuleContext, type Transaction } from './core.js';
 import type { BodyFormat } from './render.js';
 
@@ -85,11 +86,19 @@ export async function postTypes(app: ModuleContext): Promise<Map<string, PostTyp
   return map;
 }
 
+/** The rules a post of type `key` follows among `types` (the blog's defaults when no one defines it). */
+export const ruleIn = (types: Map<string, PostTypeRules>, key: string | null | undefined): PostTypeRules =>
+  types.get(key || DEFAULT_TYPE) ?? fallback(key || DEFAULT_TYPE);
+
 /** The rules an existing post follows (its type, or the blog's defaults when no one defines it). */
-export async function rulesOf(app: ModuleContext, key: string | null | undefined): Promise<PostTypeRules> {
-  const k = key || DEFAULT_TYPE;
-  return (await postTypes(app)).get(k) ?? fallback(k);
-}
+export const rulesOf = async (app: ModuleContext, key: string | null | undefined): Promise<PostTypeRules> => ruleIn(await postTypes(app), key);
+
+/** A post type key as posts and lists name it. */
+export const postTypeKey = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a post type key');
 
 /** The rules for writing a post as type `key`: it must be defined and active. */
 export async function rulesForWrite(app: ModuleContext, key: string): Promise<PostTypeRules> {
