@@ -4,7 +4,7 @@ const integrationFiles = ['test/integration/**/*.test.ts', 'modules/**/*.test.ts
 const bothBackends = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
 /**
- * Three tiers (unit, integration, cli). The integration tier runs on SQLite + in-process backends,
+ * Four tiers (unit, integration, cli, faults). The integration tier runs on SQLite + in-process backends,
  * and a second time on PostgreSQL + Redis when TEST_DATABASE_URL and TEST_REDIS_URL are set.
  */
 export default defineConfig({
@@ -33,6 +33,11 @@ export default defineConfig({
             },
           ]
         : []),
+      {
+        extends: true as const,
+        // Whole processes under outages and signals, on SQLite and (with the URLs set) PostgreSQL + Redis.
+        test: { name: 'faults', include: ['test/faults/**/*.test.ts'], testTimeout: 300_000 },
+      },
       {
         extends: true as const,
         test: {

@@ -5,9 +5,10 @@ import type { Config } from './config/schema.js';
 import type { Bus, Cache } from './cache/cache.js';
 import { createMemoryBus, createMemoryCache } from './cache/memory-cache.js';
 import { createRedisBus, createRedisCache } from './cache/redis-cache.js';
-import { connectRedis, type RedisClient } from './cache/redis-client.js';
+import { closeRedisClient, connectRedis, type RedisClient } from './cache/redis-client.js';
 import { RedisHealth } from './cache/redis-health.js';
-import { createSequelize, dialectOf, type Dialect } from './data/sequelize.js';
+import { createSequelize, databaseProbe, dialectOf, type Dialect } from './data/sequelize.js';
+import { DatabaseHealth, guardDatabase, withTimeout } from './data/db-health.js';
 import { createMigrator, type Migrator } from './data/migrator.js';
 import { coreMigrations } from './data/migrations/index.js';
 import { createUserRepository, type UserRepository } from './data/repositories/user-repository.js';
@@ -59,6 +60,8 @@ export interface AppContext {
   sequelize: Sequelize;
   dialect: Dialect;
   models: ReturnType<typeof defineSystemModels>;
+  /** Whether the database is usable right now; while it is not, queries are refused at once (503). */
+  dbHealth: DatabaseHealth;
   redis: RedisClient | null;
   /** Whether Redis is usable right now (null without Redis); everything falls back while it is not. */
   redisHealth: RedisHealth | null;
@@ -74,7 +77,11 @@ export interface AppContext {
   services: Services;
   /** Prometheus metrics of this process (src/metrics). */
   metrics: Metrics;
-  close(): Promise<void>;
+  /**
+   * Closes everything it opened, in order, each step bounded: whatever the state of the database,
+   * Redis and SMTP, it resolves within `withinMs` (default 15 s).
+   */
+  close(opts?: { withinMs?: number }): Promise<void>;
 }
 
 export interface CreateAppContextOptions {
@@ -96,6 +103,13 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
   try {
     await sequelize.authenticate();
     closers.push(() => sequelize.close());
+    const dbHealth: DatabaseHealth = new DatabaseHealth({
+      probe: databaseProbe(config, (sql) => rawQuery(sql)),
+      logger,
+      onChange: (up) => metrics.databaseState(up),
+    });
+    const rawQuery = guardDatabase(sequelize, dbHealth);
+    closers.unshift(async () => dbHealth.stop());
 
     let redis: RedisClient | null = null;
     let redisHealth: RedisHealth | null = null;
@@ -110,7 +124,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       redisHealth = health;
       closers.unshift(async () => {
         health.stop();
-        if (client.isOpen) await client.quit().catch(() => client.destroy());
+        await closeRedisClient(client);
       });
       cache = createRedisCache(client, config.redisPrefix, health);
       bus = await createRedisBus(client, config.redisPrefix, logger, health);
@@ -197,6 +211,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       config,
       logger,
       sequelize,
+      dbHealth,
       dialect: dialectOf(sequelize),
       models,
       redis,
@@ -236,8 +251,9 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
           clock: opts.clock,
         }),
       },
-      async close() {
-        for (const c of closers.splice(0)) await c().catch(() => undefined);
+      async close({ withinMs = 15_000 } = {}) {
+        const end = Date.now() + withinMs;
+        for (const c of closers.splice(0)) await within(c(), Math.max(100, end - Date.now()));
       },
     } satisfies AppContext);
     closers.unshift(() => modules.close());
@@ -245,7 +261,14 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     await modules.reload();
     return ctx;
   } catch (err) {
-    for (const c of closers) await c().catch(() => undefined);
+    for (const c of closers) await within(c(), 2_000);
     throw err;
   }
 }
+
+/** Waits for one closing step at most `ms`; a step that fails or hangs is left behind (the process is ending). */
+const within = (step: Promise<unknown>, ms: number): Promise<void> =>
+  withTimeout(step, ms).then(
+    () => undefined,
+    () => undefined,
+  );

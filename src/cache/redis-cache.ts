@@ -1,6 +1,6 @@
 import type { Logger } from '../log/logger.js';
 import type { Bus, Cache } from './cache.js';
-import type { RedisClient } from './redis-client.js';
+import { closeRedisClient, type RedisClient } from './redis-client.js';
 import type { RedisHealth } from './redis-health.js';
 
 /**
@@ -85,7 +85,7 @@ export async function createRedisBus(client: RedisClient, prefix: string, logger
       });
     },
     async close() {
-      if (sub.isOpen) await sub.quit().catch(() => sub.destroy());
+      await closeRedisClient(sub);
     },
   };
 }

@@ -46,3 +46,18 @@ export async function connectRedis(url: string, logger: Logger, opts: RedisClien
   }
   return client as RedisClient;
 }
+
+/**
+ * Closes a client within `ms` whatever the state of Redis: a connected client is asked to quit (its
+ * pending replies arrive first); a disconnected one, or one that does not answer in time, is
+ * destroyed, which also ends its reconnect timer. `quit()` on a disconnected client never settles.
+ */
+export async function closeRedisClient(client: Pick<RedisClient, 'isOpen' | 'isReady' | 'close' | 'destroy'>, ms = 1_000): Promise<void> {
+  if (!client.isOpen) return;
+  if (client.isReady) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([client.close().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+  }
+  if (client.isOpen) client.destroy();
+}

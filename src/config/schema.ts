@@ -171,6 +171,13 @@ export const CONFIG_KEYS = {
   CORS_ORIGINS: key('corsOrigins', 'server', list, 'Comma list of browser origins allowed to call the API with credentials.', { default: [] }),
   BODY_LIMIT: key('bodyLimit', 'server', z.string().regex(SIZE_PATTERN, 'expected a size such as 100kb'), 'Maximum JSON body size.', { default: '100kb' }),
   LOG_LEVEL: key('logLevel', 'server', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level.', { default: 'info' }),
+  SHUTDOWN_TIMEOUT: key(
+    'shutdownTimeout',
+    'server',
+    int(1, 300),
+    'Seconds requests in flight get to finish after SIGTERM; what cannot finish by then is answered 503. The process exits within this plus 5 s.',
+    { default: 10 },
+  ),
   JOBS_ENABLED: key('jobsEnabled', 'server', bool, 'Run scheduled jobs (session expiry, token cleanup).', { default: true }),
   METRICS_TOKEN: key(
     'metricsToken',

@@ -22,6 +22,8 @@ const MESSAGES = /Connection terminated|connection is closed|Client has encounte
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err as Record<string, unknown> | undefined, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
     if (typeof e.name === 'string' && SEQUELIZE_NAMES.has(e.name)) return true;
+    // The breaker's own refusal (db-health.ts): the outage is known, nothing was sent.
+    if (e.code === 'DB_UNAVAILABLE') return true;
     if (typeof e.code === 'string' && (NET_CODES.has(e.code) || PG_STATE.test(e.code) || e.code === 'SQLITE_BUSY')) return true;
     if (typeof e.message === 'string' && MESSAGES.test(e.message)) return true;
     // Sequelize wraps the driver's error as `parent` / `original`.

@@ -94,3 +94,26 @@ function takeTurns(sequelize: Sequelize): void {
 }
 
 export const dialectOf = (s: Sequelize): Dialect => (s.getDialect() === 'postgres' ? 'postgres' : 'sqlite');
+
+/**
+ * The database health probe (db-health.ts): PostgreSQL answers `SELECT 1` through the pool (which
+ * also drops the connections the outage broke); SQLite must be writable, which reads alone do not
+ * prove while another process holds the write lock, so a connection of its own takes and releases
+ * the lock with a short busy timeout.
+ */
+export function databaseProbe(
+  config: Pick<Config, 'databaseUrl' | 'dataDirAbs'>,
+  query: (sql: string) => Promise<unknown>,
+  busyMs = 200,
+): () => Promise<void> {
+  const file = sqliteFile(config);
+  if (file === null || file === ':memory:') return async () => void (await query('SELECT 1'));
+  return () =>
+    new Promise<void>((resolve, reject) => {
+      const db = new sqlite3.Database(file, sqlite3.OPEN_READWRITE, (openErr) => {
+        if (openErr) return reject(openErr);
+        db.configure('busyTimeout', busyMs);
+        db.exec('BEGIN IMMEDIATE; ROLLBACK', (err) => db.close(() => (err ? reject(err) : resolve())));
+      });
+    });
+}

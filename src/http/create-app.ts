@@ -45,7 +45,8 @@ export function createApp(app: AppContext): Express {
           }),
           res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
         },
-        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+        // A 503 is an answered outage (logged once by its health tracker, counted in /metrics), not a fault.
+        customLogLevel: (_req, res, err) => (res.statusCode === 503 ? 'debug' : err || res.statusCode >= 500 ? 'error' : 'info'),
       }),
     );
   }
@@ -69,6 +70,11 @@ export function createApp(app: AppContext): Express {
   x.use(limits.fallback);
   x.use(notFoundHandler);
   x.use(limits.onError);
-  x.use(errorHandler(logger));
+  x.use(
+    errorHandler(logger, (err) => {
+      app.dbHealth.observe(err);
+      app.metrics.unavailableAnswer('database');
+    }),
+  );
   return x;
 }

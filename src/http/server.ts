@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../app-context.js';
 import { createApp } from './create-app.js';
 import { answerClientError } from './middleware/client-error.js';
+import { Codes } from '../errors/codes.js';
 
 export interface RunningServer {
   server: http.Server;
@@ -12,9 +13,12 @@ export interface RunningServer {
   /**
    * Graceful stop: answers every request that has reached this process (queued connections
    * included), each with `Connection: close`, stops accepting, and resolves once every connection
-   * is closed, or after `graceMs` with whatever is left cut off.
+   * is closed. A request still unanswered after `graceMs` gets 503 with `Retry-After` (its work may
+   * still finish, unseen); at most about a second later whatever is left is cut off.
    */
   close(graceMs?: number): Promise<void>;
+  /** Replaces the request handler (a server that started before its app could open switches to it). */
+  setHandler(handler: http.RequestListener): void;
 }
 
 /** The listener stays open until no connection has come in for this long, so queued ones are accepted, not reset. */
@@ -29,8 +33,19 @@ interface Tracked {
 }
 
 /** Listens with the app; keeps header and request timeouts tight against slow clients. */
-export async function startServer(app: AppContext, opts: { port: number; host: string }): Promise<RunningServer> {
-  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, createApp(app));
+export function startServer(app: AppContext, opts: { port: number; host: string }): Promise<RunningServer> {
+  return startHttpServer(createApp(app), opts);
+}
+
+/** After the grace period, what the unanswered requests get. */
+const LATE_BODY = JSON.stringify({ success: false, error: 'The server is restarting; try again', code: Codes.SERVICE_UNAVAILABLE });
+const LATE_RETRY_AFTER_SEC = '5';
+/** How long the late answers get to reach their clients before the remaining connections are cut. */
+const FLUSH_MS = 1_000;
+
+export async function startHttpServer(handler: http.RequestListener, opts: { port: number; host: string }): Promise<RunningServer> {
+  let current = handler;
+  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => current(req, res));
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -39,6 +54,8 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
   const sockets = new Map<net.Socket, Tracked>();
   /** Answers not yet written: when the stop begins they too get `Connection: close`. */
   const unanswered = new Set<http.ServerResponse>();
+  /** Every request being handled, for the answer at the end of the grace period. */
+  const inFlight = new Set<http.ServerResponse>();
   let stopping = false;
   let lastConnectionAt = 0;
   server.on('connection', (socket: net.Socket) => {
@@ -52,8 +69,10 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
     if (t) t.active += 1;
     if (stopping) res.setHeader('Connection', 'close');
     else unanswered.add(res);
+    inFlight.add(res);
     res.once('close', () => {
       unanswered.delete(res);
+      inFlight.delete(res);
       if (!t) return;
       t.active -= 1;
       t.idleSince = Date.now();
@@ -86,6 +105,9 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
     server,
     port,
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    setHandler(next) {
+      current = next;
+    },
     async close(graceMs = 10_000) {
       if (stopping) return;
       stopping = true;
@@ -99,15 +121,45 @@ export async function startServer(app: AppContext, opts: { port: number; host: s
         await new Promise((r) => setTimeout(r, 20));
       }
       // Stop listening only: http.Server#close would also drop idle keep-alive connections at once,
-      // including ones whose request is on the wire but not yet read.
-      const listenerClosed = new Promise<void>((r) => net.Server.prototype.close.call(server, () => r()));
+      // including ones whose request is on the wire but not yet read. Closed in the check phase,
+      // right after the poll phase accepted every connection the kernel had queued: one that
+      // completed its handshake since would be reset by the close.
+      const listenerClosed = new Promise<void>((r) => setImmediate(() => net.Server.prototype.close.call(server, () => r())));
       while (sockets.size > 0 && Date.now() < deadline) {
         await closeIdle();
         await new Promise((r) => setTimeout(r, 25));
+      }
+      if (inFlight.size > 0) {
+        for (const res of inFlight) answerLate(res);
+        const flushEnd = Date.now() + FLUSH_MS;
+        while (sockets.size > 0 && Date.now() < flushEnd) {
+          await closeIdle();
+          await new Promise((r) => setTimeout(r, 25));
+        }
       }
       if (sockets.size > 0) server.closeAllConnections();
       for (const socket of sockets.keys()) socket.destroy();
       await listenerClosed;
     },
   };
+}
+
+/**
+ * The grace period is over and this request has no answer: 503 with Retry-After and Connection:
+ * close, instead of a reset. The handler may still finish; whatever it writes later goes nowhere.
+ */
+function answerLate(res: http.ServerResponse): void {
+  if (res.headersSent || res.writableEnded) return;
+  res.writeHead(503, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(LATE_BODY),
+    'Retry-After': LATE_RETRY_AFTER_SEC,
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
+  res.end(LATE_BODY);
+  res.setHeader = () => res;
+  res.writeHead = () => res;
+  res.write = () => true;
+  res.end = () => res;
 }

@@ -10,8 +10,12 @@ export interface Scheduler {
   sync(group: string, jobs: JobDef[]): void;
   /** Names of the scheduled jobs, per group. */
   scheduled(): Record<string, string[]>;
-  stop(): Promise<void>;
+  /** Stops the ticks and waits for running jobs, at most `withinMs`. */
+  stop(withinMs?: number): Promise<void>;
 }
+
+/** A job's detail whose every count is zero ("0 scheduled posts published") reports a run that changed nothing. */
+const didNothing = (detail: string) => /\d/.test(detail) && (detail.match(/\d+/g) ?? []).every((n) => Number(n) === 0);
 
 /** A six-field cron expression runs more than once a minute. */
 const hasSeconds = (job: JobDef) => job.schedule.trim().split(/\s+/).length === 6;
@@ -22,21 +26,50 @@ export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
   let running = 0;
   let stopped = false;
 
-  async function runNow(job: JobDef, tick = new Date()) {
-    const key = await claimRun(app, job.name, tick, hasSeconds(job));
-    if (!key) return { ran: false };
+  // One line per outage, not one per tick: the health tracker logs the outage itself.
+  let pausedLogged = false;
+  app.dbHealth.on('recovered', () => (pausedLogged = false));
+  const skipTick = (job: JobDef) => {
+    if (pausedLogged) return;
+    pausedLogged = true;
+    app.logger.warn({ job: job.name }, 'jobs paused while the database is unavailable: their ticks are skipped until it returns');
+  };
+
+  /**
+   * Never rejects: a tick is fired and forgotten by the cron task, so a rejection here would be
+   * unhandled. While the database is down the tick is skipped (the next one catches up: the jobs
+   * work off what is due, not what happened during the tick).
+   */
+  async function runNow(job: JobDef, tick = new Date()): Promise<{ ran: boolean; detail?: string }> {
+    if (!app.dbHealth.available()) {
+      skipTick(job);
+      return { ran: false, detail: 'database unavailable' };
+    }
     running++;
     try {
-      const detail = await job.run(app);
-      await finishRun(app, key, 'ok', detail);
-      app.metrics?.jobRun(job.name, true);
-      app.logger.info({ job: job.name, detail }, 'job finished');
-      return { ran: true, detail };
-    } catch (err) {
-      await finishRun(app, key, 'failed', (err as Error).message).catch(() => undefined);
-      app.metrics?.jobRun(job.name, false);
-      app.logger.error({ job: job.name, err: (err as Error).message }, 'job failed');
-      return { ran: true, detail: (err as Error).message };
+      let key: string | null;
+      try {
+        key = await claimRun(app, job.name, tick, hasSeconds(job));
+      } catch (err) {
+        if (app.dbHealth.observe(err)) skipTick(job);
+        else app.logger.error({ job: job.name, err: (err as Error).message }, 'job could not be claimed');
+        return { ran: false, detail: (err as Error).message };
+      }
+      if (!key) return { ran: false };
+      try {
+        const detail = await job.run(app);
+        await finishRun(app, key, 'ok', detail).catch(() => undefined);
+        app.metrics?.jobRun(job.name, true);
+        // A run that found nothing to do ("0 … deleted") is routine: visible with --verbose only.
+        app.logger[didNothing(detail) ? 'debug' : 'info']({ job: job.name, detail }, 'job finished');
+        return { ran: true, detail };
+      } catch (err) {
+        await finishRun(app, key, 'failed', (err as Error).message).catch(() => undefined);
+        app.metrics?.jobRun(job.name, false);
+        if (app.dbHealth.observe(err)) skipTick(job);
+        else app.logger.error({ job: job.name, err: (err as Error).message }, 'job failed');
+        return { ran: true, detail: (err as Error).message };
+      }
     } finally {
       running--;
     }
@@ -64,10 +97,10 @@ export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
     runNow,
     sync,
     scheduled: () => Object.fromEntries([...groups].map(([g, v]) => [g, v.names])),
-    async stop() {
+    async stop(withinMs = 10_000) {
       stopped = true;
       for (const g of groups.values()) for (const t of g.tasks) await t.stop();
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + withinMs;
       while (running > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     },
   };

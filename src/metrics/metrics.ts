@@ -14,6 +14,10 @@ export interface Metrics {
   cacheLookup(cache: 'session' | 'user', result: CacheResult): void;
   jobRun(job: string, ok: boolean): void;
   passwordHash(seconds: number): void;
+  /** The database breaker opened (false) or closed (true): the up gauge, and one outage counted per opening. */
+  databaseState(up: boolean): void;
+  /** A request answered 503 because a dependency is down (`database`), counted instead of logged. */
+  unavailableAnswer(cause: 'database'): void;
   /** Gauges read at scrape time (active sessions, users), set by the composition root. */
   onScrape(fn: () => Promise<void>): void;
   /**
@@ -75,6 +79,20 @@ export function createMetrics(): Metrics {
     buckets: HASH_BUCKETS,
     registers: [registry],
   });
+  const dbUp = new Gauge({
+    name: 'gatehouse_database_up',
+    help: '1 while the database answers, 0 during an outage (the breaker is open)',
+    aggregator: 'min',
+    registers: [registry],
+  });
+  dbUp.set(1);
+  const dbOutages = new Counter({ name: 'gatehouse_database_outages_total', help: 'Database outages seen since start', registers: [registry] });
+  const unavailable = new Counter({
+    name: 'gatehouse_unavailable_responses_total',
+    help: 'Requests answered 503 because a dependency was down, by cause',
+    labelNames: ['cause'],
+    registers: [registry],
+  });
   // Read from the shared database by every process: aggregated with max, not summed over workers.
   const activeSessions = new Gauge({
     name: 'gatehouse_active_sessions',
@@ -100,6 +118,11 @@ export function createMetrics(): Metrics {
     cacheLookup: (cache, result) => lookups.inc({ cache, result }),
     jobRun: (job, ok) => jobs.inc({ job, result: ok ? 'ok' : 'failed' }),
     passwordHash: (seconds) => hashes.observe(seconds),
+    databaseState(up) {
+      dbUp.set(up ? 1 : 0);
+      if (!up) dbOutages.inc();
+    },
+    unavailableAnswer: (cause) => unavailable.inc({ cause }),
     onScrape: (fn) => void scrapeHooks.push(fn),
     async json(opts = {}) {
       if (opts.gauges !== false) await refresh(scrapeHooks);

@@ -4,7 +4,7 @@ export interface TcpProxy {
   port: number;
   /** Drops every open connection and refuses new ones, as a server that went away. */
   cut(): Promise<void>;
-  /** Accepts connections again on the same port. */
+  /** Accepts connections again on the same port (nothing, if it does already). */
   restore(): Promise<void>;
   close(): Promise<void>;
 }
@@ -51,7 +51,9 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       return port;
     },
     cut,
-    restore: listen,
+    restore: async () => {
+      if (!server) await listen();
+    },
     close: cut,
   };
 }

@@ -79,7 +79,8 @@ describe('when PostgreSQL goes away (PostgreSQL + Redis tier only: *.pg.test.ts)
     }
 
     await proxy.restore();
-    // Back without a restart: the pool reconnects on the next query.
+    // Back without a restart, within a probe of the health tracker (every 0.5 s at most during an outage).
+    await expect.poll(async () => (await t.request('GET', '/ready')).status, { timeout: 2_000, interval: 50 }).toBe(200);
     const back = await t.request('POST', '/auth/login', { body: { email: user.email, password: DEFAULT_PASSWORD } });
     expect(back.status).toBe(200);
     expect((await t.request('GET', '/auth/validation', { session: cold.token })).status).toBe(200);

@@ -9,6 +9,8 @@ export interface CheckResult {
   message: string;
   /** What to do about it (shown under a warn or fail). */
   hint?: string;
+  /** A failure that may pass by itself (the database is unreachable right now): `serve` waits it out. */
+  transient?: boolean;
 }
 
 export interface CheckContext {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fail, ok, oneLine, safeUrl, type Check } from './check.js';
+import { isDatabaseUnavailable } from '../../data/db-errors.js';
 
 export const databaseCheck: Check = {
   id: 'database',
@@ -9,7 +10,7 @@ export const databaseCheck: Check = {
   preflight: ['init', 'serve'],
   async run(ctx) {
     const config = ctx.requireConfig();
-    const { createSequelize, sqliteFile } = await import('../../data/sequelize.js');
+    const { createSequelize, databaseProbe, sqliteFile } = await import('../../data/sequelize.js');
     const file = sqliteFile(config);
     const pg = file === null;
     const where = pg ? `PostgreSQL at ${safeUrl(config.databaseUrl!)}` : `SQLite at ${file}`;
@@ -18,10 +19,15 @@ export const databaseCheck: Check = {
     const sequelize = createSequelize(config);
     try {
       await sequelize.authenticate();
+      // SQLite opens and reads while another process holds the write lock; writing is what matters.
+      if (!pg) await databaseProbe(config, (sql) => sequelize.query(sql), 2_000)();
       return ok(where);
     } catch (err) {
       const reason = oneLine((err as Error).message);
-      return fail(`${where}: ${reason}`, pg ? 'check DATABASE_URL and that PostgreSQL is running' : 'check that the data dir is writable');
+      const result = fail(`${where}: ${reason}`, pg ? 'check DATABASE_URL and that PostgreSQL is running' : 'check that the data dir is writable');
+      // Unreachable or locked may pass; refused credentials or a missing database will not.
+      const lasting = (err as Error).name === 'SequelizeAccessDeniedError' || /does not exist/.test(reason);
+      return { ...result, transient: isDatabaseUnavailable(err) && !lasting };
     } finally {
       await sequelize.close().catch(() => undefined);
     }

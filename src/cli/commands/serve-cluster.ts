@@ -85,7 +85,7 @@ export function supervise(cluster: Cluster, opts: SuperviseOptions): Promise<num
       for (const w of live) w.process.kill('SIGTERM');
       killTimer = setTimeout(() => {
         for (const w of live) w.process.kill('SIGKILL');
-      }, opts.graceMs + 5_000);
+      }, opts.graceMs + 4_000);
     };
 
     function onSignal(signal: NodeJS.Signals) {

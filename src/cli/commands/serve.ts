@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type http from 'node:http';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { AppContext } from '../../app-context.js';
 import type { Config } from '../../config/schema.js';
@@ -12,6 +13,8 @@ import { applyMigrations } from '../migrations.js';
 import { Ui } from '../ui.js';
 import { logStreams } from '../log-ui.js';
 import { supervise, waitForStop, WORKER_LISTENING } from './serve-cluster.js';
+import { installLastResort } from '../last-resort.js';
+import { isDatabaseUnavailable } from '../../data/db-errors.js';
 
 interface ServeOptions {
   port?: string;
@@ -19,9 +22,6 @@ interface ServeOptions {
   workers: number;
   migrate?: boolean;
 }
-
-/** How long in-flight requests get to finish after SIGTERM. */
-const GRACE_MS = 10_000;
 
 function workerCount(v: string): number {
   if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 64) throw new InvalidArgumentError('expected a whole number from 1 to 64');
@@ -42,41 +42,91 @@ export const registerServe: CommandRegistrar = (program, rt) => {
       const tty = commandUi(rt, cmd);
       const config = loadCliConfig(cmd, flags);
       const logger = createLogger(tty.verbose ? 'debug' : config.logLevel);
+      installLastResort(logger);
       // In a terminal, lines for people; anywhere else the log is JSON, so they become log entries too.
       const ui = rt.streams.stdout.isTTY ? tty : new Ui(logStreams(logger, rt.streams), { verbose: tty.verbose });
-      const app = await prepare(config, ui, logger, Boolean(opts.migrate));
-      try {
-        if (opts.workers > 1 && !config.redisUrl) {
-          ui.warn(`--workers ${opts.workers} without REDIS_URL: rate limits and session caches are per worker; set REDIS_URL to share them`);
-        }
-        if (opts.workers > 1) rt.exitCode = await servePrimary(app, ui, opts.workers);
-        else await serveSingle(app, ui);
-      } finally {
-        await app.close();
+      const stop = stopWatch(config, logger);
+      if (opts.workers > 1 && !config.redisUrl) {
+        ui.warn(`--workers ${opts.workers} without REDIS_URL: rate limits and session caches are per worker; set REDIS_URL to share them`);
       }
+      if (opts.workers > 1) rt.exitCode = await servePrimary(config, ui, logger, stop, opts);
+      else await serveSingle(config, ui, logger, stop, Boolean(opts.migrate));
     });
 };
 
-/** Preflight (config, Node, data dir, database, Redis, migrations), then the app context. */
-async function prepare(config: Config, ui: Ui, logger: Logger, migrate: boolean): Promise<AppContext> {
+/** The first stop signal, and the deadline that starts with it. */
+interface StopWatch {
+  signal: Promise<string>;
+  graceMs: number;
+  /** Time left until the process must have exited (SHUTDOWN_TIMEOUT + 5 s from the signal), less a margin. */
+  remaining(): number;
+}
+
+/**
+ * Every stop ends within SHUTDOWN_TIMEOUT + 5 s: each step has its own deadline, and should one still
+ * hang (a driver that never settles), this timer ends the process anyway.
+ */
+function stopWatch(config: Config, logger: Logger, opts: { orPrimaryGone?: boolean } = {}): StopWatch {
+  const graceMs = config.shutdownTimeout * 1000;
+  let end = Infinity;
+  const signal = waitForStop(opts).then((s) => {
+    end = Date.now() + graceMs + 4_000;
+    setTimeout(() => {
+      logger.error({ graceMs }, 'shutdown did not finish in time: exiting now');
+      process.exit(1);
+    }, graceMs + 4_800).unref();
+    return s;
+  });
+  return { signal, graceMs, remaining: () => Math.max(100, end - Date.now()) };
+}
+
+type Prepared = { app: AppContext } | { unreachable: string };
+
+/**
+ * Preflight (config, Node, data dir, database, Redis, migrations), then the app context. A database
+ * that cannot be reached right now is no reason to refuse: the caller serves 503 and tries again.
+ */
+async function prepare(config: Config, ui: Ui, logger: Logger, migrate: boolean, quiet = false): Promise<Prepared> {
   const ctx = createCheckContext({ config, logger, openApp: (c) => openApp(c, logger) });
   try {
     for (const check of preflightChecks('serve')) {
       if (migrate && check.id === 'migrations') continue;
       const r = await check.run(ctx);
-      if (r.status === 'fail') {
-        throw new CliError(`refusing to start: ${r.message}`, r.hint);
+      if (r.status === 'fail' && r.transient) {
+        await ctx.close();
+        return { unreachable: r.message };
       }
-      if (r.status === 'warn') ui.warn(`${check.title}: ${r.message}`);
+      if (r.status === 'fail') throw new CliError(`refusing to start: ${r.message}`, r.hint);
+      if (r.status === 'warn' && !quiet) ui.warn(`${check.title}: ${r.message}`);
     }
     const app = await ctx.app();
     if (migrate) await applyMigrations(app, ui);
-    return app;
+    return { app };
   } catch (err) {
     await ctx.close();
+    if (isDatabaseUnavailable(err)) return { unreachable: (err as Error).message };
     throw err;
   }
 }
+
+/** Opens the app once the database can be reached (backing off to 10 s between tries); null if stopped first. */
+async function untilReachable(first: Prepared, attempt: () => Promise<Prepared>, stop: StopWatch, reached: () => void): Promise<AppContext | null> {
+  let result = first;
+  let stopped = false;
+  void stop.signal.then(() => (stopped = true));
+  for (let delay = 1_000; 'unreachable' in result; delay = Math.min(delay * 2, 10_000)) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([stop.signal, new Promise((r) => (timer = setTimeout(r, delay)))]);
+    clearTimeout(timer);
+    if (stopped) return null;
+    result = await attempt();
+  }
+  reached();
+  return result.app;
+}
+
+const announceWaiting = (ui: Ui, reason: string) =>
+  ui.warn(`database unreachable (${reason}): answering 503 with Retry-After until it is back; retrying with backoff`);
 
 async function startJobs(app: AppContext) {
   if (!app.config.jobsEnabled) return null;
@@ -84,11 +134,11 @@ async function startJobs(app: AppContext) {
   return startScheduler(app, coreJobs);
 }
 
-async function listen(app: AppContext) {
-  const { startServer } = await import('../../http/server.js');
-  const { port, host } = app.config;
+async function listen(config: Config, handler: http.RequestListener) {
+  const { startHttpServer } = await import('../../http/server.js');
+  const { port, host } = config;
   try {
-    return await startServer(app, { port, host });
+    return await startHttpServer(handler, { port, host });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new CliError(`port ${port} on ${host} is already in use`, 'stop the other process or choose another --port');
@@ -123,50 +173,120 @@ async function startMetricsPort(app: AppContext, ui: Ui, scrape: () => Promise<s
   }
 }
 
-async function serveSingle(app: AppContext, ui: Ui): Promise<void> {
-  // Handlers go in before anything is announced, so a signal right after "listening" still shuts down gracefully.
-  const stopping = waitForStop();
-  const metricsServer = await startMetricsPort(app, ui, () => app.metrics.scrape());
-  const server = await listen(app);
-  const jobs = await startJobs(app);
-  ui.print(`Gatehouse listening on ${server.url}`);
-  await superadminHint(app, ui);
-  const signal = await stopping;
-  ui.note(`${signal}: finishing in-flight requests, then stopping`);
-  await server.close(GRACE_MS);
-  await jobs?.stop();
-  await metricsServer?.close();
-  ui.note('Gatehouse stopped');
+async function appHandler(app: AppContext): Promise<http.RequestListener> {
+  const { createApp } = await import('../../http/create-app.js');
+  return createApp(app);
+}
+
+async function waitingHandler(): Promise<http.RequestListener> {
+  const { unavailableHandler } = await import('../../http/unavailable-handler.js');
+  return unavailableHandler(new Date());
+}
+
+async function serveSingle(config: Config, ui: Ui, logger: Logger, stop: StopWatch, migrate: boolean): Promise<void> {
+  const first = await prepare(config, ui, logger, migrate);
+  let app = 'app' in first ? first.app : null;
+  try {
+    const metricsServer = app ? await startMetricsPort(app, ui, () => app!.metrics.scrape()) : null;
+    const server = await listen(config, app ? await appHandler(app) : await waitingHandler());
+    ui.print(`Gatehouse listening on ${server.url}`);
+    if (!app) {
+      announceWaiting(ui, (first as { unreachable: string }).unreachable);
+      app = await untilReachable(
+        first,
+        () => prepare(config, ui, logger, migrate, true),
+        stop,
+        () => ui.note('database reachable: serving'),
+      ).catch(async (err: unknown) => {
+        await server.close(0);
+        throw err;
+      });
+      if (app) server.setHandler(await appHandler(app));
+    }
+    const jobs = app ? await startJobs(app) : null;
+    if (app) await superadminHint(app, ui);
+    const signal = await stop.signal;
+    ui.note(`${signal}: finishing in-flight requests, then stopping`);
+    await server.close(stop.graceMs);
+    await jobs?.stop(Math.min(1_000, stop.remaining()));
+    await metricsServer?.close();
+    ui.note('Gatehouse stopped');
+  } finally {
+    await app?.close({ withinMs: stop.remaining() });
+  }
 }
 
 /** The primary checks, migrates and runs the jobs once; workers only serve HTTP. */
-async function servePrimary(app: AppContext, ui: Ui, workers: number): Promise<number> {
-  // Every worker's /metrics answers with the sum over all processes (see cluster-metrics.ts).
-  const { relayClusterMetrics } = await import('../../metrics/cluster-metrics.js');
-  const relay = relayClusterMetrics(cluster, app.metrics);
-  const metricsServer = await startMetricsPort(app, ui, relay.text);
-  const jobs = await startJobs(app);
-  await superadminHint(app, ui);
-  const code = await supervise(cluster, { workers, ui, graceMs: GRACE_MS });
-  relay.stop();
-  await metricsServer?.close();
-  await jobs?.stop();
-  ui.note('Gatehouse stopped');
-  return code;
+async function servePrimary(config: Config, ui: Ui, logger: Logger, stop: StopWatch, opts: ServeOptions): Promise<number> {
+  const first = await prepare(config, ui, logger, Boolean(opts.migrate));
+  let app = 'app' in first ? first.app : null;
+  try {
+    // Every worker's /metrics answers with the sum over all processes (see cluster-metrics.ts).
+    const { relayClusterMetrics } = await import('../../metrics/cluster-metrics.js');
+    const metrics = app?.metrics ?? (await import('../../metrics/metrics.js')).createMetrics();
+    const relay = relayClusterMetrics(cluster, metrics);
+    const metricsServer = app ? await startMetricsPort(app, ui, relay.text) : null;
+    // Workers start at once: while the database is away they answer 503 themselves.
+    const supervised = supervise(cluster, { workers: opts.workers, ui, graceMs: stop.graceMs });
+    let failure: unknown = null;
+    if (!app) {
+      announceWaiting(ui, (first as { unreachable: string }).unreachable);
+      app = await untilReachable(
+        first,
+        () => prepare(config, ui, logger, Boolean(opts.migrate), true),
+        stop,
+        () => ui.note('database reachable: serving'),
+      ).catch((err: unknown) => {
+        failure = err;
+        // Stops the workers the same way a signal would.
+        process.kill(process.pid, 'SIGTERM');
+        return null;
+      });
+    }
+    const jobs = app ? await startJobs(app) : null;
+    if (app) await superadminHint(app, ui);
+    const code = await supervised;
+    relay.stop();
+    await metricsServer?.close();
+    await jobs?.stop(Math.min(1_000, stop.remaining()));
+    if (failure) throw failure as Error;
+    ui.note('Gatehouse stopped');
+    return code;
+  } finally {
+    await app?.close({ withinMs: stop.remaining() });
+  }
 }
 
 async function serveWorker(cmd: Command, flags: ConfigFlags): Promise<void> {
   const config = loadCliConfig(cmd, flags);
-  const app = await openApp(config, createLogger(config.logLevel));
+  const logger = createLogger(config.logLevel);
+  installLastResort(logger);
+  const stop = stopWatch(config, logger, { orPrimaryGone: true });
+  const open = async (): Promise<Prepared> => {
+    try {
+      return { app: await openApp(config, logger) };
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) return { unreachable: (err as Error).message };
+      throw err;
+    }
+  };
+  const first = await open();
+  let app = 'app' in first ? first.app : null;
   try {
-    const stopping = waitForStop({ orPrimaryGone: true });
     const { joinClusterMetrics } = await import('../../metrics/cluster-metrics.js');
-    joinClusterMetrics(app.metrics);
-    const server = await listen(app);
+    if (app) joinClusterMetrics(app.metrics);
+    const server = await listen(config, app ? await appHandler(app) : await waitingHandler());
     process.send?.({ type: WORKER_LISTENING, url: server.url, pid: process.pid });
-    await stopping;
-    await server.close(GRACE_MS);
+    if (!app) {
+      app = await untilReachable(first, open, stop, () => logger.info('database reachable: serving'));
+      if (app) {
+        joinClusterMetrics(app.metrics);
+        server.setHandler(await appHandler(app));
+      }
+    }
+    await stop.signal;
+    await server.close(stop.graceMs);
   } finally {
-    await app.close();
+    await app?.close({ withinMs: stop.remaining() });
   }
 }

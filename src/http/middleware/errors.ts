@@ -6,24 +6,23 @@ import { isDatabaseUnavailable } from '../../data/db-errors.js';
 
 /** Seconds a client is asked to wait when the database is unreachable. */
 export const DB_RETRY_AFTER_SEC = 5;
-const OUTAGE_LOG_EVERY_MS = 10_000;
 
 export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json({ success: false, error: 'Not found', code: Codes.NOT_FOUND });
 };
 
-/** The one wire shape for errors: `{success:false, error, code, details?}`; never a stack. */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
-  let lastOutageLog = 0;
+/**
+ * The one wire shape for errors: `{success:false, error, code, details?}`; never a stack.
+ * `onDatabaseUnavailable` learns of each outage answer: the outage itself is logged once, by the
+ * database health tracker, and each 503 only counted (and logged at debug).
+ */
+export function errorHandler(logger: Logger, onDatabaseUnavailable: (err: unknown) => void = () => undefined): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
     // Before the AppError branch too: a service may have wrapped nothing, but never an outage as a 4xx.
     if (!isAppError(err) && isDatabaseUnavailable(err)) {
-      const now = Date.now();
-      if (now - lastOutageLog >= OUTAGE_LOG_EVERY_MS) {
-        lastOutageLog = now;
-        logger.error({ err: (err as Error).message, reqId: (req as { id?: unknown }).id }, 'database unavailable; answering 503');
-      }
+      onDatabaseUnavailable(err);
+      logger.debug({ err: (err as Error).message, reqId: (req as { id?: unknown }).id }, 'database unavailable; answering 503');
       res.setHeader('Retry-After', String(DB_RETRY_AFTER_SEC));
       res.status(503).json({ success: false, error: 'Service temporarily unavailable', code: Codes.SERVICE_UNAVAILABLE });
       return;

@@ -1,0 +1,182 @@
+import { EventEmitter } from 'node:events';
+import type { Sequelize } from 'sequelize';
+import type { Logger } from '../log/logger.js';
+import { isDatabaseUnavailable } from './db-errors.js';
+
+/** Thrown at once, without touching the database, while an outage is known (the breaker is open). */
+export class DatabaseUnavailableError extends Error {
+  readonly code = 'DB_UNAVAILABLE';
+  constructor(since: Date) {
+    super(`database unavailable since ${since.toISOString()}`);
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+export interface DatabaseHealthStatus {
+  up: boolean;
+  /** When the current state began (ISO). */
+  since: string;
+  outages: number;
+}
+
+export interface DatabaseHealthOptions {
+  /** One cheap round trip that proves the database usable again (for SQLite: that it can be written). */
+  probe: () => Promise<void>;
+  logger: Logger;
+  /** Counted outages and refused calls, for /metrics. */
+  onChange?: (up: boolean) => void;
+  /** First probe this long after the failure, then backing off to `maxProbeMs`. */
+  probeMs?: number;
+  maxProbeMs?: number;
+  probeTimeoutMs?: number;
+}
+
+/**
+ * Whether the database is usable, as Redis's health is tracked beside it. The first call that fails
+ * because the database is unreachable opens the breaker: from then on every query is refused at once
+ * (so requests answer 503 in microseconds instead of each waiting on a dead connection, and jobs skip
+ * their tick), one error line is logged, and a probe runs in the background until the database
+ * answers again; then one line gives the outage's duration and `recovered` fires.
+ */
+export class DatabaseHealth extends EventEmitter {
+  private up = true;
+  private since = new Date();
+  private outages = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private suspecting = false;
+  private readonly probeMs: number;
+  private readonly maxProbeMs: number;
+  private readonly probeTimeoutMs: number;
+
+  constructor(private readonly opts: DatabaseHealthOptions) {
+    super();
+    this.probeMs = opts.probeMs ?? 250;
+    this.maxProbeMs = opts.maxProbeMs ?? 500;
+    this.probeTimeoutMs = opts.probeTimeoutMs ?? 2_000;
+  }
+
+  available(): boolean {
+    return this.up;
+  }
+
+  status(): DatabaseHealthStatus {
+    return { up: this.up, since: this.since.toISOString(), outages: this.outages };
+  }
+
+  /** The error callers get while the breaker is open. */
+  refusal(): DatabaseUnavailableError {
+    return new DatabaseUnavailableError(this.since);
+  }
+
+  /** Reports a failure; only one that means "unreachable" opens the breaker. Returns whether it did count. */
+  observe(err: unknown): boolean {
+    if (!isDatabaseUnavailable(err)) return false;
+    this.failed(err);
+    return true;
+  }
+
+  failed(err: unknown): void {
+    if (!this.up || this.stopped) return;
+    this.up = false;
+    this.outages += 1;
+    this.since = new Date();
+    this.opts.logger.error(
+      { reason: (err as Error)?.message ?? String(err) },
+      'database unavailable: answering 503 (cached sessions stay valid) until it returns',
+    );
+    this.opts.onChange?.(false);
+    this.emit('down');
+    this.schedule(this.probeMs);
+  }
+
+  /**
+   * A call has been waiting unusually long: a database that went silent (a dropped network, an SQLite
+   * file locked by another process) fails nothing for many seconds, each call waiting out its own
+   * timeout. One probe tells whether it is down; if so, the breaker opens for everything after.
+   */
+  suspect(): void {
+    if (!this.up || this.stopped || this.suspecting) return;
+    this.suspecting = true;
+    withTimeout(this.opts.probe(), this.probeTimeoutMs)
+      .then(
+        () => undefined,
+        (err: unknown) => this.failed(err),
+      )
+      .finally(() => (this.suspecting = false));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.removeAllListeners();
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    // Unref'd: a probe never keeps a stopping process alive.
+    this.timer = setTimeout(() => void this.probeOnce(ms), ms);
+    this.timer.unref();
+  }
+
+  private async probeOnce(lastDelay: number): Promise<void> {
+    this.timer = null;
+    try {
+      await withTimeout(this.opts.probe(), this.probeTimeoutMs);
+    } catch {
+      this.schedule(Math.min(this.maxProbeMs, lastDelay * 2));
+      return;
+    }
+    if (this.stopped || this.up) return;
+    const downMs = Date.now() - this.since.getTime();
+    this.up = true;
+    this.since = new Date();
+    this.opts.logger.warn({ durationMs: downMs, outages: this.outages }, `database is back after ${(downMs / 1000).toFixed(1)} s: serving normally`);
+    this.opts.onChange?.(true);
+    this.emit('recovered');
+  }
+}
+
+/** `p`, or a rejection once `ms` have passed (a late settlement of `p` is ignored). */
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  p.catch(() => undefined);
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
+/** A call pending this long makes the health tracker probe (see `suspect`). */
+const SLOW_MS = 2_000;
+
+/**
+ * Puts the breaker in front of every query and managed transaction of `sequelize`, and reports each
+ * failure that means "unreachable". Returns the unguarded `query`, for the probe.
+ */
+export function guardDatabase(sequelize: Sequelize, health: DatabaseHealth, slowMs = SLOW_MS): Sequelize['query'] {
+  const target = sequelize as unknown as Record<'query' | 'transaction', (...args: unknown[]) => Promise<unknown>>;
+  const query = target.query.bind(sequelize);
+  const transaction = target.transaction.bind(sequelize);
+  // A slow statement inside a transaction of this process may be waiting on that very transaction's
+  // own lock (a long migration): only calls outside transactions raise the suspicion.
+  const watch = (p: Promise<unknown>, timed: boolean) => {
+    const timer = timed ? setTimeout(() => health.suspect(), slowMs) : undefined;
+    return p.then(
+      (v) => (clearTimeout(timer), v),
+      (err: unknown) => {
+        clearTimeout(timer);
+        health.observe(err);
+        throw err;
+      },
+    );
+  };
+  target.query = (...args: unknown[]) =>
+    health.available() ? watch(query(...args), !(args[1] as { transaction?: unknown } | undefined)?.transaction) : Promise.reject(health.refusal());
+  target.transaction = (...args: unknown[]) => {
+    // An unmanaged transaction (no callback) is begun through query(), which is guarded already.
+    if (!health.available() && args.some((a) => typeof a === 'function')) return Promise.reject(health.refusal());
+    return watch(transaction(...args), false);
+  };
+  return query as Sequelize['query'];
+}
