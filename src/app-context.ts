@@ -99,17 +99,24 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
   const sequelize = createSequelize(config, logger);
-  const closers: (() => Promise<unknown>)[] = [];
+  const closers: Closer[] = [];
   try {
     await sequelize.authenticate();
-    closers.push(() => sequelize.close());
+    closers.push(
+      closer('database', async () => {
+        // SQLite's close waits for every statement queued behind another process's lock; the file is
+        // consistent at every commit, so during an outage the process leaves it to the exit.
+        if (!dbHealth.available() && dialectOf(sequelize) === 'sqlite') return;
+        await sequelize.close();
+      }),
+    );
     const dbHealth: DatabaseHealth = new DatabaseHealth({
       probe: databaseProbe(config, (sql) => rawQuery(sql)),
       logger,
       onChange: (up) => metrics.databaseState(up),
     });
     const rawQuery = guardDatabase(sequelize, dbHealth);
-    closers.unshift(async () => dbHealth.stop());
+    closers.unshift(closer('database health', async () => dbHealth.stop()));
 
     let redis: RedisClient | null = null;
     let redisHealth: RedisHealth | null = null;
@@ -122,10 +129,12 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       redis = client;
       const health = new RedisHealth(client, logger, config.redisCommandTimeoutMs);
       redisHealth = health;
-      closers.unshift(async () => {
-        health.stop();
-        await closeRedisClient(client);
-      });
+      closers.unshift(
+        closer('redis', async () => {
+          health.stop();
+          await closeRedisClient(client);
+        }),
+      );
       cache = createRedisCache(client, config.redisPrefix, health);
       bus = await createRedisBus(client, config.redisPrefix, logger, health);
       limiter = createFallbackRateLimiter(createRedisRateLimiter(client, config.redisPrefix), health);
@@ -136,7 +145,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       limiter = createMemoryRateLimiter();
       loginBackoff = createLoginBackoff('memory');
     }
-    closers.unshift(() => bus.close());
+    closers.unshift(closer('bus', () => bus.close()));
 
     const repos = { users: createUserRepository(sequelize), sessions: createSessionRepository(sequelize) };
     const models = defineSystemModels(sequelize);
@@ -201,10 +210,12 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       clock: opts.clock,
     });
     // Mail and tokens scheduled after answers go out before the mailer closes.
-    closers.unshift(async () => {
-      await flows.deferred.idle(5_000);
-      flows.mailer.close();
-    });
+    closers.unshift(
+      closer('deferred mail', async () => {
+        await flows.deferred.idle(5_000);
+        flows.mailer.close();
+      }),
+    );
 
     Object.assign(ctx, {
       instanceId: randomUUID(),
@@ -253,18 +264,28 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       },
       async close({ withinMs = 15_000 } = {}) {
         const end = Date.now() + withinMs;
-        for (const c of closers.splice(0)) await within(c(), Math.max(100, end - Date.now()));
+        for (const c of closers.splice(0)) {
+          const started = Date.now();
+          await within(c.run(), Math.max(100, end - Date.now()));
+          logger.debug({ step: c.name, ms: Date.now() - started }, 'closed');
+        }
       },
     } satisfies AppContext);
-    closers.unshift(() => modules.close());
+    closers.unshift(closer('modules', () => modules.close()));
     // Installed modules' fields, hooks and routes from the start (nothing, before the first migration).
     await modules.reload();
     return ctx;
   } catch (err) {
-    for (const c of closers) await within(c(), 2_000);
+    for (const c of closers) await within(c.run(), 2_000);
     throw err;
   }
 }
+
+interface Closer {
+  name: string;
+  run: () => Promise<unknown>;
+}
+const closer = (name: string, run: () => Promise<unknown>): Closer => ({ name, run });
 
 /** Waits for one closing step at most `ms`; a step that fails or hangs is left behind (the process is ending). */
 const within = (step: Promise<unknown>, ms: number): Promise<void> =>

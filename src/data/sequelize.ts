@@ -44,7 +44,10 @@ export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs
     // SQLite allows one writer: a single shared connection, WAL and a busy timeout keep concurrent
     // requests (and a second process on the same file) from failing with SQLITE_BUSY.
     pool: { max: 1, min: 0, idle: 60_000 },
-    retry: { max: 5, match: [/SQLITE_BUSY/] },
+    // Waits for a lock held elsewhere in short steps (a quarter second each, up to 20 retries with
+    // growing pauses between, about 10 s in all): a step blocks one of libuv's few threads, and a
+    // stopping process waits for the steps in hand before it can exit.
+    retry: { max: 20, match: [/SQLITE_BUSY/] },
     // A deferred transaction that reads and then writes cannot wait for another process's writer (the
     // CLI beside the server): SQLite refuses the upgrade with SQLITE_BUSY at once, busy timeout or
     // not. IMMEDIATE takes the write lock at BEGIN, where the busy timeout does wait.
@@ -54,11 +57,14 @@ export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs
   takeTurns(sequelize);
   sequelize.addHook('afterConnect', async (connection: unknown) => {
     const db = connection as { run: (sql: string, cb: (err: Error | null) => void) => void; configure: (opt: string, v: number) => void };
-    db.configure('busyTimeout', 5000);
+    db.configure('busyTimeout', SQLITE_BUSY_STEP_MS);
     await new Promise<void>((resolve, reject) => db.run('PRAGMA journal_mode=WAL', (e) => (e ? reject(e) : resolve())));
   });
   return sequelize;
 }
+
+/** One wait for another process's lock (see `retry` above). */
+const SQLITE_BUSY_STEP_MS = 250;
 
 /** How long a transaction waits for its turn before going ahead anyway (then SQLite's busy timeout applies). */
 const TURN_WAIT_MS = 10_000;

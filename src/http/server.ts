@@ -14,16 +14,18 @@ export interface RunningServer {
    * Graceful stop: answers every request that has reached this process (queued connections
    * included), each with `Connection: close`, stops accepting, and resolves once every connection
    * is closed. A request still unanswered after `graceMs` gets 503 with `Retry-After` (its work may
-   * still finish, unseen); at most about a second later whatever is left is cut off.
+   * still finish, unseen); at most about 2.5 s later whatever is left is cut off.
    */
   close(graceMs?: number): Promise<void>;
   /** Replaces the request handler (a server that started before its app could open switches to it). */
   setHandler(handler: http.RequestListener): void;
 }
 
-/** The listener stays open until no connection has come in for this long, so queued ones are accepted, not reset. */
+/**
+ * The listener stays open until no connection has come in for this long, so queued ones are accepted,
+ * not reset; under a burst that a busy process accepts slowly, at most LATE_ACCEPT_MS past the grace period.
+ */
 const BACKLOG_QUIET_MS = 100;
-const BACKLOG_MAX_MS = 1_000;
 /** An open connection with no request in flight is closed once idle this long after the stop began. */
 const IDLE_CLOSE_MS = 250;
 
@@ -37,15 +39,22 @@ export function startServer(app: AppContext, opts: { port: number; host: string 
   return startHttpServer(createApp(app), opts);
 }
 
+/** Resolves in the check phase after the next poll phase (where libuv accepts queued connections). */
+const afterPoll = () => new Promise<void>((r) => setTimeout(() => setImmediate(r), 0));
+
 /** After the grace period, what the unanswered requests get. */
 const LATE_BODY = JSON.stringify({ success: false, error: 'The server is restarting; try again', code: Codes.SERVICE_UNAVAILABLE });
 const LATE_RETRY_AFTER_SEC = '5';
 /** How long the late answers get to reach their clients before the remaining connections are cut. */
 const FLUSH_MS = 1_000;
+/** How long past the grace period a burst still being accepted may keep the listener open. */
+const LATE_ACCEPT_MS = 1_500;
 
 export async function startHttpServer(handler: http.RequestListener, opts: { port: number; host: string }): Promise<RunningServer> {
   let current = handler;
-  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => current(req, res));
+  /** Set when the grace period is over: whatever request still arrives is answered 503 at once. */
+  let pastGrace = false;
+  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => (pastGrace ? answerLate(res) : current(req, res)));
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -58,7 +67,9 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
   const inFlight = new Set<http.ServerResponse>();
   let stopping = false;
   let lastConnectionAt = 0;
+  let connections = 0;
   server.on('connection', (socket: net.Socket) => {
+    connections += 1;
     lastConnectionAt = Date.now();
     sockets.set(socket, { active: 0, idleSince: Date.now() });
     socket.once('close', () => sockets.delete(socket));
@@ -117,25 +128,35 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
       const deadline = started + graceMs;
       for (const t of sockets.values()) t.idleSince = Math.max(t.idleSince, started);
       // Accept what the kernel has already queued: closing the listener would reset those connections.
-      while (Date.now() - lastConnectionAt < BACKLOG_QUIET_MS && Date.now() - started < BACKLOG_MAX_MS) {
-        await new Promise((r) => setTimeout(r, 20));
+      // A busy process may not have accepted a burst yet however long ago the last one was taken, so
+      // the listener stays open until one whole poll phase has passed with no new connection (and no
+      // connection has arrived for BACKLOG_QUIET_MS, for handshakes still under way), then closes in
+      // the check phase right after that poll: a connection could only slip in within microseconds.
+      // Past the grace period the listener stays open a little longer while a burst is still being
+      // accepted; those late requests get 503 at once.
+      const graceOver = () => {
+        if (pastGrace) return;
+        pastGrace = true;
+        for (const res of inFlight) answerLate(res);
+      };
+      let seen = -1;
+      while ((connections !== seen || Date.now() - lastConnectionAt < BACKLOG_QUIET_MS) && Date.now() < deadline + LATE_ACCEPT_MS) {
+        if (Date.now() >= deadline) graceOver();
+        seen = connections;
+        await afterPoll();
       }
       // Stop listening only: http.Server#close would also drop idle keep-alive connections at once,
-      // including ones whose request is on the wire but not yet read. Closed in the check phase,
-      // right after the poll phase accepted every connection the kernel had queued: one that
-      // completed its handshake since would be reset by the close.
-      const listenerClosed = new Promise<void>((r) => setImmediate(() => net.Server.prototype.close.call(server, () => r())));
+      // including ones whose request is on the wire but not yet read.
+      const listenerClosed = new Promise<void>((r) => net.Server.prototype.close.call(server, () => r()));
       while (sockets.size > 0 && Date.now() < deadline) {
         await closeIdle();
         await new Promise((r) => setTimeout(r, 25));
       }
-      if (inFlight.size > 0) {
-        for (const res of inFlight) answerLate(res);
-        const flushEnd = Date.now() + FLUSH_MS;
-        while (sockets.size > 0 && Date.now() < flushEnd) {
-          await closeIdle();
-          await new Promise((r) => setTimeout(r, 25));
-        }
+      graceOver();
+      const flushEnd = Date.now() + FLUSH_MS;
+      while (sockets.size > 0 && Date.now() < flushEnd) {
+        await closeIdle();
+        await new Promise((r) => setTimeout(r, 25));
       }
       if (sockets.size > 0) server.closeAllConnections();
       for (const socket of sockets.keys()) socket.destroy();

@@ -52,6 +52,8 @@ export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
         key = await claimRun(app, job.name, tick, hasSeconds(job));
       } catch (err) {
         if (app.dbHealth.observe(err)) skipTick(job);
+        // A tick cut short by the stop (the database closed under it) is no failure.
+        else if (stopped) app.logger.debug({ job: job.name, err: (err as Error).message }, 'job tick ended by the stop');
         else app.logger.error({ job: job.name, err: (err as Error).message }, 'job could not be claimed');
         return { ran: false, detail: (err as Error).message };
       }
@@ -67,6 +69,7 @@ export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
         await finishRun(app, key, 'failed', (err as Error).message).catch(() => undefined);
         app.metrics?.jobRun(job.name, false);
         if (app.dbHealth.observe(err)) skipTick(job);
+        else if (stopped) app.logger.debug({ job: job.name, err: (err as Error).message }, 'job ended by the stop');
         else app.logger.error({ job: job.name, err: (err as Error).message }, 'job failed');
         return { ran: true, detail: (err as Error).message };
       }

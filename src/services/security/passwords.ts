@@ -1,3 +1,4 @@
+import os from 'node:os';
 import bcrypt from 'bcrypt';
 import { badRequest } from '../../errors/app-error.js';
 import { isCommonPassword } from './common-passwords.js';
@@ -25,22 +26,48 @@ export interface PasswordHasher {
   verify(password: string, hash: string | null | undefined): Promise<boolean>;
 }
 
+/**
+ * bcrypt runs on libuv's thread pool (4 threads), which SQLite queries and file reads share. A burst
+ * of logins queued there would hold every database read behind it, and a stopping process waits for
+ * the whole queue before it can exit. So at most this many hashes are handed to the pool at once (as
+ * many as there are cores, which is all bcrypt can use); the rest wait here, in JavaScript.
+ */
+const HASH_CONCURRENCY = Math.max(1, Math.min(os.availableParallelism(), 3));
+
 export function createPasswordHasher(rounds: number): PasswordHasher {
+  const slot = concurrency(HASH_CONCURRENCY);
+  const compare = (password: string, hash: string) => slot(() => bcrypt.compare(password, hash));
   // A hash of a random value at the same cost, computed once, for unknown users.
   let dummy: Promise<string> | null = null;
-  const dummyHash = () => (dummy ??= bcrypt.hash(`dummy-${Math.random()}`, rounds));
+  const dummyHash = () => (dummy ??= slot(() => bcrypt.hash(`dummy-${Math.random()}`, rounds)));
   return {
-    hash: (password) => bcrypt.hash(password, rounds),
+    hash: (password) => slot(() => bcrypt.hash(password, rounds)),
     async verify(password, hash) {
       if (typeof password !== 'string' || Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES) {
-        await bcrypt.compare('x', await dummyHash());
+        await compare('x', await dummyHash());
         return false;
       }
       if (!hash) {
-        await bcrypt.compare(password, await dummyHash());
+        await compare(password, await dummyHash());
         return false;
       }
-      return bcrypt.compare(password, hash);
+      return compare(password, hash);
     },
+  };
+}
+
+/** Runs at most `n` of the given tasks at a time, the others in arrival order. */
+function concurrency(n: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    if (active >= n) await new Promise<void>((r) => waiting.push(r));
+    active += 1;
+    try {
+      return await task();
+    } finally {
+      active -= 1;
+      waiting.shift()?.();
+    }
   };
 }
