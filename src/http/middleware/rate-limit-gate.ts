@@ -3,6 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import { registryRoutesView, type Routes } from '../registry-routes.js';
 import { exactRouteTable } from '../exact-routes.js';
 import { limitRequest, limitRoute, sendTooMany, wasCounted, type RouteLimit } from './rate-limit.js';
+import { isRefusedBeforeCredentials, recountAsDefault } from './credential-limits.js';
 
 export interface RateLimitLayers {
   /** Before CORS, which answers preflights itself: counts them in default. */
@@ -81,7 +82,16 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
   const fallback: RequestHandler = (req, res, next) => (wasCounted(req) ? next() : countDefault(req, res, next));
 
   const onError: ErrorRequestHandler = (err, req, res, next) => {
-    if (res.headersSent || wasCounted(req)) return next(err);
+    if (res.headersSent) return next(err);
+    // Refused for its input before any credential was checked: default's budget, not login's.
+    if (isRefusedBeforeCredentials(err) && app.config.rateLimitsEnabled) {
+      recountAsDefault(app, req, res).then(
+        (r) => (r && !r.allowed ? sendTooMany(res, r) : next(err)),
+        () => next(err),
+      );
+      return;
+    }
+    if (wasCounted(req)) return next(err);
     limitRequest(app, req, res, 'default').then(
       (r) => (r && !r.allowed ? sendTooMany(res, r) : next(err)),
       () => next(err),
