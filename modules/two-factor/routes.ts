@@ -27,7 +27,9 @@ const text = (max: number) => z.string().trim().max(max);
 const code = z
   .union([z.string().max(64), z.number().int().nonnegative().max(99_999_999)])
   .transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v));
-const proofFields = { verification_code: code.optional(), verification_method_id: id.optional() };
+// Empty strings mean absent: clients send the proof fields as "" when they have no code to give.
+const absentIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' || v === null ? undefined : v), schema.optional());
+const proofFields = { verification_code: absentIfEmpty(code), verification_method_id: absentIfEmpty(id) };
 const kindParam = z.object({ method: z.enum(KINDS, `must be one of ${KINDS.join(', ')}`) });
 const sendParam = z.object({ method: z.enum(['email', 'sms'], 'codes are sent for email and sms; totp codes come from the ctx, backup codes from the list') });
 

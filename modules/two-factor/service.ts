@@ -17,6 +17,7 @@ import {
 import { checkCode, sendCode, type Purpose } from './codes.js';
 import { activeMethods, isPrimary, LABELS, ownMethod, views, type MethodView } from './methods.js';
 import { encrypt, keyedHash, newBackupCode, newTotp, normalizeBackupCode, qrDataUrl } from './secrets.js';
+import { proofToAdd, requireProof, type Proof } from './proofs.js';
 import { settings } from './settings.js';
 import { store, type MethodKind, type MethodRow } from './store.js';
 
@@ -29,12 +30,9 @@ export interface Caller {
   session: SessionRecord;
 }
 
-export const isPendingSession = (s: SessionRecord) => s.status !== 'active';
+export type { Proof };
 
-export interface Proof {
-  verification_code?: string;
-  verification_method_id?: string;
-}
+export const isPendingSession = (s: SessionRecord) => s.status !== 'active';
 
 /** Mails the user about a change of their two-factor settings (never fails the change). */
 export function notify(
@@ -57,27 +55,6 @@ function assertKindOffered(ctx: ModuleContext, kind: MethodKind): void {
       [{ field: 'method', message: `one of ${settings(ctx).methods.join(', ')}` }],
       'METHOD_NOT_AVAILABLE',
     );
-}
-
-/** A current code from one of the user's active methods: what every change needs once 2FA is in use. */
-export async function requireProof(c: Caller, proof: Proof, what: string): Promise<MethodRow> {
-  if (!proof.verification_code || !proof.verification_method_id) {
-    throw badRequest(
-      `${what} needs a current code: send verification_code and verification_method_id`,
-      [{ field: 'verification_code', message: 'required' }],
-      'VERIFICATION_REQUIRED',
-    );
-  }
-  const m = await ownMethod(c.ctx, c.user.id, proof.verification_method_id);
-  if (m.status !== 'active') throw badRequest('verification_method_id must be an active method', [{ field: 'verification_method_id', message: 'not active' }]);
-  await checkCode(c.ctx, c.user, m, proof.verification_code, 'manage', c.session.id);
-  return m;
-}
-
-/** Adding a method while 2FA is on takes a code from an existing one, so a stolen session cannot add the attacker's phone. */
-async function proofToAdd(c: Caller, proof: Proof): Promise<void> {
-  const fresh = (await findUser(c.ctx, c.user.id)) ?? c.user;
-  if (fresh.two_factor && (await activeMethods(c.ctx, c.user.id)).length) await requireProof(c, proof, 'Adding a method while two-factor is on');
 }
 
 export interface SetupInput extends Proof {
@@ -255,7 +232,9 @@ export async function toggle(c: Caller, enable: boolean, proof: Proof) {
     success: true,
     two_factor_enabled: on,
     enabled: on,
-    active_methods: await views(c.ctx, active),
+    // The original client types active_methods as method names; the full views stay available beside them.
+    active_methods: [...new Set(active.map((m) => m.kind))],
+    active_method_details: await views(c.ctx, active),
     message,
   });
   if (Boolean(user.two_factor) === enable) return answer(enable, `Two-factor authentication is already ${enable ? 'on' : 'off'}`);

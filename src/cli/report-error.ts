@@ -41,7 +41,7 @@ export function reportError(err: unknown, rt: CliRuntime, opts: { verbose: boole
     message = err.message;
     code = String(err.code);
     if (Array.isArray(err.details) && err.details.length > 1) {
-      details = (err.details as { field?: string; message?: string }[]).map((d) => `${d.field ?? 'input'}: ${d.message ?? ''}`);
+      details = err.details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message));
     }
   } else if ((err as Error)?.name === 'ExitPromptError') {
     message = 'cancelled';

@@ -265,6 +265,18 @@ export const CONFIG_KEYS = {
   TOKEN_LOGIN_REQUIRES_BRIDGE_SECRET: key('tokenLoginRequiresBridgeSecret', 'auth', bool, 'Require X-Bridge-Secret on token login and validate.', {
     default: false,
   }),
+  BRIDGE_VALIDATION_MODE: key(
+    'bridgeValidationMode',
+    'auth',
+    // Any case: backends built on the original spell the modes in capitals (STRICT).
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['disabled', 'standard', 'advanced', 'strict'], 'must be disabled, standard, advanced or strict')),
+    'Least binding check of POST /auth/bridge/validate (standard: IP, advanced: + User-Agent, strict: + device); a request may ask for a stricter validation_mode, never a weaker one.',
+    { default: 'disabled' },
+  ),
   PICTURE_MAX_BYTES: key('pictureMaxBytes', 'auth', int(1024, 50 * 1024 * 1024), 'Largest accepted profile picture, in bytes.', { default: 5 * 1024 * 1024 }),
   RESET_TOKEN_TTL: key('resetTokenTtl', 'auth', duration(300, 7 * 86400), 'Password reset token lifetime.', { default: '1h' }),
   VERIFY_TOKEN_TTL: key('verifyTokenTtl', 'auth', duration(600, 30 * 86400), 'Email verification token lifetime.', { default: '2d' }),

@@ -1,12 +1,24 @@
 import { Codes, type Code } from './codes.js';
 
+/**
+ * One entry of an error's `details`: always an array of these on the wire, whatever the error (a
+ * validation failure lists every bad field; other refusals name the one field they are about). `field`
+ * is a dotted path, or null for the input as a whole.
+ */
+export interface FieldIssue {
+  field: string | null;
+  message: string;
+  /** The entry's own wire code, where the entries of one error differ (a module plan's problems). */
+  code?: string;
+}
+
 /** The one error family. `message` is the human text sent as `error` on the wire. */
 export class AppError extends Error {
   constructor(
     public readonly status: number,
     public readonly code: Code,
     message: string,
-    public readonly details?: unknown,
+    public readonly details?: readonly FieldIssue[],
     /** Extra top-level fields for the wire body (e.g. attempts_remaining). */
     public readonly extra?: Record<string, unknown>,
   ) {
@@ -15,7 +27,7 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (message: string, details?: unknown, code: Code = Codes.VALIDATION_ERROR) => new AppError(400, code, message, details);
+export const badRequest = (message: string, details?: readonly FieldIssue[], code: Code = Codes.VALIDATION_ERROR) => new AppError(400, code, message, details);
 export const unauthorized = (message = 'Authentication required', code: Code = Codes.UNAUTHORIZED) => new AppError(401, code, message);
 export const forbidden = (message = 'Insufficient permissions', code: Code = Codes.FORBIDDEN) => new AppError(403, code, message);
 export const notFound = (message = 'Not found', code: Code = Codes.NOT_FOUND) => new AppError(404, code, message);

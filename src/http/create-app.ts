@@ -13,6 +13,7 @@ import { cors } from './middleware/cors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { apiSecurityHeaders } from './middleware/security-headers.js';
 import { createRateLimitLayers } from './middleware/rate-limit-gate.js';
+import { methodNotAllowed } from './middleware/method-not-allowed.js';
 import { countRequests } from '../metrics/http-metrics.js';
 import { docsPage } from './openapi/docs-page.js';
 
@@ -68,6 +69,7 @@ export function createApp(app: AppContext): Express {
   x.use(app.modules.router);
 
   x.use(limits.fallback);
+  x.use(methodNotAllowed(app, coreRoutes));
   x.use(notFoundHandler);
   x.use(limits.onError);
   x.use(

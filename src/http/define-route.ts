@@ -11,6 +11,7 @@ import { readSessionToken, type AuthState } from './request-context.js';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { rateLimitFor, type RouteLimit } from './middleware/rate-limit.js';
+import { refusedBeforeCredentials } from './middleware/credential-limits.js';
 import { assertSameOrigin } from './middleware/csrf.js';
 import { sendJson } from './respond.js';
 import { readAsJson } from './middleware/json-body.js';
@@ -163,8 +164,23 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
         if (res.headersSent) return;
       }
     }
+    const { body, query, params } = parseInput(def, req, rawQuery, readsBody && !middleware);
+    // The mode was enforced above, so the narrowed type holds.
+    const result = await def.handler({ req, res, body, query, params, auth: auth as SignedIn, app });
+    if (!res.headersSent && result !== undefined) sendJson(res, 200, result);
+    else if (!res.headersSent) next();
+  };
+  return def.rateLimit === false ? [run] : [rateLimitFor(def.rateLimit, app), run];
+}
+
+/**
+ * The route's input, checked and parsed; a refusal here is marked as raised before any credential was
+ * looked at, so it does not spend a login or registration budget (credential-limits.ts).
+ */
+function parseInput(def: RouteDef<any, any, any>, req: Request, rawQuery: Record<string, unknown>, jsonOnly: boolean) {
+  try {
     // A body must be JSON even where the route reads none: form and text posts (the cross-site kinds) are refused.
-    if (readsBody && !middleware && hasBody(req) && !readAsJson(req) && !req.is(JSON_TYPES)) {
+    if (jsonOnly && hasBody(req) && !readAsJson(req) && !req.is(JSON_TYPES)) {
       throw new AppError(415, Codes.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
     }
     if (nestsDeeperThan(req.body, MAX_BODY_DEPTH)) {
@@ -173,15 +189,14 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     refuseNul(req.body);
     refuseNul(rawQuery);
     refuseNul(req.params);
-    const body = def.body ? parseWith(def.body, req.body ?? {}) : undefined;
-    const query = parseWith(def.query, rawQuery);
-    const params = parseWith(def.params, req.params ?? {});
-    // The mode was enforced above, so the narrowed type holds.
-    const result = await def.handler({ req, res, body, query, params, auth: auth as SignedIn, app });
-    if (!res.headersSent && result !== undefined) sendJson(res, 200, result);
-    else if (!res.headersSent) next();
-  };
-  return def.rateLimit === false ? [run] : [rateLimitFor(def.rateLimit, app), run];
+    return {
+      body: def.body ? parseWith(def.body, req.body ?? {}) : undefined,
+      query: parseWith(def.query, rawQuery),
+      params: parseWith(def.params, req.params ?? {}),
+    };
+  } catch (err) {
+    throw refusedBeforeCredentials(err);
+  }
 }
 
 function refuseNul(input: unknown): void {

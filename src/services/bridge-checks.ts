@@ -4,6 +4,17 @@ import { Codes } from '../errors/codes.js';
 
 export type BridgeValidationMode = 'disabled' | 'standard' | 'advanced' | 'strict';
 
+const STRICTNESS: readonly BridgeValidationMode[] = ['disabled', 'standard', 'advanced', 'strict'];
+
+/**
+ * The mode a bridge validation runs in: the server's BRIDGE_VALIDATION_MODE is the floor, so a
+ * backend that names no mode (or a weaker one) cannot switch off the binding the operator set.
+ */
+export function effectiveMode(server: BridgeValidationMode, requested: BridgeValidationMode | undefined): BridgeValidationMode {
+  if (!requested) return server;
+  return STRICTNESS.indexOf(requested) > STRICTNESS.indexOf(server) ? requested : server;
+}
+
 export interface BridgeContext {
   mode: BridgeValidationMode;
   ip?: string | null;

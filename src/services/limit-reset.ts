@@ -1,5 +1,7 @@
+import { hkdfSync } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { AppContext } from '../app-context.js';
+import type { Config } from '../config/schema.js';
 import { ipLimitKey } from '../http/middleware/client-ip.js';
 import { accountId, accountNetworkKey, type RateLimitClass } from '../http/middleware/rate-limit.js';
 
@@ -54,4 +56,18 @@ export async function resetLimits(app: AppContext, req: ResetRequest): Promise<s
     cleared.push("the account's login budget and failed-login lock from that network");
   }
   return cleared;
+}
+
+/** The header `gatehouse limits reset` sends its key in (POST /internal/limits/reset). */
+export const LIMITS_RESET_KEY_HEADER = 'x-gatehouse-admin-key';
+
+/**
+ * The key that lets `gatehouse limits reset` reach a running server without Redis: derived from both
+ * secrets in config.json, so whoever can read that file (the operator, the service user) has it,
+ * while a backend holding only the bridge secret does not. Null when no secret is configured.
+ */
+export function limitsResetKey(config: Pick<Config, 'cookieSecret' | 'bridgeSecret'>): string | null {
+  if (!config.cookieSecret && !config.bridgeSecret) return null;
+  const ikm = `${config.cookieSecret ?? ''}\n${config.bridgeSecret ?? ''}`;
+  return Buffer.from(hkdfSync('sha256', ikm, 'gatehouse-admin', 'limits-reset', 32)).toString('base64url');
 }

@@ -84,7 +84,7 @@ export function createPasswordService(deps: AccountFlowDeps) {
       assertPasswordPolicy(next, 'new_password');
       const fresh = await users.findById(actor.user.id);
       if (!isActiveUser(fresh) || !(await passwords.verify(current, fresh.password_hash))) {
-        throw new AppError(400, INVALID_CURRENT_PASSWORD, 'Current password is incorrect', { field: 'current_password' });
+        throw new AppError(400, INVALID_CURRENT_PASSWORD, 'Current password is incorrect', [{ field: 'current_password', message: 'incorrect' }]);
       }
       await applyNewPassword(fresh, next, actor.sessionId);
     },

@@ -12,7 +12,9 @@ describe('gatehouse module install blog', () => {
     const writer = json(await cli('user', 'create', '--json', '--email', 'writer@example.com', '--type', 'writer'));
     const s = startCli(['serve', '--port', '0', '--data-dir', dir], { env: { JOBS_ENABLED: 'true' } });
     const url = (await s.waitFor(LISTENING))[1];
-    expect((await call(url, 'GET', '/api/v1/posts/?lang=en')).status).toBe(404);
+    const before = await call(url, 'GET', '/api/v1/posts/?lang=en');
+    expect(before.status).toBe(503);
+    expect(before.body).toMatchObject({ code: 'MODULE_DISABLED', error: expect.stringContaining('gatehouse module install blog') });
 
     const install = await cli('module', 'install', 'blog', '--json');
     expect(install.code, install.stderr).toBe(0);

@@ -104,13 +104,6 @@ describe('gatehouse limits reset', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--ip: not an IP address: localhost');
   });
-
-  it('when there is no Redis, then it explains that the limits live in the server and how to clear them', async () => {
-    const r = await runCli(['limits', 'reset', '--email', 'user@example.com', '--json', '--data-dir', tempDir()]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('without REDIS_URL the limits live in the memory of the running gatehouse serve');
-    expect(json(r)).toMatchObject({ success: false, hint: expect.stringContaining('restart the service') });
-  });
 });
 
 describe('the environment file the service runs with', () => {

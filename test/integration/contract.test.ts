@@ -125,7 +125,7 @@ describe(`wire contract: cross-cutting conventions (${BACKEND})`, () => {
       ['GET', '/auth/admin/users', { session: customer }, 403],
       ['GET', '/nothing-here', {}, 404],
       ['GET', '/auth/nothing-here', {}, 404],
-      ['DELETE', '/auth/login', {}, 404],
+      ['DELETE', '/auth/login', {}, 405],
       ['GET', '/uploads/pictures/missing.png', {}, 404],
       ['POST', '/api/v1/no-such-module/run', { session: token, body: {} }, 404],
       ['POST', '/auth/login', { raw: '{"email":', headers: { 'Content-Type': 'application/json' } }, 400],

@@ -3,6 +3,7 @@ import type { Logger } from '../../log/logger.js';
 import { isAppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import { isDatabaseUnavailable } from '../../data/db-errors.js';
+import { setRetryAfter } from './retry-after.js';
 
 /** Seconds a client is asked to wait when the database is unreachable. */
 export const DB_RETRY_AFTER_SEC = 5;
@@ -28,6 +29,7 @@ export function errorHandler(logger: Logger, onDatabaseUnavailable: (err: unknow
       return;
     }
     if (isAppError(err)) {
+      setRetryAfter(res, err);
       res.status(err.status).json({
         success: false,
         error: err.message,

@@ -1,8 +1,9 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import type { AppContext } from '../../app-context.js';
-import type { RouteShape } from '../define-route.js';
+import { registryRoutesView, type Routes } from '../registry-routes.js';
 import { exactRouteTable } from '../exact-routes.js';
 import { limitRequest, limitRoute, sendTooMany, wasCounted, type RouteLimit } from './rate-limit.js';
+import { isRefusedBeforeCredentials, recountAsDefault } from './credential-limits.js';
 
 export interface RateLimitLayers {
   /** Before CORS, which answers preflights itself: counts them in default. */
@@ -15,7 +16,6 @@ export interface RateLimitLayers {
   onError: ErrorRequestHandler;
 }
 
-type Routes = readonly RouteShape[];
 const CLASS = Symbol('rateLimitClass');
 // false: a probe route, not limited (RouteDef.rateLimit).
 type Classified = Request & { [CLASS]?: RouteLimit | false };
@@ -51,20 +51,7 @@ function buildClassifier(groups: Routes[]): express.Router {
  * is read, and the route's own limiter (defineRoute) finds its class counted and does nothing.
  */
 export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): RateLimitLayers {
-  let moduleRouteSets: Routes[] = [];
-  let classifier = buildClassifier([coreRoutes]);
-  let exactClasses = buildExactClasses([coreRoutes]);
-
-  // Rebuilt only when the module registry hands out different route lists.
-  const currentClassifier = (): express.Router => {
-    const sets = (app.modules.registry?.() ?? []).map((m) => m.routes);
-    if (sets.length !== moduleRouteSets.length || sets.some((s, i) => s !== moduleRouteSets[i])) {
-      moduleRouteSets = sets;
-      classifier = buildClassifier([coreRoutes, ...sets]);
-      exactClasses = buildExactClasses([coreRoutes, ...sets]);
-    }
-    return classifier;
-  };
+  const current = registryRoutesView(app, coreRoutes, (groups) => ({ router: buildClassifier(groups), exact: buildExactClasses(groups) }));
 
   const count =
     (limit: RouteLimit): RequestHandler =>
@@ -77,8 +64,8 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
 
   const gate: RequestHandler = (req, res, next) => {
     if (!app.config.rateLimitsEnabled || wasCounted(req)) return next();
-    const router = currentClassifier();
-    const known = exactClasses.get(`${req.method} ${req.path}`);
+    const { router, exact } = current();
+    const known = exact.get(`${req.method} ${req.path}`);
     if (known === false) return next();
     if (known) {
       res.locals.route = req.path;
@@ -95,7 +82,16 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
   const fallback: RequestHandler = (req, res, next) => (wasCounted(req) ? next() : countDefault(req, res, next));
 
   const onError: ErrorRequestHandler = (err, req, res, next) => {
-    if (res.headersSent || wasCounted(req)) return next(err);
+    if (res.headersSent) return next(err);
+    // Refused for its input before any credential was checked: default's budget, not login's.
+    if (isRefusedBeforeCredentials(err) && app.config.rateLimitsEnabled) {
+      recountAsDefault(app, req, res).then(
+        (r) => (r && !r.allowed ? sendTooMany(res, r) : next(err)),
+        () => next(err),
+      );
+      return;
+    }
+    if (wasCounted(req)) return next(err);
     limitRequest(app, req, res, 'default').then(
       (r) => (r && !r.allowed ? sendTooMany(res, r) : next(err)),
       () => next(err),

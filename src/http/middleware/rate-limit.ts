@@ -106,6 +106,11 @@ function markCounted(req: Request, bucket: string): void {
   (r[COUNTED] ??= new Set()).add(bucket);
 }
 
+/** Forgets that the request was counted in `bucket` (its hit was refunded: credential-limits.ts). */
+export function unmarkCounted(req: Request, bucket: string): void {
+  (req as Counted)[COUNTED]?.delete(bucket);
+}
+
 const WARN_EVERY_MS = 30_000;
 const lastWarnByApp = new WeakMap<AppContext, number>();
 

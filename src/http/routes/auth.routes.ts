@@ -7,6 +7,7 @@ import { assertSameOrigin } from '../middleware/csrf.js';
 import { chargeClass, consumeAccountLimit, loginAttemptKey, refundLoginAttempt } from '../middleware/rate-limit.js';
 import { isDatabaseUnavailable } from '../../data/db-errors.js';
 import { registrationOrAdmin, validationRead } from '../middleware/rate-limit-classes.js';
+import { beforeCredentials } from '../middleware/credential-limits.js';
 import { adminCreateBody } from '../schemas/admin-users.schemas.js';
 import { loginBody, registerBody, registerPublicBody, type RegisterPublicBody } from '../schemas/auth.schemas.js';
 import { clientInfo, isPending, loginShape, pendingShape, sessionFields } from './auth-responses.js';
@@ -110,7 +111,7 @@ export const register = defineRoute({
     if (!live) {
       await chargeClass(app, req, res, 'registration');
       if (publicAuth(app.config) === 'bridge') requireBridge(auth.bridge, app);
-      const answer = await publicRegistration({ req, res, body: parseWith(registerPublicBody, body), app });
+      const answer = await publicRegistration({ req, res, body: beforeCredentials(() => parseWith(registerPublicBody, body)), app });
       return { ...answer, data: { ...answer.data.user, ...answer.data } };
     }
     if (auth.tokenSource === 'cookie') assertSameOrigin(req, auth, app.config);

@@ -12,6 +12,7 @@ import * as hub from './modules-hub.routes.js';
 import * as social from '../../social/routes.js';
 import * as metrics from './metrics.routes.js';
 import * as openapi from '../openapi/openapi.routes.js';
+import * as limits from './limits.routes.js';
 
 /** The table of contents of the core API: one line per route. */
 export const coreRoutes: RouteDef<any, any, any>[] = [
@@ -68,6 +69,7 @@ export const coreRoutes: RouteDef<any, any, any>[] = [
   social.socialCallback, // GET /auth/social/:provider/callback
   social.socialCallbackPost, // POST /auth/social/:provider/callback (Apple's form_post)
   social.socialLoginApi, // POST /auth/social/:provider/login-api
+  limits.resetLimitsLocal, // POST /internal/limits/reset (gatehouse limits reset, from the server's host only)
   hub.discover, // GET /api/v1/modules/install
   hub.statusAll, // GET /api/v1/modules/install/status
   hub.dryRunMany, // POST /api/v1/modules/install/dry-run

@@ -2,6 +2,7 @@ import type { AppContext } from '../../app-context.js';
 import { badRequest } from '../../errors/app-error.js';
 import { invalidToken } from '../../services/account-flow-deps.js';
 import { defineRoute } from '../define-route.js';
+import { beforeCredentials } from '../middleware/credential-limits.js';
 import {
   changeOwnPasswordBody,
   changePasswordByAdminBody,
@@ -98,8 +99,9 @@ export const changeOwnPassword = defineRoute({
   rateLimit: 'login',
   body: changeOwnPasswordBody,
   async handler({ app, body, auth }) {
-    const current = pickPassword(body, ['current_password', 'currentPassword']);
-    const next = pickPassword(body, ['new_password', 'newPassword']);
+    // A missing field tested no password: it does not spend the login budget.
+    const current = beforeCredentials(() => pickPassword(body, ['current_password', 'currentPassword']));
+    const next = beforeCredentials(() => pickPassword(body, ['new_password', 'newPassword']));
     await app.services.passwordFlows.changeOwn({ user: auth.user, sessionId: auth.session.id }, current.value, next.value);
     return { success: true, message: PASSWORD_UPDATED };
   },

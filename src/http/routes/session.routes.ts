@@ -2,7 +2,7 @@ import type { AppContext } from '../../app-context.js';
 import type { SessionRecord } from '../../data/repositories/session-repository.js';
 import { bridgeAnswer, bridgeHeadText } from './bridge-answer.js';
 import { AppError, isAppError } from '../../errors/app-error.js';
-import { checkBridgeContext } from '../../services/bridge-checks.js';
+import { checkBridgeContext, effectiveMode } from '../../services/bridge-checks.js';
 import { invalidSession, type ValidSession } from '../../services/session-service.js';
 import { setSessionCookie } from '../cookies.js';
 import { JsonText } from '../respond.js';
@@ -150,7 +150,7 @@ export const bridgeValidate = defineRoute({
       if (!token) throw invalidSession();
       v = await app.services.sessions.validate(token, { allowPending: true });
       checkBridgeContext(v.session, {
-        mode: body.validation_mode ?? 'disabled',
+        mode: effectiveMode(app.config.bridgeValidationMode, body.validation_mode),
         ip: body.ip ?? body.ip_address,
         userAgent: body.user_agent,
         deviceId: body.device_id ?? body.device_fingerprint,

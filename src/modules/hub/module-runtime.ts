@@ -95,6 +95,7 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     current = buildModuleRouter(
       ctx,
       installedManifests().map((m) => ({ manifest: m, enabled: installed.get(m.id)!.enabled, context: contextOf(m) })),
+      ordered().filter((m) => !installed.has(m.id)),
     );
     sink?.sync('modules', runtime.jobs());
   }

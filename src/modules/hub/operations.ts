@@ -36,7 +36,13 @@ function assertRunnable(plans: ModulePlan[]): void {
   if (!problems.length) return;
   const first = problems[0];
   const status = first.code === Codes.VALIDATION_ERROR ? 400 : 409;
-  throw new AppError(status, first.code, first.message, problems);
+  // In the one `details` shape: the plan's problems concern no request field.
+  throw new AppError(
+    status,
+    first.code,
+    first.message,
+    problems.map((p) => ({ field: null, message: p.message, code: p.code })),
+  );
 }
 
 /** Runs `fn` in one transaction; a failure leaves nothing behind and is reported as such. */

@@ -10,13 +10,17 @@ export const PASSWORD_MAX_BYTES = 72;
 /** Throws a 400 naming the rule a password breaks. */
 export function assertPasswordPolicy(password: unknown, field = 'password'): asserts password is string {
   if (typeof password !== 'string' || password.length < PASSWORD_MIN_LENGTH) {
-    throw badRequest(`Password must be at least ${PASSWORD_MIN_LENGTH} characters`, { field }, 'WEAK_PASSWORD');
+    throw badRequest(
+      `Password must be at least ${PASSWORD_MIN_LENGTH} characters`,
+      [{ field, message: `at least ${PASSWORD_MIN_LENGTH} characters` }],
+      'WEAK_PASSWORD',
+    );
   }
   if (Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES) {
-    throw badRequest(`Password must be at most ${PASSWORD_MAX_BYTES} bytes`, { field }, 'PASSWORD_TOO_LONG');
+    throw badRequest(`Password must be at most ${PASSWORD_MAX_BYTES} bytes`, [{ field, message: `at most ${PASSWORD_MAX_BYTES} bytes` }], 'PASSWORD_TOO_LONG');
   }
   if (isCommonPassword(password)) {
-    throw badRequest('Password is too common; choose another', { field }, 'WEAK_PASSWORD');
+    throw badRequest('Password is too common; choose another', [{ field, message: 'too common' }], 'WEAK_PASSWORD');
   }
 }
 
