@@ -67,7 +67,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const stale = staleReason(ROOT);
   if (stale) {
     const install = existsSync(path.join(ROOT, 'package-lock.json')) ? 'ci' : 'install';
-    say(`${stale}: installing the dependencies first (about 2 minutes on 2 cores, most of it compiling sqlite3)`);
+    say(`${stale}: installing the dependencies first (npm ci: 2 to 4 minutes on 2 cores, most of it compiling sqlite3)`);
     run(`npm ${install}`, [...npm, install, '--no-audit', '--no-fund']);
   } else say('node_modules matches package-lock.json');
   run('npm run build', [...npm, 'run', 'build']);
