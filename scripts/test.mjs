@@ -74,6 +74,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (!quick) {
     run('npm run lint', [...npm, 'run', 'lint']);
     run('npm run format:check', [...npm, 'run', 'format:check']);
+    // The CLI tier runs the pinned Node 24 in several files at once: install it once, before them.
+    run('node release/node24/runtime.mjs', [process.execPath, path.join(ROOT, 'release', 'node24', 'runtime.mjs')]);
   }
   const tiers = quick ? ['--project', 'unit', '--project', 'smoke'] : [];
   run(`vitest run ${[...tiers, ...vitestArgs].join(' ')}`.trim(), [
