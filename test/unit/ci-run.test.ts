@@ -18,6 +18,6 @@ describe('.ci/run', () => {
     expect(at(/^NODE24=\$\(node release\/node24\/runtime\.mjs\)/)).toBeGreaterThan(quick);
     expect(node24First).toBeGreaterThan(quick);
     expect(fullSuite).toBeGreaterThan(node24First);
-    expect(lines.slice(node24First, fullSuite)).toContain('install');
+    expect(lines.slice(node24First, fullSuite)).toContain('install_deps');
   });
 });
