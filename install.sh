@@ -8,6 +8,8 @@ shopt -u patsub_replacement 2>/dev/null || true
 umask 022
 
 readonly MIN_NODE=20.19.0
+# Supported: Node.js 22 (from 22.12) and 24 LTS. 20 reached end of life on 2026-04-30: it still runs, with a warning.
+readonly SUPPORTED_NODE="22 and 24 LTS"
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly SCRIPT_DIR
 readonly SERVICE=gatehouse
@@ -18,6 +20,7 @@ usage() {
 Usage: install.sh [options]
 
 Installs Gatehouse on a Debian/Ubuntu host (run as root), or into any directory with --no-systemd.
+Needs Node.js 22 (22.12 or later) or 24 LTS; Node.js 20 (end of life) still runs, with a warning.
 
 Locations
   --prefix DIR              install directory (default /opt/gatehouse)
@@ -270,18 +273,20 @@ render() {
 # Steps
 
 check_node() {
-  step "Checking Node.js (>= $MIN_NODE)"
+  step "Checking Node.js (supported: $SUPPORTED_NODE)"
   local node version
   if ! node=$(command -v node); then
-    die "Node.js not found. Install Node.js $MIN_NODE or newer, then re-run:
-    NodeSource:      curl -fsSL https://deb.nodesource.com/setup_22.x | bash - && apt-get install -y nodejs
+    die "Node.js not found. Install Node.js 24 LTS (or 22), then re-run:
+    NodeSource:      curl -fsSL https://deb.nodesource.com/setup_24.x | bash - && apt-get install -y nodejs
     Debian 13+:      apt-get install -y nodejs npm   (older Debian/Ubuntu releases ship a Node that is too old)"
   fi
   NODE_BIN=$(readlink -f "$node")
   version=$("$NODE_BIN" -p 'process.versions.node') || die "cannot run $NODE_BIN"
   version_ge "$version" "$MIN_NODE" ||
-    die "Node.js $version at $NODE_BIN is too old; Gatehouse needs >= $MIN_NODE.
-    NodeSource:      curl -fsSL https://deb.nodesource.com/setup_22.x | bash - && apt-get install -y nodejs"
+    die "Node.js $version at $NODE_BIN is too old; Gatehouse needs >= $MIN_NODE and supports $SUPPORTED_NODE.
+    NodeSource:      curl -fsSL https://deb.nodesource.com/setup_24.x | bash - && apt-get install -y nodejs"
+  [[ ${version%%.*} != 20 ]] ||
+    warn "Node.js $version: Node.js 20 reached end of life on 2026-04-30; Gatehouse still runs on it, but supports $SUPPORTED_NODE (gatehouse doctor warns until you upgrade: https://deb.nodesource.com/setup_24.x)"
   command -v npm >/dev/null || die "npm not found next to Node.js $version (Debian: apt-get install -y npm)"
   if ((MANAGE_USER)) && [[ $NODE_BIN == /root/* || $NODE_BIN == /home/* ]]; then
     warn "$NODE_BIN lives in a home directory; the service user may not be able to run it (install Node system-wide)"

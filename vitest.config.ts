@@ -4,7 +4,7 @@ const integrationFiles = ['test/integration/**/*.test.ts', 'modules/**/*.test.ts
 const bothBackends = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
 /**
- * Four tiers (unit, integration, cli, faults). The integration tier runs on SQLite + in-process backends,
+ * Four tiers (unit, integration, cli, faults), and a smoke run of the server. The integration tier runs on SQLite + in-process backends,
  * and a second time on PostgreSQL + Redis when TEST_DATABASE_URL and TEST_REDIS_URL are set.
  */
 export default defineConfig({
@@ -15,6 +15,8 @@ export default defineConfig({
     pool: 'forks',
     projects: [
       { extends: true as const, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      // The real server started as a user starts it: with the unit tier, `npm run test:quick`.
+      { extends: true as const, test: { name: 'smoke', include: ['test/smoke/**/*.test.ts'] } },
       {
         extends: true as const,
         // *.pg.test.ts: what exists only on PostgreSQL (a database server that can go away).

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // Builds build/gatehouse: one executable with Node, Gatehouse, its templates, the /docs assets and the
 // native addons (sqlite3, bcrypt), using Node's single executable applications, offline:
-// esbuild (CommonJS, node20) → node --experimental-sea-config → copy node → strip → postject.
+// esbuild (CommonJS, node24) → node --experimental-sea-config → copy node → strip → postject.
+// The Node inside is the pinned Node 24 LTS (release/node24), whatever node runs this script.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { ensureNode24 } from './node24/runtime.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = path.join(ROOT, 'build');
@@ -16,6 +18,8 @@ const EXE = path.join(OUT, 'gatehouse');
 const require = createRequire(import.meta.url);
 const t0 = Date.now();
 const step = (s) => process.stderr.write(`  … ${s} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n`);
+// The blob must be made by the node it is injected into.
+const NODE = ensureNode24();
 
 rmSync(WORK, { recursive: true, force: true });
 mkdirSync(WORK, { recursive: true });
@@ -49,7 +53,7 @@ await esbuild.build({
   outfile: bundle,
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   format: 'cjs',
   minify: true,
   legalComments: 'none',
@@ -87,6 +91,10 @@ const bcryptDir = path.join(path.dirname(require.resolve('bcrypt/package.json'))
 const bcryptAddon = ['bcrypt.glibc.node', 'bcrypt.node'].map((f) => path.join(bcryptDir, f)).find(existsSync);
 if (!existsSync(sqliteAddon) || !bcryptAddon) throw new Error('native addons not found: run npm install first');
 addFile('native/node_sqlite3.node', sqliteAddon);
+// N-API addons compiled against older headers load in Node 24 too; a release installs with Node 24's (.ci/run, README).
+const builtFor = /"node_module_version": (\d+)/.exec(readFileSync(path.join(path.dirname(sqliteAddon), '..', 'config.gypi'), 'utf8'))?.[1];
+if (builtFor !== execFileSync(NODE, ['-p', 'process.versions.modules'], { encoding: 'utf8' }).trim())
+  step(`note: sqlite3 was compiled against other Node headers (ABI ${builtFor}); its N-API addon loads in Node 24`);
 addFile('native/bcrypt.node', bcryptAddon);
 const listFile = path.join(WORK, 'assets.json');
 writeFileSync(listFile, JSON.stringify(Object.keys(assets)));
@@ -105,10 +113,10 @@ writeFileSync(
     assets: { 'assets.json': listFile, ...assets },
   }),
 );
-execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio: 'inherit' });
+execFileSync(NODE, ['--experimental-sea-config', seaConfig], { stdio: 'inherit' });
 
 step('copying node, stripping, injecting');
-copyFileSync(process.execPath, EXE);
+copyFileSync(NODE, EXE);
 chmodSync(EXE, 0o755);
 // Debug symbols are most of the node binary; the fuse and the blob go in after.
 execFileSync('strip', [EXE]);

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, removeTempDirs, ROOT, runCli, tempDir } from '../helpers/cli.js';
+import { NODE24_VERSION } from '../helpers/node24.js';
 
 /*
  * npm run release builds the single executable (Node's SEA) and the release tarball. The executable
@@ -98,6 +99,11 @@ describe('the single executable, with no Node on PATH', () => {
     expect(password).toBeTruthy();
     const doctor = await sea(['doctor', '--json', '--data-dir', dir]);
     expect(doctor.code, doctor.stdout).toBe(0);
+    // It ships the pinned Node 24 LTS (release/node24), whatever node built it.
+    expect(json(doctor).checks.find((c: { id: string }) => c.id === 'node-version')).toMatchObject({
+      status: 'ok',
+      message: expect.stringContaining(`${NODE24_VERSION} (Node.js 24 LTS`),
+    });
 
     const child = spawn(exe, ['serve', '--port', '0', '--data-dir', dir], { env: NO_NODE_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

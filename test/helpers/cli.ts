@@ -33,12 +33,14 @@ export interface RunOptions {
   /** Written to stdin, which is then closed. */
   input?: string;
   timeoutMs?: number;
+  /** The node binary that runs the CLI (default: the one running the tests). */
+  node?: string;
 }
 
 /** Runs `node bin/gatehouse ...args` to completion. */
 export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(opts.env), cwd: os.tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(opts.node ?? process.execPath, [BIN, ...args], { env: cliEnv(opts.env), cwd: os.tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -78,8 +80,8 @@ export async function stopStartedClis(): Promise<void> {
 }
 
 /** Starts a long-running command (serve) and lets the test watch its output; stopStartedClis() reaps it. */
-export function startCli(args: string[], opts: { env?: Record<string, string> } = {}): RunningCli {
-  const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(opts.env), cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startCli(args: string[], opts: { env?: Record<string, string>; node?: string } = {}): RunningCli {
+  const child = spawn(opts.node ?? process.execPath, [BIN, ...args], { env: cliEnv(opts.env), cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const listeners = new Set<() => void>();
