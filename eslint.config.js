@@ -3,6 +3,7 @@
 // - Import boundaries: core (src/) never imports a module (modules/); a module reaches core only
 //   through the module API barrel (src/module-api.ts).
 // - No unused code (variables, imports, parameters not prefixed with _).
+// - No floating or misused promises in src/, modules/ and entry/ (typed rules).
 // Formatting is Prettier's (.prettierrc.json), checked apart (npm run format:check).
 import js from '@eslint/js';
 import path from 'node:path';
@@ -70,6 +71,14 @@ export default tseslint.config(
     },
   },
   { files: ['src/**/*.ts', 'modules/**/*.ts'], plugins: { gatehouse: { rules: { boundaries } } }, rules: { 'gatehouse/boundaries': 'error' } },
+  // Rules that need types, on the code that runs in the server: a promise nobody awaits or catches
+  // is a rejection nobody handles (a job tick once took the whole process down that way).
+  {
+    files: ['src/**/*.ts', 'modules/**/*.ts', 'entry/**/*.ts'],
+    ignores: ['modules/**/*.test.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: root } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error', '@typescript-eslint/no-misused-promises': 'error' },
+  },
   // Node scripts (release, this config): Node's globals.
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } } },
   // The CLI's ui writes to its streams; benchmarks and release scripts print their reports.

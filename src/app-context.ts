@@ -213,7 +213,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     closers.unshift(
       closer('deferred mail', async () => {
         await flows.deferred.idle(5_000);
-        flows.mailer.close();
+        await flows.mailer.close();
       }),
     );
 

@@ -109,12 +109,12 @@ async function prepare(config: Config, ui: Ui, logger: Logger, migrate: boolean,
   }
 }
 
-/** Opens the app once the database can be reached (backing off to 10 s between tries); null if stopped first. */
+/** Opens the app once the database can be reached (backing off to 5 s between tries); null if stopped first. */
 async function untilReachable(first: Prepared, attempt: () => Promise<Prepared>, stop: StopWatch, reached: () => void): Promise<AppContext | null> {
   let result = first;
   let stopped = false;
   void stop.signal.then(() => (stopped = true));
-  for (let delay = 1_000; 'unreachable' in result; delay = Math.min(delay * 2, 10_000)) {
+  for (let delay = 1_000; 'unreachable' in result; delay = Math.min(delay * 2, 5_000)) {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([stop.signal, new Promise((r) => (timer = setTimeout(r, delay)))]);
     clearTimeout(timer);
