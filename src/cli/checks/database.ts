@@ -18,7 +18,8 @@ export const databaseCheck: Check = {
     if (file !== null && !existsSync(path.dirname(file))) return fail(`${where}: ${path.dirname(file)} does not exist`, 'run gatehouse init');
     const sequelize = createSequelize(config);
     try {
-      await sequelize.authenticate();
+      // One try: a check reports what it finds now (serve retries on its own).
+      await sequelize.authenticate({ retry: { max: 1 } });
       // SQLite opens and reads while another process holds the write lock; writing is what matters.
       if (!pg) await databaseProbe(config, (sql) => sequelize.query(sql), 2_000)();
       return ok(where);

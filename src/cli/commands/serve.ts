@@ -6,6 +6,7 @@ import type { Config } from '../../config/schema.js';
 import { createLogger, type Logger } from '../../log/logger.js';
 import { createCheckContext } from '../checks/check.js';
 import { preflightChecks } from '../checks/index.js';
+import { databaseCheck } from '../checks/database.js';
 import { commandUi, loadCliConfig, openApp, type CommandRegistrar, type ConfigFlags } from '../context.js';
 import { portArg } from '../arg-parsers.js';
 import { CliError } from '../errors.js';
@@ -264,6 +265,10 @@ async function serveWorker(cmd: Command, flags: ConfigFlags): Promise<void> {
   const stop = stopWatch(config, logger, { orPrimaryGone: true });
   const open = async (): Promise<Prepared> => {
     try {
+      // The database check first: it tells a locked SQLite file in a moment, where opening the app
+      // would wait out every busy retry first.
+      const db = await databaseCheck.run(createCheckContext({ config, logger, openApp: (c) => openApp(c, logger) }));
+      if (db.status === 'fail' && db.transient) return { unreachable: db.message };
       return { app: await openApp(config, logger) };
     } catch (err) {
       if (isDatabaseUnavailable(err)) return { unreachable: (err as Error).message };
