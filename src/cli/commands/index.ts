@@ -10,6 +10,7 @@ import { registerServe } from './serve.js';
 import { registerSessions } from './sessions.js';
 import { registerUpgrade } from './upgrade.js';
 import { registerUser } from './user.js';
+import { registerVersion } from './version.js';
 
 /**
  * Every top-level command, one line each, in the order `gatehouse --help` lists them. A registrar
@@ -28,4 +29,5 @@ export const commands: CommandRegistrar[] = [
   registerUpgrade,
   registerMail,
   registerModuleCommands,
+  registerVersion,
 ];
