@@ -6,6 +6,7 @@ import { loadConfig } from '../config/load-config.js';
 import { moduleEnvNames } from '../modules/module-env.js';
 import type { Config, ConfigKey } from '../config/schema.js';
 import { createLogger, type Logger } from '../log/logger.js';
+import { requireDatabase } from './database-file.js';
 import { CliError } from './errors.js';
 import { Ui, type CliStreams } from './ui.js';
 
@@ -93,8 +94,13 @@ export async function requireSchema(app: AppContext): Promise<void> {
   );
 }
 
-/** Runs `fn` with an app context, closing it afterwards whatever happens. */
-export async function withApp<T>(config: Config, logger: Logger, fn: (app: AppContext) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with an app context, closing it afterwards whatever happens. Without `create` a missing
+ * SQLite file is refused before anything is opened: a command run on the wrong data dir leaves no
+ * empty database behind. Only commands that set a database up (migrate, restore) pass `create`.
+ */
+export async function withApp<T>(config: Config, logger: Logger, fn: (app: AppContext) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
+  if (!opts.create) await requireDatabase(config);
   const app = await openApp(config, logger);
   try {
     return await fn(app);

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runtimeSupport } from '../../src/cli/checks/node-version.js';
@@ -35,6 +35,8 @@ describe('gatehouse migrate', () => {
 describe('commands on a data dir without the schema', () => {
   it('when user create runs before migrate, then it exits 1 pointing at gatehouse migrate', async () => {
     const dir = tempDir();
+    // An empty SQLite database (a missing one is refused earlier, naming init: read-only-checks.test.ts).
+    writeFileSync(path.join(dir, 'gatehouse.sqlite'), '');
     const r = await runCli(['user', 'create', '--data-dir', dir, '--email', 'early@example.com', '--type', 'admin']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: the database schema is not up to date \(\d+ pending migrations\)$/m);

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../app-context.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log/logger.js';
+import { requireDatabase } from '../database-file.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -18,6 +19,11 @@ export interface CheckContext {
   config: Config | null;
   configError: Error | null;
   logger: Logger;
+  /**
+   * The doctor (and upgrade's preflight) only look: a check then creates nothing, not even the SQLite
+   * file that opening the database would. init and serve --migrate are the commands that create.
+   */
+  readOnly: boolean;
   /** The configuration; only checks marked `withoutConfig` may find it missing. */
   requireConfig(): Config;
   /** The app context (database, Redis, modules), opened once and shared by the checks. */
@@ -53,6 +59,8 @@ export interface CheckContextOptions {
   config: Config | null;
   configError?: Error | null;
   logger: Logger;
+  /** See CheckContext.readOnly (default false: init and serve may create the database). */
+  readOnly?: boolean;
   /** Opens the app context (lazily, once). */
   openApp: (config: Config) => Promise<AppContext>;
 }
@@ -70,8 +78,14 @@ export function createCheckContext(opts: CheckContextOptions): CheckContext & { 
     configError: opts.configError ?? null,
     logger: opts.logger,
     requireConfig,
+    readOnly: Boolean(opts.readOnly),
     app() {
-      pending ??= opts.openApp(requireConfig()).then((a) => (opened = a));
+      pending ??= (async () => {
+        const config = requireConfig();
+        // Checks that open the app need the database check, which fails first; this is the backstop.
+        if (opts.readOnly) await requireDatabase(config);
+        return (opened = await opts.openApp(config));
+      })();
       return pending;
     },
     opened: () => opened,

@@ -7,12 +7,13 @@ export const configFileModeCheck: Check = {
   title: 'Config file permissions',
   category: 'security',
   async run(ctx) {
-    const file = ctx.requireConfig().configFile;
+    const config = ctx.requireConfig();
+    const file = config.configFile;
     let mode: number;
     try {
       mode = statSync(file).mode & 0o777;
     } catch {
-      return warn(`no ${file}; settings come from the environment only`, 'run gatehouse init to write one');
+      return warn(`no ${file}; settings come from the environment only`, `run gatehouse init --data-dir ${config.dataDirAbs} to write one`);
     }
     const octal = `0${mode.toString(8)}`;
     const fix = `chmod 600 ${file}`;

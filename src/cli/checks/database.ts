@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { initHint, missingDatabase } from '../database-file.js';
 import { fail, ok, oneLine, safeUrl, type Check } from './check.js';
 import { isDatabaseUnavailable } from '../../data/db-errors.js';
 
@@ -14,8 +15,9 @@ export const databaseCheck: Check = {
     const file = sqliteFile(config);
     const pg = file === null;
     const where = pg ? `PostgreSQL at ${safeUrl(config.databaseUrl!)}` : `SQLite at ${file}`;
-    // Opening SQLite would create the directory; a check must not.
-    if (file !== null && !existsSync(path.dirname(file))) return fail(`${where}: ${path.dirname(file)} does not exist`, 'run gatehouse init');
+    // Opening SQLite would create the directory and the file; a check must not (init makes them).
+    if (file !== null && !existsSync(path.dirname(file))) return fail(`${where}: ${path.dirname(file)} does not exist`, initHint(config));
+    if (ctx.readOnly && (await missingDatabase(config))) return fail(`${where}: the file does not exist`, initHint(config));
     const sequelize = createSequelize(config);
     try {
       // One try: a check reports what it finds now (serve retries on its own).

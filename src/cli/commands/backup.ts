@@ -65,14 +65,19 @@ export const registerBackup: CommandRegistrar = (program, rt) => {
           yesDefault: () => true,
         });
         if (!sure) throw new CliError('restore cancelled; nothing changed');
-        const done = await withApp(config, cliLogger(config, ui), (app) =>
-          explained(() =>
-            ui.task(
-              'Restoring',
-              () => restoreBackup(app, backup, { keepConfig: opts.keepConfig }),
-              (r) => `${r.length} parts`,
+        // A restore may be what sets up a fresh data dir (a new host), so it may create the database.
+        const done = await withApp(
+          config,
+          cliLogger(config, ui),
+          (app) =>
+            explained(() =>
+              ui.task(
+                'Restoring',
+                () => restoreBackup(app, backup, { keepConfig: opts.keepConfig }),
+                (r) => `${r.length} parts`,
+              ),
             ),
-          ),
+          { create: true },
         );
         // A schema older than this version's is brought up to date by `migrate`; say so rather than leave serve to refuse.
         const pending = await withApp(loadCliConfig(cmd), cliLogger(config, ui), (app) =>

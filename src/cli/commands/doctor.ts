@@ -25,7 +25,7 @@ export const registerDoctor: CommandRegistrar = (program, rt) => {
         configError = err;
       }
       const logger = config ? cliLogger(config, ui) : createLogger('warn', rt.streams.stderr);
-      const ctx = createCheckContext({ config, configError, logger, openApp: (c) => openApp(c, logger) });
+      const ctx = createCheckContext({ config, configError, logger, readOnly: true, openApp: (c) => openApp(c, logger) });
       const width = Math.max(...doctorChecks().map((c) => c.title.length));
       const show = (o: CheckOutcome) => {
         ui.print(`  ${LABEL[o.status].padEnd(5)} ${o.title.padEnd(width)}  ${o.message}`);

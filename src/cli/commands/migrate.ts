@@ -2,6 +2,7 @@ import type { AppContext } from '../../app-context.js';
 import { clearMigrationLock, describeLock, readMigrationLock } from '../../data/migration-lock.js';
 import type { CommandRegistrar } from '../context.js';
 import { cliLogger, commandUi, loadCliConfig, withApp } from '../context.js';
+import { missingDatabase } from '../database-file.js';
 import { UsageError } from '../errors.js';
 import { applyMigrations } from '../migrations.js';
 import { count, type Ui } from '../ui.js';
@@ -27,33 +28,41 @@ export const registerMigrate: CommandRegistrar = (program, rt) => {
     .action(async (opts: MigrateOptions, cmd) => {
       const ui = commandUi(rt, cmd);
       if ([opts.dryRun, opts.status, opts.unlock].filter(Boolean).length > 1) throw new UsageError('use one of --dry-run, --status, --unlock');
-      const config = loadCliConfig(cmd);
-      await withApp(config, cliLogger(config, ui), async (app) => {
-        if (opts.status) return status(app, ui);
-        if (opts.unlock) return unlock(app, ui);
-        const done = (await app.migrator.executed()).length;
-        if (opts.dryRun) {
-          // Runs the migrations in a transaction that is rolled back, to show the SQL they would run.
-          const plan = await app.migrator.dryRun();
-          if (!plan.length) ui.print(`Nothing to do: the schema is up to date (${count(done, 'migration')} applied).`);
-          else {
-            ui.print(`${count(plan.length, 'pending migration')} (dry run, nothing changed):`);
-            for (const m of plan) {
-              ui.print(`  ${m.id}`);
-              for (const sql of m.sql) ui.print(`      ${sql.replace(/\s+/g, ' ')}`);
+      let config = loadCliConfig(cmd);
+      // A dry run on a data dir without a database plans against an empty one in memory: it creates no file.
+      if (opts.dryRun && (await missingDatabase(config))) config = { ...config, databaseUrl: 'sqlite::memory:' };
+      await withApp(
+        config,
+        cliLogger(config, ui),
+        async (app) => {
+          if (opts.status) return status(app, ui);
+          if (opts.unlock) return unlock(app, ui);
+          const done = (await app.migrator.executed()).length;
+          if (opts.dryRun) {
+            // Runs the migrations in a transaction that is rolled back, to show the SQL they would run.
+            const plan = await app.migrator.dryRun();
+            if (!plan.length) ui.print(`Nothing to do: the schema is up to date (${count(done, 'migration')} applied).`);
+            else {
+              ui.print(`${count(plan.length, 'pending migration')} (dry run, nothing changed):`);
+              for (const m of plan) {
+                ui.print(`  ${m.id}`);
+                for (const sql of m.sql) ui.print(`      ${sql.replace(/\s+/g, ' ')}`);
+              }
             }
+            ui.result({ success: true, dry_run: true, applied_before: done, pending: plan });
+            return;
           }
-          ui.result({ success: true, dry_run: true, applied_before: done, pending: plan });
-          return;
-        }
-        const applied = await applyMigrations(app, ui, { atomic: opts.atomic });
-        if (!applied.length) ui.print(`Nothing to do: the schema is up to date (${count(done, 'migration')} applied).`);
-        else {
-          ui.print(`Applied ${count(applied.length, 'migration')}:`);
-          for (const m of applied) ui.print(`  ${m.id}`);
-        }
-        ui.result({ success: true, dry_run: false, applied_before: done, applied });
-      });
+          const applied = await applyMigrations(app, ui, { atomic: opts.atomic });
+          if (!applied.length) ui.print(`Nothing to do: the schema is up to date (${count(done, 'migration')} applied).`);
+          else {
+            ui.print(`Applied ${count(applied.length, 'migration')}:`);
+            for (const m of applied) ui.print(`  ${m.id}`);
+          }
+          ui.result({ success: true, dry_run: false, applied_before: done, applied });
+          // Applying migrations may set up a new database; --status and --unlock only look.
+        },
+        { create: !opts.status && !opts.unlock },
+      );
     });
 };
 

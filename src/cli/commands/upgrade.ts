@@ -72,7 +72,7 @@ async function openRelease(spec: string): Promise<Release> {
 /** Doctor's checks on the running version; any failure stops the upgrade before anything changes. */
 async function preflight(config: Config, ui: Ui): Promise<void> {
   const logger = cliLogger(config, ui);
-  const ctx = createCheckContext({ config, logger, openApp: (c) => openApp(c, logger) });
+  const ctx = createCheckContext({ config, logger, readOnly: true, openApp: (c) => openApp(c, logger) });
   try {
     const results = await runChecks(doctorChecks(), ctx);
     const failed = results.filter((r) => r.status === 'fail');
