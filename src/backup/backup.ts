@@ -1,4 +1,4 @@
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../app-context.js';
@@ -47,8 +47,11 @@ export async function createBackup(app: AppContext, out: string, version: string
   const stage = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-backup-'));
   try {
     progress('database');
-    if (app.dialect === 'sqlite') await sqliteBackup(app.sequelize, path.join(stage, DB_SQLITE));
-    else await pgDump(config.databaseUrl!, path.join(stage, DB_PGDUMP));
+    const db = path.join(stage, app.dialect === 'sqlite' ? DB_SQLITE : DB_PGDUMP);
+    if (app.dialect === 'sqlite') await sqliteBackup(app.sequelize, db);
+    else await pgDump(config.databaseUrl!, db);
+    // It holds password hashes; tar keeps the mode, so whoever unpacks the archive gets it owner-only.
+    chmodSync(db, 0o600);
 
     progress('configuration and files');
     if (existsSync(config.configFile)) cpSync(config.configFile, path.join(stage, 'config.json'));
@@ -73,8 +76,10 @@ export async function createBackup(app: AppContext, out: string, version: string
     progress('archive');
     mkdirSync(path.dirname(out), { recursive: true, mode: 0o700 });
     const partial = `${out}.partial`;
-    await run('tar', ['-czf', partial, '-C', stage, '.'], { missing: 'tar' });
+    // Created owner-only before tar writes into it (tar keeps an existing file's mode): never readable by others, not even while written.
+    closeSync(openSync(partial, 'w', 0o600));
     chmodSync(partial, 0o600);
+    await run('tar', ['-czf', partial, '-C', stage, '.'], { missing: 'tar' });
     renameSync(partial, out);
     return { file: out, sha256: await sha256File(out), bytes: statSync(out).size, manifest };
   } finally {

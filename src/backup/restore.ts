@@ -54,7 +54,7 @@ export interface RestoreOptions {
 
 /**
  * Puts a backup's database, pictures and (unless kept) config.json in place. The database must be
- * of the kind the backup was made from. The current config.json is kept beside as
+ * of the kind the backup was made from. The current config.json, if any, is kept beside as
  * config.json.before-restore; the backup's environment file is written as gatehouse.env.from-backup
  * (where the service reads it from, /etc, is the operator's to change).
  */
@@ -75,9 +75,11 @@ export async function restoreBackup(app: AppContext, backup: OpenedBackup, opts:
   done.push('pictures');
 
   if (!opts.keepConfig && existsSync(path.join(dir, 'config.json'))) {
-    if (existsSync(config.configFile)) renameSync(config.configFile, `${config.configFile}.before-restore`);
+    // Only a config.json that was there is kept aside, and only then is it named.
+    const kept = existsSync(config.configFile);
+    if (kept) renameSync(config.configFile, `${config.configFile}.before-restore`);
     cpSync(path.join(dir, 'config.json'), config.configFile);
-    done.push('config.json (the previous one is config.json.before-restore)');
+    done.push(kept ? 'config.json (the previous one is config.json.before-restore)' : 'config.json');
   }
   if (existsSync(path.join(dir, 'gatehouse.env'))) {
     cpSync(path.join(dir, 'gatehouse.env'), path.join(config.dataDirAbs, 'gatehouse.env.from-backup'));

@@ -79,13 +79,13 @@ describe('gatehouse upgrade', () => {
     expect((await s.exited).code).toBe(0);
   });
 
-  it('when the release is missing or holds no Gatehouse, then it is a usage error and nothing is touched', async () => {
+  it('when the release is missing or holds no Gatehouse, then it fails (exit 1, as restore of such a file) and nothing is touched', async () => {
     const dir = tempDir();
     const missing = await runCli(['upgrade', '--release', path.join(dir, 'nope.tar.gz'), '--data-dir', dir]);
-    expect(missing.code).toBe(2);
+    expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('does not exist');
     const empty = await runCli(['upgrade', '--release', tempDir(), '--data-dir', dir]);
-    expect(empty.code).toBe(2);
+    expect(empty.code).toBe(1);
     expect(empty.stderr).toContain('holds no Gatehouse');
     expect(existsSync(path.join(dir, 'backups'))).toBe(false);
   });
