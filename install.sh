@@ -29,8 +29,8 @@ Locations
   --env-file FILE           environment file read by `gatehouse serve` and every other command, recorded
                             in DATA_DIR/config.json (default /etc/gatehouse/gatehouse.env, or
                             PREFIX/etc/gatehouse.env when the unit is not installed on this host)
-  --user NAME               service user the unit runs as (default gatehouse; must exist with
-                            --no-system-user)
+  --user NAME               service user the unit runs as and, as root, owner of the data dir
+                            (default gatehouse; must exist with --no-system-user)
 
 Configuration passed to `gatehouse init`
   --port N                  TCP port (default 8787)
@@ -49,9 +49,11 @@ Host setup (root)
   --with-nginx              install nginx and a reverse-proxy site (needs --domain); sets TRUST_PROXY=1
   --domain DOMAIN           server name of the nginx site
   --nginx-dir DIR           write the nginx site into DIR only (no apt, no reload)
-  --systemd-dir DIR         write the unit into DIR only (no systemctl, no /usr/local/bin link)
+  --systemd-dir DIR         write the unit into DIR only (no systemctl, no /usr/local/bin link,
+                            no service user created)
   --no-systemd              no unit, no system user, no systemctl: a self-contained install
-  --no-system-user          do not create the service user or change ownership
+  --no-system-user          do not create the service user (it must exist); the data dir is still
+                            given to it
 
 Development
   --skip-build              copy files only: no dependency install, build or prune
@@ -206,7 +208,9 @@ fi
 # What this run may touch outside PREFIX and DATA_DIR.
 HOST_SYSTEMD=0 MANAGE_USER=0 HOST_NGINX=0
 ((SYSTEMD == 1)) && [[ -z $SYSTEMD_DIR ]] && HOST_SYSTEMD=1
-((SYSTEMD == 1 && SYSTEM_USER == 1)) && MANAGE_USER=1
+# The user is created only with the unit installed on this host: --systemd-dir writes a unit for
+# elsewhere (or later) and creates nothing else.
+((HOST_SYSTEMD == 1 && SYSTEM_USER == 1)) && MANAGE_USER=1
 ((WITH_NGINX == 1)) && [[ -z $NGINX_DIR ]] && HOST_NGINX=1
 [[ -n $SYSTEMD_DIR ]] || SYSTEMD_DIR=/etc/systemd/system
 [[ -n $NGINX_DIR ]] || NGINX_DIR=/etc/nginx
@@ -231,6 +235,9 @@ fi
 
 version_ge() { [[ $(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1) == "$2" ]]; }
 systemd_running() { [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null; }
+# Whether what this run writes in the data dir goes to the service user: as root, whenever a unit names
+# that user and it exists (created here, or given with --no-system-user), so the service can read it.
+owns_data() { ((SYSTEMD == 1 && EUID == 0)) && id -u "$SERVICE_USER" >/dev/null 2>&1; }
 
 APT_UPDATED=0
 apt_install() {
@@ -362,7 +369,7 @@ ensure_data_dir() {
     did "created $DATA_DIR"
   fi
   chmod 0750 "$DATA_DIR"
-  ((MANAGE_USER)) && chown "$SERVICE_USER:" "$DATA_DIR"
+  if owns_data; then chown "$SERVICE_USER:" "$DATA_DIR" && did "$DATA_DIR owned by $SERVICE_USER"; fi
   return 0
 }
 
@@ -428,7 +435,7 @@ write_env_file() {
     did "wrote $ENV_FILE"
   fi
   # The service reads it as its own user (group access, mode 0640).
-  if ((SYSTEMD && EUID == 0)) && id -u "$SERVICE_USER" >/dev/null 2>&1; then chown "root:$(id -gn "$SERVICE_USER")" "$ENV_FILE"; fi
+  if owns_data; then chown "root:$(id -gn "$SERVICE_USER")" "$ENV_FILE"; fi
   if ((WITH_NGINX)); then
     if grep -Eq '^TRUST_PROXY=' "$ENV_FILE"; then
       did "kept TRUST_PROXY as set in $ENV_FILE"
@@ -458,7 +465,7 @@ run_init() {
   (umask 077 && cd "$DATA_DIR" && "$NODE_BIN" "$cli" "${args[@]}") || status=$?
   ((status == 0)) || die "gatehouse init failed (exit $status); see its messages above"
   # init ran as root; the service must own what it wrote (config.json, SQLite file).
-  ((MANAGE_USER)) && chown -R "$SERVICE_USER:" "$DATA_DIR"
+  if owns_data; then chown -R "$SERVICE_USER:" "$DATA_DIR"; fi
   did "configured $DATA_DIR (gatehouse init)"
 }
 
@@ -560,7 +567,7 @@ next_steps() {
   local cli=$PREFIX/bin/gatehouse
   ((HOST_SYSTEMD)) && cli=gatehouse
   local as_user=
-  ((MANAGE_USER)) && as_user="runuser -u $SERVICE_USER -- "
+  if owns_data; then as_user="runuser -u $SERVICE_USER -- "; fi
   printf '\nGatehouse is installed. Done:\n'
   printf '  - %s\n' "${DONE[@]}"
   printf '\nNext steps:\n'
@@ -568,6 +575,9 @@ next_steps() {
   if ((HOST_SYSTEMD)); then
     printf '  - status, logs:   systemctl status %s; journalctl -u %s -f\n' "$SERVICE" "$SERVICE"
   elif ((SYSTEMD)); then
+    id -u "$SERVICE_USER" >/dev/null 2>&1 ||
+      printf '  - the unit runs as %s, which does not exist: useradd --system --user-group --home-dir %s --shell /usr/sbin/nologin %s && chown -R %s: %s\n' \
+        "$SERVICE_USER" "$DATA_DIR" "$SERVICE_USER" "$SERVICE_USER" "$DATA_DIR"
     printf '  - install the unit: cp %s/%s.service /etc/systemd/system/ && systemctl daemon-reload && systemctl enable --now %s\n' "$SYSTEMD_DIR" "$SERVICE" "$SERVICE"
   else
     printf '  - start it:       NODE_ENV=production %s serve --data-dir %s --environment-file %s\n' "$cli" "$DATA_DIR" "$ENV_FILE"
