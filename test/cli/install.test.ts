@@ -48,9 +48,10 @@ function tempDir(): string {
   tempDirs.push(dir);
   return dir;
 }
+// The installs hold copies of node_modules: on a busy machine removing them outlasts the default hook timeout.
 afterAll(() => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
+}, INSTALL_TIMEOUT);
 
 describe('install.sh usage', () => {
   it('when run with --help, then it lists every option and exits 0', async () => {
