@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { AppContext } from '../app-context.js';
@@ -5,7 +6,8 @@ import type { ModuleManifest } from '../modules/define-module.js';
 import { loadConfig } from '../config/load-config.js';
 import { moduleEnvNames } from '../modules/module-env.js';
 import type { Config, ConfigKey } from '../config/schema.js';
-import { createLogger, type Logger } from '../log/logger.js';
+import { createLogger, useLogFormat, type Logger } from '../log/logger.js';
+import { safeUrl } from './checks/check.js';
 import { requireDatabase } from './database-file.js';
 import { CliError } from './errors.js';
 import { Ui, type CliStreams } from './ui.js';
@@ -45,22 +47,26 @@ export function globalOptions(cmd: Command): GlobalOptions {
  */
 export function loadCliConfig(cmd: Command, flags: ConfigFlags = {}, opts: { skipFile?: boolean } = {}): Config {
   const { dataDir, environmentFile: envFile } = globalOptions(cmd);
-  return loadConfig({
+  const config = loadConfig({
     flags: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_ENV_FILE: envFile === undefined ? undefined : path.resolve(envFile), ...flags },
     skipFile: opts.skipFile,
     moduleEnv: moduleEnvNames(moduleRegistryForCli()),
   });
+  useLogFormat(config.logFormat);
+  return config;
 }
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 /**
- * Logs of one-shot commands go to stderr and stay quiet (warnings and worse; debug with --verbose),
- * so they never mix with results on stdout.
+ * Logs of one-shot commands go to stderr, so they never mix with results on stdout, and stay quiet at
+ * the default level (warnings and worse): debug with --verbose, or when LOG_LEVEL asks for debug or
+ * trace; a level quieter than warn is kept.
  */
 export function cliLogger(config: Config, ui: Ui): Logger {
-  const level = ui.verbose ? 'debug' : LEVELS.indexOf(config.logLevel) > LEVELS.indexOf('warn') ? config.logLevel : 'warn';
-  return createLogger(level, ui.streams.stderr);
+  const asked = LEVELS.indexOf(config.logLevel);
+  const level = ui.verbose && asked > LEVELS.indexOf('debug') ? 'debug' : asked === LEVELS.indexOf('info') ? 'warn' : config.logLevel;
+  return createLogger(level, ui.streams.stderr, config.logFormat);
 }
 
 let moduleRegistry: readonly ModuleManifest[] | null = null;
@@ -76,8 +82,23 @@ export const moduleRegistryForCli = (): readonly ModuleManifest[] => moduleRegis
 /** Opens the app context (database, Redis, modules); imported lazily so --help stays fast. */
 export async function openApp(config: Config, logger: Logger): Promise<AppContext> {
   if (!moduleRegistry) throw new Error('no module registry: the CLI must be started through its entry (entry/cli.ts)');
+  // What --verbose and LOG_LEVEL=debug promise: where this process looks, before it opens anything.
+  logger.debug(
+    {
+      dataDir: config.dataDirAbs,
+      configFile: existsSync(config.configFile) ? config.configFile : null,
+      envFile: config.envFile ?? null,
+      database: config.databaseUrl ? safeUrl(config.databaseUrl) : 'sqlite (data dir)',
+      redis: config.redisUrl ? safeUrl(config.redisUrl) : null,
+      mail: config.smtpUrl ? safeUrl(config.smtpUrl) : 'outbox',
+    },
+    'configuration',
+  );
+  const started = performance.now();
   const { createAppContext } = await import('../app-context.js');
-  return createAppContext(config, { logger, moduleRegistry });
+  const app = await createAppContext(config, { logger, moduleRegistry });
+  logger.debug({ dialect: app.dialect, ms: Math.round(performance.now() - started) }, 'app context open');
+  return app;
 }
 
 /**

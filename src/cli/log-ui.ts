@@ -6,7 +6,8 @@ const ANSI = /\x1b\[[0-9;]*[A-Za-z]|\r/g;
 
 /**
  * Streams for the Ui of `serve` when its output is not a terminal (systemd, a pipe, a container):
- * every line the Ui would print becomes a log entry, so the stream the logs go to is JSON only.
+ * every line the Ui would print becomes a log entry, so the stream the logs go to holds log entries
+ * only (JSON there by default; readable lines with LOG_FORMAT=pretty).
  * `warning: …` lines are logged at warn, the rest at info, whatever LOG_LEVEL says (except silent):
  * "listening", the superadmin hint and shutdown notes are what an operator looks for.
  */

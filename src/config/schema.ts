@@ -171,6 +171,12 @@ export const CONFIG_KEYS = {
   CORS_ORIGINS: key('corsOrigins', 'server', list, 'Comma list of browser origins allowed to call the API with credentials.', { default: [] }),
   BODY_LIMIT: key('bodyLimit', 'server', z.string().regex(SIZE_PATTERN, 'expected a size such as 100kb'), 'Maximum JSON body size.', { default: '100kb' }),
   LOG_LEVEL: key('logLevel', 'server', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level.', { default: 'info' }),
+  LOG_FORMAT: key(
+    'logFormat',
+    'server',
+    z.enum(['pretty', 'json']).optional(),
+    'Log lines: `pretty` (one readable line each) or `json` (one JSON document each). Default: pretty when the log goes to a terminal, json anywhere else (systemd, pipes, containers).',
+  ),
   SHUTDOWN_TIMEOUT: key(
     'shutdownTimeout',
     'server',
