@@ -8,6 +8,7 @@ import { portArg } from '../arg-parsers.js';
 import { CliError } from '../errors.js';
 import { adminAnswers, askPassword, configAnswers, type AdminPlan, type InitOptions } from '../init-questions.js';
 import { applyMigrations } from '../migrations.js';
+import { selfCommand } from '../self-command.js';
 import { count, type Ui } from '../ui.js';
 
 export const registerInit: CommandRegistrar = (program, rt) => {
@@ -110,7 +111,8 @@ async function ensureSuperadmin(app: AppContext, ui: Ui, plan: AdminPlan | 'ask'
 }
 
 function report(ui: Ui, dataDir: string, configFile: string, change: ConfigFileChange, applied: string[], admin: AdminOutcome): void {
-  const serve = `gatehouse serve --data-dir ${dataDir}`;
+  const cli = selfCommand();
+  const serve = `${cli} serve --data-dir ${dataDir}`;
   ui.print(`Gatehouse is set up in ${dataDir}`);
   ui.print(
     change.status === 'created'
@@ -126,7 +128,7 @@ function report(ui: Ui, dataDir: string, configFile: string, change: ConfigFileC
   } else if (admin.superadmins > 0) {
     ui.print(`  superadmin: ${admin.superadmins} already exist${admin.superadmins === 1 ? 's' : ''}`);
   } else {
-    ui.print(`  superadmin: none yet; create one with gatehouse user create --type superadmin --email you@example.com --data-dir ${dataDir}`);
+    ui.print(`  superadmin: none yet; create one with ${cli} user create --type superadmin --email you@example.com --data-dir ${dataDir}`);
   }
   ui.print(`Start it:     ${serve}`);
   ui.result({
