@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -37,8 +37,13 @@ function sea(args: string[]): Promise<{ code: number | null; stdout: string; std
   });
 }
 
+/** What `npm run release` printed on stderr (its progress, and any warning). */
+let buildLog = '';
+
 beforeAll(() => {
-  execFileSync('npm', ['run', 'release'], { cwd: ROOT, stdio: 'ignore', timeout: 240_000 });
+  const built = spawnSync('npm', ['run', 'release'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 240_000 });
+  buildLog = built.stderr ?? '';
+  if (built.status !== 0) throw new Error(`npm run release failed (exit ${built.status}):\n${buildLog}`);
   unpacked = tempDir('gh-release-');
   execFileSync('tar', ['-xzf', TARBALL, '-C', unpacked]);
   exe = path.join(unpacked, `gatehouse-${pkg.version}`, 'gatehouse');
@@ -46,6 +51,11 @@ beforeAll(() => {
 afterAll(removeTempDirs);
 
 describe('npm run release', () => {
+  it("when run, then it prints its progress and no warning (postject's known LIEF note-section lines are dropped)", () => {
+    expect(buildLog).toContain('done: build/gatehouse');
+    expect(buildLog).not.toMatch(/warning/i);
+  });
+
   it('when run, then the tarball holds the sources install.sh needs and the executable, and its sha256 file matches', () => {
     const sum = readFileSync(`${TARBALL}.sha256`, 'utf8').split(/\s+/)[0];
     expect(createHash('sha256').update(readFileSync(TARBALL)).digest('hex')).toBe(sum);
