@@ -1,57 +1,13 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS } from '../../src/config/schema.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const INSTALL = path.join(ROOT, 'install.sh');
-// Each install copies node_modules and runs the real TypeScript build.
-const INSTALL_TIMEOUT = 240_000;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function install(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile('bash', [INSTALL, ...args], { cwd: os.tmpdir(), maxBuffer: 64 * 1024 * 1024, timeout: INSTALL_TIMEOUT - 20_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** What a run could change on the host if it ignored its temp dirs. */
-function hostFootprint(): Record<string, boolean> {
-  const paths = [
-    '/etc/systemd/system/gatehouse.service',
-    '/usr/local/bin/gatehouse',
-    '/etc/gatehouse',
-    '/etc/nginx/sites-available/gatehouse.conf',
-    '/etc/nginx/conf.d/gatehouse.conf',
-  ];
-  const out: Record<string, boolean> = Object.fromEntries(paths.map((p) => [p, existsSync(p)]));
-  out['passwd:gatehouse'] = /^gatehouse:/m.test(readFileSync('/etc/passwd', 'utf8'));
-  return out;
-}
+import { hostFootprint, install, INSTALL_TIMEOUT, removeInstallDirs, ROOT, tempDir, type Run } from '../helpers/install.js';
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-const tempDirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-install-'));
-  tempDirs.push(dir);
-  return dir;
-}
-// The installs hold copies of node_modules: on a busy machine removing them outlasts the default hook timeout.
-afterAll(() => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-}, INSTALL_TIMEOUT);
+afterAll(removeInstallDirs, INSTALL_TIMEOUT);
 
 describe('install.sh usage', () => {
   it('when run with --help, then it lists every option and exits 0', async () => {
@@ -296,73 +252,6 @@ describe('install.sh with gatehouse init', () => {
       for (const name of secretKeys) expect(after[name]).toBe(before[name]);
       expect(after).toEqual(before);
       expect(statSync(file).mode & 0o777).toBe(0o600);
-    },
-    INSTALL_TIMEOUT,
-  );
-});
-
-describe('install.sh: the service user and who owns the data dir', () => {
-  /** A built tree installed in place (--source = --prefix, --skip-build): no copy, no build, so init runs at once. */
-  function builtTree(dir: string): string {
-    const prefix = path.join(dir, 'opt');
-    mkdirSync(path.join(prefix, 'src'), { recursive: true });
-    for (const entry of ['package.json', 'bin', 'dist', 'templates', 'modules']) cpSync(path.join(ROOT, entry), path.join(prefix, entry), { recursive: true });
-    symlinkSync(path.join(ROOT, 'node_modules'), path.join(prefix, 'node_modules'));
-    return prefix;
-  }
-
-  it(
-    'when run as root with --no-system-user --user X, then the data dir, config.json and the database belong to X',
-    async () => {
-      const dir = tempDir();
-      const prefix = builtTree(dir);
-      const data = path.join(dir, 'data');
-      const other = { uid: Number(execFileSync('id', ['-u', 'nobody']).toString()), gid: Number(execFileSync('id', ['-g', 'nobody']).toString()) };
-      const run = await install([
-        '--source',
-        prefix,
-        '--prefix',
-        prefix,
-        '--skip-build',
-        '--data-dir',
-        data,
-        '--no-system-user',
-        '--user',
-        'nobody',
-        '--systemd-dir',
-        path.join(dir, 'systemd'),
-      ]);
-      expect(run.code, run.stderr).toBe(0);
-      for (const p of [data, path.join(data, 'config.json'), path.join(data, 'gatehouse.sqlite')]) {
-        expect([p, statSync(p).uid, statSync(p).gid]).toEqual([p, other.uid, other.gid]);
-      }
-      expect(run.stdout).toContain(`runuser -u nobody -- ${prefix}/bin/gatehouse doctor --data-dir ${data}`);
-    },
-    INSTALL_TIMEOUT,
-  );
-
-  it(
-    'when run as root with --systemd-dir alone, then it writes the unit and creates no user',
-    async () => {
-      const dir = tempDir();
-      const before = hostFootprint();
-      const run = await install([
-        '--prefix',
-        path.join(dir, 'opt'),
-        '--data-dir',
-        path.join(dir, 'data'),
-        '--skip-build',
-        '--skip-init',
-        '--systemd-dir',
-        path.join(dir, 'systemd'),
-      ]);
-      const created = !before['passwd:gatehouse'] && hostFootprint()['passwd:gatehouse'];
-      // Today's install.sh would have made one: take it away again, so a failing run leaves the host as it was.
-      if (created) execFileSync('userdel', ['gatehouse']);
-      expect(run.code, run.stderr).toBe(0);
-      expect(created).toBe(false);
-      expect(existsSync(path.join(dir, 'systemd', 'gatehouse.service'))).toBe(true);
-      if (!before['passwd:gatehouse']) expect(run.stdout).toContain('the unit runs as gatehouse, which does not exist: useradd --system');
     },
     INSTALL_TIMEOUT,
   );
