@@ -68,8 +68,9 @@ export async function openRelease(spec: string): Promise<Release> {
       checksumVerified = await verifyChecksum(abs);
       const tmp = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-release-'));
       cleanup = () => rmSync(tmp, { recursive: true, force: true });
-      const { run } = await import('../backup/tools.js');
+      const { run, ToolMissingError } = await import('../backup/tools.js');
       await run('tar', ['-xzf', abs, '-C', tmp], { missing: 'tar' }).catch((err: Error) => {
+        if (err instanceof ToolMissingError) throw new CliError(err.message, 'install it: apt-get install -y tar');
         throw new CliError(`--release: ${abs} is not a readable archive (${err.message})`, 'download the release again');
       });
       // A release tarball holds one top-level directory (gatehouse-<version>/).
