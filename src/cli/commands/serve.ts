@@ -88,7 +88,8 @@ type Prepared = { app: AppContext } | { unreachable: string };
  * that cannot be reached right now is no reason to refuse: the caller serves 503 and tries again.
  */
 async function prepare(config: Config, ui: Ui, logger: Logger, migrate: boolean, quiet = false): Promise<Prepared> {
-  const ctx = createCheckContext({ config, logger, openApp: (c) => openApp(c, logger) });
+  // Without --migrate nothing may be created: a wrong data dir is refused, not given an empty database.
+  const ctx = createCheckContext({ config, logger, openApp: (c) => openApp(c, logger), readOnly: !migrate });
   try {
     for (const check of preflightChecks('serve')) {
       if (migrate && check.id === 'migrations') continue;
@@ -267,7 +268,7 @@ async function serveWorker(cmd: Command, flags: ConfigFlags): Promise<void> {
     try {
       // The database check first: it tells a locked SQLite file in a moment, where opening the app
       // would wait out every busy retry first.
-      const db = await databaseCheck.run(createCheckContext({ config, logger, openApp: (c) => openApp(c, logger) }));
+      const db = await databaseCheck.run(createCheckContext({ config, logger, openApp: (c) => openApp(c, logger), readOnly: true }));
       if (db.status === 'fail' && db.transient) return { unreachable: db.message };
       return { app: await openApp(config, logger) };
     } catch (err) {
