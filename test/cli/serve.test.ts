@@ -1,3 +1,5 @@
+import { readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir, type RunningCli } from '../helpers/cli.js';
@@ -132,6 +134,12 @@ describe('gatehouse serve', () => {
 describe('gatehouse serve preflight', () => {
   it('when migrations are pending, then it refuses to start in one line naming gatehouse migrate, and --migrate starts it', async () => {
     const dir = tempDir();
+    // Without a database at all it creates nothing and names init.
+    const none = await runCli(['serve', '--port', '0', '--data-dir', dir]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(`gatehouse init --data-dir ${dir}`);
+    expect(readdirSync(dir)).toEqual([]);
+    writeFileSync(path.join(dir, 'gatehouse.sqlite'), '');
     const refused = await runCli(['serve', '--port', '0', '--data-dir', dir]);
     expect(refused.code).toBe(1);
     const lines = refused.stderr.trim().split('\n');
