@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startOwnRedis, type OwnRedis } from '../helpers/redis-server.js';
+import { freePort, startOwnRedis, type OwnRedis } from '../helpers/redis-server.js';
 import { call, json, LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
 
 const PASSWORD = 'Sessions-From-The-Cli-42';
@@ -12,6 +12,26 @@ afterAll(async () => {
 afterEach(stopStartedClis);
 
 describe('gatehouse sessions list / revoke', () => {
+  it('when sessions are revoked on the embedded default (no Redis), then the running server drops its cached copies at once', async () => {
+    const env = { PORT: String(await freePort()) };
+    const dir = tempDir();
+    expect((await runCli(['init', '--yes', '--data-dir', dir], { env })).code).toBe(0);
+    const email = `embedded.${Date.now()}@example.test`;
+    const created = await runCli(['user', 'create', '--type', 'customer', '--email', email, '--password-stdin', '--data-dir', dir], { env, input: PASSWORD });
+    expect(created.code, created.stderr).toBe(0);
+    const s = startCli(['serve', '--data-dir', dir], { env });
+    const url = (await s.waitFor(LISTENING))[1];
+    const session = (await call(url, 'POST', '/auth/login', { body: { email, password: PASSWORD } })).body.session_id as string;
+    expect((await call(url, 'GET', '/auth/me', { session })).status).toBe(200);
+
+    const revoked = await runCli(['sessions', 'revoke', '--user', email, '--data-dir', dir], { env });
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout + revoked.stderr).not.toContain('no running server answered');
+    expect((await call(url, 'GET', '/auth/me', { session })).status).toBe(401);
+    s.child.kill('SIGTERM');
+    expect((await s.exited).code).toBe(0);
+  });
+
   it("when an operator lists and revokes a user's sessions, then a running server refuses them at once (its caches are told)", async () => {
     redis = await startOwnRedis();
     const env = { REDIS_URL: redis.url };

@@ -11,6 +11,28 @@ export function localServerUrl(host: string, port: number): string {
 }
 
 /**
+ * After `sessions revoke` without Redis: the running server of this data dir (if one answers) drops
+ * its cached sessions. Returns whether a server answered; no server means nothing is cached.
+ */
+export async function forgetOnRunningServer(config: Config): Promise<boolean> {
+  const key = limitsResetKey(config);
+  if (!key) return false;
+  try {
+    const res = await fetch(`${localServerUrl(config.host, config.port)}/internal/sessions/forget`, {
+      method: 'POST',
+      headers: { [LIMITS_RESET_KEY_HEADER]: key },
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    if (!res.ok)
+      throw new CliError(`the running server refused to drop its cached sessions: ${res.status}`, 'restart it, or wait a minute for its copies to expire');
+    return true;
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    return false;
+  }
+}
+
+/**
  * `limits reset` without Redis: POST /internal/limits/reset on the running server of this data dir,
  * with the key derived from config.json's secrets. Returns what the server cleared.
  */

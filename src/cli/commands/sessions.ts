@@ -5,6 +5,7 @@ import type { CommandRegistrar } from '../context.js';
 import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 import { count } from '../ui.js';
+import { forgetOnRunningServer } from './limits-remote.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
@@ -70,7 +71,10 @@ export const registerSessions: CommandRegistrar = (program, rt) => {
         }
         return 1;
       });
+      // Without Redis no message reaches a running server: ask it directly to drop its cached copies.
+      const server = config.redisUrl ? null : await forgetOnRunningServer(config);
       ui.print(`${count(revoked, 'session')} revoked`);
+      if (server === false) ui.note('no running server answered on this host; none holds a cached copy');
       ui.result({ success: true, revoked });
     });
 

@@ -70,6 +70,7 @@ export const coreRoutes: RouteDef<any, any, any>[] = [
   social.socialCallbackPost, // POST /auth/social/:provider/callback (Apple's form_post)
   social.socialLoginApi, // POST /auth/social/:provider/login-api
   limits.resetLimitsLocal, // POST /internal/limits/reset (gatehouse limits reset, from the server's host only)
+  limits.forgetSessionsLocal, // POST /internal/sessions/forget (gatehouse sessions revoke without Redis, likewise)
   hub.discover, // GET /api/v1/modules/install
   hub.statusAll, // GET /api/v1/modules/install/status
   hub.dryRunMany, // POST /api/v1/modules/install/dry-run

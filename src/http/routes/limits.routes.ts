@@ -6,6 +6,7 @@ import { Codes } from '../../errors/codes.js';
 import { LIMITS_RESET_KEY_HEADER, limitsResetKey, resetLimits } from '../../services/limit-reset.js';
 import { secretMatcher } from '../../services/security/tokens.js';
 import { defineRoute } from '../define-route.js';
+import type { Config } from '../../config/schema.js';
 import { normalizeIp } from '../middleware/client-ip.js';
 
 const resetBody = z
@@ -42,20 +43,41 @@ export const resetLimitsLocal = defineRoute({
   rateLimit: 'admin',
   body: resetBody,
   async handler({ req, body, app }) {
-    if (!fromThisHost(req.socket) || req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined) {
-      throw forbidden('Limits can be reset only from the server itself (gatehouse limits reset)');
-    }
-    let matches = matchers.get(app.config);
-    if (!matches) {
-      const key = limitsResetKey(app.config);
-      if (!key)
-        throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'No secret is configured to derive the reset key from (COOKIE_SECRET, BRIDGE_VALIDATION_SECRET)');
-      matches = secretMatcher(key);
-      matchers.set(app.config, matches);
-    }
-    if (!matches(req.headers[LIMITS_RESET_KEY_HEADER])) throw unauthorized('Invalid admin key');
+    requireLocalAdmin(req, app, 'Limits can be reset only from the server itself (gatehouse limits reset)');
     const cleared = await resetLimits(app, body);
     app.logger.info({ cleared: cleared.length }, 'rate limits reset from the CLI');
     return { success: true, cleared };
   },
 });
+
+/**
+ * `gatehouse sessions revoke` on the embedded default (no Redis, so no message reaches the running
+ * server): the CLI revoked the rows; the server drops every session and user it holds in memory, so
+ * the next validation reads the database and finds them gone. Same three locks as the limits reset.
+ */
+export const forgetSessionsLocal = defineRoute({
+  method: 'post',
+  path: '/internal/sessions/forget',
+  auth: 'public',
+  rateLimit: 'admin',
+  async handler({ req, app }) {
+    requireLocalAdmin(req, app, 'Cached sessions can be dropped only from the server itself (gatehouse sessions revoke)');
+    await app.services.sessions.resync();
+    app.logger.info('cached sessions dropped after a revocation from the CLI');
+    return { success: true };
+  },
+});
+
+/** The TCP peer is this host, no proxy relayed the request, and it carries the key derived from config.json's secrets. */
+function requireLocalAdmin(req: { socket: Socket; headers: Record<string, string | string[] | undefined> }, app: { config: Config }, refusal: string): void {
+  if (!fromThisHost(req.socket) || req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined) throw forbidden(refusal);
+  let matches = matchers.get(app.config);
+  if (!matches) {
+    const key = limitsResetKey(app.config);
+    if (!key)
+      throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'No secret is configured to derive the admin key from (COOKIE_SECRET, BRIDGE_VALIDATION_SECRET)');
+    matches = secretMatcher(key);
+    matchers.set(app.config, matches);
+  }
+  if (!matches(req.headers[LIMITS_RESET_KEY_HEADER])) throw unauthorized('Invalid admin key');
+}
