@@ -158,6 +158,11 @@ export function guardDatabase(sequelize: Sequelize, health: DatabaseHealth, slow
   const target = sequelize as unknown as Record<'query' | 'transaction', (...args: unknown[]) => Promise<unknown>>;
   const query = target.query.bind(sequelize);
   const transaction = target.transaction.bind(sequelize);
+  // Retries of a busy SQLite statement stop once the breaker opens: queued one behind the other on
+  // the connection, twenty of them each would hold a request for many seconds more.
+  const retry = (sequelize as unknown as { options: { retry?: { match?: unknown[] } } }).options.retry;
+  const busy = retry?.match?.filter((m): m is RegExp => m instanceof RegExp) ?? [];
+  if (retry && busy.length) retry.match = [(err: Error) => health.available() && busy.some((m) => m.test(String(err?.message)))];
   // A slow statement inside a transaction of this process may be waiting on that very transaction's
   // own lock (a long migration): only calls outside transactions raise the suspicion.
   const watch = (p: Promise<unknown>, timed: boolean) => {
