@@ -34,7 +34,9 @@ describe(`ext-business (${BACKEND})`, () => {
     expect(r.body.code).toBe('module_not_installed');
     const me = await t.request('GET', '/auth/user/me', { session: token, bridge: true });
     for (const f of BIZ) expect(me.body.user).not.toHaveProperty(f);
-    expect((await t.request('GET', '/api/v1/business/countries')).status).toBe(404);
+    const route = await t.request('GET', '/api/v1/business/countries');
+    expect([route.status, route.body.code]).toEqual([503, 'MODULE_DISABLED']);
+    expect(route.body.error).toContain('gatehouse module install ext-business');
   });
 
   it('when installed, then PUT /auth/user/me stores the business fields and every user object shows them', async () => {

@@ -22,7 +22,10 @@ describe(`privacy (${BACKEND})`, () => {
   it('when the module is not installed, then there are no privacy fields or routes', async () => {
     const { token } = await makeSession(t);
     for (const f of PRIVACY_FIELDS) expect((await me(token)).body.user).not.toHaveProperty(f);
-    expect((await t.request('GET', '/auth/user/me/privacy', { session: token })).status).toBe(404);
+    // A route of a registry module that is not installed: 503 naming the install command.
+    const route = await t.request('GET', '/auth/user/me/privacy', { session: token });
+    expect([route.status, route.body.code]).toEqual([503, 'MODULE_DISABLED']);
+    expect(route.body.error).toContain('gatehouse module install privacy');
   });
 
   it('when consent is given, then the version is required, the timestamp is set by the server and the history records it', async () => {
