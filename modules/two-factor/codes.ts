@@ -101,7 +101,7 @@ function readSecret(ctx: ModuleContext, sealed: string): string {
     throw new AppError(
       503,
       Codes.SERVICE_UNAVAILABLE,
-      'The authenticator ctx cannot be checked right now; use another method or ask an administrator to reset two-factor',
+      'The authenticator app cannot be checked right now; use another method or ask an administrator to reset two-factor',
     );
   }
 }

@@ -10,7 +10,7 @@ export function maskIdentifier(m: Pick<MethodRow, 'kind' | 'identifier'>): strin
   return m.kind === 'email' ? maskEmail(m.identifier) : maskPhone(m.identifier);
 }
 
-export const LABELS: Record<MethodKind, string> = { email: 'Email', sms: 'SMS', totp: 'Authenticator ctx', backup_codes: 'Backup codes' };
+export const LABELS: Record<MethodKind, string> = { email: 'Email', sms: 'SMS', totp: 'Authenticator app', backup_codes: 'Backup codes' };
 
 /** A method as the client reads it: never a secret, the address masked. */
 export async function methodView(ctx: ModuleContext, m: MethodRow) {

@@ -22,7 +22,7 @@ export const keyedHash = (ctx: ModuleContext, scope: string, value: string) => c
 export const encrypt = (ctx: ModuleContext, plaintext: string): string => ctx.keys.seal(plaintext, 'totp');
 export const decrypt = (ctx: ModuleContext, sealed: string): string => ctx.keys.open(sealed, 'totp');
 
-/* TOTP (RFC 6238): SHA-1, 6 digits, 30 s, the defaults every authenticator ctx reads */
+/* TOTP (RFC 6238): SHA-1, 6 digits, 30 s, the defaults every authenticator app reads */
 
 export const TOTP_PERIOD = 30;
 

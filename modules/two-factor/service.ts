@@ -70,7 +70,7 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
     throw badRequest('Backup codes are set up already; use POST /auth/two_factor/backup_codes/regenerate for a new set', undefined, 'ALREADY_SET_UP');
   }
   if (kind === 'totp' && existing.some((m) => m.kind === 'totp' && m.status === 'active')) {
-    throw badRequest('An authenticator ctx is set up already; remove it first', undefined, 'ALREADY_SET_UP');
+    throw badRequest('An authenticator app is set up already; remove it first', undefined, 'ALREADY_SET_UP');
   }
   const identifier = kind === 'email' || kind === 'sms' ? addressFor(c.user, kind, input) : null;
   if (identifier && existing.some((m) => m.kind === kind && m.status === 'active' && m.identifier === identifier)) {
@@ -124,7 +124,7 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
       uri,
       qr_code: qr,
       qr_code_url: qr,
-      message: 'Scan the QR code with an authenticator ctx, then verify a code with action "setup"',
+      message: 'Scan the QR code with an authenticator app, then verify a code with action "setup"',
     };
   }
   await store.dropPendingSetups(c.ctx, c.user.id, kind);
