@@ -121,6 +121,7 @@ describe(`authenticator apps (${BACKEND})`, () => {
     const s = await req('POST', `${TF}/totp/setup`, token, {});
     expect(s.status, JSON.stringify(s.body)).toBe(200);
     expect(s.body.otpauth_url).toMatch(/^otpauth:\/\/totp\/Gatehouse:.*secret=[A-Z2-7]+/);
+    expect(s.body.message).toMatch(/^Scan the QR code with an authenticator app/);
     expect(s.body.qr_code).toMatch(/^data:image\/png;base64,/);
     const [rows] = await w.t.app.sequelize.query('SELECT secret_enc FROM two_factor_methods WHERE id = ?', { replacements: [s.body.method_id] });
     const stored = (rows as { secret_enc: string }[])[0].secret_enc;
