@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScheduler } from '../../src/jobs/scheduler.js';
 import { sessionExpiryJob, type JobDef } from '../../src/jobs/core-jobs.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import { captureLog, startTestApp, type TestApp } from '../helpers/test-app.js';
 import { makeSession } from '../helpers/factories.js';
 
 let a: TestApp;
@@ -43,5 +43,29 @@ describe('scheduled jobs', () => {
     expect(await a.app.repos.sessions.listByUser(dead.user.id)).toHaveLength(0);
     expect(await a.app.repos.sessions.listByUser(live.user.id)).toHaveLength(1);
     await s.stop();
+  });
+
+  it('when a run changes nothing, then "job finished" is a debug line; a run that did work stays at info', async () => {
+    const log = captureLog();
+    const t = await startTestApp({ env: { LOG_LEVEL: 'debug' }, logTo: log.stream });
+    try {
+      let n = 0;
+      const job: JobDef = { name: `quiet-${Date.now()}`, schedule: '* * * * *', run: async () => `${n++} scheduled posts published` };
+      const s = startScheduler(t.app, []);
+      await s.runNow(job, new Date('2026-11-21T10:00:00Z'));
+      await s.runNow(job, new Date('2026-11-21T10:01:00Z'));
+      await s.stop();
+      const finished = log
+        .text()
+        .split('\n')
+        .filter((l) => l.includes('job finished'))
+        .map((l) => JSON.parse(l) as { level: number; detail: string });
+      expect(finished.map((l) => [l.level, l.detail])).toEqual([
+        [20, '0 scheduled posts published'],
+        [30, '1 scheduled posts published'],
+      ]);
+    } finally {
+      await t.close();
+    }
   });
 });
