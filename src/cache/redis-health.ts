@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { ErrorReply } from 'redis';
 import type { Logger } from '../log/logger.js';
 import type { RedisClient } from './redis-client.js';
+import { withTimeout } from '../with-timeout.js';
 
 /** After a failed command, calls skip Redis for this long instead of each waiting for its own timeout. */
 const BREAKER_MS = 2_000;
@@ -98,16 +99,4 @@ export class RedisHealth extends EventEmitter {
     this.logger.warn({ outages: this.outages }, 'redis is back: shared caches and rate limits resumed');
     this.emit('recovered');
   }
-}
-
-class RedisTimeoutError extends Error {}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisTimeoutError(`no answer within ${ms} ms`)), ms);
-  });
-  // A late answer (or failure) of the abandoned command is dropped.
-  p.catch(() => undefined);
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }

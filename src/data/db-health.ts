@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Sequelize } from 'sequelize';
 import type { Logger } from '../log/logger.js';
 import { isDatabaseUnavailable } from './db-errors.js';
+import { withTimeout } from '../with-timeout.js';
 
 /** Thrown at once, without touching the database, while an outage is known (the breaker is open). */
 export class DatabaseUnavailableError extends Error {
@@ -136,15 +137,6 @@ export class DatabaseHealth extends EventEmitter {
     this.opts.onChange?.(true);
     this.emit('recovered');
   }
-}
-
-/** `p`, or a rejection once `ms` have passed (a late settlement of `p` is ignored). */
-export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  p.catch(() => undefined);
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() =>
-    clearTimeout(timer),
-  );
 }
 
 /** A call pending this long makes the health tracker probe (see `suspect`). */

@@ -1,5 +1,5 @@
 import { defineRoute } from '../define-route.js';
-import { withTimeout } from '../../data/db-health.js';
+import { withTimeout } from '../../with-timeout.js';
 
 export const liveness = defineRoute({
   method: 'get',
