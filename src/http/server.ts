@@ -112,6 +112,14 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
       }),
     );
 
+  /** Closes idle connections as they become idle, until none is left or `end` has passed. */
+  const drainUntil = async (end: number) => {
+    while (sockets.size > 0 && Date.now() < end) {
+      await closeIdle();
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+
   return {
     server,
     port,
@@ -148,16 +156,9 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
       // Stop listening only: http.Server#close would also drop idle keep-alive connections at once,
       // including ones whose request is on the wire but not yet read.
       const listenerClosed = new Promise<void>((r) => net.Server.prototype.close.call(server, () => r()));
-      while (sockets.size > 0 && Date.now() < deadline) {
-        await closeIdle();
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await drainUntil(deadline);
       graceOver();
-      const flushEnd = Date.now() + FLUSH_MS;
-      while (sockets.size > 0 && Date.now() < flushEnd) {
-        await closeIdle();
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await drainUntil(Date.now() + FLUSH_MS);
       if (sockets.size > 0) server.closeAllConnections();
       for (const socket of sockets.keys()) socket.destroy();
       await listenerClosed;

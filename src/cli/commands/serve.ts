@@ -127,8 +127,11 @@ async function untilReachable(first: Prepared, attempt: () => Promise<Prepared>,
   return result.app;
 }
 
-const announceWaiting = (ui: Ui, reason: string) =>
-  ui.warn(`database unreachable (${reason}): answering 503 with Retry-After until it is back; retrying with backoff`);
+/** `serve` and the primary while the database is away: say so, retry the preflight, say when it got through. */
+function waitForDatabase(first: { unreachable: string }, retry: () => Promise<Prepared>, ui: Ui, stop: StopWatch): Promise<AppContext | null> {
+  ui.warn(`database unreachable (${first.unreachable}): answering 503 with Retry-After until it is back; retrying with backoff`);
+  return untilReachable(first, retry, stop, () => ui.note('database reachable: serving'));
+}
 
 async function startJobs(app: AppContext) {
   if (!app.config.jobsEnabled) return null;
@@ -157,18 +160,18 @@ async function superadminHint(app: AppContext, ui: Ui): Promise<void> {
 }
 
 /** METRICS_PORT: /metrics on a port of its own, answered from `scrape`. */
-async function startMetricsPort(app: AppContext, ui: Ui, scrape: () => Promise<string>) {
-  const port = app.config.metricsPort;
+async function startMetricsPort(config: Config, ui: Ui, scrape: () => Promise<string>) {
+  const port = config.metricsPort;
   if (!port) return null;
   const { startMetricsServer } = await import('../../metrics/metrics-server.js');
   try {
-    const server = await startMetricsServer(scrape, app.config, port);
+    const server = await startMetricsServer(scrape, config, port);
     ui.note(`metrics on ${server.url}`);
     return server;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
       throw new CliError(
-        `METRICS_PORT ${port} on ${app.config.host} is already in use`,
+        `METRICS_PORT ${port} on ${config.host} is already in use`,
         'choose another METRICS_PORT, or unset it to serve /metrics on the API port',
       );
     throw err;
@@ -189,21 +192,19 @@ async function serveSingle(config: Config, ui: Ui, logger: Logger, stop: StopWat
   const first = await prepare(config, ui, logger, migrate);
   let app = 'app' in first ? first.app : null;
   try {
-    const metricsServer = app ? await startMetricsPort(app, ui, () => app!.metrics.scrape()) : null;
+    const scrape = () => app!.metrics.scrape();
+    let metricsServer = app ? await startMetricsPort(config, ui, scrape) : null;
     const server = await listen(config, app ? await appHandler(app) : await waitingHandler());
     ui.print(`Gatehouse listening on ${server.url}`);
-    if (!app) {
-      announceWaiting(ui, (first as { unreachable: string }).unreachable);
-      app = await untilReachable(
-        first,
-        () => prepare(config, ui, logger, migrate, true),
-        stop,
-        () => ui.note('database reachable: serving'),
-      ).catch(async (err: unknown) => {
+    if ('unreachable' in first) {
+      app = await waitForDatabase(first, () => prepare(config, ui, logger, migrate, true), ui, stop).catch(async (err: unknown) => {
         await server.close(0);
         throw err;
       });
-      if (app) server.setHandler(await appHandler(app));
+      if (app) {
+        server.setHandler(await appHandler(app));
+        metricsServer = await startMetricsPort(config, ui, scrape);
+      }
     }
     const jobs = app ? await startJobs(app) : null;
     if (app) await superadminHint(app, ui);
@@ -227,18 +228,13 @@ async function servePrimary(config: Config, ui: Ui, logger: Logger, stop: StopWa
     const { relayClusterMetrics } = await import('../../metrics/cluster-metrics.js');
     const metrics = app?.metrics ?? (await import('../../metrics/metrics.js')).createMetrics();
     const relay = relayClusterMetrics(cluster, metrics);
-    const metricsServer = app ? await startMetricsPort(app, ui, relay.text) : null;
+    // Workers' counts are relayed whether or not the primary's app is open yet.
+    const metricsServer = await startMetricsPort(config, ui, relay.text);
     // Workers start at once: while the database is away they answer 503 themselves.
     const supervised = supervise(cluster, { workers: opts.workers, ui, graceMs: stop.graceMs });
     let failure: unknown = null;
-    if (!app) {
-      announceWaiting(ui, (first as { unreachable: string }).unreachable);
-      app = await untilReachable(
-        first,
-        () => prepare(config, ui, logger, Boolean(opts.migrate), true),
-        stop,
-        () => ui.note('database reachable: serving'),
-      ).catch((err: unknown) => {
+    if ('unreachable' in first) {
+      app = await waitForDatabase(first, () => prepare(config, ui, logger, Boolean(opts.migrate), true), ui, stop).catch((err: unknown) => {
         failure = err;
         // Stops the workers the same way a signal would.
         process.kill(process.pid, 'SIGTERM');
