@@ -1,4 +1,5 @@
-import { rateLimit, type RateLimitSetting } from '../config/schema.js';
+import type { RateLimitSetting } from '../config/schema.js';
+import { rateLimit } from '../config/readers.js';
 import type { ModuleManifest } from './define-module.js';
 
 /**

@@ -1,5 +1,5 @@
 import express, { type Request, type RequestHandler } from 'express';
-import { SIZE_PATTERN } from '../../config/schema.js';
+import { SIZE_PATTERN } from '../../config/readers.js';
 
 const READ_AS_JSON = Symbol('readAsJson');
 type Marked = Request & { [READ_AS_JSON]?: true };
