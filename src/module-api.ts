@@ -40,8 +40,9 @@ export type {
 } from './modules/module-context.js';
 export type { HookEvent, HookEvents, HookMatcher, HookPayload, SignInClient, SignInMethod, TwoFactorMethodsPayload } from './modules/hooks.js';
 export { moduleEnvelope } from './modules/envelope.js';
-export { perSession } from './http/middleware/rate-limit.js';
-export type { RateLimitClass, RouteLimit } from './http/middleware/rate-limit.js';
+export { perSession } from './http/middleware/rate-limit-classes.js';
+export type { RouteLimit } from './http/middleware/rate-limit.js';
+export type { ModuleLimitClass, RateLimitClass } from './limits/limit-classes.js';
 export { randomCode, randomToken, safeEqual } from './services/security/tokens.js';
 export { maskEmail, maskPhone } from './mail/outbox.js';
 export { normalizePhone } from './services/token-login-service.js';

@@ -88,8 +88,8 @@ export const consumeAttempt = (ctx: ModuleContext, cls: string, key: string, rul
   ctx.limits.consume(cls, key, rule);
 export const refundAttempt = (ctx: ModuleContext, cls: string, key: string): Promise<void> => ctx.limits.refund(cls, key);
 
-/** The core `second-factor` rate-limit class (RATE_LIMIT_TWO_FACTOR), counted per session when the request carries a live one (pending included), else per address. */
-export const twoFactorLimit = perSession('second-factor');
+/** The module's `two-factor` rate-limit class (RATE_LIMIT_TWO_FACTOR, declared in index.ts), counted per session when the request carries a live one (pending included), else per address. */
+export const twoFactorLimit = perSession('module:two-factor:two-factor');
 
 /* Database: the module's own tables only */
 

@@ -25,8 +25,15 @@ export default defineModule({
   exporters: [{ name: 'two-factor', run: exportTwoFactor }],
   erasers: [{ name: 'two-factor', run: eraseTwoFactor }],
   beforeUninstall: uninstallGuard,
-  // Budgets the module's settings set (sends_per_method, user_attempts per user_attempts_window); these are the defaults.
   rateLimits: [
+    // The routes' class, module:two-factor:two-factor, counted per session (else per address); RATE_LIMIT_TWO_FACTOR as when it was core's `second-factor`.
+    {
+      name: 'two-factor',
+      points: 10,
+      durationSec: 300,
+      description: 'Two-factor code sends and checks (start, verify), counted per session (per address without one)',
+    },
+    // Budgets the module's settings set (sends_per_method, user_attempts per user_attempts_window); these are the defaults.
     { name: 'two-factor-send', points: 10, durationSec: 900, description: 'Codes sent to one email or SMS method' },
     { name: 'two-factor-user', points: 5, durationSec: 900, description: 'Wrong two-factor codes of one user, across methods' },
   ],

@@ -273,13 +273,6 @@ export const CONFIG_KEYS = {
     'Validation reads sent with a wrong X-Bridge-Secret, counted per address (guessing).',
     { default: '10/15m' },
   ),
-  RATE_LIMIT_TWO_FACTOR: key(
-    'rateLimitTwoFactor',
-    'limits',
-    rateLimit,
-    'Two-factor code sends and checks (start, verify), counted per session (per address without one).',
-    { default: '10/5m' },
-  ),
   RATE_LIMIT_SESSION: key('rateLimitSession', 'limits', rateLimit, 'Validation and current-user reads with a valid session, counted per session.', {
     default: '600/5m',
   }),

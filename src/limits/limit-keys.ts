@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { LimitResult, LimitRule } from './rate-limiter.js';
 
-const BUCKET_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+/**
+ * A bucket is core's (no ':', and not `module`) or a module class `module:<id>:<name>` (neither part
+ * holding a ':'; limit-classes.ts): either way the bucket's end in a counter key is known.
+ */
+const BUCKET_RE = /^(?:(?!module$)[A-Za-z0-9_.-]{1,64}|module:[a-z0-9-]{1,64}:[a-z0-9-]{1,64})$/;
 const MAX_KEY_CHARS = 64;
 
 /** Long keys are hashed so attacker-chosen input cannot make Redis keys or map entries large. */
@@ -9,7 +13,7 @@ export function shortKey(key: string): string {
   return key.length <= MAX_KEY_CHARS ? key : createHash('sha256').update(key).digest('hex');
 }
 
-/** Storage key of a bucket's counter; the bucket may not contain ':' so two (bucket, key) pairs never collide. */
+/** Storage key of a bucket's counter; BUCKET_RE keeps two (bucket, key) pairs from sharing one. */
 export function counterKey(prefix: string, bucket: string, key: string): string {
   if (!BUCKET_RE.test(bucket)) throw new TypeError(`invalid rate-limit bucket name: ${JSON.stringify(bucket)}`);
   return `${prefix}rl:${bucket}:${shortKey(key)}`;

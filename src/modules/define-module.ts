@@ -1,6 +1,7 @@
 import cron from 'node-cron';
 import { z } from 'zod';
 import type { MigrationDef } from '../data/migration-types.js';
+import { classProblem, limitEnvName, takesCoreName } from '../limits/limit-classes.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import type { ModuleRouteDef } from './module-route.js';
@@ -318,6 +319,17 @@ export function defineModule(input: ModuleInput): ModuleManifest {
     if (!defaults.success) problems.push('config: every setting needs a default');
   }
   for (const d of duplicates((m.rateLimits ?? []).map((x) => x.name))) problems.push(`rate-limit class ${d} is declared twice`);
+  for (const r of m.rateLimits ?? [])
+    if (takesCoreName(r.name)) problems.push(`rate-limit class ${r.name} has a core class's name (${limitEnvName(r.name)} is core's); choose another`);
+  // A route counts in a core class or one of the module's own (module:<id>:<name>), never another module's.
+  const own = { id: m.id, rateLimits: m.rateLimits ?? [] };
+  for (const r of m.routes) {
+    const classes = typeof r.rateLimit === 'string' ? [r.rateLimit] : r.rateLimit ? r.rateLimit.classes : [];
+    for (const cls of classes) {
+      const problem = classProblem(cls, own);
+      if (problem) problems.push(`route ${r.method.toUpperCase()} ${r.path}: ${problem}`);
+    }
+  }
   if (problems.length) throw new ModuleManifestError(m.id, problems);
   return Object.freeze({
     ...EMPTY,

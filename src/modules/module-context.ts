@@ -10,7 +10,9 @@ import type { UserFlagWhere, UserRecord } from '../data/repositories/user-reposi
 import type { Transaction } from '../data/unit-of-work.js';
 import { AppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
-import { consumeLimit, tooManyRequests } from '../http/middleware/rate-limit.js';
+import { tooManyRequests } from '../http/middleware/rate-limit-request.js';
+import { consumeFailingOpen } from '../limits/fail-open.js';
+import { createLimitClassTable, moduleLimitClass, type LimitClass, type LimitClassTable } from '../limits/limit-classes.js';
 import type { LimitResult } from '../limits/rate-limiter.js';
 import type { Logger } from '../log/logger.js';
 import { findPackageRoot } from '../mail/package-root.js';
@@ -18,7 +20,6 @@ import { exportAccount, eraseAccount, type ErasureResult } from '../services/acc
 import type { PublicUser } from '../services/user-view.js';
 import type { SignInResult } from '../services/sign-in.js';
 import type { ModuleManifest } from './define-module.js';
-import { envLimit } from './module-env.js';
 import type { HookMatcher, HookPayload, SignInClient, SignInMethod } from './hooks.js';
 
 /** Columns a module may not write through users.patch: each has its own core flow. */
@@ -215,15 +216,18 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
   const logger = app.logger.child({ module: id });
   const tables = new Set(manifest.tables);
   const ownColumns = manifest.userFields.map((f) => f.name);
+  // The module's classes, from the same table as core's (src/limits/limit-classes.ts), under
+  // module:<id>:<name>: a module counts only in the classes its manifest declares.
+  let ownLimits: LimitClassTable | undefined;
+  const limitClass = (cls: string): LimitClass => {
+    ownLimits ??= createLimitClassTable(app.config, [manifest]);
+    const name = moduleLimitClass(id, cls);
+    if (!ownLimits.has(name)) throw new Error(`module ${id}: rate-limit class ${cls} is not declared in its manifest`);
+    return ownLimits.get(name);
+  };
   // RATE_LIMIT_<CLASS> in the environment is the operator's word: it replaces the declared default
   // and any budget the module passes from its own settings.
-  const fromEnv = new Map(manifest.rateLimits.map((r) => [r.name, envLimit(r.name, app.config.moduleEnv ?? {}).rule] as const).filter(([, rule]) => rule));
-  const limits = new Map(manifest.rateLimits.map((r) => [r.name, fromEnv.get(r.name) ?? { points: r.points, durationSec: r.durationSec }]));
-  const ruleOf = (cls: string) => {
-    const rule = limits.get(cls);
-    if (!rule) throw new Error(`module ${id}: rate-limit class ${cls} is not declared in its manifest`);
-    return rule;
-  };
+  const ruleOf = (c: LimitClass, rule?: { points: number; durationSec: number }) => (c.fromOperator ? c.rule : (rule ?? c.rule));
   const emails = {
     dir: manifest.emailDir ?? path.join(findPackageRoot(), 'modules', id, 'emails'),
     required: Object.fromEntries(manifest.emails.map((e) => [e.name, { all: e.requires ?? [] }])),
@@ -326,14 +330,18 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
       del: (...keys) => app.cache.del(...keys.map((k) => `${cachePrefix}${k}`)),
     },
     limits: {
-      consume: async (cls, key, rule) => consumeLimit(app, cls, key, fromEnv.get(cls) ?? rule ?? ruleOf(cls)),
-      refund: (cls, key) => (ruleOf(cls), app.limiter.refund(cls, key)),
+      async consume(cls, key, rule) {
+        const c = limitClass(cls);
+        return consumeFailingOpen(app, c.name, key, ruleOf(c, rule));
+      },
+      refund: async (cls, key) => app.limiter.refund(limitClass(cls).name, key),
       async check(cls, key) {
+        const c = limitClass(cls);
         if (!app.config.rateLimitsEnabled) return;
-        const r = await consumeLimit(app, cls, key, ruleOf(cls));
+        const r = await consumeFailingOpen(app, c.name, key, c.rule);
         if (!r.allowed) throw tooManyRequests(r);
       },
-      reset: (cls, key) => app.limiter.reset(cls, key),
+      reset: async (cls, key) => app.limiter.reset(limitClass(cls).name, key),
     },
     keys: {
       derive,

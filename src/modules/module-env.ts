@@ -1,6 +1,7 @@
-import type { RateLimitSetting } from '../config/schema.js';
-import { rateLimit } from '../config/readers.js';
+import { envLimit, limitEnvName } from '../limits/limit-classes.js';
 import type { ModuleManifest } from './define-module.js';
+
+export { envLimit, limitEnvName };
 
 /**
  * Module settings from the environment. Every key of a module's config schema can be set by the
@@ -12,7 +13,6 @@ import type { ModuleManifest } from './define-module.js';
 const envName = (s: string) => s.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
 
 export const settingEnvName = (moduleId: string, key: string) => `${envName(moduleId)}_${envName(key)}`;
-export const limitEnvName = (cls: string) => `RATE_LIMIT_${envName(cls)}`;
 
 /** Every environment name the registry's modules read (for loadConfig's `moduleEnv`). */
 export function moduleEnvNames(registry: readonly Pick<ModuleManifest, 'id' | 'config' | 'rateLimits'>[]): string[] {
@@ -58,15 +58,6 @@ export function envSettings(
     else problems.push(`${name}=${JSON.stringify(raw.slice(0, 40))} does not fit the setting ${manifest.id}.${key}; ignored`);
   }
   return { values, problems };
-}
-
-/** A rate-limit class's budget from the environment, or null (a bad value is a problem, the default stays). */
-export function envLimit(cls: string, env: Readonly<Record<string, string>>): { rule: RateLimitSetting | null; problem?: string } {
-  const name = limitEnvName(cls);
-  const raw = env[name];
-  if (raw === undefined) return { rule: null };
-  const r = rateLimit.safeParse(raw);
-  return r.success ? { rule: r.data } : { rule: null, problem: `${name}=${JSON.stringify(raw.slice(0, 40))}: expected "attempts/window", e.g. 5/15m; ignored` };
 }
 
 /** Every module setting and limit budget in the environment that fits no reading (each is ignored). */

@@ -3,25 +3,8 @@ import { isIP } from 'node:net';
 import type { AppContext } from '../app-context.js';
 import type { Config } from '../config/schema.js';
 import { ipLimitKey } from '../http/middleware/client-ip.js';
-import { accountId, accountNetworkKey, type RateLimitClass } from '../http/middleware/rate-limit.js';
-
-// Every route class; typed so that a class added to RateLimitClass must be added here too.
-const CLASSES: Record<RateLimitClass, true> = {
-  login: true,
-  registration: true,
-  'token-login': true,
-  'token-validate': true,
-  'social-login': true,
-  'social-api': true,
-  'cache-invalidation': true,
-  admin: true,
-  'second-factor': true,
-  default: true,
-  'bridge-invalid': true,
-  // Keyed by session and by bridge secret, not by address: an --ip reset finds nothing there.
-  session: true,
-  bridge: true,
-};
+import { limitClassesOf } from '../limits/limit-classes.js';
+import { accountId, accountNetworkKey, LOGIN_ACCOUNT, LOGIN_ACCOUNT_ALL } from '../limits/login-policy.js';
 
 export interface ResetRequest {
   email?: string;
@@ -31,27 +14,28 @@ export interface ResetRequest {
 /**
  * Clears the limits that keep someone out of login (an operator's fix for a locked-out user):
  * - email: the account's budget from all sources;
- * - ip: that address's budget in every route class;
+ * - ip: that address's budget in every route class, core's and the modules' (src/limits/limit-classes.ts;
+ *   those keyed by session, bridge secret or user hold nothing under an address, and stay);
  * - both: also the account's lock and budget for that address's network (those keys are hashed
  *   per account and network, so they can only be found with both).
  * Returns the names of what was cleared.
  */
-export async function resetLimits(app: AppContext, req: ResetRequest): Promise<string[]> {
+export async function resetLimits(app: Pick<AppContext, 'config' | 'limiter' | 'loginBackoff' | 'modules'>, req: ResetRequest): Promise<string[]> {
   const { email, ip } = req;
   if (ip !== undefined && !isIP(ip)) throw new TypeError(`not an IP address: ${ip}`);
   const cleared: string[] = [];
   if (email) {
-    await app.limiter.reset('login-account-all', accountId(email));
+    await app.limiter.reset(LOGIN_ACCOUNT_ALL, accountId(email));
     cleared.push('login budget of the account from all sources');
   }
   if (ip) {
     const key = ipLimitKey(ip);
-    for (const cls of Object.keys(CLASSES)) await app.limiter.reset(cls, key);
+    for (const cls of limitClassesOf(app.config, app.modules.registry()).all()) await app.limiter.reset(cls.name, key);
     cleared.push(`every route class for ${key}`);
   }
   if (email && ip) {
     const key = accountNetworkKey(email, ip);
-    await app.limiter.reset('login-account', key);
+    await app.limiter.reset(LOGIN_ACCOUNT, key);
     await app.loginBackoff.recordSuccess(key);
     cleared.push("the account's login budget and failed-login lock from that network");
   }

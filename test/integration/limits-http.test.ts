@@ -214,7 +214,7 @@ describe('route classes', () => {
     bridge: 1010,
     'bridge-invalid': 1011,
     session: 1012,
-    'second-factor': 1013,
+    'module:two-factor:two-factor': 1013,
   };
   /** Where a request without session or bridge secret lands on a route with a classifier. */
   const anonymousClass = (limit: RouteLimit | undefined): RateLimitClass =>

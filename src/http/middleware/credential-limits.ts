@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
-import type { AppContext } from '../../app-context.js';
-import { addressKey, countedIn, limitRequest, unmarkCounted, type RateLimitClass } from './rate-limit.js';
+import type { CoreLimitClass } from '../../limits/limit-classes.js';
 import type { LimitResult } from '../../limits/rate-limiter.js';
+import { consumeClass, refundClass, type RateLimitDeps } from './rate-limit-request.js';
 
 /*
  * The login and registration budgets are small (5 per 15 minutes, 3 per hour) because each hit may
@@ -13,7 +13,7 @@ import type { LimitResult } from '../../limits/rate-limiter.js';
  */
 
 /** Classes whose hits stand for credential checks or sign-ups; both are counted per address. */
-const CREDENTIAL_CLASSES: readonly RateLimitClass[] = ['login', 'registration'];
+const CREDENTIAL_CLASSES: readonly CoreLimitClass[] = ['login', 'registration'];
 
 /** What body parsing refuses (body-parser's error types, and json-body.ts's own). */
 const BODY_ERROR_TYPES = new Set([
@@ -56,14 +56,10 @@ const LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimi
  * For a request refused before credentials: refunds its hit in a credential class and counts it in
  * `default` (with default's headers). Returns default's result, or null when it held no credential hit.
  */
-export async function recountAsDefault(app: AppContext, req: Request, res: Response): Promise<LimitResult | null> {
-  const held = CREDENTIAL_CLASSES.filter((cls) => countedIn(req, cls));
-  if (!held.length) return null;
-  const key = addressKey(req);
-  for (const cls of held) {
-    await app.limiter.refund(cls, key);
-    unmarkCounted(req, cls);
-  }
+export async function recountAsDefault(deps: RateLimitDeps, req: Request, res: Response): Promise<LimitResult | null> {
+  let held = false;
+  for (const cls of CREDENTIAL_CLASSES) if (await refundClass(deps, req, cls)) held = true;
+  if (!held) return null;
   for (const h of LIMIT_HEADERS) res.removeHeader(h);
-  return limitRequest(app, req, res, 'default');
+  return consumeClass(deps, req, res, 'default');
 }

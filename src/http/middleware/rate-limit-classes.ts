@@ -1,8 +1,9 @@
 import type { Request } from 'express';
-import type { AppContext } from '../../app-context.js';
+import type { RateLimitClass } from '../../limits/limit-classes.js';
 import { secretMatcher, sha256 } from '../../services/security/tokens.js';
 import { readSessionToken } from '../request-context.js';
-import { addressKey, classifier, type LimitTarget, type RateLimitClassifier } from './rate-limit.js';
+import { classifier, type ClassifierDeps, type LimitTarget, type RateLimitClassifier } from './rate-limit.js';
+import { addressKey } from './rate-limit-request.js';
 
 /*
  * Classifiers for routes whose budget depends on who calls, not only on the route (docs/rate-limits.md,
@@ -15,14 +16,14 @@ interface BridgeKey {
   /** The bucket key of the configured secret: a digest, so the secret never sits in Redis. */
   key: string;
 }
-const bridgeKeys = new WeakMap<AppContext, BridgeKey | null>();
+const bridgeKeys = new WeakMap<ClassifierDeps['config'], BridgeKey | null>();
 
-function bridgeKeyOf(app: AppContext): BridgeKey | null {
-  let k = bridgeKeys.get(app);
+function bridgeKeyOf(config: ClassifierDeps['config']): BridgeKey | null {
+  let k = bridgeKeys.get(config);
   if (k === undefined) {
-    const secret = app.config.bridgeSecret;
+    const secret = config.bridgeSecret;
     k = secret ? { matches: secretMatcher(secret), key: `secret:${sha256(secret).slice(0, 32)}` } : null;
-    bridgeKeys.set(app, k);
+    bridgeKeys.set(config, k);
   }
   return k;
 }
@@ -35,20 +36,20 @@ function bridgeKeyOf(app: AppContext): BridgeKey | null {
  * - with a session that validates: `session`, per session;
  * - anything else (no or a dead session): `default`, per address.
  */
-export const validationRead: RateLimitClassifier = classifier(['bridge', 'bridge-invalid', 'session', 'default'], async (req, app) => {
+export const validationRead: RateLimitClassifier = classifier(['bridge', 'bridge-invalid', 'session', 'default'], async (req, deps) => {
   const sent = req.headers['x-bridge-secret'];
-  const bridge = bridgeKeyOf(app);
+  const bridge = bridgeKeyOf(deps.config);
   if (bridge && typeof sent === 'string' && sent !== '') {
     return bridge.matches(sent) ? { cls: 'bridge', key: bridge.key } : { cls: 'bridge-invalid', key: addressKey(req) };
   }
-  const session = await liveSessionId(req, app);
+  const session = await liveSessionId(req, deps);
   return session ? { cls: 'session', key: `session:${session}` } : { cls: 'default', key: addressKey(req) };
 });
 
 /** The id of the request's session when it validates; null otherwise (a look-up that changes nothing). */
-async function liveSessionId(req: Request, app: AppContext): Promise<string | null> {
+async function liveSessionId(req: Request, deps: ClassifierDeps): Promise<string | null> {
   try {
-    return await app.services.sessions.liveSessionId(readSessionToken(req).token);
+    return await deps.services.sessions.liveSessionId(readSessionToken(req).token);
   } catch {
     // The store failed: count per address; the route itself then answers the outage.
     return null;
@@ -58,9 +59,17 @@ async function liveSessionId(req: Request, app: AppContext): Promise<string | nu
 /**
  * POST /auth/register: with a session it is the admin create (`admin`), without one public sign-up
  * (`registration`). The gate only sees whether a token is sent; the handler charges `registration`
- * as well when a sent token turns out not to be an admin's (see chargeClass), so no sign-up escapes it.
+ * as well when a sent token turns out not to be an admin's (see consumeClassOrThrow), so no sign-up escapes it.
  */
 export const registrationOrAdmin: RateLimitClassifier = classifier(['registration', 'admin'], (req): LimitTarget => ({
   cls: readSessionToken(req).token ? 'admin' : 'registration',
   key: addressKey(req),
 }));
+
+/** A class counted per live session (pending ones included) when the request carries one, else per address. */
+export function perSession(cls: RateLimitClass): RateLimitClassifier {
+  return classifier([cls], async (req, deps) => {
+    const id = await liveSessionId(req, deps);
+    return { cls, key: id ? `session:${id}` : addressKey(req) };
+  });
+}

@@ -1,9 +1,13 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
-import type { AppContext } from '../../app-context.js';
+import type { LimitDeclaring } from '../../limits/limit-classes.js';
 import { registryRoutesView, type Routes } from '../registry-routes.js';
 import { exactRouteTable } from '../exact-routes.js';
-import { limitRequest, limitRoute, sendTooMany, wasCounted, type RouteLimit } from './rate-limit.js';
+import { consumeRoute, type RouteLimit, type RouteLimitDeps } from './rate-limit.js';
+import { consumeClass, sendTooMany, wasCounted } from './rate-limit-request.js';
 import { isRefusedBeforeCredentials, recountAsDefault } from './credential-limits.js';
+
+/** What the layers need: counting, classifiers, and the registry (its modules' routes and classes). */
+export type RateLimitLayersDeps = RouteLimitDeps & { modules: { registry?(): readonly (LimitDeclaring & { routes: Routes })[] } };
 
 export interface RateLimitLayers {
   /** Before CORS, which answers preflights itself: counts them in default. */
@@ -50,17 +54,17 @@ function buildClassifier(groups: Routes[]): express.Router {
  * anything else (unknown paths, static files; preflights by `preflight`). A flood is thus refused before its body
  * is read, and the route's own limiter (defineRoute) finds its class counted and does nothing.
  */
-export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): RateLimitLayers {
+export function createRateLimitLayers(app: RateLimitLayersDeps, coreRoutes: Routes): RateLimitLayers {
   const current = registryRoutesView(app, coreRoutes, (groups) => ({ router: buildClassifier(groups), exact: buildExactClasses(groups) }));
 
-  const count =
+  const consume =
     (limit: RouteLimit): RequestHandler =>
     (req, res, next) => {
-      limitRoute(app, req, res, limit).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
+      consumeRoute(app, req, res, limit).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
     };
-  const countDefault = count('default');
+  const consumeDefault = consume('default');
 
-  const preflight: RequestHandler = (req, res, next) => (req.method === 'OPTIONS' ? countDefault(req, res, next) : next());
+  const preflight: RequestHandler = (req, res, next) => (req.method === 'OPTIONS' ? consumeDefault(req, res, next) : next());
 
   const gate: RequestHandler = (req, res, next) => {
     if (!app.config.rateLimitsEnabled || wasCounted(req)) return next();
@@ -69,17 +73,17 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
     if (known === false) return next();
     if (known) {
       res.locals.route = req.path;
-      return count(known)(req, res, next);
+      return consume(known)(req, res, next);
     }
     router(req, res, (err?: unknown) => {
       if (err) return next(err);
       const cls = (req as Classified)[CLASS];
       if (cls === false) return next();
-      return count(cls ?? 'default')(req, res, next);
+      return consume(cls ?? 'default')(req, res, next);
     });
   };
 
-  const fallback: RequestHandler = (req, res, next) => (wasCounted(req) ? next() : countDefault(req, res, next));
+  const fallback: RequestHandler = (req, res, next) => (wasCounted(req) ? next() : consumeDefault(req, res, next));
 
   const onError: ErrorRequestHandler = (err, req, res, next) => {
     if (res.headersSent) return next(err);
@@ -92,7 +96,7 @@ export function createRateLimitLayers(app: AppContext, coreRoutes: Routes): Rate
       return;
     }
     if (wasCounted(req)) return next(err);
-    limitRequest(app, req, res, 'default').then(
+    consumeClass(app, req, res, 'default').then(
       (r) => (r && !r.allowed ? sendTooMany(res, r) : next(err)),
       () => next(err),
     );

@@ -4,8 +4,7 @@ import { forbidden, isAppError } from '../../errors/app-error.js';
 import { clearSessionCookie, setSessionCookie } from '../cookies.js';
 import { defineRoute, parseWith, requireBridge, type AuthMode, type HandlerArgs } from '../define-route.js';
 import { assertSameOrigin } from '../middleware/csrf.js';
-import { chargeClass, consumeAccountLimit, loginAttemptKey, refundLoginAttempt } from '../middleware/rate-limit.js';
-import { isDatabaseUnavailable } from '../../data/db-errors.js';
+import { consumeClassOrThrow, consumeLoginAttempt } from '../middleware/rate-limit.js';
 import { registrationOrAdmin, validationRead } from '../middleware/rate-limit-classes.js';
 import { beforeCredentials } from '../middleware/credential-limits.js';
 import { adminCreateBody } from '../schemas/admin-users.schemas.js';
@@ -21,17 +20,13 @@ export const login = defineRoute({
   async handler({ req, res, body, app }) {
     let r;
     try {
-      // Per-account budgets on top of the per-IP class (see docs/rate-limits.md).
-      await consumeAccountLimit(app, res, body.identifier);
-      r = await app.services.auth.login(body.identifier, body.password, {
-        ...clientInfo(req),
-        throttleKey: loginAttemptKey(req, body.identifier),
-      });
+      // Per-account budgets on top of the per-IP class; a check the database failed gives the attempt's hits back (docs/rate-limits.md).
+      const attempt = await consumeLoginAttempt(app, req, res, body.identifier);
+      r = await attempt.check((throttleKey) => app.services.auth.login(body.identifier, body.password, { ...clientInfo(req), throttleKey }));
     } catch (err) {
       const limited = isAppError(err) && err.status === 429;
       app.metrics.login(limited ? 'limited' : 'failure');
       if (limited) res.setHeader('Retry-After', String(Math.max(1, Number(err.extra?.retry_after) || 1)));
-      if (isDatabaseUnavailable(err)) await refundLoginAttempt(app, req, body.identifier);
       throw err;
     }
     app.metrics.login(r.status === 'pending' ? 'pending_second_factor' : 'success');
@@ -109,14 +104,14 @@ export const register = defineRoute({
   async handler({ req, res, body, auth, app }) {
     const live = await liveSession(app, auth.token);
     if (!live) {
-      await chargeClass(app, req, res, 'registration');
+      await consumeClassOrThrow(app, req, res, 'registration');
       if (publicAuth(app.config) === 'bridge') requireBridge(auth.bridge, app);
       const answer = await publicRegistration({ req, res, body: beforeCredentials(() => parseWith(registerPublicBody, body)), app });
       return { ...answer, data: { ...answer.data.user, ...answer.data } };
     }
     if (auth.tokenSource === 'cookie') assertSameOrigin(req, auth, app.config);
     if (!['admin', 'superadmin'].includes(live.user.user_type)) throw forbidden();
-    await chargeClass(app, req, res, 'admin');
+    await consumeClassOrThrow(app, req, res, 'admin');
     const user = await app.services.users.createParsed(parseWith(adminCreateBody, body), { actor: live.user, verified: true });
     const pub = app.services.users.toPublic(user);
     return { success: true, message: 'User created', data: { ...pub, user: pub } };

@@ -1,0 +1,101 @@
+import type { Request, Response } from 'express';
+import type { Config } from '../../config/schema.js';
+import { AppError } from '../../errors/app-error.js';
+import { Codes } from '../../errors/codes.js';
+import { consumeFailingOpen, type CountingDeps, type Hit } from '../../limits/fail-open.js';
+import { limitClassesOf, type LimitDeclaring, type LimitTableConfig, type RateLimitClass } from '../../limits/limit-classes.js';
+import type { LimitResult } from '../../limits/rate-limiter.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import { clientIp, ipLimitKey } from './client-ip.js';
+
+/*
+ * One request's hits: each class it was counted in, with the key it was counted under, so no layer
+ * counts it twice and a hit given back is given back where it was taken. Plus the answer every
+ * counted request carries: X-RateLimit-* and, when refused, 429 RATE_LIMITED.
+ */
+
+/** What counting a request needs. */
+export interface RateLimitDeps extends CountingDeps {
+  config: LimitTableConfig & Pick<Config, 'rateLimitsEnabled'>;
+  metrics: Pick<Metrics, 'rateLimited' | 'login'>;
+  /** The module registry: its manifests declare the module classes. */
+  modules: { registry?(): readonly LimitDeclaring[] };
+}
+
+const HITS = Symbol('rateLimitHits');
+type WithHits = Request & { [HITS]?: Map<string, string> };
+
+export function countedIn(req: Request, cls: string): boolean {
+  return (req as WithHits)[HITS]?.has(cls) ?? false;
+}
+
+export function wasCounted(req: Request): boolean {
+  return ((req as WithHits)[HITS]?.size ?? 0) > 0;
+}
+
+/** The request's hit in `cls`, if it took one. */
+export function hitIn(req: Request, cls: string): Hit | null {
+  const key = (req as WithHits)[HITS]?.get(cls);
+  return key === undefined ? null : { bucket: cls, key };
+}
+
+function record(req: Request, cls: string, key: string): void {
+  const r = req as WithHits;
+  (r[HITS] ??= new Map()).set(cls, key);
+}
+
+export const RATE_LIMITED_MESSAGE = 'Too many requests';
+
+/** X-RateLimit-* of the bucket closest to refusing; a later, tighter bucket replaces an earlier one. */
+export function setLimitHeaders(res: Response, r: LimitResult): void {
+  const prev = res.getHeader('X-RateLimit-Remaining');
+  if (prev !== undefined && r.allowed && Number(prev) < r.remaining) return;
+  res.setHeader('X-RateLimit-Limit', String(r.limit));
+  res.setHeader('X-RateLimit-Remaining', String(r.remaining));
+  res.setHeader('X-RateLimit-Reset', String(r.resetAt));
+  if (!r.allowed) res.setHeader('Retry-After', String(Math.max(1, r.retryAfterSec)));
+}
+
+export function tooManyRequests(r: LimitResult): AppError {
+  return new AppError(429, Codes.RATE_LIMITED, RATE_LIMITED_MESSAGE, undefined, { retry_after: Math.max(1, r.retryAfterSec) });
+}
+
+export function sendTooMany(res: Response, r: LimitResult): void {
+  res.status(429).json({ success: false, error: RATE_LIMITED_MESSAGE, code: Codes.RATE_LIMITED, retry_after: Math.max(1, r.retryAfterSec) });
+}
+
+/** The key of a request counted per client address (IPv6 by /64). */
+export const addressKey = (req: Request): string => ipLimitKey(clientIp(req));
+
+/**
+ * Counts the request once in its class, for the client's address unless another key is given, and
+ * sets the headers. Returns the result (null when limits are off or it was counted there already);
+ * the caller refuses when `allowed` is false.
+ */
+export async function consumeClass(
+  deps: RateLimitDeps,
+  req: Request,
+  res: Response,
+  cls: RateLimitClass,
+  key: string = addressKey(req),
+): Promise<LimitResult | null> {
+  if (!deps.config.rateLimitsEnabled || countedIn(req, cls)) return null;
+  const { rule } = limitClassesOf(deps.config, deps.modules.registry?.() ?? []).get(cls);
+  record(req, cls, key);
+  const r = await consumeFailingOpen(deps, cls, key, rule);
+  setLimitHeaders(res, r);
+  if (!r.allowed) {
+    deps.metrics.rateLimited(cls);
+    if (cls === 'login') deps.metrics.login('limited');
+  }
+  return r;
+}
+
+/** Gives back the request's hit in `cls` (where it was taken) and forgets it; false when it held none. */
+export async function refundClass(deps: Pick<RateLimitDeps, 'limiter'>, req: Request, cls: string): Promise<boolean> {
+  const hit = hitIn(req, cls);
+  if (!hit) return false;
+  await deps.limiter.refund(hit.bucket, hit.key);
+  (req as WithHits)[HITS]?.delete(cls);
+  return true;
+}
