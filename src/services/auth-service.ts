@@ -20,7 +20,7 @@ export interface ClientInfo {
   deviceId?: string | null;
   /** A trusted-device token (cookie `trusted_device` or header X-Trusted-Device) offered to the two-factor provider. */
   trustedDevice?: string | null;
-  /** Key of the failed-login backoff (account + caller's network, see rate-limit.ts loginAttemptKey); default: the account. */
+  /** Key of the failed-login backoff (account + caller's network: the login attempt's backoffKey, src/limits/login-policy.ts); default: the account. */
   throttleKey?: string;
 }
 
