@@ -24,10 +24,9 @@ export default defineModule({
   hooks: [
     {
       event: 'auth.registered',
-      async handler(payload: { user?: { id?: string } }, ctx) {
-        if (!payload.user?.id) return;
+      async handler({ user }, ctx) {
         // Registration must not fail because of onboarding bookkeeping.
-        await ensureProfile(ctx, payload.user.id).catch((err) => ctx.logger.warn({ err: (err as Error).message }, 'onboarding profile not created'));
+        await ensureProfile(ctx, user.id).catch((err) => ctx.logger.warn({ err: (err as Error).message }, 'onboarding profile not created'));
       },
     },
   ],

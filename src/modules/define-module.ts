@@ -6,16 +6,30 @@ import type { UserFieldDef } from '../data/models/user.model.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import type { ModuleRouteDef } from './module-route.js';
 import type { ModuleContext } from './module-context.js';
+import type { HookPayload } from './hooks.js';
 
 /** A users column a module contributes; `module` is filled in from the manifest. */
 export type ModuleUserField = Omit<UserFieldDef, 'module'>;
 
-export interface ModuleHook {
-  /** An event of the catalogue (hooks.ts HookEvents) such as `auth.login` or `user.updated`. */
-  event: string;
+/**
+ * A handler for one event: a catalogue event (hooks.ts HookEvents, such as `auth.login` or
+ * `user.updated`) gets its typed payload; a module's own event (`<id>.<what>`) a record.
+ */
+export interface ModuleHook<E extends string = string> {
+  event: E;
   /** Only payloads it matches reach the handler. */
-  when?(payload: any): boolean;
-  handler(payload: any, ctx: ModuleContext): Promise<void> | void;
+  when?(payload: HookPayload<E>): boolean;
+  handler(payload: HookPayload<E>, ctx: ModuleContext): Promise<void> | void;
+}
+
+/**
+ * A hook as the runtime keeps it, whatever its event: it hands each handler the payload of the event
+ * it subscribed to, so the payload is `unknown` here (method syntax: any ModuleHook<E> fits).
+ */
+export interface RegisteredHook {
+  event: string;
+  when?(payload: unknown): boolean;
+  handler(payload: unknown, ctx: ModuleContext): Promise<void> | void;
 }
 
 export interface ModuleCommandContext {
@@ -122,7 +136,7 @@ export interface ModuleManifest {
   config: z.ZodObject | null;
   migrations: MigrationDef[];
   routes: ModuleRouteDef<any, any, any, any>[];
-  hooks: ModuleHook[];
+  hooks: RegisteredHook[];
   jobs: ModuleJob[];
   emails: ModuleEmail[];
   userFields: UserFieldDef[];
@@ -157,10 +171,14 @@ type Optional =
   | 'requires'
   | 'config';
 
-/** What a module declares; empty contributions may be left out. */
-export type ModuleInput = Omit<ModuleManifest, 'userFields' | Optional> & {
+/**
+ * What a module declares; empty contributions may be left out. `Events` are the events of its hooks,
+ * in order, inferred by defineModule so each handler gets its event's payload.
+ */
+export type ModuleInput<Events extends readonly string[] = string[]> = Omit<ModuleManifest, 'userFields' | 'hooks' | Optional> & {
   userFields?: ModuleUserField[];
-} & Partial<Pick<ModuleManifest, Optional>>;
+  hooks?: { [K in keyof Events]: ModuleHook<Events[K]> };
+} & Partial<Pick<ModuleManifest, Exclude<Optional, 'hooks'>>>;
 
 export const MODULE_ID_RE = /^[a-z][a-z0-9-]{0,62}[a-z0-9]$/;
 const SEMVER_RE = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
@@ -294,7 +312,7 @@ function duplicates(values: string[]): string[] {
  * Validates a module manifest strictly (unknown keys are refused) and returns it frozen, with each
  * user field stamped with its module. Throws ModuleManifestError listing every problem.
  */
-export function defineModule(input: ModuleInput): ModuleManifest {
+export function defineModule<const Events extends readonly string[] = []>(input: ModuleInput<Events>): ModuleManifest {
   const id = typeof input?.id === 'string' ? input.id : '?';
   const parsed = manifestSchema.safeParse({ ...EMPTY, ...input });
   if (!parsed.success) {

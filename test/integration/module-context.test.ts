@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DataTypes } from 'sequelize';
+import { DataTypes, QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry as shippedModules } from '../../modules/index.js';
 import { defineRoute, type ModuleContext } from '../../src/module-api.js';
@@ -89,6 +89,35 @@ describe('ModuleContext', () => {
     await expect(ctx.db.exec('DELETE FROM sessions')).rejects.toThrow(/does not own table sessions/);
   });
 
+  it('when the module reaches past its tables (comma join, quoted name, comment, subquery, CTE, DDL), then nothing runs and core tables stay', async () => {
+    const [before] = await t.app.sequelize.query('SELECT COUNT(*) AS n FROM users', { type: QueryTypes.SELECT });
+    const refused = [
+      'SELECT u.email FROM test_ctx_rows r, users u',
+      'SELECT * FROM "users"',
+      'SELECT * FROM /* */users',
+      'SELECT * FROM -- \n users',
+      'SELECT (SELECT email FROM users LIMIT 1) AS e FROM test_ctx_rows',
+      'WITH x AS (SELECT * FROM users) SELECT * FROM x',
+      'SELECT id FROM test_ctx_rows UNION SELECT id FROM users',
+    ];
+    for (const sql of refused) await expect(ctx.db.select(sql), sql).rejects.toThrow(/module test-ctx/);
+    for (const sql of [
+      'DROP TABLE users',
+      'TRUNCATE users',
+      'ALTER TABLE users ADD COLUMN stolen TEXT',
+      'DROP TABLE test_ctx_rows',
+      'SELECT 1 FROM test_ctx_rows; DELETE FROM users',
+    ]) {
+      await expect(ctx.db.exec(sql), sql).rejects.toThrow(/module test-ctx/);
+    }
+    const [after] = await t.app.sequelize.query('SELECT COUNT(*) AS n FROM users', { type: QueryTypes.SELECT });
+    expect(after).toEqual(before);
+    // What a module really writes still runs: an upsert and a CTE over its own table.
+    await ctx.db.exec('INSERT INTO test_ctx_rows (id, label) VALUES (?, ?) ON CONFLICT (id) DO NOTHING', ['r9', 'nine']);
+    await ctx.db.exec('INSERT INTO test_ctx_rows (id, label) VALUES (?, ?) ON CONFLICT (id) DO NOTHING', ['r9', 'again']);
+    expect(await ctx.db.select('WITH mine AS (SELECT id, label FROM test_ctx_rows WHERE id = ?) SELECT label FROM mine', ['r9'])).toEqual([{ label: 'nine' }]);
+  });
+
   it('when the module hashes a secret, then it verifies with the server hasher and a wrong or missing one fails', async () => {
     const hash = await ctx.passwords.hash('post secret');
     expect(hash).not.toContain('post secret');
@@ -113,10 +142,10 @@ describe('ModuleContext', () => {
           throw new Error('later step failed');
         }),
       ).rejects.toThrow('later step failed');
-      expect((await ctx.users.get(user.id)).name).toBe(user.name);
+      expect((await ctx.users.find(user.id))?.name).toBe(user.name);
       expect(seen).toEqual([]);
       await ctx.db.transaction((tx) => ctx.users.patch(user.id, { name: 'Kept' }, { tx }));
-      expect((await ctx.users.get(user.id)).name).toBe('Kept');
+      expect((await ctx.users.find(user.id))?.name).toBe('Kept');
       expect(seen).toEqual([user.id]);
     } finally {
       off();

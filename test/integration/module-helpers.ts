@@ -51,7 +51,7 @@ export const failing = (name: string): MigrationDef => ({
 
 /** A test-only module: defaults for every manifest key, one GET route answering its id. */
 export function testModule(id: string, over: Partial<ModuleInput> = {}): ModuleManifest {
-  return defineModule({
+  return defineModule<string[]>({
     id,
     version: '1.0.0',
     description: `test module ${id}`,
