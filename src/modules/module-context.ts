@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { clearHttpOnlyCookie, clearSessionCookie, setHttpOnlyCookie, setSessionCookie } from '../http/cookies.js';
 import { QueryTypes, type Model, type ModelAttributes, type ModelOptions, type ModelStatic } from 'sequelize';
 import type { AppContext } from '../app-context.js';
+import { FLOW_OWNED_USER_COLUMNS } from '../data/models/user-columns.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { SessionRecord, SessionStatus } from '../data/repositories/session-repository.js';
 import type { UserFlagWhere, UserRecord } from '../data/repositories/user-repository.js';
@@ -21,18 +22,15 @@ import type { ModuleManifest } from './define-module.js';
 import { envLimit } from './module-env.js';
 import type { HookMatcher, HookPayload, SignInClient, SignInMethod } from './hooks.js';
 
-/** Columns a module may not write through users.patch: each has its own core flow. */
-const PROTECTED_USER_COLUMNS = new Set([
-  'id',
-  'email',
-  'password_hash',
-  'password_changed_at',
-  'user_type',
-  'deleted_at',
-  'deletion_reason',
-  'created_at',
-  'updated_at',
-]);
+/**
+ * Columns a module may not write through users.patch, from their one declaration (user-columns.ts):
+ * identity, email, password, role, deletion, timestamps and the account state (disabled, verified,
+ * second factor) each have their own core flow.
+ */
+const PROTECTED_USER_COLUMNS = FLOW_OWNED_USER_COLUMNS;
+
+/** The hook a second-factor provider answers: only such a module may switch `two_factor`. */
+const SECOND_FACTOR_EVENT = 'auth.two_factor.methods';
 
 export interface ModuleUsers {
   /** A live user, or 404. */
@@ -44,9 +42,16 @@ export interface ModuleUsers {
   findMany(ids: readonly string[], opts?: { includeDeleted?: boolean }): Promise<UserRecord[]>;
   /**
    * The user service's one writer: inside `tx` when given; caches and 'user.updated' follow the commit.
-   * Email, password, role and deletion have their own flows and are refused here.
+   * Email, password, role, deletion and the account state (disabled, verified, second factor) have
+   * their own flows and are refused here.
    */
   patch(id: string, values: Partial<UserRecord>, opts?: { tx?: Transaction }): Promise<UserRecord>;
+  /**
+   * Turns the user's second factor on or off (users.two_factor), like patch: inside `tx` when given,
+   * announced after the commit. Only a module that provides the second factor (its manifest answers
+   * 'auth.two_factor.methods') may call it.
+   */
+  setTwoFactor(id: string, on: boolean, opts?: { tx?: Transaction }): Promise<UserRecord>;
   /**
    * The module's own user fields (its manifest's userFields) of one user, typed by the field types, even
    * while the module is uninstalled with its data kept; null when there is no such user.
@@ -215,6 +220,7 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
   const logger = app.logger.child({ module: id });
   const tables = new Set(manifest.tables);
   const ownColumns = manifest.userFields.map((f) => f.name);
+  const providesSecondFactor = manifest.hooks.some((h) => h.event === SECOND_FACTOR_EVENT);
   // RATE_LIMIT_<CLASS> in the environment is the operator's word: it replaces the declared default
   // and any budget the module passes from its own settings.
   const fromEnv = new Map(manifest.rateLimits.map((r) => [r.name, envLimit(r.name, app.config.moduleEnv ?? {}).rule] as const).filter(([, rule]) => rule));
@@ -253,8 +259,15 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
       findMany: (ids, opts) => app.repos.users.findByIds(ids, opts),
       patch(userId, values, opts) {
         const refused = Object.keys(values).filter((k) => PROTECTED_USER_COLUMNS.has(k));
-        if (refused.length) throw new Error(`module ${id} may not write ${refused.join(', ')} through users.patch`);
+        if (refused.length) {
+          const flows = [...new Set(refused.map((k) => PROTECTED_USER_COLUMNS.get(k)))].join(', ');
+          throw new Error(`module ${id} may not write ${refused.join(', ')} through users.patch (their own flows: ${flows})`);
+        }
         return app.services.users.patch(userId, values, opts);
+      },
+      setTwoFactor(userId, on, opts) {
+        if (!providesSecondFactor) throw new Error(`module ${id} may not set two_factor: it does not provide the second factor (${SECOND_FACTOR_EVENT})`);
+        return app.services.users.patch(userId, { two_factor: on }, opts);
       },
       async ownFields(userId) {
         const row = await app.repos.users.readColumns(userId, ownColumns);

@@ -1,6 +1,7 @@
 import { CodeChallengeMethod, OAuth2Client, type OAuth2Tokens } from 'arctic';
 import type { Model, ModelStatic, Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../config/schema.js';
+import { canonicalEmail } from '../data/models/user-columns.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
@@ -144,7 +145,7 @@ export function createSocialService(deps: SocialServiceDeps) {
   }
 
   const profileFields = (p: ProviderProfile) => ({
-    provider_email: p.email?.toLowerCase() ?? null,
+    provider_email: p.email ? canonicalEmail(p.email) : null,
     provider_name: [p.name, p.lastName].filter(Boolean).join(' ') || null,
     provider_picture: p.picture,
   });
@@ -187,7 +188,7 @@ export function createSocialService(deps: SocialServiceDeps) {
       await accounts.refresh(known.id, fresh, now, t);
       return { kind: 'user' as const, user, isNew: false };
     }
-    const email = profile.email?.trim().toLowerCase() ?? null;
+    const email = profile.email ? canonicalEmail(profile.email) : null;
     if (!email) throw socialError(400, SocialCodes.NO_EMAIL, `${PROVIDERS[id].name} did not share an email address; sign in another way and link the account`);
     const existing = await deps.users.findByEmail(email, { includeDeleted: true });
     if (existing) {
