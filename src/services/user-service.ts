@@ -245,11 +245,14 @@ export function createUserService(deps: UserServiceDeps): UserService {
       const patch: Partial<UserRecord> = { ...input };
       const disabling = disabled === true && !target.disabled_at;
       if (disabled !== undefined) patch.disabled_at = disabled ? (target.disabled_at ?? clock()) : null;
-      // Committed and uncached first: if revocation then fails, a disabled user is refused all the same
-      // (validation reads the user), and the admin is told.
-      const updated = await service.patch(target.id, patch);
-      if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id);
-      return updated;
+      // The change and the sign-out everywhere are one unit of work, as a password change is: were the
+      // revocation to fail, nothing changed and the admin is told; caches and 'user.updated' follow the commit.
+      return deps.transaction(async (tx) => {
+        const updated = await write(target.id, patch, tx);
+        if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id, undefined, { tx });
+        await changed(updated, tx);
+        return updated;
+      });
     },
 
     async softDelete(actor, id, reason) {
@@ -258,12 +261,20 @@ export function createUserService(deps: UserServiceDeps): UserService {
       assertCanManage(actor, target);
       const r = reason === undefined || reason === null || reason === '' ? null : text(500).safeParse(reason);
       if (r && !r.success) throw invalidInput(r.error, 'reason');
-      // As adminUpdate: a deleted user is refused by validation even if revocation fails next.
-      const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null });
-      await sessions.invalidateUser(deleted.id);
-      await sessions.revokeAllForUser(target.id);
-      await runAfterHooks(hooks, deps.logger, 'user.deleted', { user: deleted });
-      return deleted;
+      // As adminUpdate: the row and the sign-out everywhere commit together; caches and 'user.deleted' follow.
+      return deps.transaction(async (tx) => {
+        const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null }, tx);
+        await sessions.revokeAllForUser(target.id, undefined, { tx });
+        await afterCommit(
+          tx,
+          async () => {
+            await sessions.invalidateUser(deleted.id);
+            await runAfterHooks(hooks, deps.logger, 'user.deleted', { user: deleted });
+          },
+          report('user.deleted'),
+        );
+        return deleted;
+      });
     },
 
     async setPassword(id, password, opts = {}) {
