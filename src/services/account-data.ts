@@ -17,15 +17,12 @@ export async function exportCore(app: AppContext, userId: string) {
   const record = await app.repos.users.findById(userId, { includeDeleted: true });
   const user = record ? Object.fromEntries(EXPORTED_USER_COLUMNS.map((c) => [c, record[c] ?? null])) : null;
   const sessions = await app.repos.sessions.listByUser(userId);
-  const tokens = await app.models.AuthToken.findAll({ where: { user_id: userId }, order: [['created_at', 'DESC']] });
+  const tokens = await app.repos.authTokens.listByUser(userId);
   return {
     user: user ? plainRow(user) : null,
     // Every column but the hashes of secrets (session token, one-time token and code).
     sessions: sessions.map(({ token_hash: _secret, ...rest }) => plainRow(rest as Record<string, unknown>)),
-    auth_tokens: tokens.map((t) => {
-      const { token_hash: _t, code_hash: _c, ...rest } = t.get({ plain: true }) as Record<string, unknown>;
-      return plainRow(rest);
-    }),
+    auth_tokens: tokens.map(({ token_hash: _t, code_hash: _c, ...rest }) => plainRow(rest)),
   };
 }
 
@@ -39,7 +36,7 @@ export async function eraseCore(app: AppContext, userId: string, reason: string,
     { ...cleared, ...RESET_ON_ERASURE, email: `deleted-${userId}@invalid`, deleted_at: now, deletion_reason: reason },
     { tx },
   );
-  await app.models.AuthToken.destroy({ where: { user_id: userId }, transaction: tx });
+  await app.repos.authTokens.deleteByUser(userId, { tx });
 }
 
 export interface ErasureResult {

@@ -6,6 +6,7 @@ import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
 import type { ModuleRuntime } from '../modules/runtime.js';
+import { isUniqueViolation } from '../data/db-errors.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import { afterCommit } from '../data/unit-of-work.js';
 import { runAfterHooks } from './after-hooks.js';
@@ -99,8 +100,8 @@ const userNameTaken = () => badRequest('User name already taken', undefined, Cod
 
 /** Maps a unique-index race (two inserts passing the pre-check at once) to the 400 the pre-check gives. */
 function uniqueViolation(err: unknown): AppError | null {
-  const e = err as { name?: string; fields?: Record<string, unknown> | string[]; original?: { message?: string } };
-  if (e?.name !== 'SequelizeUniqueConstraintError') return null;
+  if (!isUniqueViolation(err)) return null;
+  const e = err as { fields?: Record<string, unknown> | string[]; original?: { message?: string } };
   const text = JSON.stringify(e.fields ?? '') + (e.original?.message ?? '');
   return /user_name/.test(text) ? userNameTaken() : emailTaken();
 }

@@ -1,7 +1,9 @@
 import { CodeChallengeMethod, OAuth2Client, type OAuth2Tokens } from 'arctic';
-import type { Model, ModelStatic, Sequelize, Transaction } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../config/schema.js';
+import { isUniqueViolation } from '../data/db-errors.js';
 import { canonicalEmail } from '../data/models/user-columns.js';
+import type { AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
@@ -23,7 +25,7 @@ import { PROVIDER_IDS, isProviderId, webClientId, type EndpointKey, type Provide
 export interface SocialServiceDeps {
   config: Config;
   sequelize: Sequelize;
-  AuthToken: ModelStatic<Model>;
+  authTokens: AuthTokenRepository;
   users: UserRepository;
   userService: UserService;
   hooks: Hooks;
@@ -53,8 +55,6 @@ const tokensOf = (t: OAuth2Tokens): KeptTokens => {
   };
 };
 
-const isUniqueViolation = (err: unknown) => (err as { name?: string })?.name === 'SequelizeUniqueConstraintError';
-
 /** Social login (the spec's BETA feature): six providers, the web flow, mobile sign-in and linked accounts. */
 export function createSocialService(deps: SocialServiceDeps) {
   const { config } = deps;
@@ -63,7 +63,7 @@ export function createSocialService(deps: SocialServiceDeps) {
   const accounts = createAccountRepository(deps.sequelize);
   const flowSealer = secret ? createSealer(secret, 'social-flow') : null;
   const tokenSealer = secret ? createSealer(secret, 'social-provider-tokens') : null;
-  const flows = flowSealer ? createFlowStore(deps.AuthToken, flowSealer, clock) : null;
+  const flows = flowSealer ? createFlowStore(deps.authTokens, flowSealer, clock) : null;
   const runtimes = new Map<ProviderId, ProviderRuntime>();
 
   const redirectUri = (id: ProviderId) => `${config.publicBaseUrl}/auth/social/${id}/callback`;
