@@ -6,6 +6,8 @@ import {
   FLOW_OWNED_USER_COLUMNS,
   PUBLIC_USER_FIELDS,
   RESET_ON_ERASURE,
+  SECRET_USER_COLUMNS,
+  USER_DATE_COLUMNS,
   USER_ALIASES,
   canonicalEmail,
 } from '../../src/data/models/user-columns.js';
@@ -116,6 +118,8 @@ describe('user columns: one declaration', () => {
     expect(EXPORTED_USER_COLUMNS).toEqual(Object.keys(OLD_ATTRIBUTES).filter((c) => c !== 'password_hash'));
     expect(ERASED_USER_COLUMNS).toEqual(OLD_CLEARED);
     expect(RESET_ON_ERASURE).toEqual({ two_factor: false });
+    expect(SECRET_USER_COLUMNS).toEqual(['password_hash']);
+    expect(USER_DATE_COLUMNS).toEqual(['password_changed_at', 'disabled_at', 'deleted_at', 'created_at', 'updated_at']);
     expect(Object.entries(USER_ALIASES)).toEqual(Object.entries(OLD_ALIASES));
   });
 

@@ -102,6 +102,12 @@ export const PUBLIC_USER_FIELDS = where((c) => c.public === true);
 /** Core columns in a personal-data export: all of them but secrets' hashes. */
 export const EXPORTED_USER_COLUMNS = where((c) => !c.secret);
 
+/** Columns holding a point in time (JSON copies of a row, in the caches, revive them as Dates). */
+export const USER_DATE_COLUMNS = where((c) => c.type === 'date');
+
+/** Secrets' hashes: never exported, never kept in a cache. */
+export const SECRET_USER_COLUMNS = where((c) => c.secret === true);
+
 /** Columns an erasure sets to NULL (the row stays, anonymized). */
 export const ERASED_USER_COLUMNS = where((c) => c.erase === 'clear');
 
