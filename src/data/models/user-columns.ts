@@ -93,9 +93,6 @@ export type CoreUserValues = { -readonly [K in CoreUserColumn]: ValueOf<Declared
 const entries = Object.entries(USER_COLUMNS) as [CoreUserColumn, UserColumn][];
 const where = (test: (c: UserColumn) => boolean): CoreUserColumn[] => entries.filter(([, c]) => test(c)).map(([name]) => name);
 
-/** Every core column, in order. */
-export const CORE_USER_COLUMNS: readonly CoreUserColumn[] = entries.map(([name]) => name);
-
 /** The spec's User fields, in order. Nothing else from a users row goes on the wire. */
 export const PUBLIC_USER_FIELDS = where((c) => c.public === true);
 
