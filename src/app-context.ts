@@ -14,6 +14,8 @@ import { createMigrator, type Migrator } from './data/migrator.js';
 import { coreMigrations } from './data/migrations/index.js';
 import { createUserRepository, type UserRepository } from './data/repositories/user-repository.js';
 import { createSessionRepository, type SessionRepository } from './data/repositories/session-repository.js';
+import { createAuthTokenRepository, type AuthTokenRepository } from './data/repositories/auth-token-repository.js';
+import { createSettingsRepository, type SettingsRepository } from './data/repositories/settings-repository.js';
 import { defineSystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { createFallbackRateLimiter, createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
@@ -71,7 +73,8 @@ export interface AppContext {
   bus: Bus;
   limiter: RateLimiter;
   loginBackoff: LoginBackoff;
-  repos: { users: UserRepository; sessions: SessionRepository };
+  /** The one writer of each core table (users, sessions, auth_tokens, settings). */
+  repos: { users: UserRepository; sessions: SessionRepository; authTokens: AuthTokenRepository; settings: SettingsRepository };
   migrator: Migrator;
   hooks: Hooks;
   modules: ModuleRuntime;
@@ -148,8 +151,13 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     }
     closers.unshift(closer('bus', () => bus.close()));
 
-    const repos = { users: createUserRepository(sequelize), sessions: createSessionRepository(sequelize) };
     const models = defineSystemModels(sequelize);
+    const repos = {
+      users: createUserRepository(sequelize),
+      sessions: createSessionRepository(sequelize),
+      authTokens: createAuthTokenRepository(models.AuthToken),
+      settings: createSettingsRepository(models.Setting),
+    };
     const hooks = createHooks();
 
     // The runtime is filled in once the context exists (module routes need it).
@@ -200,7 +208,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const flows = createAccountFlows({
       config,
       logger,
-      models,
+      authTokens: repos.authTokens,
       users: repos.users,
       userService: users,
       sessions,
@@ -254,7 +262,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         social: createSocialService({
           config,
           sequelize,
-          AuthToken: models.AuthToken,
+          authTokens: repos.authTokens,
           users: repos.users,
           userService: users,
           hooks,

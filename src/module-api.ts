@@ -53,6 +53,7 @@ export { Codes } from './errors/codes.js';
 export { invalidInput } from './errors/zod-issues.js';
 export type { MigrationContext, MigrationDef } from './data/migration-types.js';
 export type { Transaction } from './data/unit-of-work.js';
+export { isUniqueViolation } from './data/db-errors.js';
 export type { UserRecord } from './data/repositories/user-repository.js';
 export type { UserFieldDef } from './data/models/user.model.js';
 export type { SessionRecord, SessionStatus } from './data/repositories/session-repository.js';

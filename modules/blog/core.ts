@@ -4,7 +4,6 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Request } from 'express';
-import { UniqueConstraintError } from 'sequelize';
 import {
   AppError,
   badRequest,
@@ -82,7 +81,7 @@ export const exec = (app: ModuleContext, sql: string, params: unknown[] = [], tr
   app.db.exec(sql, params, { tx: transaction });
 
 /** A unique index refused the row (a concurrent writer got there first). */
-export const isUniqueViolation = (err: unknown) => err instanceof UniqueConstraintError;
+export { isUniqueViolation } from '../../src/module-api.js';
 
 /** Author columns on rows, read through the user service (one read for all the authors). */
 export async function withAuthors<R extends Record<string, any>>(app: ModuleContext, rows: R[], idKey: string): Promise<R[]> {

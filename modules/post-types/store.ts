@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintError } from 'sequelize';
-import { notFound, type ModuleContext, type Transaction } from '../../src/module-api.js';
+import { isUniqueViolation, notFound, type ModuleContext, type Transaction } from '../../src/module-api.js';
 import { applyBehaviors, definitionError, type Behaviors, type CreateInput, type Definition, type FieldDef, type UpdateInput } from './definition.js';
 import type { PostTypesSettings } from './settings.js';
 
@@ -169,7 +168,7 @@ export async function createDefinition(ctx: ModuleContext, input: CreateInput): 
     });
   } catch (err) {
     // Two admins created the same key at once: the unique index refused the second.
-    if (err instanceof UniqueConstraintError) throw taken(input.type_key);
+    if (isUniqueViolation(err)) throw taken(input.type_key);
     throw err;
   }
   return getDefinition(ctx, input.type_key);

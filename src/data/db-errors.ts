@@ -31,3 +31,17 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * A unique index refused the write (two writers passed the same check at once), on either dialect:
+ * Sequelize's UniqueConstraintError, or the driver's own error when it arrives unwrapped (PostgreSQL
+ * SQLSTATE 23505, SQLite's UNIQUE constraint).
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e = err as Record<string, unknown> | undefined, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+    if (e.name === 'SequelizeUniqueConstraintError' || e.code === '23505') return true;
+    if (e.code === 'SQLITE_CONSTRAINT' && typeof e.message === 'string' && /UNIQUE constraint failed/i.test(e.message)) return true;
+    e = (e.parent ?? e.original) as Record<string, unknown> | undefined;
+  }
+  return false;
+}

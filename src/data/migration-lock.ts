@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { UniqueConstraintError } from 'sequelize';
 import type { AppContext } from '../app-context.js';
 
 export const MIGRATION_LOCK_KEY = 'migrations.lock';
@@ -43,6 +42,9 @@ export function describeLock({ holder, alive }: LockState): string {
   return `another migration is running: the lock is held by ${who}`;
 }
 
+/** The stored holder, whether the driver parsed the JSON column or not. */
+const holderOf = (v: unknown) => (typeof v === 'string' ? (JSON.parse(v) as LockHolder) : (v as LockHolder | null | undefined));
+
 // The lock lives in the settings table, which the first core migration creates: before it there is nothing to race.
 async function settingsExist(app: AppContext): Promise<boolean> {
   const tables = (await app.sequelize.getQueryInterface().showAllTables()) as unknown[];
@@ -52,17 +54,16 @@ async function settingsExist(app: AppContext): Promise<boolean> {
 /** Who holds the migration lock, if anyone. */
 export async function readMigrationLock(app: AppContext): Promise<LockState | null> {
   if (!(await settingsExist(app))) return null;
-  const row = await app.models.Setting.findByPk(MIGRATION_LOCK_KEY);
+  const row = await app.repos.settings.get(MIGRATION_LOCK_KEY);
   if (!row) return null;
-  const holder = row.get('value') as LockHolder;
-  const parsed = typeof holder === 'string' ? (JSON.parse(holder) as LockHolder) : holder;
+  const parsed = holderOf(row.value)!;
   return { holder: parsed, alive: parsed.host === os.hostname() ? processAlive(parsed.pid) : null };
 }
 
 /** Removes the lock whoever holds it (`gatehouse migrate --unlock`). */
 export async function clearMigrationLock(app: AppContext): Promise<boolean> {
   if (!(await settingsExist(app))) return false;
-  return (await app.models.Setting.destroy({ where: { key: MIGRATION_LOCK_KEY } })) > 0;
+  return app.repos.settings.remove(MIGRATION_LOCK_KEY);
 }
 
 /**
@@ -73,10 +74,7 @@ export async function clearMigrationLock(app: AppContext): Promise<boolean> {
 export async function withMigrationLock<T>(app: AppContext, what: string, fn: () => Promise<T>): Promise<T> {
   if (!(await settingsExist(app))) return fn();
   const holder: LockHolder = { holder: randomUUID(), pid: process.pid, host: os.hostname(), what, since: new Date().toISOString() };
-  try {
-    await app.models.Setting.create({ key: MIGRATION_LOCK_KEY, value: holder, updated_at: new Date() });
-  } catch (err) {
-    if (!(err instanceof UniqueConstraintError)) throw err;
+  if (!(await app.repos.settings.claim(MIGRATION_LOCK_KEY, holder))) {
     const state = await readMigrationLock(app);
     if (!state) return withMigrationLock(app, what, fn);
     throw new MigrationLockedError(state);
@@ -84,9 +82,6 @@ export async function withMigrationLock<T>(app: AppContext, what: string, fn: ()
   try {
     return await fn();
   } finally {
-    const row = await app.models.Setting.findByPk(MIGRATION_LOCK_KEY).catch(() => null);
-    const v = row?.get('value') as LockHolder | string | undefined;
-    const current = typeof v === 'string' ? (JSON.parse(v) as LockHolder) : v;
-    if (row && current?.holder === holder.holder) await row.destroy().catch(() => undefined);
+    await app.repos.settings.removeIf(MIGRATION_LOCK_KEY, (v) => holderOf(v)?.holder === holder.holder).catch(() => undefined);
   }
 }

@@ -1,6 +1,7 @@
 import { Umzug } from 'umzug';
 import type { Sequelize, Transaction } from 'sequelize';
 import { dialectOf } from './sequelize.js';
+import { inTransaction } from './unit-of-work.js';
 import type { MigrationContext, MigrationDef, MigrationSource } from './migration-types.js';
 
 export const MIGRATIONS_TABLE = 'gatehouse_migrations';
@@ -76,9 +77,6 @@ export function createMigrator(sequelize: Sequelize, getSources: () => Migration
       .map(({ id, source, name }) => ({ id, source, name }));
   }
 
-  /** Runs `fn` in `outer` when given, else in a transaction of its own. */
-  const inTx = async (outer: Transaction | null, fn: (t: Transaction) => Promise<void>) =>
-    outer ? fn(outer) : sequelize.transaction(async (t) => fn(t));
 
   function ctxFor(t: Transaction): MigrationContext {
     return { queryInterface: qi, sequelize, transaction: t, dialect };
@@ -90,7 +88,7 @@ export function createMigrator(sequelize: Sequelize, getSources: () => Migration
         name: e.id,
         up: async () => {
           onStep?.(e);
-          await inTx(outer, async (t) => {
+          await inTransaction(sequelize, outer, async (t) => {
             await e.def.up(ctxFor(t));
             await sequelize.query(`INSERT INTO ${MIGRATIONS_TABLE} (name, source, applied_at) VALUES (?, ?, ?)`, {
               replacements: [e.id, e.source, new Date()],
@@ -100,7 +98,7 @@ export function createMigrator(sequelize: Sequelize, getSources: () => Migration
         },
         down: async () => {
           onStep?.(e);
-          await inTx(outer, async (t) => {
+          await inTransaction(sequelize, outer, async (t) => {
             await e.def.down(ctxFor(t));
             await sequelize.query(`DELETE FROM ${MIGRATIONS_TABLE} WHERE name = ?`, { replacements: [e.id], transaction: t });
           });

@@ -1,4 +1,3 @@
-import { Op } from 'sequelize';
 import type { AppContext } from '../app-context.js';
 import { pruneRuns } from './job-lock.js';
 
@@ -22,9 +21,7 @@ export const tokenCleanupJob: JobDef = {
   name: 'token-cleanup',
   schedule: '17 * * * *',
   async run(app) {
-    const tokens = await app.models.AuthToken.destroy({
-      where: { [Op.or]: [{ expires_at: { [Op.lt]: new Date() } }, { used_at: { [Op.ne]: null } }] },
-    });
+    const tokens = await app.repos.authTokens.deleteSpent(new Date());
     const runs = await pruneRuns(app);
     return `${tokens} tokens and ${runs} job records deleted`;
   },

@@ -1,5 +1,6 @@
-import { Op, UniqueConstraintError } from 'sequelize';
+import { Op } from 'sequelize';
 import type { AppContext } from '../app-context.js';
+import { isUniqueViolation } from '../data/db-errors.js';
 
 /**
  * Claims one scheduled run. The run key names the job and its tick, so with several workers or
@@ -12,7 +13,7 @@ export async function claimRun(app: AppContext, job: string, tick: Date, perSeco
     await app.models.JobRun.create({ run_key: runKey, job, holder: app.instanceId, status: 'running', started_at: new Date() });
     return runKey;
   } catch (err) {
-    if (err instanceof UniqueConstraintError) return null;
+    if (isUniqueViolation(err)) return null;
     throw err;
   }
 }

@@ -27,9 +27,16 @@ export interface ModuleUsers {
   findMany(ids: readonly string[], opts?: { includeDeleted?: boolean }): Promise<UserRecord[]>;
   /**
    * The user service's one writer: inside `tx` when given; caches and 'user.updated' follow the commit.
-   * Email, password, role and deletion have their own flows and are refused here.
+   * Email, password, role, deletion and the account state (disabled, verified, second factor) have
+   * their own flows and are refused here.
    */
   patch(id: string, values: Partial<UserRecord>, opts?: { tx?: Transaction }): Promise<UserRecord>;
+  /**
+   * Turns the user's second factor on or off (users.two_factor), like patch: inside `tx` when given,
+   * announced after the commit. Only a module that provides the second factor (its manifest answers
+   * 'auth.two_factor.methods') may call it.
+   */
+  setTwoFactor(id: string, on: boolean, opts?: { tx?: Transaction }): Promise<UserRecord>;
   /**
    * The module's own user fields (its manifest's userFields) of one user, typed by the field types, even
    * while the module is uninstalled with its data kept; null when there is no such user.

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { clearHttpOnlyCookie, clearSessionCookie, setHttpOnlyCookie, setSessionCookie } from '../http/cookies.js';
 import { QueryTypes, type Model, type ModelStatic } from 'sequelize';
 import type { AppContext } from '../app-context.js';
+import { FLOW_OWNED_USER_COLUMNS } from '../data/models/user-columns.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import { AppError } from '../errors/app-error.js';
@@ -20,18 +21,15 @@ import { assertOwnTables } from './module-sql.js';
 
 export type * from './module-context-types.js';
 
-/** Columns a module may not write through users.patch: each has its own core flow. */
-const PROTECTED_USER_COLUMNS = new Set([
-  'id',
-  'email',
-  'password_hash',
-  'password_changed_at',
-  'user_type',
-  'deleted_at',
-  'deletion_reason',
-  'created_at',
-  'updated_at',
-]);
+/**
+ * Columns a module may not write through users.patch, from their one declaration (user-columns.ts):
+ * identity, email, password, role, deletion, timestamps and the account state (disabled, verified,
+ * second factor) each have their own core flow.
+ */
+const PROTECTED_USER_COLUMNS = FLOW_OWNED_USER_COLUMNS;
+
+/** The hook a second-factor provider answers: only such a module may switch `two_factor`. */
+const SECOND_FACTOR_EVENT = 'auth.two_factor.methods';
 
 /** A raw column value as its field type (SQLite answers 0/1 and strings). */
 function typed(type: UserFieldDef['type'], v: unknown): unknown {
@@ -59,6 +57,7 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
     if (!ownLimits.has(name)) throw new Error(`module ${id}: rate-limit class ${cls} is not declared in its manifest`);
     return ownLimits.get(name);
   };
+  const providesSecondFactor = manifest.hooks.some((h) => h.event === SECOND_FACTOR_EVENT);
   // RATE_LIMIT_<CLASS> in the environment is the operator's word: it replaces the declared default
   // and any budget the module passes from its own settings.
   const ruleOf = (c: LimitClass, rule?: { points: number; durationSec: number }) => (c.fromOperator ? c.rule : (rule ?? c.rule));
@@ -97,8 +96,15 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
       findMany: (ids, opts) => app.repos.users.findByIds(ids, opts),
       patch(userId, values, opts) {
         const refused = Object.keys(values).filter((k) => PROTECTED_USER_COLUMNS.has(k));
-        if (refused.length) throw new Error(`module ${id} may not write ${refused.join(', ')} through users.patch`);
+        if (refused.length) {
+          const flows = [...new Set(refused.map((k) => PROTECTED_USER_COLUMNS.get(k)))].join(', ');
+          throw new Error(`module ${id} may not write ${refused.join(', ')} through users.patch (their own flows: ${flows})`);
+        }
         return app.services.users.patch(userId, values, opts);
+      },
+      setTwoFactor(userId, on, opts) {
+        if (!providesSecondFactor) throw new Error(`module ${id} may not set two_factor: it does not provide the second factor (${SECOND_FACTOR_EVENT})`);
+        return app.services.users.patch(userId, { two_factor: on }, opts);
       },
       async ownFields(userId) {
         const row = await app.repos.users.readColumns(userId, ownColumns);

@@ -1,5 +1,5 @@
 import type { AppContext } from '../app-context.js';
-import { CORE_USER_ATTRIBUTES } from '../data/models/user.model.js';
+import { ERASED_USER_COLUMNS, EXPORTED_USER_COLUMNS, RESET_ON_ERASURE } from '../data/models/user-columns.js';
 import type { Transaction } from '../data/unit-of-work.js';
 
 /**
@@ -7,9 +7,6 @@ import type { Transaction } from '../data/unit-of-work.js';
  * routes and commands call these through its context (ModuleContext.personalData); any module's exporters and erasers
  * take part (installed, switched off, or uninstalled with their data kept).
  */
-
-/** Core users columns in an export: all of them but the password hash. */
-const EXPORTED_USER_COLUMNS = Object.keys(CORE_USER_ATTRIBUTES).filter((c) => c !== 'password_hash');
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
 const plainRow = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, iso(v)]));
@@ -20,47 +17,26 @@ export async function exportCore(app: AppContext, userId: string) {
   const record = await app.repos.users.findById(userId, { includeDeleted: true });
   const user = record ? Object.fromEntries(EXPORTED_USER_COLUMNS.map((c) => [c, record[c] ?? null])) : null;
   const sessions = await app.repos.sessions.listByUser(userId);
-  const tokens = await app.models.AuthToken.findAll({ where: { user_id: userId }, order: [['created_at', 'DESC']] });
+  const tokens = await app.repos.authTokens.listByUser(userId);
   return {
     user: user ? plainRow(user) : null,
     // Every column but the hashes of secrets (session token, one-time token and code).
     sessions: sessions.map(({ token_hash: _secret, ...rest }) => plainRow(rest as Record<string, unknown>)),
-    auth_tokens: tokens.map((t) => {
-      const { token_hash: _t, code_hash: _c, ...rest } = t.get({ plain: true }) as Record<string, unknown>;
-      return plainRow(rest);
-    }),
+    auth_tokens: tokens.map(({ token_hash: _t, code_hash: _c, ...rest }) => plainRow(rest)),
   };
 }
-
-/** Columns an erasure clears; the row stays (anonymized) so foreign keys and audit history hold. */
-const CLEARED = [
-  'name',
-  'last_name',
-  'user_name',
-  'picture',
-  'phone',
-  'lang',
-  'metadata',
-  'tmz',
-  'dob',
-  'display_name',
-  'gender',
-  'title',
-  'reference_id',
-  'recovery_email',
-  'password_hash',
-];
 
 /** Anonymizes the user row and deletes one-time tokens; sessions are revoked after commit (caches too). */
 export async function eraseCore(app: AppContext, userId: string, reason: string, tx: Transaction): Promise<void> {
   const now = new Date();
-  const cleared = Object.fromEntries(CLEARED.map((c) => [c, null]));
+  // The row stays (anonymized) so foreign keys and audit history hold; user-columns.ts says what is cleared.
+  const cleared = Object.fromEntries(ERASED_USER_COLUMNS.map((c) => [c, null]));
   await app.services.users.patch(
     userId,
-    { ...cleared, email: `deleted-${userId}@invalid`, two_factor: false, deleted_at: now, deletion_reason: reason },
+    { ...cleared, ...RESET_ON_ERASURE, email: `deleted-${userId}@invalid`, deleted_at: now, deletion_reason: reason },
     { tx },
   );
-  await app.models.AuthToken.destroy({ where: { user_id: userId }, transaction: tx });
+  await app.repos.authTokens.deleteByUser(userId, { tx });
 }
 
 export interface ErasureResult {

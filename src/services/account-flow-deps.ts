@@ -35,8 +35,6 @@ export const INVALID_TOKEN = 'INVALID_TOKEN';
 /** One answer for every bad token (unknown, used, expired, voided): nothing tells them apart. */
 export const invalidToken = (extra?: Record<string, unknown>) => new AppError(400, INVALID_TOKEN, 'Invalid or expired token', undefined, extra);
 
-export const normalizeEmail = (email: string) => email.trim().toLowerCase();
-
 const truthy = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
 export const isVerified = (u: UserRecord) => truthy(u.is_verified);
 

@@ -1,6 +1,5 @@
 import type { Config } from '../config/schema.js';
-import type { defineSystemModels } from '../data/models/system.models.js';
-import { createAuthTokenRepository } from '../data/repositories/auth-token-repository.js';
+import type { AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
 import type { UserRepository } from '../data/repositories/user-repository.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Logger } from '../log/logger.js';
@@ -33,7 +32,7 @@ export interface AccountFlows {
 export interface AccountFlowsInput {
   config: Config;
   logger: Logger;
-  models: Pick<ReturnType<typeof defineSystemModels>, 'AuthToken'>;
+  authTokens: AuthTokenRepository;
   users: UserRepository;
   userService: Pick<UserService, 'setPassword' | 'patch'>;
   sessions: SessionService;
@@ -53,7 +52,7 @@ export function createAccountFlows(input: AccountFlowsInput): AccountFlows {
   const mailer = createMailer(config, logger);
   const sms = createSmsSender(config, logger);
   const tokens = createTokenService({
-    repo: createAuthTokenRepository(input.models.AuthToken),
+    repo: input.authTokens,
     clock,
     codeKey: config.cookieSecret ?? config.bridgeSecret,
   });

@@ -1,8 +1,9 @@
+import { canonicalEmail } from '../data/models/user-columns.js';
 import type { AuthTokenRecord } from '../data/repositories/auth-token-repository.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, forbidden, notFound } from '../errors/app-error.js';
 import { chooseLinkBase, frontEndBase, withParams } from './account-links.js';
-import { invalidToken, isActiveUser, isVerified, mailTime, minutes, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
+import { invalidToken, isActiveUser, isVerified, mailTime, minutes, type AccountFlowDeps } from './account-flow-deps.js';
 import { assertPasswordPolicy } from './security/passwords.js';
 
 export const INVALID_CURRENT_PASSWORD = 'INVALID_CURRENT_PASSWORD';
@@ -24,7 +25,7 @@ export function createPasswordService(deps: AccountFlowDeps) {
   async function resetTarget(rec: AuthTokenRecord | null): Promise<UserRecord | null> {
     if (!rec?.user_id) return null;
     const user = await users.findById(rec.user_id);
-    if (!isActiveUser(user) || normalizeEmail(user.email) !== rec.identifier) return null;
+    if (!isActiveUser(user) || canonicalEmail(user.email) !== rec.identifier) return null;
     const changed = user.password_changed_at ? new Date(user.password_changed_at).getTime() : null;
     if (changed !== null && rec.created_at.getTime() < changed) return null;
     return user;
@@ -44,7 +45,7 @@ export function createPasswordService(deps: AccountFlowDeps) {
      * base is the client's resetUrl only when allow-listed, else APP_URL/reset-password.
      */
     async requestReset(emailInput: string, clientUrl?: string | null): Promise<void> {
-      const email = normalizeEmail(emailInput);
+      const email = canonicalEmail(emailInput);
       const base = chooseLinkBase(clientUrl, `${frontEndBase(config)}/reset-password`, config);
       // The same work on the request path for every address: one lookup, one count against the
       // address. The token and the mail for a real account come after the answer.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { canonicalEmail } from '../data/models/user-columns.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, badRequest } from '../errors/app-error.js';
@@ -48,7 +49,7 @@ export function parseProfileInput(raw: unknown, ctx: ProfileInputContext): Parti
   for (const [k, v] of Object.entries(input)) {
     if (k === 'picture') continue;
     if (k === 'email') {
-      const same = typeof v === 'string' && v.trim().toLowerCase() === ctx.current.email.toLowerCase();
+      const same = typeof v === 'string' && canonicalEmail(v) === canonicalEmail(ctx.current.email);
       if (!same) throw notAllowed('email', 'Email cannot be changed through the profile; ask an administrator');
       continue;
     }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Bus, Cache } from '../cache/cache.js';
 import { Lru } from '../cache/lru.js';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
+import { SECRET_USER_COLUMNS, USER_DATE_COLUMNS } from '../data/models/user-columns.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 
 const LOCAL_TTL_MS = 60_000;
@@ -23,15 +24,16 @@ export interface SessionCacheDeps {
 }
 
 type Revived<T> = T & { [k: string]: unknown };
-const DATE_FIELDS = ['created_at', 'last_used_at', 'expires_at', 'updated_at', 'password_changed_at', 'disabled_at', 'deleted_at'];
+const DATE_FIELDS = [...new Set([...USER_DATE_COLUMNS, 'created_at', 'last_used_at', 'expires_at'])];
 function revive<T>(json: string): Revived<T> {
   const o = JSON.parse(json) as Record<string, unknown>;
   for (const f of DATE_FIELDS) if (typeof o[f] === 'string') o[f] = new Date(o[f] as string);
   return o as Revived<T>;
 }
 
-/** What validation needs of a user; the password hash stays in the database, never in a cache. */
-const cacheable = (u: UserRecord): UserRecord => ({ ...u, password_hash: null });
+/** What validation needs of a user; secrets' hashes (the password's) stay in the database, never in a cache. */
+const NO_SECRETS = Object.fromEntries(SECRET_USER_COLUMNS.map((c) => [c, null]));
+const cacheable = (u: UserRecord): UserRecord => ({ ...u, ...NO_SECRETS });
 
 /**
  * The session and user caches: an in-process LRU in front of the shared cache in front of the

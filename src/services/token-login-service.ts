@@ -1,9 +1,10 @@
+import { canonicalEmail } from '../data/models/user-columns.js';
 import { randomUUID } from 'node:crypto';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { badRequest } from '../errors/app-error.js';
 import { chooseLinkBase, withParams } from './account-links.js';
-import { invalidToken, isActiveUser, isVerified, minutes, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
+import { invalidToken, isActiveUser, isVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
 import { normalizePhone, type TokenLoginRequest } from './token-login-input.js';
 import { CODE_DIGITS } from './token-service.js';
 
@@ -99,7 +100,7 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
       const user = await users.findById(rec.user_id);
       if (!isActiveUser(user)) throw invalidToken();
       // The proof is for the address it went to; if the account's address changed since, it proves nothing.
-      const current = rec.channel === 'email' ? normalizeEmail(user.email) : user.phone;
+      const current = rec.channel === 'email' ? canonicalEmail(user.email) : user.phone;
       if (current !== rec.identifier) throw invalidToken();
       let signedIn = user;
       if (rec.channel === 'email' && !isVerified(user)) {
@@ -121,7 +122,7 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
     if (!new RegExp(`^\\d{${CODE_DIGITS}}$`).test(code)) return null;
     if (p.tokenId) return tokens.consumeCode('login', { id: p.tokenId }, code);
     const id = p.identifier!;
-    const address = id.includes('@') ? normalizeEmail(id) : normalizePhone(id);
+    const address = id.includes('@') ? canonicalEmail(id) : normalizePhone(id);
     return address ? tokens.consumeCode('login', { identifier: address }, code) : null;
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { canonicalEmail } from '../data/models/user-columns.js';
 import { nestsDeeperThan } from './security/json-depth.js';
 
 /**
@@ -22,7 +23,8 @@ export const text = (max: number) =>
 export const clearable = <T extends z.ZodType<string | null>>(inner: T) => z.union([z.null(), z.literal('').transform(() => null), inner]);
 
 export const EMAIL_MAX = 254;
-export const emailField = z.string().trim().toLowerCase().max(EMAIL_MAX, `must be at most ${EMAIL_MAX} characters`).pipe(z.email('Invalid email format'));
+/** The one email rule: canonical form (user-columns.ts), at most 254 characters, a real address. */
+export const emailField = z.string().overwrite(canonicalEmail).max(EMAIL_MAX, `must be at most ${EMAIL_MAX} characters`).pipe(z.email('Invalid email format'));
 
 export const USER_NAME_RE = /^[A-Za-z0-9._-]{3,50}$/;
 export const userNameField = z.string().trim().regex(USER_NAME_RE, 'must be 3 to 50 characters: letters, digits, dot, underscore or hyphen');

@@ -6,6 +6,7 @@ import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
 import type { ModuleRuntime } from '../modules/runtime.js';
+import { isUniqueViolation } from '../data/db-errors.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import { afterCommit } from '../data/unit-of-work.js';
 import { runAfterHooks } from './after-hooks.js';
@@ -99,8 +100,8 @@ const userNameTaken = () => badRequest('User name already taken', undefined, Cod
 
 /** Maps a unique-index race (two inserts passing the pre-check at once) to the 400 the pre-check gives. */
 function uniqueViolation(err: unknown): AppError | null {
-  const e = err as { name?: string; fields?: Record<string, unknown> | string[]; original?: { message?: string } };
-  if (e?.name !== 'SequelizeUniqueConstraintError') return null;
+  if (!isUniqueViolation(err)) return null;
+  const e = err as { fields?: Record<string, unknown> | string[]; original?: { message?: string } };
   const text = JSON.stringify(e.fields ?? '') + (e.original?.message ?? '');
   return /user_name/.test(text) ? userNameTaken() : emailTaken();
 }
@@ -245,11 +246,14 @@ export function createUserService(deps: UserServiceDeps): UserService {
       const patch: Partial<UserRecord> = { ...input };
       const disabling = disabled === true && !target.disabled_at;
       if (disabled !== undefined) patch.disabled_at = disabled ? (target.disabled_at ?? clock()) : null;
-      // Committed and uncached first: if revocation then fails, a disabled user is refused all the same
-      // (validation reads the user), and the admin is told.
-      const updated = await service.patch(target.id, patch);
-      if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id);
-      return updated;
+      // The change and the sign-out everywhere are one unit of work, as a password change is: were the
+      // revocation to fail, nothing changed and the admin is told; caches and 'user.updated' follow the commit.
+      return deps.transaction(async (tx) => {
+        const updated = await write(target.id, patch, tx);
+        if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id, undefined, { tx });
+        await changed(updated, tx);
+        return updated;
+      });
     },
 
     async softDelete(actor, id, reason) {
@@ -258,12 +262,20 @@ export function createUserService(deps: UserServiceDeps): UserService {
       assertCanManage(actor, target);
       const r = reason === undefined || reason === null || reason === '' ? null : text(500).safeParse(reason);
       if (r && !r.success) throw invalidInput(r.error, 'reason');
-      // As adminUpdate: a deleted user is refused by validation even if revocation fails next.
-      const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null });
-      await sessions.invalidateUser(deleted.id);
-      await sessions.revokeAllForUser(target.id);
-      await runAfterHooks(hooks, deps.logger, 'user.deleted', { user: deleted });
-      return deleted;
+      // As adminUpdate: the row and the sign-out everywhere commit together; caches and 'user.deleted' follow.
+      return deps.transaction(async (tx) => {
+        const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null }, tx);
+        await sessions.revokeAllForUser(target.id, undefined, { tx });
+        await afterCommit(
+          tx,
+          async () => {
+            await sessions.invalidateUser(deleted.id);
+            await runAfterHooks(hooks, deps.logger, 'user.deleted', { user: deleted });
+          },
+          report('user.deleted'),
+        );
+        return deleted;
+      });
     },
 
     async setPassword(id, password, opts = {}) {

@@ -1,29 +1,8 @@
+import { PUBLIC_USER_FIELDS, USER_COLUMNS, type UserColumnType } from '../data/models/user-columns.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 
-/** The spec's User fields, in order. Nothing else from a users row goes on the wire. */
-export const PUBLIC_USER_FIELDS = [
-  'id',
-  'email',
-  'name',
-  'last_name',
-  'user_name',
-  'user_type',
-  'picture',
-  'phone',
-  'is_verified',
-  'two_factor',
-  'lang',
-  'metadata',
-  'tmz',
-  'dob',
-  'display_name',
-  'gender',
-  'title',
-  'first_time',
-  'created_at',
-  'updated_at',
-] as const;
+export { PUBLIC_USER_FIELDS };
 
 export type PublicUser = Record<string, unknown> & { id: string; email: string; user_type: string };
 
@@ -32,6 +11,16 @@ const isWriteOnly = (name: string) => name.startsWith('acquisition_') || name ==
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : typeof v === 'string' && v ? new Date(v).toISOString() : (v ?? null));
 const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
+const json = (v: unknown) => (v && typeof v === 'object' ? v : typeof v === 'string' ? safeJson(v) : {});
+
+/** How a core column's stored value reads in the User object (SQLite answers 0/1, strings for dates and JSON). */
+const AS_TYPE: Record<UserColumnType, (v: unknown) => unknown> = {
+  string: (v) => v ?? null,
+  dateonly: (v) => v ?? null,
+  boolean: bool,
+  date: iso,
+  json,
+};
 
 /**
  * Views already built, per user record. Records are replaced, never changed in place, when a user
@@ -55,13 +44,7 @@ export function toPublicUser(u: UserRecord, moduleFields: UserFieldDef[]): Publi
 
 function buildPublicUser(u: UserRecord, moduleFields: UserFieldDef[]): PublicUser {
   const out: Record<string, unknown> = {};
-  for (const f of PUBLIC_USER_FIELDS) out[f] = u[f] ?? null;
-  out.is_verified = bool(u.is_verified);
-  out.two_factor = bool(u.two_factor);
-  out.first_time = bool(u.first_time);
-  out.metadata = u.metadata && typeof u.metadata === 'object' ? u.metadata : typeof u.metadata === 'string' ? safeJson(u.metadata) : {};
-  out.created_at = iso(u.created_at);
-  out.updated_at = iso(u.updated_at);
+  for (const f of PUBLIC_USER_FIELDS) out[f] = AS_TYPE[USER_COLUMNS[f].type](u[f]);
   for (const f of moduleFields) {
     if (f.writeOnly || isWriteOnly(f.name)) continue;
     const v = u[f.name];

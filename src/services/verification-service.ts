@@ -1,7 +1,8 @@
+import { canonicalEmail } from '../data/models/user-columns.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import type { Hooks } from '../modules/hooks.js';
 import { withParams } from './account-links.js';
-import { isActiveUser, isVerified, normalizeEmail, type AccountFlowDeps } from './account-flow-deps.js';
+import { isActiveUser, isVerified, type AccountFlowDeps } from './account-flow-deps.js';
 
 /** The route the verification link opens (GET /auth/token/verify). */
 export const VERIFY_PATH = '/auth/token/verify';
@@ -16,7 +17,7 @@ export function createVerificationService(deps: AccountFlowDeps) {
 
   /** Issues a fresh link; the returned promise is the mail going out (it never rejects). */
   async function issueFor(user: UserRecord): Promise<{ sent: Promise<boolean> }> {
-    const email = normalizeEmail(user.email);
+    const email = canonicalEmail(user.email);
     const t = await tokens.issue({ kind: 'verify_email', userId: user.id, identifier: email, channel: 'email', ttlSec: config.verifyTokenTtl });
     const link = withParams(`${config.publicBaseUrl}${VERIFY_PATH}`, { token: t.token });
     return { sent: notify.email({ to: email, template: 'verify-email', lang: user.lang, data: { name: user.name ?? undefined, link } }) };
@@ -50,7 +51,7 @@ export function createVerificationService(deps: AccountFlowDeps) {
      * answer, so neither the answer nor its timing tells which.
      */
     async resend(emailInput: string): Promise<void> {
-      const email = normalizeEmail(emailInput);
+      const email = canonicalEmail(emailInput);
       const user = await users.findByEmail(email);
       const allowed = await notify.mayMessage(email);
       if (isActiveUser(user) && !isVerified(user) && allowed) deps.deferred.later('verification mail', () => sendFor(user));
@@ -64,7 +65,7 @@ export function createVerificationService(deps: AccountFlowDeps) {
       const rec = await tokens.consume('verify_email', token);
       if (!rec?.user_id) return null;
       const user = await users.findById(rec.user_id);
-      if (!isActiveUser(user) || normalizeEmail(user.email) !== rec.identifier) return null;
+      if (!isActiveUser(user) || canonicalEmail(user.email) !== rec.identifier) return null;
       if (isVerified(user)) return user;
       return deps.userService.patch(user.id, { is_verified: true });
     },

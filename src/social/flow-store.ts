@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Model, ModelStatic } from 'sequelize';
-import { createAuthTokenRepository } from '../data/repositories/auth-token-repository.js';
+import type { AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
 import { safeEqual, sha256 } from '../services/security/tokens.js';
 import type { Sealer } from './crypto.js';
 import { invalidState } from './errors.js';
@@ -39,8 +38,7 @@ const rand = () => randomBytes(32).toString('base64url');
  * the browser that started them by a random value kept in a cookie, stored here as a hash. The PKCE
  * verifier and nonce are sealed at rest.
  */
-export function createFlowStore(AuthToken: ModelStatic<Model>, sealer: Sealer, clock: () => Date) {
-  const repo = createAuthTokenRepository(AuthToken);
+export function createFlowStore(repo: AuthTokenRepository, sealer: Sealer, clock: () => Date) {
   return {
     async start(f: FlowStart): Promise<StartedFlow> {
       const state = rand();

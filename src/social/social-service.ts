@@ -1,6 +1,9 @@
 import { CodeChallengeMethod, OAuth2Client, type OAuth2Tokens } from 'arctic';
-import type { Model, ModelStatic, Sequelize, Transaction } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../config/schema.js';
+import { isUniqueViolation } from '../data/db-errors.js';
+import { canonicalEmail } from '../data/models/user-columns.js';
+import type { AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
@@ -22,7 +25,7 @@ import { PROVIDER_IDS, isProviderId, webClientId, type EndpointKey, type Provide
 export interface SocialServiceDeps {
   config: Config;
   sequelize: Sequelize;
-  AuthToken: ModelStatic<Model>;
+  authTokens: AuthTokenRepository;
   users: UserRepository;
   userService: UserService;
   hooks: Hooks;
@@ -52,8 +55,6 @@ const tokensOf = (t: OAuth2Tokens): KeptTokens => {
   };
 };
 
-const isUniqueViolation = (err: unknown) => (err as { name?: string })?.name === 'SequelizeUniqueConstraintError';
-
 /** Social login (the spec's BETA feature): six providers, the web flow, mobile sign-in and linked accounts. */
 export function createSocialService(deps: SocialServiceDeps) {
   const { config } = deps;
@@ -62,7 +63,7 @@ export function createSocialService(deps: SocialServiceDeps) {
   const accounts = createAccountRepository(deps.sequelize);
   const flowSealer = secret ? createSealer(secret, 'social-flow') : null;
   const tokenSealer = secret ? createSealer(secret, 'social-provider-tokens') : null;
-  const flows = flowSealer ? createFlowStore(deps.AuthToken, flowSealer, clock) : null;
+  const flows = flowSealer ? createFlowStore(deps.authTokens, flowSealer, clock) : null;
   const runtimes = new Map<ProviderId, ProviderRuntime>();
 
   const redirectUri = (id: ProviderId) => `${config.publicBaseUrl}/auth/social/${id}/callback`;
@@ -144,7 +145,7 @@ export function createSocialService(deps: SocialServiceDeps) {
   }
 
   const profileFields = (p: ProviderProfile) => ({
-    provider_email: p.email?.toLowerCase() ?? null,
+    provider_email: p.email ? canonicalEmail(p.email) : null,
     provider_name: [p.name, p.lastName].filter(Boolean).join(' ') || null,
     provider_picture: p.picture,
   });
@@ -187,7 +188,7 @@ export function createSocialService(deps: SocialServiceDeps) {
       await accounts.refresh(known.id, fresh, now, t);
       return { kind: 'user' as const, user, isNew: false };
     }
-    const email = profile.email?.trim().toLowerCase() ?? null;
+    const email = profile.email ? canonicalEmail(profile.email) : null;
     if (!email) throw socialError(400, SocialCodes.NO_EMAIL, `${PROVIDERS[id].name} did not share an email address; sign in another way and link the account`);
     const existing = await deps.users.findByEmail(email, { includeDeleted: true });
     if (existing) {

@@ -265,14 +265,14 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
     .action(async (_opts: unknown, cmd: Command) => {
       await action(rt, async (ui, app) => {
         const { LOCK_KEY } = await import('../../modules/hub/install-lock.js');
-        const row = await app.models.Setting.findByPk(LOCK_KEY);
+        const row = await app.repos.settings.get(LOCK_KEY);
         if (!row) {
           ui.print('No hub lock is held.');
           ui.result({ success: true, removed: false });
           return;
         }
-        await confirmChange(ui, `Remove the lock held since ${String(row.get('updated_at'))}? Only if no install is running.`, true);
-        await row.destroy();
+        await confirmChange(ui, `Remove the lock held since ${String(row.updated_at)}? Only if no install is running.`, true);
+        await app.repos.settings.remove(LOCK_KEY);
         ui.print('Hub lock removed.');
         ui.result({ success: true, removed: true });
       })(cmd);

@@ -25,7 +25,7 @@ function sessionRow(s: SessionRecord, now: number) {
 
 /** The live user with this email (the one email rule: trimmed, lower-cased), or a failure naming it. */
 async function userByEmail(app: AppContext, email: string): Promise<UserRecord> {
-  const user = await app.repos.users.findByEmail(email.trim().toLowerCase());
+  const user = await app.repos.users.findByEmail(email);
   if (!user) throw new CliError(`no user with the email ${email}`, 'check the address (gatehouse sessions list --user EMAIL lists one user’s sessions)');
   return user;
 }

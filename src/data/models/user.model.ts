@@ -1,5 +1,6 @@
 import { DataTypes, Model, type ModelAttributes, type ModelStatic, type Sequelize } from 'sequelize';
 import type { z } from 'zod';
+import { USER_COLUMNS, type UserColumn } from './user-columns.js';
 
 /** A column a module adds to `users`. */
 export interface UserFieldDef {
@@ -23,35 +24,29 @@ export interface UserFieldDef {
   description?: string;
 }
 
-export const CORE_USER_ATTRIBUTES: ModelAttributes = {
-  id: { type: DataTypes.STRING(36), primaryKey: true },
-  email: { type: DataTypes.STRING(254), allowNull: false },
-  name: DataTypes.STRING(100),
-  last_name: DataTypes.STRING(100),
-  user_name: DataTypes.STRING(50),
-  user_type: { type: DataTypes.STRING(20), allowNull: false, defaultValue: 'customer' },
-  picture: DataTypes.STRING(500),
-  phone: DataTypes.STRING(32),
-  is_verified: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
-  two_factor: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
-  lang: DataTypes.STRING(16),
-  metadata: DataTypes.JSON,
-  tmz: DataTypes.STRING(64),
-  dob: DataTypes.DATEONLY,
-  display_name: DataTypes.STRING(100),
-  gender: DataTypes.STRING(32),
-  title: DataTypes.STRING(100),
-  first_time: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: true },
-  reference_id: DataTypes.STRING(100),
-  recovery_email: DataTypes.STRING(254),
-  password_hash: DataTypes.STRING(100),
-  password_changed_at: DataTypes.DATE,
-  disabled_at: DataTypes.DATE,
-  deleted_at: DataTypes.DATE,
-  deletion_reason: DataTypes.STRING(500),
-  created_at: { type: DataTypes.DATE, allowNull: false },
-  updated_at: { type: DataTypes.DATE, allowNull: false },
-};
+const dataType = (c: UserColumn) =>
+  c.type === 'string'
+    ? DataTypes.STRING(c.length)
+    : c.type === 'boolean'
+      ? DataTypes.BOOLEAN
+      : c.type === 'date'
+        ? DataTypes.DATE
+        : c.type === 'dateonly'
+          ? DataTypes.DATEONLY
+          : DataTypes.JSON;
+
+/** The core columns as model attributes, from their one declaration (user-columns.ts). */
+export const CORE_USER_ATTRIBUTES: ModelAttributes = Object.fromEntries(
+  Object.entries(USER_COLUMNS as Record<string, UserColumn>).map(([name, c]) => [
+    name,
+    {
+      type: dataType(c),
+      ...(c.primaryKey ? { primaryKey: true } : {}),
+      ...(c.required ? { allowNull: false } : {}),
+      ...(c.defaultValue !== undefined ? { defaultValue: c.defaultValue } : {}),
+    },
+  ]),
+);
 
 const typeOf = (f: UserFieldDef) =>
   f.type === 'boolean' ? DataTypes.BOOLEAN : f.type === 'date' ? DataTypes.DATE : f.type === 'integer' ? DataTypes.INTEGER : DataTypes.STRING(f.length ?? 255);

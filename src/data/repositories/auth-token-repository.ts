@@ -1,4 +1,4 @@
-import { Op, type Model, type ModelStatic } from 'sequelize';
+import { Op, type Model, type ModelStatic, type Transaction } from 'sequelize';
 
 /** One row of auth_tokens: a one-time token (verify, reset, login), stored as hashes only. */
 export interface AuthTokenRecord {
@@ -16,6 +16,10 @@ export interface AuthTokenRecord {
   used_at: Date | null;
 }
 
+/**
+ * The one reader and writer of auth_tokens, built once (app.repos.authTokens): the account flows,
+ * social sign-in's started flows, the cleanup job and erasure all go through it.
+ */
 export interface AuthTokenRepository {
   create(rec: Omit<AuthTokenRecord, 'attempts' | 'used_at'>): Promise<AuthTokenRecord>;
   findByHash(tokenHash: string): Promise<AuthTokenRecord | null>;
@@ -33,6 +37,12 @@ export interface AuthTokenRepository {
    * unknown token costs, so the two cannot be told apart by time.
    */
   decoyAttempt(): Promise<void>;
+  /** A user's tokens, newest first (the personal-data export). */
+  listByUser(userId: string): Promise<AuthTokenRecord[]>;
+  /** Deletes a user's tokens, inside `tx` when given (erasure); returns how many. */
+  deleteByUser(userId: string, opts?: { tx?: Transaction | null }): Promise<number>;
+  /** Deletes the tokens that can no longer be used, expired by `now` or used (the cleanup job); returns how many. */
+  deleteSpent(now: Date): Promise<number>;
 }
 
 /** A used, long-expired row with no user: the target of decoyAttempt. Token cleanup may delete it; it comes back. */
@@ -94,5 +104,11 @@ export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTo
         defaults: { id: DECOY_ID, kind: 'decoy', user_id: null, token_hash: DECOY_ID, code_hash: null, channel: null, identifier: null, attempts: 0, meta: null, created_at: epoch, expires_at: epoch, used_at: epoch },
       }).catch(() => undefined);
     },
+    async listByUser(userId) {
+      const rows = await AuthToken.findAll({ where: { user_id: userId }, order: [['created_at', 'DESC']] });
+      return rows.map((r) => plain(r)!);
+    },
+    deleteByUser: (userId, opts) => AuthToken.destroy({ where: { user_id: userId }, transaction: opts?.tx ?? undefined }),
+    deleteSpent: (now) => AuthToken.destroy({ where: { [Op.or]: [{ expires_at: { [Op.lt]: now } }, { used_at: { [Op.ne]: null } }] } }),
   };
 }

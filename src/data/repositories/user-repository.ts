@@ -1,38 +1,10 @@
 import { Op, type Model, type ModelStatic, type Sequelize, type Transaction, type WhereOptions } from 'sequelize';
+import { canonicalEmail, type CoreUserValues } from '../models/user-columns.js';
 import { defineUserModel, type UserFieldDef } from '../models/user.model.js';
 import { createUserLister, type UserListQuery } from './user-list.js';
 
-/** A users row as a plain object (module columns included when installed). */
-export interface UserRecord {
-  id: string;
-  email: string;
-  name: string | null;
-  last_name: string | null;
-  user_name: string | null;
-  user_type: string;
-  picture: string | null;
-  phone: string | null;
-  is_verified: boolean;
-  two_factor: boolean;
-  lang: string | null;
-  metadata: Record<string, unknown> | null;
-  tmz: string | null;
-  dob: string | null;
-  display_name: string | null;
-  gender: string | null;
-  title: string | null;
-  first_time: boolean;
-  reference_id: string | null;
-  recovery_email: string | null;
-  password_hash: string | null;
-  password_changed_at: Date | null;
-  disabled_at: Date | null;
-  deleted_at: Date | null;
-  deletion_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-  [moduleField: string]: unknown;
-}
+/** A users row as a plain object (module columns included when installed); core columns typed from user-columns.ts. */
+export type UserRecord = CoreUserValues & { [moduleField: string]: unknown };
 
 export { BadCursorError, USER_SORT_FIELDS, type UserListQuery } from './user-list.js';
 
@@ -96,7 +68,7 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
       return rows.map((r) => plain(r)!);
     },
     async findByEmail(email, opts) {
-      return plain(await User.findOne({ where: { email: email.trim().toLowerCase(), ...notDeleted(opts?.includeDeleted) } }));
+      return plain(await User.findOne({ where: { email: canonicalEmail(email), ...notDeleted(opts?.includeDeleted) } }));
     },
     async findByLogin(identifier) {
       const id = identifier.trim().toLowerCase();
@@ -120,7 +92,7 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
     async create(values, opts) {
       const now = new Date();
       const row = await User.create(
-        { created_at: now, updated_at: now, ...values, email: values.email.toLowerCase() },
+        { created_at: now, updated_at: now, ...values, email: canonicalEmail(values.email) },
         { transaction: opts?.tx ?? undefined },
       );
       return plain(row)!;

@@ -1,16 +1,8 @@
 import { z } from 'zod';
+import { USER_ALIASES } from '../../data/models/user-columns.js';
 
-/** camelCase spellings clients send, and the snake_case names the API keeps. */
-export const USER_ALIASES: Record<string, string> = {
-  lastName: 'last_name',
-  userName: 'user_name',
-  userType: 'user_type',
-  isVerified: 'is_verified',
-  twoFactor: 'two_factor',
-  displayName: 'display_name',
-  referenceId: 'reference_id',
-  recoveryEmail: 'recovery_email',
-};
+/** camelCase spellings clients send, and the snake_case names the API keeps: declared with the columns. */
+export { USER_ALIASES };
 
 /**
  * Renames alias keys before validation. When both spellings are sent, the canonical one wins and the

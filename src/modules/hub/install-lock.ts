@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Op, UniqueConstraintError } from 'sequelize';
 import type { AppContext } from '../../app-context.js';
 import { AppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
@@ -14,23 +13,17 @@ export const LOCK_TTL_MS = 10 * 60_000;
  * the first insert wins, the others answer 409 INSTALL_LOCKED.
  */
 export async function withInstallLock<T>(app: AppContext, what: string, fn: () => Promise<T>): Promise<T> {
-  const { Setting } = app.models;
-  const now = new Date();
-  await Setting.destroy({ where: { key: LOCK_KEY, updated_at: { [Op.lt]: new Date(now.getTime() - LOCK_TTL_MS) } } });
+  const settings = app.repos.settings;
+  await settings.remove(LOCK_KEY, { olderThan: new Date(Date.now() - LOCK_TTL_MS) });
   const holder = randomUUID();
-  try {
-    await Setting.create({ key: LOCK_KEY, value: { holder, instance: app.instanceId, pid: process.pid, what }, updated_at: now });
-  } catch (err) {
-    if (!(err instanceof UniqueConstraintError)) throw err;
-    const row = await Setting.findByPk(LOCK_KEY);
-    const value = asObject(row?.get('value'));
+  if (!(await settings.claim(LOCK_KEY, { holder, instance: app.instanceId, pid: process.pid, what }))) {
+    const value = asObject((await settings.get(LOCK_KEY))?.value);
     const running = typeof value.what === 'string' ? ` (${value.what})` : '';
     throw new AppError(409, Codes.INSTALL_LOCKED, `Another module operation is running${running}; try again when it has finished`);
   }
   try {
     return await fn();
   } finally {
-    const row = await Setting.findByPk(LOCK_KEY).catch(() => null);
-    if (row && asObject(row.get('value')).holder === holder) await row.destroy().catch(() => undefined);
+    await settings.removeIf(LOCK_KEY, (v) => asObject(v).holder === holder).catch(() => undefined);
   }
 }

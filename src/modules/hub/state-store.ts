@@ -33,6 +33,7 @@ export const asObject = (v: unknown): Record<string, unknown> => {
 /** module_state and the module rows of settings; reads tolerate a database that is not migrated yet. */
 export function createStateStore(app: () => AppContext) {
   const models = () => app().models;
+  const settings = () => app().repos.settings;
 
   async function tolerant<T>(fallback: T, fn: () => Promise<T>): Promise<T> {
     try {
@@ -64,8 +65,8 @@ export function createStateStore(app: () => AppContext) {
 
     async readRevision(): Promise<string> {
       return tolerant('', async () => {
-        const row = await models().Setting.findByPk(REVISION_KEY);
-        return row ? String(asObject(row.get('value')).rev ?? '') : '';
+        const row = await settings().get(REVISION_KEY);
+        return row ? String(asObject(row.value).rev ?? '') : '';
       });
     },
 
@@ -81,8 +82,8 @@ export function createStateStore(app: () => AppContext) {
       const out = new Map<string, Record<string, unknown>>();
       if (!ids.length) return out;
       return tolerant(out, async () => {
-        const rows = await models().Setting.findAll({ where: { key: ids.map(configKey) } });
-        for (const r of rows) out.set(String(r.get('key')).slice('module.'.length, -'.config'.length), asObject(r.get('value')));
+        const rows = await settings().getMany(ids.map(configKey));
+        for (const r of rows) out.set(r.key.slice('module.'.length, -'.config'.length), asObject(r.value));
         return out;
       });
     },
@@ -105,17 +106,17 @@ export function createStateStore(app: () => AppContext) {
     },
 
     async writeConfig(t: Transaction, id: string, value: Record<string, unknown>) {
-      await models().Setting.upsert({ key: configKey(id), value, updated_at: new Date() }, { transaction: t });
+      await settings().put(configKey(id), value, { tx: t });
     },
 
     async deleteConfig(t: Transaction, id: string) {
-      await models().Setting.destroy({ where: { key: configKey(id) }, transaction: t });
+      await settings().remove(configKey(id), { tx: t });
     },
 
     /** A new revision tells every instance (polling, or on `modules:changed`) to reload. */
     async bumpRevision(t: Transaction): Promise<string> {
       const rev = randomUUID();
-      await models().Setting.upsert({ key: REVISION_KEY, value: { rev }, updated_at: new Date() }, { transaction: t });
+      await settings().put(REVISION_KEY, { rev }, { tx: t });
       return rev;
     },
   };
