@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LimitResult, LimitRule } from './rate-limiter.js';
+import type { LimitResult, LimitRule } from './limit-types.js';
 
 const BUCKET_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 const MAX_KEY_CHARS = 64;
