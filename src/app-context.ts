@@ -26,9 +26,11 @@ import { createPictureService, type PictureService } from './services/picture-se
 import { createAccountFlows, type AccountFlows } from './services/account-flows.js';
 import { createSignIn, type SignInService } from './services/sign-in.js';
 import { createSocialService, type SocialService } from './social/social-service.js';
+import { createSocialStores } from './social/social-stores.js';
 import { createHooks, type Hooks } from './modules/hooks.js';
 import type { ModuleRuntime } from './modules/runtime.js';
 import { createModuleRuntime } from './modules/hub/module-runtime.js';
+import { createModuleContext, type ModuleContextDeps } from './modules/module-context.js';
 import type { ModuleManifest } from './modules/define-module.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { timedHasher, watchCounts } from './metrics/app-metrics.js';
@@ -93,9 +95,19 @@ export interface CreateAppContextOptions {
    * core imports no module.
    */
   moduleRegistry: readonly ModuleManifest[];
+  /**
+   * Core's routes (method and path), which no module route may take: the HTTP layer's table
+   * (src/http/routes/index.ts), handed in so that building the context does not import the HTTP layer.
+   */
+  coreRoutes: readonly { method: string; path: string }[];
 }
 
-/** The composition root: the only place that wires real implementations together. */
+/**
+ * Core's builder: opens the stores and builds the parts in order — database and Redis, repositories,
+ * the module runtime, the services, then the context that holds them. It wires core's own
+ * implementations; what is not core's — the module registry, core's route table — the composition
+ * root (entry/, through src/cli/context.ts; a test its own) hands in.
+ */
 export async function createAppContext(config: Config, opts: CreateAppContextOptions): Promise<AppContext> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
@@ -151,10 +163,27 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const repos = { users: createUserRepository(sequelize), sessions: createSessionRepository(sequelize) };
     const models = defineSystemModels(sequelize);
     const hooks = createHooks();
+    const instanceId = randomUUID();
+    const dialect = dialectOf(sequelize);
 
-    // The runtime is filled in once the context exists (module routes need it).
-    const ctx = {} as AppContext;
-    const modules = await createModuleRuntime(ctx, { registry: opts.moduleRegistry });
+    // A module's context needs the services, and the services need the runtime: the runtime asks for
+    // a context on a module's first use (the reload below, a request), by when `contextDeps` is set.
+    let contextDeps: ModuleContextDeps | null = null;
+    const modules = createModuleRuntime(
+      {
+        config,
+        logger,
+        db: { sequelize, dialect, models, instanceId },
+        bus,
+        hooks,
+        users: repos.users,
+        contextFor(manifest) {
+          if (!contextDeps) throw new Error(`module ${manifest.id}: context asked for before the services exist`);
+          return createModuleContext(contextDeps, manifest);
+        },
+      },
+      { registry: opts.moduleRegistry, coreRoutes: opts.coreRoutes },
+    );
     const migrator = createMigrator(sequelize, () => [coreMigrations, ...modules.installedSources()]);
 
     const sessions = createSessionService({
@@ -174,13 +203,12 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     });
     const passwords = timedHasher(createPasswordHasher(config.bcryptRounds), metrics);
     watchCounts(metrics, repos, opts.clock);
-    // Through ctx, so a runtime reloaded or replaced later is the one asked.
     const users = createUserService({
       users: repos.users,
       sessions,
       passwords,
       hooks,
-      modules: { isInstalled: (id) => ctx.modules.isInstalled(id), registry: () => ctx.modules.registry() },
+      modules,
       transaction: (fn) => sequelize.transaction(fn),
       clock: opts.clock,
       logger,
@@ -217,14 +245,41 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         await flows.mailer.close();
       }),
     );
+    const services: Services = {
+      sessions,
+      passwords,
+      users,
+      auth,
+      signIn,
+      pictures: createPictureService({
+        users: repos.users,
+        dir: path.join(config.dataDirAbs, 'pictures'),
+        publicBaseUrl: config.publicBaseUrl,
+        patchUser: (id, values) => users.patch(id, values),
+        logger,
+      }),
+      ...flows,
+      social: createSocialService({
+        config,
+        ...createSocialStores(config, sequelize, models.AuthToken, opts.clock ?? (() => new Date())),
+        transaction: (fn) => sequelize.transaction(fn),
+        users: repos.users,
+        userService: users,
+        hooks,
+        signIn: signIn.signIn,
+        logger,
+        clock: opts.clock,
+      }),
+    };
+    contextDeps = { config, logger, dialect, sequelize, cache, limiter, hooks, models, repos, modules, services };
 
-    Object.assign(ctx, {
-      instanceId: randomUUID(),
+    const ctx: AppContext = {
+      instanceId,
       config,
       logger,
       sequelize,
       dbHealth,
-      dialect: dialectOf(sequelize),
+      dialect,
       models,
       redis,
       redisHealth,
@@ -237,32 +292,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       hooks,
       modules,
       metrics,
-      services: {
-        sessions,
-        passwords,
-        users,
-        auth,
-        signIn,
-        pictures: createPictureService({
-          users: repos.users,
-          dir: path.join(config.dataDirAbs, 'pictures'),
-          publicBaseUrl: config.publicBaseUrl,
-          patchUser: (id, values) => users.patch(id, values),
-          logger,
-        }),
-        ...flows,
-        social: createSocialService({
-          config,
-          sequelize,
-          AuthToken: models.AuthToken,
-          users: repos.users,
-          userService: users,
-          hooks,
-          signIn: signIn.signIn,
-          logger,
-          clock: opts.clock,
-        }),
-      },
+      services,
       async close({ withinMs = 15_000 } = {}) {
         const end = Date.now() + withinMs;
         for (const c of closers.splice(0)) {
@@ -271,7 +301,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
           logger.debug({ step: c.name, ms: Date.now() - started }, 'closed');
         }
       },
-    } satisfies AppContext);
+    };
     closers.unshift(closer('modules', () => modules.close()));
     // Installed modules' fields, hooks and routes from the start (nothing, before the first migration).
     await modules.reload();

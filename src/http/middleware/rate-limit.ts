@@ -2,42 +2,16 @@ import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
 import type { Config } from '../../config/schema.js';
-import { AppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import type { LimitResult, LimitRule } from '../../limits/rate-limiter.js';
 import { clientIp, ipLimitKey, ipNetworkKey } from './client-ip.js';
 import { readSessionToken } from '../request-context.js';
+import type { LimitTarget, RateLimitClass, RateLimitClassifier as ClassifierFor } from '../route-shape.js';
 
 /** The spec's limit classes; every route has one (explicit, or `default`). */
-export type RateLimitClass =
-  | 'login'
-  | 'registration'
-  | 'token-login'
-  | 'token-validate'
-  | 'social-login'
-  | 'social-api'
-  | 'cache-invalidation'
-  | 'admin'
-  | 'second-factor'
-  | 'bridge'
-  | 'bridge-invalid'
-  | 'session'
-  | 'default';
-
-/** Where one request is counted: a class, and the key inside it (an address, a session, the bridge secret). */
-export interface LimitTarget {
-  cls: RateLimitClass;
-  key: string;
-}
-
-/**
- * Chooses class and key per request, for routes whose caller decides the budget (see rate-limit-classes.ts).
- * `classes` lists the classes it can choose, for the API reference.
- */
-export type RateLimitClassifier = ((req: Request, app: AppContext) => LimitTarget | Promise<LimitTarget>) & {
-  readonly classes: readonly RateLimitClass[];
-};
-
+export type { LimitTarget, RateLimitClass } from '../route-shape.js';
+/** A classifier as this layer calls it: with the app context. */
+export type RateLimitClassifier = ClassifierFor<AppContext>;
 /** What a route declares: a class counted per client address, or a classifier. */
 export type RouteLimit = RateLimitClass | RateLimitClassifier;
 
@@ -87,7 +61,8 @@ export function ruleFor(cls: RateLimitClass, config: Config): LimitRule {
   }
 }
 
-export const RATE_LIMITED_MESSAGE = 'Too many requests';
+export { consumeLimit, RATE_LIMITED_MESSAGE, tooManyRequests } from '../../limits/consume.js';
+import { consumeLimit, RATE_LIMITED_MESSAGE, tooManyRequests } from '../../limits/consume.js';
 
 /** Buckets this request has already been counted in, so no layer counts it twice. */
 const COUNTED = Symbol('rateLimitCounted');
@@ -111,26 +86,6 @@ export function unmarkCounted(req: Request, bucket: string): void {
   (req as Counted)[COUNTED]?.delete(bucket);
 }
 
-const WARN_EVERY_MS = 30_000;
-const lastWarnByApp = new WeakMap<AppContext, number>();
-
-/**
- * One hit on (bucket, key). When the store fails (Redis down) the request is let through and a
- * warning logged at most every 30 s: an outage of the limiter should not become an outage of login.
- */
-export async function consumeLimit(app: AppContext, bucket: string, key: string, rule: LimitRule): Promise<LimitResult> {
-  try {
-    return await app.limiter.consume(bucket, key, rule);
-  } catch (err) {
-    const now = Date.now();
-    if (now - (lastWarnByApp.get(app) ?? 0) >= WARN_EVERY_MS) {
-      lastWarnByApp.set(app, now);
-      app.logger.warn({ err: (err as Error)?.message, bucket }, 'rate limiter unavailable; failing open');
-    }
-    return { allowed: true, limit: rule.points, remaining: rule.points, resetAt: Math.ceil(now / 1000 + rule.durationSec), retryAfterSec: 0 };
-  }
-}
-
 /** X-RateLimit-* of the bucket closest to refusing; a later, tighter bucket replaces an earlier one. */
 export function setLimitHeaders(res: Response, r: LimitResult): void {
   const prev = res.getHeader('X-RateLimit-Remaining');
@@ -139,10 +94,6 @@ export function setLimitHeaders(res: Response, r: LimitResult): void {
   res.setHeader('X-RateLimit-Remaining', String(r.remaining));
   res.setHeader('X-RateLimit-Reset', String(r.resetAt));
   if (!r.allowed) res.setHeader('Retry-After', String(Math.max(1, r.retryAfterSec)));
-}
-
-export function tooManyRequests(r: LimitResult): AppError {
-  return new AppError(429, Codes.RATE_LIMITED, RATE_LIMITED_MESSAGE, undefined, { retry_after: Math.max(1, r.retryAfterSec) });
 }
 
 export function sendTooMany(res: Response, r: LimitResult): void {

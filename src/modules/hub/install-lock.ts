@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Op, UniqueConstraintError } from 'sequelize';
-import type { AppContext } from '../../app-context.js';
+import type { HubDb } from './hub-deps.js';
 import { AppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import { asObject } from './state-store.js';
@@ -13,7 +13,7 @@ export const LOCK_TTL_MS = 10 * 60_000;
  * Serialises hub operations across processes and instances with a row in the shared settings table:
  * the first insert wins, the others answer 409 INSTALL_LOCKED.
  */
-export async function withInstallLock<T>(app: AppContext, what: string, fn: () => Promise<T>): Promise<T> {
+export async function withInstallLock<T>(app: Pick<HubDb, 'models' | 'instanceId'>, what: string, fn: () => Promise<T>): Promise<T> {
   const { Setting } = app.models;
   const now = new Date();
   await Setting.destroy({ where: { key: LOCK_KEY, updated_at: { [Op.lt]: new Date(now.getTime() - LOCK_TTL_MS) } } });

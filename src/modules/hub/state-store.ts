@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
-import type { AppContext } from '../../app-context.js';
+import type { Sequelize } from 'sequelize';
+import type { SystemModels } from '../../data/models/system.models.js';
 import { MIGRATIONS_TABLE } from '../../data/migrator.js';
 
 /** One module_state row. */
@@ -31,8 +32,8 @@ export const asObject = (v: unknown): Record<string, unknown> => {
 };
 
 /** module_state and the module rows of settings; reads tolerate a database that is not migrated yet. */
-export function createStateStore(app: () => AppContext) {
-  const models = () => app().models;
+export function createStateStore(db: { sequelize: Sequelize; models: Pick<SystemModels, 'Setting' | 'ModuleState'> }) {
+  const models = () => db.models;
 
   async function tolerant<T>(fallback: T, fn: () => Promise<T>): Promise<T> {
     try {
@@ -72,7 +73,7 @@ export function createStateStore(app: () => AppContext) {
     /** Sources with applied migrations: modules whose data exists (installed, or uninstalled keeping it). */
     async readSourcesWithData(): Promise<Set<string>> {
       return tolerant(new Set<string>(), async () => {
-        const [rows] = await app().sequelize.query(`SELECT DISTINCT source FROM ${MIGRATIONS_TABLE}`);
+        const [rows] = await db.sequelize.query(`SELECT DISTINCT source FROM ${MIGRATIONS_TABLE}`);
         return new Set((rows as { source: string }[]).map((r) => r.source));
       });
     },
