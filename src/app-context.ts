@@ -3,21 +3,19 @@ import path from 'node:path';
 import type { Sequelize } from 'sequelize';
 import type { Config } from './config/schema.js';
 import type { Bus, Cache } from './cache/cache.js';
-import { createMemoryBus, createMemoryCache } from './cache/memory-cache.js';
-import { createRedisBus, createRedisCache } from './cache/redis-cache.js';
-import { closeRedisClient, connectRedis, type RedisClient } from './cache/redis-client.js';
-import { RedisHealth } from './cache/redis-health.js';
+import type { RedisClient } from './cache/redis-client.js';
+import type { RedisHealth } from './cache/redis-health.js';
+import { closer, openSharedStores, within, type Closer } from './app-stores.js';
 import { createSequelize, databaseProbe, dialectOf, type Dialect } from './data/sequelize.js';
 import { DatabaseHealth, guardDatabase } from './data/db-health.js';
-import { withTimeout } from './with-timeout.js';
 import { createMigrator, type Migrator } from './data/migrator.js';
 import { coreMigrations } from './data/migrations/index.js';
 import { createUserRepository, type UserRepository } from './data/repositories/user-repository.js';
 import { createSessionRepository, type SessionRepository } from './data/repositories/session-repository.js';
 import { defineSystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
-import { createFallbackRateLimiter, createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
-import { createLoginBackoff, type LoginBackoff } from './limits/login-backoff.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
+import type { LoginBackoff } from './limits/login-backoff.js';
 import { createSessionService, type SessionService } from './services/session-service.js';
 import { createPasswordHasher, type PasswordHasher } from './services/security/passwords.js';
 import { createUserService, type UserService } from './services/user-service.js';
@@ -30,7 +28,8 @@ import { createSocialStores } from './social/social-stores.js';
 import { createHooks, type Hooks } from './modules/hooks.js';
 import type { ModuleRuntime } from './modules/runtime.js';
 import { createModuleRuntime } from './modules/hub/module-runtime.js';
-import { createModuleContext, type ModuleContextDeps } from './modules/module-context.js';
+import { createModuleContext } from './modules/module-context.js';
+import type { ModuleContextDeps } from './modules/module-context-deps.js';
 import type { ModuleManifest } from './modules/define-module.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { timedHasher, watchCounts } from './metrics/app-metrics.js';
@@ -131,34 +130,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const rawQuery = guardDatabase(sequelize, dbHealth);
     closers.unshift(closer('database health', async () => dbHealth.stop()));
 
-    let redis: RedisClient | null = null;
-    let redisHealth: RedisHealth | null = null;
-    let cache: Cache;
-    let bus: Bus;
-    let limiter: RateLimiter;
-    let loginBackoff: LoginBackoff;
-    if (config.redisUrl) {
-      const client = await connectRedis(config.redisUrl, logger, { commandTimeoutMs: config.redisCommandTimeoutMs });
-      redis = client;
-      const health = new RedisHealth(client, logger, config.redisCommandTimeoutMs);
-      redisHealth = health;
-      closers.unshift(
-        closer('redis', async () => {
-          health.stop();
-          await closeRedisClient(client);
-        }),
-      );
-      cache = createRedisCache(client, config.redisPrefix, health);
-      bus = await createRedisBus(client, config.redisPrefix, logger, health);
-      limiter = createFallbackRateLimiter(createRedisRateLimiter(client, config.redisPrefix), health);
-      loginBackoff = createLoginBackoff({ client, prefix: config.redisPrefix, health });
-    } else {
-      cache = createMemoryCache();
-      bus = createMemoryBus();
-      limiter = createMemoryRateLimiter();
-      loginBackoff = createLoginBackoff('memory');
-    }
-    closers.unshift(closer('bus', () => bus.close()));
+    const { redis, redisHealth, cache, bus, limiter, loginBackoff } = await openSharedStores(config, logger, closers);
 
     const repos = { users: createUserRepository(sequelize), sessions: createSessionRepository(sequelize) };
     const models = defineSystemModels(sequelize);
@@ -311,16 +283,3 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     throw err;
   }
 }
-
-interface Closer {
-  name: string;
-  run: () => Promise<unknown>;
-}
-const closer = (name: string, run: () => Promise<unknown>): Closer => ({ name, run });
-
-/** Waits for one closing step at most `ms`; a step that fails or hangs is left behind (the process is ending). */
-const within = (step: Promise<unknown>, ms: number): Promise<void> =>
-  withTimeout(step, ms).then(
-    () => undefined,
-    () => undefined,
-  );

@@ -2,32 +2,24 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 import path from 'node:path';
 import type { Response } from 'express';
 import { clearHttpOnlyCookie, clearSessionCookie, setHttpOnlyCookie, setSessionCookie } from '../http/cookies.js';
-import { QueryTypes, type Model, type ModelAttributes, type ModelOptions, type ModelStatic, type Sequelize } from 'sequelize';
-import type { Cache } from '../cache/cache.js';
-import type { Config } from '../config/schema.js';
-import type { Dialect } from '../data/sequelize.js';
+import { QueryTypes, type Model, type ModelAttributes, type ModelOptions, type ModelStatic } from 'sequelize';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { SessionRecord, SessionStatus } from '../data/repositories/session-repository.js';
-import type { UserFlagWhere, UserRecord, UserRepository } from '../data/repositories/user-repository.js';
+import type { UserFlagWhere, UserRecord } from '../data/repositories/user-repository.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import { AppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import { consumeLimit, tooManyRequests } from '../limits/consume.js';
-import type { LimitResult, RateLimiter } from '../limits/limit-types.js';
+import type { LimitResult } from '../limits/limit-types.js';
 import type { Logger } from '../log/logger.js';
 import { findPackageRoot } from '../mail/package-root.js';
-import { exportAccount, eraseAccount, type ErasureResult, type PersonalDataDeps } from '../services/account-data.js';
-import type { Mailer } from '../mail/mailer.js';
-import type { SmsSender } from '../mail/sms.js';
-import type { PasswordHasher } from '../services/security/passwords.js';
-import type { SessionService } from '../services/session-service.js';
-import type { SignInService } from '../services/sign-in.js';
-import type { UserService } from '../services/user-service.js';
+import { exportAccount, eraseAccount, type ErasureResult } from '../services/account-data.js';
 import type { PublicUser } from '../services/user-view.js';
 import type { SignInResult } from '../services/sign-in.js';
 import type { ModuleManifest } from './define-module.js';
 import { envLimit } from './module-env.js';
-import type { HookMatcher, HookPayload, Hooks, SignInClient, SignInMethod } from './hooks.js';
+import type { HookMatcher, HookPayload, SignInClient, SignInMethod } from './hooks.js';
+import type { ModuleContextDeps } from './module-context-deps.js';
 
 /** Columns a module may not write through users.patch: each has its own core flow. */
 const PROTECTED_USER_COLUMNS = new Set([
@@ -216,31 +208,6 @@ export function assertOwnTables(moduleId: string, tables: ReadonlySet<string>, s
 }
 
 const models = new WeakMap<object, Map<string, ModelStatic<Model>>>();
-
-/**
- * What a module context is built from: core's services and stores, narrowed to what its members use
- * (the personal-data export and erasure bring their own, services/account-data.ts).
- */
-export type ModuleContextDeps = PersonalDataDeps & {
-  config: Config;
-  logger: Logger;
-  dialect: Dialect;
-  sequelize: Sequelize;
-  cache: Cache;
-  limiter: Pick<RateLimiter, 'consume' | 'refund' | 'reset'>;
-  hooks: Pick<Hooks, 'on' | 'run'>;
-  repos: { users: Pick<UserRepository, 'findById' | 'findByEmail' | 'findByIds' | 'readColumns'> };
-  services: {
-    users: Pick<UserService, 'get' | 'patch' | 'idsWhere' | 'clearColumns' | 'toPublic'>;
-    passwords: Pick<PasswordHasher, 'hash' | 'verify'>;
-    sessions: Pick<SessionService, 'create' | 'revokeById' | 'revokeAllForUser' | 'listForUser'>;
-    signIn: Pick<SignInService, 'signIn' | 'completePending'>;
-    mailer: Pick<Mailer, 'send'>;
-    sms: Pick<SmsSender, 'send'>;
-  };
-  /** The module runtime: settings, and what a module may know of others. */
-  modules: { config<T>(id: string): T; isInstalled(id: string): boolean; isEnabled(id: string): boolean; userFields(): UserFieldDef[] };
-};
 
 /** Builds the context of one module; `app` is read lazily so a context outlives nothing it should not. */
 export function createModuleContext(app: ModuleContextDeps, manifest: ModuleManifest): ModuleContext {
