@@ -7,8 +7,9 @@ import type { LimitResult, LimitRule } from '../../limits/rate-limiter.js';
 import { clientIp, ipLimitKey, ipNetworkKey } from './client-ip.js';
 import { readSessionToken } from '../request-context.js';
 import type { LimitTarget, RateLimitClass, RateLimitClassifier as ClassifierFor } from '../route-shape.js';
+import { consumeLimit, RATE_LIMITED_MESSAGE, tooManyRequests } from '../../limits/consume.js';
 
-/** The spec's limit classes; every route has one (explicit, or `default`). */
+/** The spec's limit classes (every route has one, explicit or `default`), declared with the route shapes. */
 export type { LimitTarget, RateLimitClass } from '../route-shape.js';
 /** A classifier as this layer calls it: with the app context. */
 export type RateLimitClassifier = ClassifierFor<AppContext>;
@@ -61,8 +62,8 @@ export function ruleFor(cls: RateLimitClass, config: Config): LimitRule {
   }
 }
 
+/** One hit that fails open, and the 429 answer: shared with module contexts (limits/consume.ts). */
 export { consumeLimit, RATE_LIMITED_MESSAGE, tooManyRequests } from '../../limits/consume.js';
-import { consumeLimit, RATE_LIMITED_MESSAGE, tooManyRequests } from '../../limits/consume.js';
 
 /** Buckets this request has already been counted in, so no layer counts it twice. */
 const COUNTED = Symbol('rateLimitCounted');
