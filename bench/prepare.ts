@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createAppContext } from '../src/app-context.js';
 import { registry } from '../modules/index.js';
+import { coreRoutes } from '../src/http/routes/index.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { createLogger } from '../src/log/logger.js';
 import type { BenchBackend } from './backend.js';
@@ -62,7 +63,7 @@ export async function prepare(root: string, backend: BenchBackend, users: number
     init.status === 0 ? null : `gatehouse init failed (exit ${init.status ?? init.signal}): ${(init.stderr || init.stdout || '').trim().slice(-600)}`;
 
   const config = loadConfig({ env, cwd: root });
-  const app = await createAppContext(config, { logger: createLogger('warn'), moduleRegistry: registry });
+  const app = await createAppContext(config, { logger: createLogger('warn'), moduleRegistry: registry, coreRoutes });
   try {
     await app.migrator.apply(); // nothing pending after a working init; the whole schema otherwise
     await app.modules.reload();

@@ -3,13 +3,11 @@ import path from 'node:path';
 import type { Sequelize } from 'sequelize';
 import type { Config } from './config/schema.js';
 import type { Bus, Cache } from './cache/cache.js';
-import { createMemoryBus, createMemoryCache } from './cache/memory-cache.js';
-import { createRedisBus, createRedisCache } from './cache/redis-cache.js';
-import { closeRedisClient, connectRedis, type RedisClient } from './cache/redis-client.js';
-import { RedisHealth } from './cache/redis-health.js';
+import type { RedisClient } from './cache/redis-client.js';
+import type { RedisHealth } from './cache/redis-health.js';
+import { closer, openSharedStores, within, type Closer } from './app-stores.js';
 import { createSequelize, databaseProbe, dialectOf, type Dialect } from './data/sequelize.js';
 import { DatabaseHealth, guardDatabase } from './data/db-health.js';
-import { withTimeout } from './with-timeout.js';
 import { createMigrator, type Migrator } from './data/migrator.js';
 import { coreMigrations } from './data/migrations/index.js';
 import { createUserRepository, type UserRepository } from './data/repositories/user-repository.js';
@@ -18,8 +16,8 @@ import { createAuthTokenRepository, type AuthTokenRepository } from './data/repo
 import { createSettingsRepository, type SettingsRepository } from './data/repositories/settings-repository.js';
 import { defineSystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
-import { createFallbackRateLimiter, createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
-import { createLoginBackoff, type LoginBackoff } from './limits/login-backoff.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
+import type { LoginBackoff } from './limits/login-backoff.js';
 import { createSessionService, type SessionService } from './services/session-service.js';
 import { createPasswordHasher, type PasswordHasher } from './services/security/passwords.js';
 import { createUserService, type UserService } from './services/user-service.js';
@@ -28,9 +26,12 @@ import { createPictureService, type PictureService } from './services/picture-se
 import { createAccountFlows, type AccountFlows } from './services/account-flows.js';
 import { createSignIn, type SignInService } from './services/sign-in.js';
 import { createSocialService, type SocialService } from './social/social-service.js';
+import { createSocialStores } from './social/social-stores.js';
 import { createHooks, type Hooks } from './modules/hooks.js';
 import type { ModuleRuntime } from './modules/runtime.js';
 import { createModuleRuntime } from './modules/hub/module-runtime.js';
+import { createModuleContext } from './modules/module-context.js';
+import type { ModuleContextDeps } from './modules/module-context-deps.js';
 import type { ModuleManifest } from './modules/define-module.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { timedHasher, watchCounts } from './metrics/app-metrics.js';
@@ -96,9 +97,19 @@ export interface CreateAppContextOptions {
    * core imports no module.
    */
   moduleRegistry: readonly ModuleManifest[];
+  /**
+   * Core's routes (method and path), which no module route may take: the HTTP layer's table
+   * (src/http/routes/index.ts), handed in so that building the context does not import the HTTP layer.
+   */
+  coreRoutes: readonly { method: string; path: string }[];
 }
 
-/** The composition root: the only place that wires real implementations together. */
+/**
+ * Core's builder: opens the stores and builds the parts in order — database and Redis, repositories,
+ * the module runtime, the services, then the context that holds them. It wires core's own
+ * implementations; what is not core's — the module registry, core's route table — the composition
+ * root (entry/, through src/cli/context.ts; a test its own) hands in.
+ */
 export async function createAppContext(config: Config, opts: CreateAppContextOptions): Promise<AppContext> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
@@ -122,34 +133,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const rawQuery = guardDatabase(sequelize, dbHealth);
     closers.unshift(closer('database health', async () => dbHealth.stop()));
 
-    let redis: RedisClient | null = null;
-    let redisHealth: RedisHealth | null = null;
-    let cache: Cache;
-    let bus: Bus;
-    let limiter: RateLimiter;
-    let loginBackoff: LoginBackoff;
-    if (config.redisUrl) {
-      const client = await connectRedis(config.redisUrl, logger, { commandTimeoutMs: config.redisCommandTimeoutMs });
-      redis = client;
-      const health = new RedisHealth(client, logger, config.redisCommandTimeoutMs);
-      redisHealth = health;
-      closers.unshift(
-        closer('redis', async () => {
-          health.stop();
-          await closeRedisClient(client);
-        }),
-      );
-      cache = createRedisCache(client, config.redisPrefix, health);
-      bus = await createRedisBus(client, config.redisPrefix, logger, health);
-      limiter = createFallbackRateLimiter(createRedisRateLimiter(client, config.redisPrefix), health);
-      loginBackoff = createLoginBackoff({ client, prefix: config.redisPrefix, health });
-    } else {
-      cache = createMemoryCache();
-      bus = createMemoryBus();
-      limiter = createMemoryRateLimiter();
-      loginBackoff = createLoginBackoff('memory');
-    }
-    closers.unshift(closer('bus', () => bus.close()));
+    const { redis, redisHealth, cache, bus, limiter, loginBackoff } = await openSharedStores(config, logger, closers);
 
     const models = defineSystemModels(sequelize);
     const repos = {
@@ -159,10 +143,27 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       settings: createSettingsRepository(models.Setting),
     };
     const hooks = createHooks();
+    const instanceId = randomUUID();
+    const dialect = dialectOf(sequelize);
 
-    // The runtime is filled in once the context exists (module routes need it).
-    const ctx = {} as AppContext;
-    const modules = await createModuleRuntime(ctx, { registry: opts.moduleRegistry });
+    // A module's context needs the services, and the services need the runtime: the runtime asks for
+    // a context on a module's first use (the reload below, a request), by when `contextDeps` is set.
+    let contextDeps: ModuleContextDeps | null = null;
+    const modules = createModuleRuntime(
+      {
+        config,
+        logger,
+        db: { sequelize, dialect, models, settings: repos.settings, instanceId },
+        bus,
+        hooks,
+        users: repos.users,
+        contextFor(manifest) {
+          if (!contextDeps) throw new Error(`module ${manifest.id}: context asked for before the services exist`);
+          return createModuleContext(contextDeps, manifest);
+        },
+      },
+      { registry: opts.moduleRegistry, coreRoutes: opts.coreRoutes },
+    );
     const migrator = createMigrator(sequelize, () => [coreMigrations, ...modules.installedSources()]);
 
     const sessions = createSessionService({
@@ -182,13 +183,12 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     });
     const passwords = timedHasher(createPasswordHasher(config.bcryptRounds), metrics);
     watchCounts(metrics, repos, opts.clock);
-    // Through ctx, so a runtime reloaded or replaced later is the one asked.
     const users = createUserService({
       users: repos.users,
       sessions,
       passwords,
       hooks,
-      modules: { isInstalled: (id) => ctx.modules.isInstalled(id), registry: () => ctx.modules.registry() },
+      modules,
       transaction: (fn) => sequelize.transaction(fn),
       clock: opts.clock,
       logger,
@@ -225,14 +225,41 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         await flows.mailer.close();
       }),
     );
+    const services: Services = {
+      sessions,
+      passwords,
+      users,
+      auth,
+      signIn,
+      pictures: createPictureService({
+        users: repos.users,
+        dir: path.join(config.dataDirAbs, 'pictures'),
+        publicBaseUrl: config.publicBaseUrl,
+        patchUser: (id, values) => users.patch(id, values),
+        logger,
+      }),
+      ...flows,
+      social: createSocialService({
+        config,
+        ...createSocialStores(config, sequelize, repos.authTokens, opts.clock ?? (() => new Date())),
+        transaction: (fn) => sequelize.transaction(fn),
+        users: repos.users,
+        userService: users,
+        hooks,
+        signIn: signIn.signIn,
+        logger,
+        clock: opts.clock,
+      }),
+    };
+    contextDeps = { config, logger, dialect, sequelize, cache, limiter, hooks, repos, modules, services };
 
-    Object.assign(ctx, {
-      instanceId: randomUUID(),
+    const ctx: AppContext = {
+      instanceId,
       config,
       logger,
       sequelize,
       dbHealth,
-      dialect: dialectOf(sequelize),
+      dialect,
       models,
       redis,
       redisHealth,
@@ -245,32 +272,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       hooks,
       modules,
       metrics,
-      services: {
-        sessions,
-        passwords,
-        users,
-        auth,
-        signIn,
-        pictures: createPictureService({
-          users: repos.users,
-          dir: path.join(config.dataDirAbs, 'pictures'),
-          publicBaseUrl: config.publicBaseUrl,
-          patchUser: (id, values) => users.patch(id, values),
-          logger,
-        }),
-        ...flows,
-        social: createSocialService({
-          config,
-          sequelize,
-          authTokens: repos.authTokens,
-          users: repos.users,
-          userService: users,
-          hooks,
-          signIn: signIn.signIn,
-          logger,
-          clock: opts.clock,
-        }),
-      },
+      services,
       async close({ withinMs = 15_000 } = {}) {
         const end = Date.now() + withinMs;
         for (const c of closers.splice(0)) {
@@ -279,7 +281,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
           logger.debug({ step: c.name, ms: Date.now() - started }, 'closed');
         }
       },
-    } satisfies AppContext);
+    };
     closers.unshift(closer('modules', () => modules.close()));
     // Installed modules' fields, hooks and routes from the start (nothing, before the first migration).
     await modules.reload();
@@ -289,16 +291,3 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     throw err;
   }
 }
-
-interface Closer {
-  name: string;
-  run: () => Promise<unknown>;
-}
-const closer = (name: string, run: () => Promise<unknown>): Closer => ({ name, run });
-
-/** Waits for one closing step at most `ms`; a step that fails or hangs is left behind (the process is ending). */
-const within = (step: Promise<unknown>, ms: number): Promise<void> =>
-  withTimeout(step, ms).then(
-    () => undefined,
-    () => undefined,
-  );

@@ -25,7 +25,7 @@ export type {
 } from './modules/define-module.js';
 export { defineRoute } from './modules/module-route.js';
 export type { AuthFor, MaybeSignedIn, ModuleHandlerArgs, ModuleRouteDef, SignedIn } from './modules/module-route.js';
-export type { AuthMode, UserType } from './http/define-route.js';
+export type { AuthMode, RateLimitClass, RouteLimit, UserType } from './http/route-shape.js';
 export type {
   ModuleCache,
   ModuleContext,
@@ -41,8 +41,7 @@ export type {
 export type { HookEvent, HookEvents, HookMatcher, HookPayload, SignInClient, SignInMethod, TwoFactorMethodsPayload } from './modules/hooks.js';
 export { moduleEnvelope } from './modules/envelope.js';
 export { perSession } from './http/middleware/rate-limit-classes.js';
-export type { RouteLimit } from './http/middleware/rate-limit.js';
-export type { ModuleLimitClass, RateLimitClass } from './limits/limit-classes.js';
+export type { ModuleLimitClass } from './limits/limit-classes.js';
 export { randomCode, randomToken, safeEqual } from './services/security/tokens.js';
 export { maskEmail, maskPhone } from './mail/outbox.js';
 export { normalizePhone } from './services/token-login-service.js';

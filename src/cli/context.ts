@@ -79,7 +79,7 @@ export function useModuleRegistry(registry: readonly ModuleManifest[]): void {
 /** The registry handed in (empty before), for commands that modules add to core groups (`alias`). */
 export const moduleRegistryForCli = (): readonly ModuleManifest[] => moduleRegistry ?? [];
 
-/** Opens the app context (database, Redis, modules); imported lazily so --help stays fast. */
+/** Opens the app context (database, Redis, modules); it and the route table are imported lazily so --help stays fast. */
 export async function openApp(config: Config, logger: Logger): Promise<AppContext> {
   if (!moduleRegistry) throw new Error('no module registry: the CLI must be started through its entry (entry/cli.ts)');
   // What --verbose and LOG_LEVEL=debug promise: where this process looks, before it opens anything.
@@ -95,8 +95,8 @@ export async function openApp(config: Config, logger: Logger): Promise<AppContex
     'configuration',
   );
   const started = performance.now();
-  const { createAppContext } = await import('../app-context.js');
-  const app = await createAppContext(config, { logger, moduleRegistry });
+  const [{ createAppContext }, { coreRoutes }] = await Promise.all([import('../app-context.js'), import('../http/routes/index.js')]);
+  const app = await createAppContext(config, { logger, moduleRegistry, coreRoutes });
   logger.debug({ dialect: app.dialect, ms: Math.round(performance.now() - started) }, 'app context open');
   return app;
 }

@@ -2,6 +2,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppContext } from '../app-context.js';
 import { toHandlers } from './define-route.js';
+import { moduleRouter } from './module-router.js';
 import { coreRoutes } from './routes/index.js';
 import { createCoreRouter } from './exact-routes.js';
 import { sequence } from './sequence.js';
@@ -66,7 +67,7 @@ export function createApp(app: AppContext): Express {
   x.use(PICTURES_URL_PATH, servePictures(app.services.pictures.dir));
   x.use('/docs', docsPage());
   x.use(routedRoutes);
-  x.use(app.modules.router);
+  x.use(moduleRouter(app));
 
   x.use(limits.fallback);
   x.use(methodNotAllowed(app, coreRoutes));

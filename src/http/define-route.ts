@@ -8,38 +8,14 @@ import { invalidInput } from '../errors/zod-issues.js';
 import { nestsDeeperThan, nulPath } from '../services/security/json-depth.js';
 import { secretMatcher } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
-import type { SessionRecord } from '../data/repositories/session-repository.js';
-import type { UserRecord } from '../data/repositories/user-repository.js';
+import { assertRouteAuth, type AuthFor, type AuthMode, type SignedIn, type UserType } from './route-shape.js';
 import { rateLimitFor, type RouteLimit } from './middleware/rate-limit.js';
 import { refusedBeforeCredentials } from './middleware/credential-limits.js';
 import { assertSameOrigin } from './middleware/csrf.js';
 import { sendJson } from './respond.js';
 import { readAsJson } from './middleware/json-body.js';
 
-export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
-
-/**
- * Who may call a route. There is no default: a route without `auth` is refused at registration.
- * - public: anyone
- * - session: a full (active) session
- * - session-or-pending: a full session or one waiting for two-factor
- * - optional-session: anyone; a valid full session, when one is sent, is there too (an invalid,
- *   expired or pending one is treated as none)
- * - bridge: the X-Bridge-Secret header
- * - bridge+session: both
- * - { roles }: a full session whose user_type is one of these
- */
-export type AuthMode = 'public' | 'session' | 'session-or-pending' | 'optional-session' | 'bridge' | 'bridge+session' | { roles: readonly UserType[] };
-
-/** A request with a session: `user`, `session` and `token` are there, no assertion needed. */
-export interface SignedIn extends AuthState {
-  user: UserRecord;
-  session: SessionRecord;
-  token: string;
-}
-
-/** What `auth` holds for a route's mode: a session for the session modes; maybe one otherwise (and when decided from configuration). */
-export type AuthFor<M> = M extends 'session' | 'session-or-pending' | 'bridge+session' | { roles: readonly UserType[] } ? SignedIn : AuthState;
+export type { AuthFor, AuthMode, SignedIn, UserType } from './route-shape.js';
 
 export type RouteAuth = AuthMode | ((config: Config) => AuthMode);
 
@@ -83,12 +59,7 @@ export type RouteShape = Omit<RouteDef<any, any, any>, 'handler'>;
 export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Record<string, string>, const M extends RouteAuth = RouteAuth>(
   def: RouteDef<B, Q, P, M>,
 ): RouteDef<B, Q, P, M> {
-  if (!def || def.auth === undefined || def.auth === null) {
-    throw new Error(`route ${def?.method?.toUpperCase()} ${def?.path} has no auth; declare auth explicitly`);
-  }
-  if (typeof def.auth === 'object' && (!Array.isArray(def.auth.roles) || def.auth.roles.length === 0)) {
-    throw new Error(`route ${def.method.toUpperCase()} ${def.path}: roles must name at least one user type`);
-  }
+  assertRouteAuth(def);
   return def;
 }
 

@@ -1,11 +1,22 @@
-import type { AppContext } from '../app-context.js';
+import type { Config } from '../config/schema.js';
+import type { SystemModels } from '../data/models/system.models.js';
+import type { AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
+import type { SessionService } from '../services/session-service.js';
 import { pruneRuns } from './job-lock.js';
+
+/** What the core jobs work with (a module's job gets its module's context instead). */
+export interface JobDeps {
+  config: Pick<Config, 'sessionExpiryBatch' | 'sessionExpiryMaxPerRun'>;
+  services: { sessions: Pick<SessionService, 'pruneExpired'> };
+  models: Pick<SystemModels, 'JobRun'>;
+  repos: { authTokens: Pick<AuthTokenRepository, 'deleteSpent'> };
+}
 
 export interface JobDef {
   name: string;
   /** node-cron expression. */
   schedule: string;
-  run(app: AppContext): Promise<string>;
+  run(deps: JobDeps): Promise<string>;
 }
 
 export const sessionExpiryJob: JobDef = {

@@ -1,7 +1,19 @@
 import cron, { type ScheduledTask } from 'node-cron';
-import type { AppContext } from '../app-context.js';
-import { claimRun, finishRun } from './job-lock.js';
-import type { JobDef } from './core-jobs.js';
+import type { DatabaseHealth } from '../data/db-health.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { claimRun, finishRun, type JobRunStore } from './job-lock.js';
+import type { JobDef, JobDeps } from './core-jobs.js';
+
+/** What the scheduler works with: the jobs' own needs, the run claims, the database's health, where to log and count. */
+export type SchedulerDeps = JobDeps &
+  JobRunStore & {
+    dbHealth: Pick<DatabaseHealth, 'on' | 'available' | 'observe'>;
+    logger: Logger;
+    metrics?: Pick<Metrics, 'jobRun'>;
+    /** The module runtime: module jobs join (and leave) with installs. */
+    modules?: { attachScheduler?(sink: Scheduler): void };
+  };
 
 export interface Scheduler {
   /** Runs a job now under the same once-per-tick lock (used by tests and the CLI). */
@@ -21,7 +33,7 @@ const didNothing = (detail: string) => /\d/.test(detail) && (detail.match(/\d+/g
 const hasSeconds = (job: JobDef) => job.schedule.trim().split(/\s+/).length === 6;
 
 /** Starts node-cron tasks for the given jobs; each tick runs on one instance only. */
-export function startScheduler(app: AppContext, jobs: JobDef[]): Scheduler {
+export function startScheduler(app: SchedulerDeps, jobs: JobDef[]): Scheduler {
   const groups = new Map<string, { tasks: ScheduledTask[]; names: string[] }>();
   let running = 0;
   let stopped = false;

@@ -1,7 +1,7 @@
 import { ExpiringMap } from './expiring-map.js';
 import { shortKey } from './limit-keys.js';
 import { attemptSlots, lockDelayMs, type BackoffSettings } from './backoff-rules.js';
-import type { BackoffDecision, LoginBackoff } from './login-backoff.js';
+import type { BackoffDecision, LoginBackoff } from './limit-types.js';
 
 interface AccountState {
   failures: number;

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { defineRedisScript, LUA_NOW } from './redis-script.js';
 import type { BackoffSettings } from './backoff-rules.js';
-import type { BackoffDecision, LoginBackoff } from './login-backoff.js';
-import type { RedisClient } from './rate-limiter.js';
+import type { BackoffDecision, LoginBackoff, RedisClient } from './limit-types.js';
 
 /*
  * KEYS[1] = account hash { f = consecutive failures, l = locked until ms, p = reservations in flight,

@@ -1,7 +1,7 @@
 import type { RedisHealth } from '../cache/redis-health.js';
 import { assertRule } from './limit-keys.js';
 import { createMemoryRateLimiter } from './memory-limiter.js';
-import type { LimitRule, RateLimiter } from './rate-limiter.js';
+import type { LimitRule, RateLimiter } from './limit-types.js';
 
 /**
  * Share of each budget an instance grants on its own while Redis is down. Every instance then counts

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LimitResult, LimitRule } from './rate-limiter.js';
+import type { LimitResult, LimitRule } from './limit-types.js';
 
 /**
  * A bucket is core's (no ':', and not `module`) or a module class `module:<id>:<name>` (neither part

@@ -1,29 +1,10 @@
 import { createMemoryBackoff } from './backoff-memory.js';
 import { createRedisBackoff } from './backoff-redis.js';
 import type { BackoffSettings } from './backoff-rules.js';
-import type { RedisClient } from './rate-limiter.js';
+import type { LoginBackoff, RedisClient } from './limit-types.js';
 import type { RedisHealth } from '../cache/redis-health.js';
 
-export interface BackoffDecision {
-  allowed: boolean;
-  retryAfterSec: number;
-  /** Consecutive failures recorded for the account so far. */
-  failures: number;
-}
-
-/**
- * Per-account failed-login backoff. Call reserve() before checking the password and, when it is
- * allowed, exactly one of recordFailure() / recordSuccess() after. The reservation holds one of the
- * account's remaining attempts while the check runs, so parallel attempts cannot all slip in
- * before the first failures are recorded.
- */
-export interface LoginBackoff {
-  reserve(account: string): Promise<BackoffDecision>;
-  recordFailure(account: string): Promise<void>;
-  recordSuccess(account: string): Promise<void>;
-  /** Gives a reservation back unused: the attempt ended before the password was checked (database down). */
-  release(account: string): Promise<void>;
-}
+export type { BackoffDecision, LoginBackoff } from './limit-types.js';
 
 export interface LoginBackoffOptions {
   /** Failures allowed before the first lock. Default 5. */

@@ -1,6 +1,6 @@
 import { ExpiringMap } from './expiring-map.js';
 import { assertRule, counterKey, toResult } from './limit-keys.js';
-import type { LimitResult, LimitRule, RateLimiter } from './rate-limiter.js';
+import type { LimitResult, LimitRule, RateLimiter } from './limit-types.js';
 
 interface Window {
   count: number;

@@ -1,36 +1,5 @@
-import type { createClient } from 'redis';
-
-/** The app's one shared node-redis v5 client, created and connected by the caller. */
-export type RedisClient = ReturnType<typeof createClient>;
-
-/** Same shape as config.rateLimitLogin and friends. */
-export interface LimitRule {
-  points: number;
-  durationSec: number;
-}
-
-export interface LimitResult {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Unix seconds at which the current window ends and the budget returns. */
-  resetAt: number;
-  /** 0 when allowed. */
-  retryAfterSec: number;
-}
-
-/**
- * A fixed window per (bucket, key), opened by the key's first hit.
- * bucket is the limit class (e.g. 'login'); key is an IP or 'acct:<email>'.
- */
-export interface RateLimiter {
-  consume(bucket: string, key: string, rule: LimitRule): Promise<LimitResult>;
-  reset(bucket: string, key: string): Promise<void>;
-  /** Gives back one hit of the current window (a request that failed through no fault of the caller's). */
-  refund(bucket: string, key: string): Promise<void>;
-  close(): Promise<void>;
-}
-
+/** The rate limiter's types and its three backends. */
+export type { LimitResult, LimitRule, RateLimiter, RedisClient } from './limit-types.js';
 export { createMemoryRateLimiter } from './memory-limiter.js';
 export { createRedisRateLimiter } from './redis-limiter.js';
 export { createFallbackRateLimiter } from './fallback-limiter.js';

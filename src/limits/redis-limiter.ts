@@ -1,6 +1,6 @@
 import { defineRedisScript, LUA_NOW } from './redis-script.js';
 import { assertRule, counterKey, toResult } from './limit-keys.js';
-import type { LimitResult, LimitRule, RateLimiter, RedisClient } from './rate-limiter.js';
+import type { LimitResult, LimitRule, RateLimiter, RedisClient } from './limit-types.js';
 
 /**
  * KEYS[1] = window hash { c = count, r = reset ms }. ARGV[1] = now ms or '' (server time),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RedisClient } from './rate-limiter.js';
+import type { RedisClient } from './limit-types.js';
 
 export interface RedisScript {
   run(client: RedisClient, keys: string[], args: string[]): Promise<unknown>;

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { clearHttpOnlyCookie, clearSessionCookie, setHttpOnlyCookie, setSessionCookie } from '../http/cookies.js';
 import { QueryTypes, type Model, type ModelStatic } from 'sequelize';
-import type { AppContext } from '../app-context.js';
 import { FLOW_OWNED_USER_COLUMNS } from '../data/models/user-columns.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { Transaction } from '../data/unit-of-work.js';
@@ -10,12 +9,11 @@ import { Codes } from '../errors/codes.js';
 import { tooManyRequests } from '../http/middleware/rate-limit-request.js';
 import { consumeFailingOpen } from '../limits/fail-open.js';
 import { createLimitClassTable, moduleLimitClass, type LimitClass, type LimitClassTable } from '../limits/limit-classes.js';
-import type { LimitResult } from '../limits/rate-limiter.js';
-import type { Logger } from '../log/logger.js';
 import { findPackageRoot } from '../mail/package-root.js';
 import { exportAccount, eraseAccount } from '../services/account-data.js';
 import type { ModuleManifest } from './define-module.js';
 import type { ModuleContext } from './module-context-types.js';
+import type { ModuleContextDeps } from './module-context-deps.js';
 import { moduleKeys } from './module-keys.js';
 import { assertOwnTables } from './module-sql.js';
 
@@ -43,7 +41,7 @@ function typed(type: UserFieldDef['type'], v: unknown): unknown {
 const models = new WeakMap<object, Map<string, ModelStatic<Model>>>();
 
 /** Builds the context of one module; `app` is read lazily so a context outlives nothing it should not. */
-export function createModuleContext(app: AppContext, manifest: ModuleManifest): ModuleContext {
+export function createModuleContext(app: ModuleContextDeps, manifest: ModuleManifest): ModuleContext {
   const id = manifest.id;
   const logger = app.logger.child({ module: id });
   const tables = new Set(manifest.tables);

@@ -1,11 +1,10 @@
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
-import type { AuthFor, AuthMode, RouteDef, SignedIn } from '../http/define-route.js';
-import { defineRoute as defineCoreRoute } from '../http/define-route.js';
 import type { AuthState } from '../http/request-context.js';
+import { assertRouteAuth, type AuthFor, type AuthMode, type RouteLimit } from '../http/route-shape.js';
 import type { ModuleContext } from './module-context.js';
 
-export type { AuthFor, SignedIn } from '../http/define-route.js';
+export type { AuthFor, SignedIn } from '../http/route-shape.js';
 /** A request that may or may not carry a session (public, bridge, optional-session routes). */
 export type MaybeSignedIn = AuthState;
 
@@ -20,17 +19,24 @@ export interface ModuleHandlerArgs<B, Q, P, M> {
   ctx: ModuleContext;
 }
 
-/** A module's route: like a core route, but its handler gets the module's context instead of the app. */
-export interface ModuleRouteDef<B = unknown, Q = unknown, P = unknown, M extends AuthMode = AuthMode> extends Omit<
-  RouteDef<B, Q, P>,
-  'handler' | 'auth' | 'module' | 'body' | 'query' | 'params'
-> {
+/**
+ * A module's route: like a core route (http/define-route.ts), but its handler gets the module's
+ * context instead of the app. Its types come from http/route-shape.ts alone: nothing of the HTTP
+ * pipeline, which serves it (http/module-router.ts).
+ */
+export interface ModuleRouteDef<B = unknown, Q = unknown, P = unknown, M extends AuthMode = AuthMode> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
   auth: M;
   /** The owning module's id (checked against the manifest). */
   module: string;
   body?: z.ZodType<B, any>;
   query?: z.ZodType<Q, any>;
   params?: z.ZodType<P, any>;
+  /** The spec's limit class, or a classifier (`perSession`); routes without one get the default class. */
+  rateLimit?: RouteLimit | false;
+  /** Runs after auth, before validation (e.g. multipart parsing). */
+  middleware?: RequestHandler[];
   handler(args: ModuleHandlerArgs<B, Q, P, M>): Promise<unknown> | unknown;
 }
 
@@ -42,14 +48,6 @@ export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Reco
   def: ModuleRouteDef<B, Q, P, M>,
 ): ModuleRouteDef<B, Q, P, M> {
   // The same checks as core routes (explicit auth, roles named).
-  defineCoreRoute({ ...def, handler: () => undefined } as RouteDef<B, Q, P>);
+  assertRouteAuth(def);
   return def;
-}
-
-/** The core route that serves a module route, its handler given the module's context. */
-export function toCoreRoute(def: ModuleRouteDef<any, any, any, any>, ctx: ModuleContext): RouteDef<any, any, any> {
-  return {
-    ...def,
-    handler: ({ req, res, body, query, params, auth }) => def.handler({ req, res, body, query, params, auth: auth as SignedIn, ctx }),
-  };
 }

@@ -1,4 +1,3 @@
-import type { RequestHandler } from 'express';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { MigrationSource } from '../data/migration-types.js';
 import type { JobDef } from '../jobs/core-jobs.js';
@@ -8,17 +7,26 @@ import type { ModuleContext } from './module-context.js';
 import type { InstalledModule } from './hub/state-store.js';
 import type { Problem } from './registry.js';
 import type { ModuleHub } from './hub/hub.js';
+import type { HubRuntime } from './hub/hub-deps.js';
 
 /** Where module jobs go: the scheduler replaces a group's tasks on every sync. */
 export interface JobSink {
   sync(group: string, jobs: JobDef[]): void;
 }
 
+/** The module routes as the last reload left them (a new object after each reload); served by http/module-router.ts. */
+export interface ModuleRoutes {
+  /** Installed modules, in dependency order, each with its context; a switched-off one answers 503. */
+  installed: { manifest: ModuleManifest; enabled: boolean; context: ModuleContext }[];
+  /** Registry modules that are not installed: their paths answer 503 naming the install command. */
+  notInstalled: readonly ModuleManifest[];
+}
+
 /**
  * What the rest of Gatehouse asks of the module system. The hub (src/modules/hub) implements it
  * over the registry it is given at the composition root and the module_state table.
  */
-export interface ModuleRuntime {
+export interface ModuleRuntime extends HubRuntime {
   /** Migration sources of installed modules, in dependency order (core excluded). */
   installedSources(): MigrationSource[];
   /** Installed (enabled or switched off). */
@@ -27,8 +35,8 @@ export interface ModuleRuntime {
   isEnabled(id: string): boolean;
   /** User columns of installed modules. */
   userFields(): UserFieldDef[];
-  /** Dispatches to installed modules' routes (answering 503 MODULE_DISABLED when switched off). */
-  router: RequestHandler;
+  /** The module routes now; null before the first load. */
+  routes(): ModuleRoutes | null;
   /** Re-reads module state (after an install on this or another instance). */
   reload(): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,37 @@
-import type { AppContext } from '../app-context.js';
+import type { Sequelize } from 'sequelize';
 import { ERASED_USER_COLUMNS, EXPORTED_USER_COLUMNS, RESET_ON_ERASURE } from '../data/models/user-columns.js';
+import type { AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
+import type { SessionRepository } from '../data/repositories/session-repository.js';
+import type { UserRepository } from '../data/repositories/user-repository.js';
 import type { Transaction } from '../data/unit-of-work.js';
+import type { Logger } from '../log/logger.js';
+import type { Hooks } from '../modules/hooks.js';
+import type { PictureService } from './picture-service.js';
+import type { SessionService } from './session-service.js';
+import type { UserService } from './user-service.js';
+
+/** What the export and the erasure work with: core's stores and services, and the modules' exporters and erasers. */
+export interface PersonalDataDeps {
+  sequelize: Pick<Sequelize, 'transaction'>;
+  repos: {
+    users: Pick<UserRepository, 'findById'>;
+    sessions: Pick<SessionRepository, 'listByUser'>;
+    authTokens: Pick<AuthTokenRepository, 'listByUser' | 'deleteByUser'>;
+  };
+  services: {
+    users: Pick<UserService, 'patch'>;
+    sessions: Pick<SessionService, 'revokeAllForUser' | 'invalidateUser'>;
+    pictures: Pick<PictureService, 'discard'>;
+  };
+  hooks: Pick<Hooks, 'run'>;
+  logger: Logger;
+  /** The module runtime: exporters and erasers of every module with data (src/modules/runtime.ts). */
+  modules: {
+    exporters(): { module: string; name: string; run(userId: string): Promise<unknown> }[];
+    erasers(): { module: string; name: string; erase(userId: string, tx: Transaction): Promise<void> }[];
+    isEnabled(id: string): boolean;
+  };
+}
 
 /**
  * Personal data across core and every module with data: one export, one erasure. A module's
@@ -12,7 +43,7 @@ const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
 const plainRow = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, iso(v)]));
 
 /** What core stores about a user: the user row (no password hash), sessions (no token hashes), token metadata. */
-export async function exportCore(app: AppContext, userId: string) {
+export async function exportCore(app: PersonalDataDeps, userId: string) {
   // Through the repository, so booleans, JSON and dates come back typed on both dialects.
   const record = await app.repos.users.findById(userId, { includeDeleted: true });
   const user = record ? Object.fromEntries(EXPORTED_USER_COLUMNS.map((c) => [c, record[c] ?? null])) : null;
@@ -27,7 +58,7 @@ export async function exportCore(app: AppContext, userId: string) {
 }
 
 /** Anonymizes the user row and deletes one-time tokens; sessions are revoked after commit (caches too). */
-export async function eraseCore(app: AppContext, userId: string, reason: string, tx: Transaction): Promise<void> {
+export async function eraseCore(app: PersonalDataDeps, userId: string, reason: string, tx: Transaction): Promise<void> {
   const now = new Date();
   // The row stays (anonymized) so foreign keys and audit history hold; user-columns.ts says what is cleared.
   const cleared = Object.fromEntries(ERASED_USER_COLUMNS.map((c) => [c, null]));
@@ -51,7 +82,7 @@ export interface ErasureResult {
  * caches, deletes the uploaded picture file and runs 'user.erased'.
  */
 export async function eraseAccount(
-  app: AppContext,
+  app: PersonalDataDeps,
   userId: string,
   reason: string,
   within?: (tx: Transaction, erased: string[]) => Promise<void>,
@@ -76,7 +107,7 @@ export async function eraseAccount(
 }
 
 /** Everything stored about a user: core, then each module with data (its own exporters). */
-export async function exportAccount(app: AppContext, userId: string) {
+export async function exportAccount(app: PersonalDataDeps, userId: string) {
   const modules: Record<string, Record<string, unknown>> = {};
   for (const { module, name, run } of app.modules.exporters()) {
     try {

@@ -5,13 +5,19 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, badRequest } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import { invalidInput } from '../errors/zod-issues.js';
-import type { ModuleManifest } from '../modules/define-module.js';
 import { clearable, profileFields, profileSchema, text } from './user-fields.js';
+
+/** What a module's manifest says about profile bodies: its user columns and the keys it refuses. */
+export interface ProfileModule {
+  id: string;
+  userFields: readonly UserFieldDef[];
+  profileRefusals: readonly { names?: string[]; prefix?: string; message: string }[];
+}
 
 export interface ProfileInputContext {
   current: UserRecord;
   /** Every module that can be installed: its user fields and refusals decide what a profile body may carry. */
-  registry: readonly Pick<ModuleManifest, 'id' | 'userFields' | 'profileRefusals'>[];
+  registry: readonly ProfileModule[];
   isInstalled(moduleId: string): boolean;
 }
 

@@ -5,13 +5,12 @@ import { AppError, badRequest, forbidden, notFound } from '../errors/app-error.j
 import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
-import type { ModuleRuntime } from '../modules/runtime.js';
 import { isUniqueViolation } from '../data/db-errors.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import { afterCommit } from '../data/unit-of-work.js';
 import { runAfterHooks } from './after-hooks.js';
 import { invalidInput } from '../errors/zod-issues.js';
-import { parseProfileInput } from './profile-input.js';
+import { parseProfileInput, type ProfileModule } from './profile-input.js';
 import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
 import { adminUpdateSchema, createUserSchema, text, type AdminUpdate, type AdminUpdateInput, type CreateUserInput, type NewUser } from './user-fields.js';
@@ -83,7 +82,8 @@ export interface UserServiceDeps {
   sessions: Pick<SessionService, 'invalidateUser' | 'revokeAllForUser' | 'revokeById' | 'listForUser' | 'restamp'>;
   passwords: PasswordHasher;
   hooks: Hooks;
-  modules: Pick<ModuleRuntime, 'isInstalled' | 'registry'>;
+  /** The module runtime: which modules are installed, and what the registry's manifests say of profile fields. */
+  modules: { isInstalled(id: string): boolean; registry(): readonly ProfileModule[] };
   /** Opens a unit of work (sequelize.transaction). */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   clock?: () => Date;

@@ -1,9 +1,8 @@
 import { CodeChallengeMethod, OAuth2Client, type OAuth2Tokens } from 'arctic';
-import type { Sequelize, Transaction } from 'sequelize';
+import type { Transaction } from 'sequelize';
 import type { Config } from '../config/schema.js';
 import { isUniqueViolation } from '../data/db-errors.js';
 import { canonicalEmail } from '../data/models/user-columns.js';
-import type { AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
@@ -11,11 +10,11 @@ import { runAfterHooks } from '../services/after-hooks.js';
 import type { ClientInfo, LoginResult } from '../services/auth-service.js';
 import type { SignIn } from '../services/sign-in.js';
 import type { UserService } from '../services/user-service.js';
-import { createAccountRepository, type LinkedAccountRecord } from './account-repository.js';
-import { createSealer } from './crypto.js';
+import type { AccountRepository, LinkedAccountRecord } from './account-repository.js';
+import type { Sealer } from './crypto.js';
 import { SocialCodes, socialError } from './errors.js';
 import { sha256Hex } from './id-token.js';
-import { createFlowStore, type Flow, type FlowStart } from './flow-store.js';
+import type { Flow, FlowStart, FlowStore } from './flow-store.js';
 import { exchangeCode } from './provider-http.js';
 import type { CallbackExtras, ProviderProfile, ProviderRuntime, SocialProvider } from './provider.js';
 import { PROVIDERS } from './providers/index.js';
@@ -24,8 +23,14 @@ import { PROVIDER_IDS, isProviderId, webClientId, type EndpointKey, type Provide
 
 export interface SocialServiceDeps {
   config: Config;
-  sequelize: Sequelize;
-  authTokens: AuthTokenRepository;
+  /** Linked accounts (social-stores.ts builds them with the flows and the sealer). */
+  accounts: AccountRepository;
+  /** Sign-ins in flight; null without a server secret (social login then answers 503). */
+  flows: FlowStore | null;
+  /** Seals the provider tokens an account keeps (store_tokens); null without a server secret. */
+  tokenSealer: Sealer | null;
+  /** Opens a unit of work (sequelize.transaction). */
+  transaction<T>(fn: (t: Transaction) => Promise<T>): Promise<T>;
   users: UserRepository;
   userService: UserService;
   hooks: Hooks;
@@ -59,11 +64,7 @@ const tokensOf = (t: OAuth2Tokens): KeptTokens => {
 export function createSocialService(deps: SocialServiceDeps) {
   const { config } = deps;
   const clock = deps.clock ?? (() => new Date());
-  const secret = config.cookieSecret ?? config.bridgeSecret ?? null;
-  const accounts = createAccountRepository(deps.sequelize);
-  const flowSealer = secret ? createSealer(secret, 'social-flow') : null;
-  const tokenSealer = secret ? createSealer(secret, 'social-provider-tokens') : null;
-  const flows = flowSealer ? createFlowStore(deps.authTokens, flowSealer, clock) : null;
+  const { accounts, flows, tokenSealer } = deps;
   const runtimes = new Map<ProviderId, ProviderRuntime>();
 
   const redirectUri = (id: ProviderId) => `${config.publicBaseUrl}/auth/social/${id}/callback`;
@@ -230,10 +231,10 @@ export function createSocialService(deps: SocialServiceDeps) {
   ): Promise<SocialOutcome> {
     let r;
     try {
-      r = await deps.sequelize.transaction((t) => resolve(id, profile, tokens, linkUserId, t));
+      r = await deps.transaction((t) => resolve(id, profile, tokens, linkUserId, t));
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
-      r = await deps.sequelize.transaction((t) => resolve(id, profile, tokens, linkUserId, t));
+      r = await deps.transaction((t) => resolve(id, profile, tokens, linkUserId, t));
     }
     if (r.kind === 'linked') return { kind: 'linked', provider: id, account: r.account };
     const method = `social:${id}` as const;
@@ -325,7 +326,7 @@ export function createSocialService(deps: SocialServiceDeps) {
     async unlink(user: UserRecord, provider: string): Promise<void> {
       assertEnabled();
       if (!isProviderId(provider)) throw socialError(404, SocialCodes.ACCOUNT_NOT_LINKED, 'No such linked account');
-      await deps.sequelize.transaction(async (t) => {
+      await deps.transaction(async (t) => {
         // Locks the user's accounts (PostgreSQL; SQLite's write transaction is exclusive), so two
         // unlinks at once cannot each leave the other as the last way in and both succeed.
         const all = await accounts.listForUser(user.id, t, true);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppContext } from '../../src/app-context.js';
 import { registry } from '../../modules/index.js';
+import { coreRoutes } from '../../src/http/routes/index.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log/logger.js';
 import { json, removeTempDirs, runCli, tempDir, type CliResult } from '../helpers/cli.js';
@@ -15,7 +16,7 @@ const modeOf = (file: string) => statSync(file).mode & 0o777;
 /** What the schema holds, read through the app itself (the CLI must have left it consistent). */
 async function inspect(dir: string, email: string, password?: string) {
   const config = loadConfig({ env: { GATEHOUSE_DATA_DIR: dir, BCRYPT_ROUNDS: '4', LOG_LEVEL: 'silent' } });
-  const app = await createAppContext(config, { logger: createLogger('silent'), moduleRegistry: registry });
+  const app = await createAppContext(config, { logger: createLogger('silent'), moduleRegistry: registry, coreRoutes });
   try {
     const pending = await app.migrator.plan();
     const user = await app.repos.users.findByEmail(email);

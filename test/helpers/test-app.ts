@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createAppContext, type AppContext } from '../../src/app-context.js';
 import { registry } from '../../modules/index.js';
+import { coreRoutes } from '../../src/http/routes/index.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { moduleEnvNames } from '../../src/modules/module-env.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
@@ -102,7 +103,7 @@ export async function startTestApp(opts: StartTestAppOptions = {}): Promise<Test
     env = { ...TEST_ENV, GATEHOUSE_DATA_DIR: dataDir, ...(provisioned?.env ?? {}), ...opts.env };
   }
   const config = loadConfig({ env, skipFile: true, moduleEnv: moduleEnvNames(registry) });
-  const app = await createAppContext(config, { logger: createLogger(config.logLevel, opts.logTo), clock: opts.clock, moduleRegistry: registry });
+  const app = await createAppContext(config, { logger: createLogger(config.logLevel, opts.logTo), clock: opts.clock, moduleRegistry: registry, coreRoutes });
   await app.migrator.apply();
   await app.modules.reload();
   const server = await startServer(app, { port: 0, host: '127.0.0.1' });

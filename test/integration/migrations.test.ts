@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppContext, type AppContext } from '../../src/app-context.js';
 import { registry } from '../../modules/index.js';
+import { coreRoutes } from '../../src/http/routes/index.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log/logger.js';
 import { BACKEND, provisionPg, type ProvisionedBackend } from '../helpers/backend.js';
@@ -39,7 +40,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'gh-mig-'));
   if (BACKEND === 'pg') pg = await provisionPg();
   const config = loadConfig({ env: { ...TEST_ENV, GATEHOUSE_DATA_DIR: dir, ...(pg?.env ?? {}) }, skipFile: true });
-  app = await createAppContext(config, { logger: createLogger('silent'), moduleRegistry: registry });
+  app = await createAppContext(config, { logger: createLogger('silent'), moduleRegistry: registry, coreRoutes });
 });
 afterAll(async () => {
   await app?.close();

@@ -56,7 +56,7 @@ describe('GET /openapi.json', () => {
 
   it('when compared with the route table, then every route served is documented with its auth, rate-limit class and path parameters', async () => {
     const doc = await fetchDoc();
-    const routes = await servedRoutes(t.app);
+    const routes = servedRoutes(t.app, coreRoutes);
     expect(routes.length).toBeGreaterThanOrEqual(coreRoutes.length);
     for (const { def } of routes) {
       const { path, params } = openApiPath(def.path);
@@ -80,7 +80,7 @@ describe('GET /openapi.json', () => {
   it('when a route validates its body or query, then the documented schema is the JSON Schema of the very zod schema it enforces', async () => {
     const doc = await fetchDoc();
     let bodies = 0;
-    for (const { def } of await servedRoutes(t.app)) {
+    for (const { def } of servedRoutes(t.app, coreRoutes)) {
       const op = doc.paths[openApiPath(def.path).path][def.method];
       if (def.body) {
         bodies++;

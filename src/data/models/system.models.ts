@@ -1,11 +1,14 @@
 import { DataTypes, Model, type ModelStatic, type Sequelize } from 'sequelize';
 
-export function defineSystemModels(sequelize: Sequelize): {
+/** Core's tables without a repository: module state, settings, job runs, one-time tokens. */
+export interface SystemModels {
   ModuleState: ModelStatic<Model>;
   Setting: ModelStatic<Model>;
   JobRun: ModelStatic<Model>;
   AuthToken: ModelStatic<Model>;
-} {
+}
+
+export function defineSystemModels(sequelize: Sequelize): SystemModels {
   const ModuleState = sequelize.define(
     'ModuleState',
     {

@@ -6,33 +6,13 @@ import type { LimitResult } from '../../limits/rate-limiter.js';
 import { clientIp } from './client-ip.js';
 import { consumeClass, countedIn, hitIn, sendTooMany, setLimitHeaders, tooManyRequests, wasCounted, type RateLimitDeps } from './rate-limit-request.js';
 
-export type { RateLimitClass } from '../../limits/limit-classes.js';
+import type { ClassifierDeps, LimitTarget, RateLimitClassifier, RouteLimit } from '../route-shape.js';
 
-/** Where one request is counted: a class, and the key inside it (an address, a session, the bridge secret). */
-export interface LimitTarget {
-  cls: RateLimitClass;
-  key: string;
-}
-
-/** What a classifier may look at besides the request. */
-export interface ClassifierDeps {
-  config: Pick<Config, 'bridgeSecret'>;
-  services: { sessions: { liveSessionId(token: string | null | undefined): Promise<string | null> } };
-}
+/** The route-limit shapes are declared with the route shapes (nothing of this pipeline in them). */
+export type { ClassifierDeps, LimitTarget, RateLimitClass, RateLimitClassifier, RouteLimit } from '../route-shape.js';
 
 /** What the route middleware needs: counting, and what its classifiers look at. */
 export type RouteLimitDeps = RateLimitDeps & ClassifierDeps;
-
-/**
- * Chooses class and key per request, for routes whose caller decides the budget (see rate-limit-classes.ts).
- * `classes` lists the classes it can choose, for the API reference.
- */
-export type RateLimitClassifier = ((req: Request, deps: ClassifierDeps) => LimitTarget | Promise<LimitTarget>) & {
-  readonly classes: readonly RateLimitClass[];
-};
-
-/** What a route declares: a class counted per client address, or a classifier. */
-export type RouteLimit = RateLimitClass | RateLimitClassifier;
 
 /** The classes a route's limit may count in. */
 export const routeClasses = (limit: RouteLimit): readonly RateLimitClass[] => (typeof limit === 'string' ? [limit] : limit.classes);

@@ -1,12 +1,10 @@
 import type { AppContext } from '../../app-context.js';
 import { packageVersion } from '../../version.js';
-import { defineRoute } from '../define-route.js';
+import { defineRoute, type RouteDef } from '../define-route.js';
 import { buildOpenApiDocument, type DocumentedRoute } from './openapi-document.js';
 
 /** Core routes and those of the modules installed now, in the order the router tries them. */
-export async function servedRoutes(app: AppContext): Promise<DocumentedRoute[]> {
-  // Imported here: the route table includes this very route.
-  const { coreRoutes } = await import('../routes/index.js');
+export function servedRoutes(app: AppContext, coreRoutes: readonly RouteDef<any, any, any>[]): DocumentedRoute[] {
   const routes: DocumentedRoute[] = coreRoutes.map((def) => ({ def }));
   for (const m of app.modules.registry()) {
     if (!app.modules.isInstalled(m.id)) continue;
@@ -15,12 +13,16 @@ export async function servedRoutes(app: AppContext): Promise<DocumentedRoute[]> 
   return routes;
 }
 
-/** The OpenAPI 3.1 document of this server, built from the route table at each request. */
-export const openApiDocument = defineRoute({
-  method: 'get',
-  path: '/openapi.json',
-  auth: 'public',
-  async handler({ app }) {
-    return buildOpenApiDocument(await servedRoutes(app), app.config, packageVersion());
-  },
-});
+/**
+ * The OpenAPI 3.1 document of this server, built from the route table at each request. The table
+ * includes this very route, so it is handed in (routes/index.ts) rather than imported.
+ */
+export const openApiDocument = (coreRoutes: () => readonly RouteDef<any, any, any>[]) =>
+  defineRoute({
+    method: 'get',
+    path: '/openapi.json',
+    auth: 'public',
+    handler({ app }) {
+      return buildOpenApiDocument(servedRoutes(app, coreRoutes()), app.config, packageVersion());
+    },
+  });

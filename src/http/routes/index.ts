@@ -19,7 +19,7 @@ export const coreRoutes: RouteDef<any, any, any>[] = [
   health.liveness, // GET /health
   health.readiness, // GET /ready
   metrics.metrics, // GET /metrics
-  openapi.openApiDocument, // GET /openapi.json (and the reference page at /docs, create-app.ts)
+  openapi.openApiDocument(() => coreRoutes), // GET /openapi.json (and the reference page at /docs, create-app.ts)
   auth.login, // POST /auth/login
   auth.logout, // POST /auth/logout
   auth.registerPublic, // POST /auth/register/public

@@ -25,7 +25,7 @@ export interface ModuleHub {
 
 export function createModuleHub(d: HubDeps): ModuleHub {
   // A dry-run executes migrations too (rolled back): it takes the lock so it never races a real install.
-  const locked = <T>(what: string, fn: () => Promise<T>) => withInstallLock(d.app(), what, fn);
+  const locked = <T>(what: string, fn: () => Promise<T>) => withInstallLock(d.db, what, fn);
   return {
     list: () => listRegistry(d),
     registryEntry: (id) => registryEntry(d, id),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AppContext } from '../../app-context.js';
+import type { HubDb } from './hub-deps.js';
 import { AppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import { asObject } from './state-store.js';
@@ -12,8 +12,8 @@ export const LOCK_TTL_MS = 10 * 60_000;
  * Serialises hub operations across processes and instances with a row in the shared settings table:
  * the first insert wins, the others answer 409 INSTALL_LOCKED.
  */
-export async function withInstallLock<T>(app: AppContext, what: string, fn: () => Promise<T>): Promise<T> {
-  const settings = app.repos.settings;
+export async function withInstallLock<T>(app: Pick<HubDb, 'settings' | 'instanceId'>, what: string, fn: () => Promise<T>): Promise<T> {
+  const settings = app.settings;
   await settings.remove(LOCK_KEY, { olderThan: new Date(Date.now() - LOCK_TTL_MS) });
   const holder = randomUUID();
   if (!(await settings.claim(LOCK_KEY, { holder, instance: app.instanceId, pid: process.pid, what }))) {

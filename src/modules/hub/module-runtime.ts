@@ -1,21 +1,42 @@
-import type express from 'express';
-import type { RequestHandler } from 'express';
-import type { AppContext } from '../../app-context.js';
+import type { Bus } from '../../cache/cache.js';
+import type { Config } from '../../config/schema.js';
+import type { UserRepository } from '../../data/repositories/user-repository.js';
+import type { Logger } from '../../log/logger.js';
 import { CORE_USER_ATTRIBUTES, type UserFieldDef } from '../../data/models/user.model.js';
 import { coreJobs, type JobDef } from '../../jobs/core-jobs.js';
 import type { ModuleManifest } from '../define-module.js';
-import { createModuleContext, type ModuleContext } from '../module-context.js';
+import type { ModuleContext } from '../module-context.js';
+import type { Hooks } from '../hooks.js';
 import { checkRegistry, type CheckedRegistry } from '../registry.js';
-import type { JobSink, ModuleRuntime } from '../runtime.js';
-import { buildModuleRouter } from './dynamic-router.js';
+import type { JobSink, ModuleRoutes, ModuleRuntime } from '../runtime.js';
 import { createModuleHub } from './hub.js';
 import type { Transaction } from '../../data/unit-of-work.js';
 import { createStateStore, type InstalledModule } from './state-store.js';
+import type { HubDb } from './hub-deps.js';
 import { envProblems, envSettings } from '../module-env.js';
+
+/** What the runtime works with: built before it, nothing of the services (module contexts come through `contextFor`). */
+export interface ModuleRuntimeDeps {
+  config: Pick<Config, 'moduleEnv'>;
+  logger: Logger;
+  /** The database: module_state, the settings rows, the schema (the hub's migrations). */
+  db: HubDb;
+  bus: Bus;
+  hooks: Pick<Hooks, 'on' | 'removeOwner'>;
+  /** Learns the installed modules' user columns on every reload. */
+  users: Pick<UserRepository, 'setExtraFields'>;
+  /**
+   * Builds a module's context. The contexts need the services, which need this runtime: the runtime
+   * calls it on a module's first use (a reload, a request), once the services exist.
+   */
+  contextFor(manifest: ModuleManifest): ModuleContext;
+}
 
 export interface ModuleRuntimeOptions {
   /** The modules that can be installed: passed in at the composition root (core imports no module). */
   registry: readonly ModuleManifest[];
+  /** Core's routes (method and path), which no module route may take: the HTTP layer's table, handed in. */
+  coreRoutes: readonly { method: string; path: string }[];
   /** How often module state is re-read from the database (installs by another process). */
   pollMs?: number;
 }
@@ -28,14 +49,16 @@ export const MODULES_CHANGED = 'modules:changed';
  * changes: at once on `modules:changed` (bus), and at the latest after `pollMs` by comparing the
  * revision row (a CLI install against an embedded server without Redis).
  */
-export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOptions): Promise<ModuleRuntime> {
+export function createModuleRuntime(deps: ModuleRuntimeDeps, opts: ModuleRuntimeOptions): ModuleRuntime {
+  const { logger, bus, hooks } = deps;
+  const instanceId = deps.db.instanceId;
   const pollMs = opts.pollMs ?? 2000;
   let manifests: readonly ModuleManifest[] = opts.registry;
   const contexts = new Map<string, ModuleContext>();
-  /** One context per module, built on first use (the app is complete by then). */
+  /** One context per module, built on first use (the services exist by then). */
   const contextOf = (m: ModuleManifest): ModuleContext => {
     let c = contexts.get(m.id);
-    if (!c) contexts.set(m.id, (c = createModuleContext(ctx, m)));
+    if (!c) contexts.set(m.id, (c = deps.contextFor(m)));
     return c;
   };
   let checked: CheckedRegistry | null = null;
@@ -43,19 +66,17 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
   let configs = new Map<string, Record<string, unknown>>();
   let withData = new Set<string>();
   let revision: string | null = null;
-  let current: express.Router | null = null;
+  let routes: ModuleRoutes | null = null;
   let sink: JobSink | null = null;
   let timer: NodeJS.Timeout | null = null;
   let subscribed = false;
   let closed = false;
   let chain: Promise<void> = Promise.resolve();
-  const store = createStateStore(() => ctx);
+  const store = createStateStore(deps.db);
 
-  async function check(): Promise<CheckedRegistry> {
-    // Imported here: the route table imports the hub routes, which need this runtime's types only.
-    const { coreRoutes } = await import('../../http/routes/index.js');
+  function check(): CheckedRegistry {
     return checkRegistry(manifests, {
-      routes: coreRoutes.map((r) => ({ method: r.method, path: r.path })),
+      routes: opts.coreRoutes.map((r) => ({ method: r.method, path: r.path })),
       userColumns: Object.keys(CORE_USER_ATTRIBUTES),
       jobs: coreJobs.map((j) => j.name),
     });
@@ -68,12 +89,12 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
   const dataManifests = () => ordered().filter((m) => installed.has(m.id) || withData.has(m.id));
 
   async function load(): Promise<void> {
-    checked ??= await check();
+    checked ??= check();
     const rev = await store.readRevision();
     const rows = await store.readStates();
     const known = new Set(manifests.map((m) => m.id));
     for (const r of rows) {
-      if (!known.has(r.id)) ctx.logger.warn({ module: r.id }, 'installed module is not in the registry; ignored');
+      if (!known.has(r.id)) logger.warn({ module: r.id }, 'installed module is not in the registry; ignored');
     }
     const nextInstalled = new Map(rows.filter((r) => known.has(r.id)).map((r) => [r.id, r]));
     const nextConfigs = await store.readConfigs([...nextInstalled.keys()]);
@@ -85,18 +106,17 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     withData = nextWithData;
     revision = rev;
 
-    ctx.repos.users.setExtraFields(runtime.userFields());
+    deps.users.setExtraFields(runtime.userFields());
     reportEnvProblems();
-    for (const m of manifests) ctx.hooks.removeOwner(m.id);
+    for (const m of manifests) hooks.removeOwner(m.id);
     for (const m of enabledManifests()) {
       const mc = contextOf(m);
-      for (const h of m.hooks) ctx.hooks.on(h.event, (payload) => h.handler(payload, mc), m.id, h.when);
+      for (const h of m.hooks) hooks.on(h.event, (payload) => h.handler(payload, mc), m.id, h.when);
     }
-    current = buildModuleRouter(
-      ctx,
-      installedManifests().map((m) => ({ manifest: m, enabled: installed.get(m.id)!.enabled, context: contextOf(m) })),
-      ordered().filter((m) => !installed.has(m.id)),
-    );
+    routes = {
+      installed: installedManifests().map((m) => ({ manifest: m, enabled: installed.get(m.id)!.enabled, context: contextOf(m) })),
+      notInstalled: ordered().filter((m) => !installed.has(m.id)),
+    };
     sink?.sync('modules', runtime.jobs());
   }
 
@@ -105,10 +125,10 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
   /** Module settings in the environment that fit no reading are logged once (they are ignored). */
   const reported = new Set<string>();
   function reportEnvProblems(): void {
-    for (const p of envProblems(manifests, ctx.config.moduleEnv ?? {})) {
+    for (const p of envProblems(manifests, deps.config.moduleEnv ?? {})) {
       if (reported.has(p)) continue;
       reported.add(p);
-      ctx.logger.warn({ problem: p }, 'module setting in the environment ignored');
+      logger.warn({ problem: p }, 'module setting in the environment ignored');
     }
   }
 
@@ -123,9 +143,9 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
     if (closed) return;
     if (!subscribed) {
       subscribed = true;
-      await ctx.bus.subscribe(MODULES_CHANGED, (msg) => {
-        if ((msg as { from?: string } | null)?.from === ctx.instanceId) return;
-        reload().catch((err) => ctx.logger.warn({ err: (err as Error).message }, 'module reload failed'));
+      await bus.subscribe(MODULES_CHANGED, (msg) => {
+        if ((msg as { from?: string } | null)?.from === instanceId) return;
+        reload().catch((err) => logger.warn({ err: (err as Error).message }, 'module reload failed'));
       });
     }
     if (!timer && pollMs > 0) {
@@ -136,25 +156,19 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
         store
           .readRevision()
           .then((rev) => (rev !== revision ? reload() : undefined))
-          .catch((err) => ctx.logger.debug({ err: (err as Error).message }, 'module revision check failed'))
+          .catch((err) => logger.debug({ err: (err as Error).message }, 'module revision check failed'))
           .finally(() => (busy = false));
       }, pollMs);
       timer.unref();
     }
   }
 
-  const router: RequestHandler = (req, res, next) => {
-    if (current) return current(req, res, next);
-    // First request before any load (a server started without reload): load, then route.
-    reload().then(() => (current ? current(req, res, next) : next()), next);
-  };
-
   const runtime: ModuleRuntime = {
     installedSources: () => installedManifests().map((m) => ({ id: m.id, migrations: m.migrations })),
     isInstalled: (id) => installed.has(id),
     isEnabled: (id) => installed.get(id)?.enabled === true,
     userFields: (): UserFieldDef[] => installedManifests().flatMap((m) => m.userFields),
-    router,
+    routes: () => routes,
     reload,
     async close() {
       closed = true;
@@ -171,7 +185,7 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
       if (!m?.config) return {} as T;
       // The environment (POST_TYPES_ENABLED=false) wins over the stored settings; it is read once per manifest.
       let fromEnv = envValues.get(m);
-      if (!fromEnv) envValues.set(m, (fromEnv = envSettings(m, ctx.config.moduleEnv ?? {}).values));
+      if (!fromEnv) envValues.set(m, (fromEnv = envSettings(m, deps.config.moduleEnv ?? {}).values));
       const parsed = m.config.safeParse({ ...(configs.get(id) ?? {}), ...fromEnv });
       if (parsed.success) return parsed.data as T;
       // A stored value that no longer fits the schema falls back to the defaults rather than failing requests.
@@ -194,7 +208,10 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
       sink = s;
       s.sync('modules', runtime.jobs());
     },
-    hub: null as unknown as ModuleRuntime['hub'],
+    // The hub works on this runtime: made just below, once the runtime exists.
+    get hub() {
+      return hub;
+    },
     async setRegistry(next) {
       manifests = [...next];
       contexts.clear();
@@ -202,13 +219,14 @@ export async function createModuleRuntime(ctx: AppContext, opts: ModuleRuntimeOp
       await reload();
     },
   };
-  runtime.hub = createModuleHub({
-    app: () => ctx,
+  const hub = createModuleHub({
+    db: deps.db,
+    logger,
     runtime,
     store,
     async changed() {
       await reload();
-      await ctx.bus.publish(MODULES_CHANGED, { from: ctx.instanceId, revision });
+      await bus.publish(MODULES_CHANGED, { from: instanceId, revision });
     },
     settleMs: Math.max(pollMs, 0) + 500,
   });

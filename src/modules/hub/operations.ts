@@ -48,14 +48,14 @@ function assertRunnable(plans: ModulePlan[]): void {
 /** Runs `fn` in one transaction; a failure leaves nothing behind and is reported as such. */
 async function atomically<T>(d: HubDeps, what: string, fn: (t: import('sequelize').Transaction) => Promise<T>): Promise<T> {
   try {
-    return await d.app().sequelize.transaction(fn);
+    return await d.db.sequelize.transaction(fn);
   } catch (err) {
     if (err instanceof AppError) throw err;
     if (isDatabaseUnavailable(err)) {
-      d.app().logger.warn({ err: (err as Error).message, what }, 'module operation could not reach the database; nothing was changed');
+      d.logger.warn({ err: (err as Error).message, what }, 'module operation could not reach the database; nothing was changed');
       throw new AppError(503, Codes.SERVICE_UNAVAILABLE, `${what}: the database is busy or unreachable; nothing was changed, try again`);
     }
-    d.app().logger.error({ err: (err as Error).message, what }, 'module operation failed and was rolled back');
+    d.logger.error({ err: (err as Error).message, what }, 'module operation failed and was rolled back');
     throw new AppError(500, Codes.MODULE_INSTALL_FAILED, `${what} failed and was rolled back, nothing was changed: ${(err as Error).message}`);
   }
 }
@@ -65,7 +65,7 @@ const progressOf = (o: ChangeOptions, direction: 'up' | 'down') => (m: PlannedMi
 
 /** Installs modules (and their settings) in dependency order: migrations and state in one transaction. */
 export async function install(d: HubDeps, ids: string[], o: ChangeOptions & { config?: Record<string, Record<string, unknown>> } = {}): Promise<ChangeResult> {
-  return withInstallLock(d.app(), `install ${ids.join(', ')}`, async () => {
+  return withInstallLock(d.db, `install ${ids.join(', ')}`, async () => {
     const plans = await planChange(d, 'install', ids, { execute: false, config: o.config });
     assertRunnable(plans);
     const order = plans.map((p) => p.module_id);
@@ -93,7 +93,7 @@ export async function install(d: HubDeps, ids: string[], o: ChangeOptions & { co
 
 /** Applies a newer manifest's pending migrations and records its version. */
 export async function update(d: HubDeps, id: string, o: ChangeOptions = {}): Promise<ChangeResult> {
-  return withInstallLock(d.app(), `update ${id}`, async () => {
+  return withInstallLock(d.db, `update ${id}`, async () => {
     const [plan] = await planChange(d, 'update', [id], { execute: false });
     assertRunnable([plan]);
     if (plan.up_to_date) return { modules: [id], action: 'update', migrations: [], changed: false };
@@ -115,7 +115,7 @@ export async function update(d: HubDeps, id: string, o: ChangeOptions = {}): Pro
 export async function setEnabled(d: HubDeps, id: string, enabled: boolean, o: ChangeOptions = {}): Promise<ChangeResult> {
   requireManifest(d, id);
   const action = enabled ? 'enable' : 'disable';
-  return withInstallLock(d.app(), `${action} ${id}`, async () => {
+  return withInstallLock(d.db, `${action} ${id}`, async () => {
     const state = d.runtime.installed().find((s) => s.id === id);
     if (!state) throw new AppError(409, Codes.MODULE_NOT_INSTALLED, `Module ${id} is not installed`);
     if (state.enabled === enabled) return { modules: [id], action, migrations: [], changed: false };
@@ -137,7 +137,7 @@ export async function setEnabled(d: HubDeps, id: string, enabled: boolean, o: Ch
  */
 export async function uninstall(d: HubDeps, id: string, o: ChangeOptions & { dropData?: boolean; force?: boolean } = {}): Promise<ChangeResult> {
   const m = requireManifest(d, id);
-  return withInstallLock(d.app(), `uninstall ${id}`, async () => {
+  return withInstallLock(d.db, `uninstall ${id}`, async () => {
     const state = d.runtime.installed().find((s) => s.id === id);
     const migrator = hubMigrator(d);
     const done = new Set(await migrator.executed());
@@ -150,7 +150,7 @@ export async function uninstall(d: HubDeps, id: string, o: ChangeOptions & { dro
     let guarded: { notices?: string[]; afterCommit?: () => Promise<void> } = {};
     if (state) {
       await atomically(d, `Uninstalling ${id}`, async (t) => {
-        guarded = (await m.beforeUninstall?.({ ctx: d.app().modules.context(id), force: Boolean(o.force), tx: t })) ?? {};
+        guarded = (await m.beforeUninstall?.({ ctx: d.runtime.context(id), force: Boolean(o.force), tx: t })) ?? {};
         await d.store.deleteState(t, id);
         await d.store.bumpRevision(t);
       });

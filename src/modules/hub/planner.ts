@@ -43,7 +43,7 @@ const CREATE_TABLE_RE = /CREATE TABLE (?:IF NOT EXISTS )?[`"]?([A-Za-z0-9_]+)[`"
  * rolled back, which proves they apply on this database while changing nothing.
  */
 export async function planChange(d: HubDeps, action: 'install' | 'update', ids: string[], opts: PlanOptions): Promise<ModulePlan[]> {
-  const app = d.app();
+  const app = d.db;
   const wanted = new Set(ids.map((id) => requireManifest(d, id).id));
   const manifests = d.runtime.registry().filter((m) => wanted.has(m.id));
   const migrator = hubMigrator(d);

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'sequelize';
-import type { AppContext } from '../../app-context.js';
+import type { Sequelize } from 'sequelize';
+import type { SystemModels } from '../../data/models/system.models.js';
+import type { SettingsRepository } from '../../data/repositories/settings-repository.js';
 import { MIGRATIONS_TABLE } from '../../data/migrator.js';
 
 /** One module_state row. */
@@ -31,9 +33,9 @@ export const asObject = (v: unknown): Record<string, unknown> => {
 };
 
 /** module_state and the module rows of settings; reads tolerate a database that is not migrated yet. */
-export function createStateStore(app: () => AppContext) {
-  const models = () => app().models;
-  const settings = () => app().repos.settings;
+export function createStateStore(db: { sequelize: Sequelize; models: Pick<SystemModels, 'ModuleState'>; settings: SettingsRepository }) {
+  const models = () => db.models;
+  const settings = () => db.settings;
 
   async function tolerant<T>(fallback: T, fn: () => Promise<T>): Promise<T> {
     try {
@@ -73,7 +75,7 @@ export function createStateStore(app: () => AppContext) {
     /** Sources with applied migrations: modules whose data exists (installed, or uninstalled keeping it). */
     async readSourcesWithData(): Promise<Set<string>> {
       return tolerant(new Set<string>(), async () => {
-        const [rows] = await app().sequelize.query(`SELECT DISTINCT source FROM ${MIGRATIONS_TABLE}`);
+        const [rows] = await db.sequelize.query(`SELECT DISTINCT source FROM ${MIGRATIONS_TABLE}`);
         return new Set((rows as { source: string }[]).map((r) => r.source));
       });
     },

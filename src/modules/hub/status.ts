@@ -77,7 +77,7 @@ export function listRegistry(d: HubDeps) {
 
 /** Status of modules (all, or the ones named) as the database shows them, component by component. */
 export async function moduleStatuses(d: HubDeps, ids?: string[]): Promise<ModuleStatus[]> {
-  const app = d.app();
+  const app = d.db;
   const manifests = ids ? ids.map((id) => requireManifest(d, id)) : [...d.runtime.registry()];
   const done = new Set(await hubMigrator(d).executed());
   const tables = await existingTables(app);

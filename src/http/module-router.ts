@@ -1,11 +1,12 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import type { AppContext } from '../../app-context.js';
-import { AppError, isAppError } from '../../errors/app-error.js';
-import { Codes } from '../../errors/codes.js';
-import { toHandlers } from '../../http/define-route.js';
-import type { ModuleManifest } from '../define-module.js';
-import type { ModuleContext } from '../module-context.js';
-import { toCoreRoute } from '../module-route.js';
+import type { AppContext } from '../app-context.js';
+import { AppError, isAppError } from '../errors/app-error.js';
+import { Codes } from '../errors/codes.js';
+import type { ModuleContext } from '../modules/module-context.js';
+import type { ModuleRouteDef } from '../modules/module-route.js';
+import type { ModuleRoutes } from '../modules/runtime.js';
+import { toHandlers, type RouteDef } from './define-route.js';
+import type { SignedIn } from './route-shape.js';
 
 export const moduleDisabled = (id: string) => new AppError(503, Codes.MODULE_DISABLED, `Module ${id} is disabled`);
 
@@ -20,18 +21,38 @@ const refuse =
   };
 
 /**
+ * The module routes, served through the same pipeline as core routes. The router follows the module
+ * runtime: it is rebuilt from each new set of module routes a reload produces. A request before any
+ * load (a server started without a reload) loads first, then routes.
+ */
+export function moduleRouter(app: AppContext): RequestHandler {
+  let built: { from: ModuleRoutes; router: express.Router } | null = null;
+  const current = (): express.Router | null => {
+    const routes = app.modules.routes();
+    if (!routes) return null;
+    if (built?.from !== routes) built = { from: routes, router: buildModuleRouter(app, routes) };
+    return built.router;
+  };
+  return (req, res, next) => {
+    const router = current();
+    if (router) return router(req, res, next);
+    app.modules.reload().then(() => {
+      const loaded = current();
+      if (loaded) loaded(req, res, next);
+      else next();
+    }, next);
+  };
+}
+
+/**
  * A router with the routes of every module in the registry. An installed module's routes run; a
  * switched-off module keeps its paths, answered 503 MODULE_DISABLED; so does a module that is not
  * installed (a client learns the feature is missing, not that the path is wrong), naming the install
  * command. Not-installed modules come last, so they never shadow an installed module's path.
  */
-export function buildModuleRouter(
-  app: AppContext,
-  modules: { manifest: ModuleManifest; enabled: boolean; context: ModuleContext }[],
-  notInstalled: readonly ModuleManifest[] = [],
-): express.Router {
+function buildModuleRouter(app: AppContext, { installed, notInstalled }: ModuleRoutes): express.Router {
   const router = express.Router();
-  for (const { manifest, enabled, context } of modules) {
+  for (const { manifest, enabled, context } of installed) {
     for (const def of manifest.routes) {
       if (enabled) router[def.method](def.path, ...toHandlers(toCoreRoute(def, context), app), switchedOffMeanwhile(app, manifest.id));
       else
@@ -49,6 +70,14 @@ export function buildModuleRouter(
       );
   }
   return router;
+}
+
+/** The core route that serves a module route, its handler given the module's context. */
+function toCoreRoute(def: ModuleRouteDef<any, any, any, any>, ctx: ModuleContext): RouteDef<any, any, any> {
+  return {
+    ...def,
+    handler: ({ req, res, body, query, params, auth }) => def.handler({ req, res, body, query, params, auth: auth as SignedIn, ctx }),
+  };
 }
 
 /**

@@ -1,0 +1,54 @@
+/** The limiters' shared types: a leaf, so the backends and the files that pick one import it without a circle. */
+import type { createClient } from 'redis';
+
+/** The app's one shared node-redis v5 client, created and connected by the caller. */
+export type RedisClient = ReturnType<typeof createClient>;
+
+/** Same shape as config.rateLimitLogin and friends. */
+export interface LimitRule {
+  points: number;
+  durationSec: number;
+}
+
+export interface LimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the current window ends and the budget returns. */
+  resetAt: number;
+  /** 0 when allowed. */
+  retryAfterSec: number;
+}
+
+/**
+ * A fixed window per (bucket, key), opened by the key's first hit.
+ * bucket is the limit class (e.g. 'login'); key is an IP or 'acct:<email>'.
+ */
+export interface RateLimiter {
+  consume(bucket: string, key: string, rule: LimitRule): Promise<LimitResult>;
+  reset(bucket: string, key: string): Promise<void>;
+  /** Gives back one hit of the current window (a request that failed through no fault of the caller's). */
+  refund(bucket: string, key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface BackoffDecision {
+  allowed: boolean;
+  retryAfterSec: number;
+  /** Consecutive failures recorded for the account so far. */
+  failures: number;
+}
+
+/**
+ * Per-account failed-login backoff. Call reserve() before checking the password and, when it is
+ * allowed, exactly one of recordFailure() / recordSuccess() after. The reservation holds one of the
+ * account's remaining attempts while the check runs, so parallel attempts cannot all slip in
+ * before the first failures are recorded.
+ */
+export interface LoginBackoff {
+  reserve(account: string): Promise<BackoffDecision>;
+  recordFailure(account: string): Promise<void>;
+  recordSuccess(account: string): Promise<void>;
+  /** Gives a reservation back unused: the attempt ended before the password was checked (database down). */
+  release(account: string): Promise<void>;
+}
