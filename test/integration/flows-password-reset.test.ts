@@ -87,6 +87,17 @@ describe('password reset', () => {
     expect((await login(user.email, NEW_PASSWORD)).status).toBe(200);
   });
 
+  it('when one reset link is completed by many requests at once, then exactly one succeeds', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('race-reset') });
+    await t.request('POST', '/auth/password-reset/request', { body: { email: user.email } });
+    const token = tokenIn(await mailTo(sink, user.email, /reset/i));
+    const rs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => t.request('POST', '/auth/password-reset/complete', { body: { token, password: `Fresh-Passw0rd-${i}x` } })),
+    );
+    expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(rs.filter((r) => r.status === 400).every((r) => r.body.code === 'INVALID_TOKEN')).toBe(true);
+  });
+
   it('when the token has expired, then it is refused and the password stays', async () => {
     const user = await makeUser(t, { email: uniqueEmail('reset-expired') });
     const token = await resetToken(user.email);

@@ -95,6 +95,18 @@ describe('token login by email', () => {
     expect(await t.app.services.sessions.listForUser(user.id)).toHaveLength(1);
   });
 
+  it('when one login code is posted by many requests at once, then exactly one session is issued', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('race-code') });
+    const asked = await t.request('POST', '/auth/token/login', { body: { identifier: user.email } });
+    const code = codeIn((await mailTo(smtp, user.email, /.*/)).text);
+    const rs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        t.request('POST', '/auth/token/validate', { body: i % 2 ? { token_id: asked.body.token_id, code } : { identifier: user.email, code } }),
+      ),
+    );
+    expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(await t.app.services.sessions.listForUser(user.id)).toHaveLength(1);
+  });
   it('when the mailed code is posted with the token_id or with the address, then a session is issued', async () => {
     const user = await makeUser(t, { email: uniqueEmail('tl-code') });
     const r1 = await requestLogin(t, { identifier: user.email });
