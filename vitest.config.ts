@@ -13,6 +13,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // expect.poll waits up to 5 s (default 1 s): mail, log lines and other instances' caches change after the answer, on a busy machine.
+    expect: { poll: { timeout: 5_000 } },
     projects: [
       { extends: true as const, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       // The real server started as a user starts it: with the unit tier, `npm run test:quick`.

@@ -28,15 +28,11 @@ describe(`blog scheduling, data rights and the hub (${BACKEND})`, () => {
       expect(
         (await t.request('POST', `/api/v1/posts/${post.id}/schedule`, { session: p.writer.token, body: { scheduled_at: when.toISOString() } })).status,
       ).toBe(200);
-      const deadline = Date.now() + 15_000;
-      let row: any;
-      do {
-        await new Promise((r) => setTimeout(r, 250));
-        [row] = await rows('SELECT status, published_at, scheduled_at FROM blog_posts WHERE id = ?', [post.id]);
-      } while (row.status !== 'published' && Date.now() < deadline);
-      expect(row.status).toBe('published');
-      expect(new Date(row.published_at).getTime()).toBe(when.getTime());
-      expect(row.scheduled_at).toBeNull();
+      const row = async () => (await rows('SELECT status, published_at, scheduled_at FROM blog_posts WHERE id = ?', [post.id]))[0];
+      await expect.poll(async () => (await row()).status, { timeout: 15_000, interval: 250 }).toBe('published');
+      const published = await row();
+      expect(new Date(published.published_at).getTime()).toBe(when.getTime());
+      expect(published.scheduled_at).toBeNull();
       expect((await t.request('GET', `/api/v1/posts/${post.slug}`)).status).toBe(200);
     } finally {
       await scheduler.stop();

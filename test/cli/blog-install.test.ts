@@ -20,8 +20,7 @@ describe('gatehouse module install blog', () => {
     expect(install.code, install.stderr).toBe(0);
     expect(json(install).modules[0]).toMatchObject({ module_id: 'blog', status: 'installed', installed_version: '1.0.0' });
 
-    const deadline = Date.now() + 8000;
-    while ((await call(url, 'GET', '/api/v1/posts/?lang=en')).status !== 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await expect.poll(async () => (await call(url, 'GET', '/api/v1/posts/?lang=en')).status, { timeout: 8000, interval: 100 }).toBe(200);
     expect((await call(url, 'GET', '/api/v1/posts/?lang=en')).body).toMatchObject({ data: [], meta: { total: 0 } });
 
     const login = await call(url, 'POST', '/auth/login', { body: { email: 'writer@example.com', password: writer.password } });
@@ -31,14 +30,10 @@ describe('gatehouse module install blog', () => {
     const id = draft.body.data.id as string;
     const when = new Date(Date.now() + 1500).toISOString();
     expect((await call(url, 'POST', `/api/v1/posts/${id}/schedule`, { session, body: { scheduled_at: when } })).body.data.status).toBe('scheduled');
-    let status = 'scheduled';
-    const until = Date.now() + 20_000;
-    while (status !== 'published' && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 500));
-      // Only the author reads it (a scheduled post is the author's alone); reading publishes nothing.
-      status = (await call(url, 'GET', `/api/v1/posts/id/${id}`, { session })).body.data.status;
-    }
-    expect(status).toBe('published');
+    // Only the author reads it (a scheduled post is the author's alone); reading publishes nothing.
+    await expect
+      .poll(async () => (await call(url, 'GET', `/api/v1/posts/id/${id}`, { session })).body.data.status, { timeout: 20_000, interval: 500 })
+      .toBe('published');
     expect((await call(url, 'GET', '/api/v1/posts/from-the-cli-install')).status).toBe(200);
   }, 90_000);
 });

@@ -67,6 +67,7 @@ describe('gatehouse serve', () => {
     let answer = '';
     sock.on('data', (d) => (answer += d));
     const closed = new Promise((r) => sock.once('close', r));
+    // A fixed pause, not a poll: nothing outside the server shows that it has read the headers.
     await new Promise((r) => setTimeout(r, 200));
     s.child.kill('SIGTERM');
     await s.waitFor(/SIGTERM/);

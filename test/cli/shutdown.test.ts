@@ -11,7 +11,7 @@ interface Outcome {
 }
 
 /** A raw connection that sends `requests` requests (pipelined) and collects what comes back until it closes. */
-function client(port: number): { socket: net.Socket; connected: Promise<void>; done: Promise<Outcome> } {
+function client(port: number): { socket: net.Socket; connected: Promise<void>; received: () => string; done: Promise<Outcome> } {
   const socket = net.connect(port, '127.0.0.1');
   let answer = '';
   let error: string | null = null;
@@ -20,6 +20,7 @@ function client(port: number): { socket: net.Socket; connected: Promise<void>; d
   return {
     socket,
     connected: new Promise((r) => socket.once('connect', () => r())),
+    received: () => answer,
     done: new Promise((r) => socket.once('close', () => r({ answer, error }))),
   };
 }
@@ -51,7 +52,7 @@ describe('gatehouse serve under SIGTERM', () => {
     const pooled = Array.from({ length: 20 }, () => client(port));
     await Promise.all(pooled.map((c) => c.connected));
     for (const c of pooled) c.socket.write(request('/health'));
-    await new Promise((r) => setTimeout(r, 300));
+    await expect.poll(() => pooled.filter((c) => c.received().startsWith('HTTP/1.1 200')).length).toBe(pooled.length);
 
     // The burst: new connections with a request each, slow logins among them, and a second request
     // on every pooled connection, all written before the signal.

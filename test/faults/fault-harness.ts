@@ -198,11 +198,8 @@ export async function load(
 /** Polls until `fn` resolves true; returns the milliseconds it took. */
 export async function timeUntil(fn: () => Promise<boolean>, timeoutMs: number): Promise<number> {
   const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (await fn()) return Date.now() - started;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`not within ${timeoutMs} ms`);
+  await expect.poll(fn, { timeout: timeoutMs, message: `not within ${timeoutMs} ms` }).toBe(true);
+  return Date.now() - started;
 }
 
 /** Log lines of a level (pino's numbers: 50 error, 40 warn) from a JSON log. */

@@ -161,10 +161,12 @@ describe.each(BACKENDS)('SIGTERM on %s, every module installed', (kind) => {
 });
 
 async function waitForWorkers(s: Awaited<ReturnType<typeof serve>>['s'], n: number): Promise<number[]> {
-  for (let i = 0; i < 100; i++) {
-    const pids = [...(s.stdout + s.stderr).matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
-    if (new Set(pids).size >= n) return [...new Set(pids)];
-    await sleep(100);
-  }
-  throw new Error(`workers did not announce themselves:\n${s.stdout}\n${s.stderr}`);
+  const pids = () => [...new Set([...(s.stdout + s.stderr).matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1])))];
+  await expect
+    .poll(() => pids().length, { timeout: 10_000, interval: 100 })
+    .toBeGreaterThanOrEqual(n)
+    .catch((err: Error) => {
+      throw new Error(`workers did not announce themselves: ${err.message}\n${s.stdout}\n${s.stderr}`);
+    });
+  return pids();
 }

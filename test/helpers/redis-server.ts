@@ -16,6 +16,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** A loop, not expect.poll: servers start and stop in hooks too, where vitest refuses expect.poll. */
 async function waitForPort(port: number, up: boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

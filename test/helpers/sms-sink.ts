@@ -34,9 +34,10 @@ function reply(res: http.ServerResponse, status: number, body: unknown): void {
 
 /**
  * A local HTTP server speaking the Twilio Messages API subset Gatehouse uses. With `failWith`, every
- * send answers that status with a Twilio-style error body.
+ * send answers that status with a Twilio-style error body; with `delayMs`, every answer (and the
+ * message being kept) waits that long, as a real provider takes its time.
  */
-export async function startSmsSink(opts: { failWith?: number } = {}): Promise<SmsSink> {
+export async function startSmsSink(opts: { failWith?: number; delayMs?: number } = {}): Promise<SmsSink> {
   const inbox = createInbox<SinkSms>('SMS');
   let attempts = 0;
   const server = http.createServer((req, res) => {
@@ -44,7 +45,7 @@ export async function startSmsSink(opts: { failWith?: number } = {}): Promise<Sm
     if (req.method !== 'POST' || !match) return reply(res, 404, { code: 20404, message: 'The requested resource was not found', status: 404 });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    const answer = () => {
       attempts++;
       const accountSid = decodeURIComponent(match[1]);
       const header = req.headers.authorization ?? '';
@@ -62,7 +63,8 @@ export async function startSmsSink(opts: { failWith?: number } = {}): Promise<Sm
       };
       inbox.push(sms);
       reply(res, 201, { sid: sms.sid, status: 'queued', to: sms.to, from: sms.from, body: sms.body });
-    });
+    };
+    req.on('end', () => (opts.delayMs ? setTimeout(answer, opts.delayMs) : answer()));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -54,8 +54,11 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-/** A real SMTP server on 127.0.0.1, port 0, keeping every message it receives, parsed. */
-export async function startSmtpSink(): Promise<SmtpSink> {
+/**
+ * A real SMTP server on 127.0.0.1, port 0, keeping every message it receives, parsed. With `delayMs`,
+ * each message is accepted (and kept) only after that long, as a real provider takes its time.
+ */
+export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<SmtpSink> {
   const inbox = createInbox<ParsedMail>('mail');
   const server = new SMTPServer({
     // No TLS in tests: without STARTTLS on offer, nodemailer speaks plain SMTP.
@@ -69,8 +72,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     onData(stream, _session, cb) {
       simpleParser(stream).then(
         (mail) => {
-          inbox.push(mail);
-          cb();
+          const accept = () => {
+            inbox.push(mail);
+            cb();
+          };
+          if (opts.delayMs) setTimeout(accept, opts.delayMs);
+          else accept();
         },
         (err: Error) => cb(err),
       );

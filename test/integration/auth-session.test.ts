@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import type { AuthMode } from '../../src/http/define-route.js';
+import { coreRoutes } from '../../src/http/routes/index.js';
+import { startTestApp, TEST_BRIDGE_SECRET, type TestApp } from '../helpers/test-app.js';
 import { makeSession, makeUser } from '../helpers/factories.js';
 
 let t: TestApp;
@@ -139,5 +141,28 @@ describe('POST /auth/invalidate/me', () => {
 
   it('when there is no session, then 401', async () => {
     expect((await t.request('POST', '/auth/invalidate/me')).status).toBe(401);
+  });
+});
+
+describe('pending two-factor sessions', () => {
+  const needsFullSession = (auth: AuthMode | ((c: never) => AuthMode)) => typeof auth === 'object' || auth === 'session' || auth === 'bridge+session';
+
+  it('when a pending session (with the bridge secret) calls every core route that needs a full session, then each answers 401 TWO_FACTOR_REQUIRED', async () => {
+    const user = await makeUser(t, { two_factor: true, user_type: 'superadmin' });
+    const { token } = await t.app.services.sessions.create(user.id, { status: 'pending_2fa' });
+    const routes = coreRoutes.filter((r) => needsFullSession(r.auth));
+    expect(routes.length).toBeGreaterThan(20);
+    for (const r of routes) {
+      const path = r.path.replace(/:\w+/g, user.id);
+      const res = await t.request(r.method.toUpperCase(), path, {
+        session: token,
+        headers: { 'X-Bridge-Secret': TEST_BRIDGE_SECRET },
+        body: r.method === 'get' ? undefined : {},
+      });
+      expect(`${r.method} ${r.path} → ${res.status} ${res.body?.code}`).toBe(`${r.method} ${r.path} → 401 TWO_FACTOR_REQUIRED`);
+    }
+    // Still pending and still alive: the refusals did not end or promote it.
+    const me = await t.request('GET', '/auth/me', { session: token });
+    expect(me.body).toMatchObject({ success: false, requires_2fa: true });
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND } from '../helpers/backend.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/test-app.js';
 import { PUBLIC_USER_FIELDS } from '../../src/services/user-view.js';
 import { follow, linkIn, mailTo, mailsTo, tokenIn } from './flows-helpers.js';
@@ -18,34 +18,28 @@ const VERIFY_SUBJECT = /^Verify your email for Gatehouse$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const NEW_PASSWORD = 'Another-Secret-88';
 
-let smtp: SmtpSink;
-/** Core only, no module installed. */
-let t: TestApp;
-/** Verification required, registration behind the bridge secret, a tiny cache-invalidation limit. */
-let strict: TestApp;
+/**
+ * `t`: core only, no module installed. `strict`: verification required, registration behind the
+ * bridge secret, a tiny cache-invalidation limit.
+ */
+const {
+  t,
+  smtp,
+  others: { strict },
+} = appWithMail({
+  env: { RESET_URL_ALLOWLIST: 'myapp://reset' },
+  others: { strict: { REQUIRE_EMAIL_VERIFICATION: 'true', REGISTRATION_REQUIRES_BRIDGE_SECRET: 'true', RATE_LIMIT_CACHE_INVALIDATION: '2/1m' } },
+});
 /** onboarding, privacy and ext-business installed. */
 let mods: TestApp;
 
 beforeAll(async () => {
-  smtp = await startSmtpSink();
-  t = await startTestApp({ env: { SMTP_URL: smtp.url, RESET_URL_ALLOWLIST: 'myapp://reset' } });
-  strict = await startTestApp({
-    env: {
-      SMTP_URL: smtp.url,
-      REQUIRE_EMAIL_VERIFICATION: 'true',
-      REGISTRATION_REQUIRES_BRIDGE_SECRET: 'true',
-      RATE_LIMIT_CACHE_INVALIDATION: '2/1m',
-    },
-  });
   mods = await startTestApp();
   await mods.app.modules.hub.install(['ext-business', 'onboarding', 'privacy']);
 });
 
 afterAll(async () => {
-  await t?.close();
-  await strict?.close();
   await mods?.close();
-  await smtp?.close();
 });
 
 function expectJson(r: TestResponse, what = ''): void {
@@ -89,7 +83,7 @@ async function pendingSession(app: TestApp) {
 async function resetTokenFor(email: string): Promise<string> {
   const before = mailsTo(smtp, email).length;
   expect((await t.request('POST', '/auth/password-reset/request', { body: { email } })).status).toBe(200);
-  await smtp.waitFor(() => mailsTo(smtp, email).length > before && RESET_SUBJECT.test(mailsTo(smtp, email)[before].subject ?? ''));
+  await expect.poll(() => mailsTo(smtp, email)[before]?.subject).toMatch(RESET_SUBJECT);
   return tokenIn(mailsTo(smtp, email)[before]);
 }
 
@@ -97,7 +91,7 @@ async function loginTokenFor(email: string): Promise<string> {
   const before = mailsTo(smtp, email).length;
   const r = await t.request('POST', '/auth/token/login', { body: { identifier: email, type: 'email', redirect_url: 'myapp://reset/magic' } });
   expect(r.status).toBe(200);
-  await smtp.waitFor(() => mailsTo(smtp, email).length > before && LOGIN_SUBJECT.test(mailsTo(smtp, email)[before].subject ?? ''));
+  await expect.poll(() => mailsTo(smtp, email)[before]?.subject).toMatch(LOGIN_SUBJECT);
   return tokenIn(mailsTo(smtp, email)[before]);
 }
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { runMailTest } from '../../src/cli/commands/mail-test.js';
 import type { UserRecord } from '../../src/data/repositories/user-repository.js';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { makeUser, uniqueEmail } from '../helpers/factories.js';
-import { appWithSmtpSink, mailTo, mailsTo } from './flows-helpers.js';
+import { mailTo, mailsTo } from './flows-helpers.js';
 
 /**
  * One email rule (src/services/user-fields.ts `emailField`: trimmed, lower-cased, at most 254
@@ -24,7 +25,7 @@ const VERIFY_SUBJECT = /^Verify your email for Gatehouse$/;
 const RESET_SUBJECT = /^Reset your Gatehouse password$/;
 const LOGIN_SUBJECT = /^Your Gatehouse sign-in link$/;
 
-const started = appWithSmtpSink();
+const { t, smtp } = appWithMail();
 
 /** `  Alice.x@Example.TEST ` for alice.x@example.test: padded and upper-cased, the same address. */
 const shouted = (email: string) => {
@@ -53,21 +54,21 @@ interface Flow {
 const FLOWS: Flow[] = [
   {
     name: 'resend verification',
-    send: (email) => started.t.request('POST', '/auth/resend-verification', { body: { email } }),
+    send: (email) => t.request('POST', '/auth/resend-verification', { body: { email } }),
     field: 'email',
     subject: VERIFY_SUBJECT,
     account: { is_verified: false },
   },
   {
     name: 'forgot password',
-    send: (email) => started.t.request('POST', '/auth/password-reset/request', { body: { email } }),
+    send: (email) => t.request('POST', '/auth/password-reset/request', { body: { email } }),
     field: 'email',
     subject: RESET_SUBJECT,
     account: {},
   },
   {
     name: 'token login request',
-    send: (identifier) => started.t.request('POST', '/auth/token/login', { body: { identifier } }),
+    send: (identifier) => t.request('POST', '/auth/token/login', { body: { identifier } }),
     field: 'identifier',
     subject: LOGIN_SUBJECT,
     account: {},
@@ -80,14 +81,14 @@ describe.each(FLOWS)('$name', (flow) => {
   });
 
   it('when a padded, upper-case address is sent, then the mail goes to the stored lower-case address', async () => {
-    const user = await makeUser(started.t, { ...flow.account, email: uniqueEmail('alice') });
+    const user = await makeUser(t, { ...flow.account, email: uniqueEmail('alice') });
     const r = await flow.send(shouted(user.email));
     expect(r.status).toBe(200);
-    await mailTo(started.sink, user.email, flow.subject);
+    await mailTo(smtp, user.email, flow.subject);
   });
 
   it('when a well-formed address has no account, then the answer is the one a registered address gets', async () => {
-    const user = await makeUser(started.t, flow.account);
+    const user = await makeUser(t, flow.account);
     const known = await flow.send(user.email);
     const unknown = await flow.send(uniqueEmail('nobody'));
     expect(known.status).toBe(200);
@@ -101,29 +102,29 @@ describe.each(FLOWS)('$name', (flow) => {
 });
 
 it('when token login names type email and the identifier is no address, then 400 (and no phone lookup)', async () => {
-  const r = await started.t.request('POST', '/auth/token/login', { body: { identifier: 'a@b', type: 'email' } });
+  const r = await t.request('POST', '/auth/token/login', { body: { identifier: 'a@b', type: 'email' } });
   expectRefused(r, 'identifier');
   expect(r.body.error).toBe('identifier: must be an email address');
 });
 
 describe('gatehouse mail test', () => {
   it.each(MALFORMED)('when --to is %s, then 400 VALIDATION_ERROR names to and nothing is sent', async (_label, to) => {
-    const before = started.sink.messages.length;
-    const err = await runMailTest(started.t.app, to).then(
+    const before = smtp.messages.length;
+    const err = await runMailTest(t.app, to).then(
       () => null,
       (e: unknown) => e,
     );
     expect(err).toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: [expect.objectContaining({ field: 'to' })] });
     expect((err as Error).message).toMatch(/^to: /);
-    expect(started.sink.messages.length).toBe(before);
+    expect(smtp.messages.length).toBe(before);
   });
 
   it('when --to is padded and upper-case, then the message goes to the lower-case address, which is reported', async () => {
     const address = uniqueEmail('ops');
-    const r = await runMailTest(started.t.app, shouted(address));
+    const r = await runMailTest(t.app, shouted(address));
     expect(r.to).toBe(address);
-    const mail = await mailTo(started.sink, address, /test message$/);
+    const mail = await mailTo(smtp, address, /test message$/);
     expect(mail.messageId).toBe(r.messageId);
-    expect(mailsTo(started.sink, address)).toHaveLength(1);
+    expect(mailsTo(smtp, address)).toHaveLength(1);
   });
 });

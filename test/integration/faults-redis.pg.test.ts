@@ -46,14 +46,8 @@ async function answered(t: TestApp, method: string, path: string, init: { token?
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
 
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-const ready = async (t: TestApp) => (await answered(t, 'GET', '/ready')).status === 200;
+/** Waits until the instance answers /ready with 200 again (Redis back and reconnected). */
+const ready = (t: TestApp) => expect.poll(async () => (await answered(t, 'GET', '/ready')).status, { timeout: 10_000 }).toBe(200);
 
 describe('when Redis goes away under load', () => {
   it('then every request is answered, warm and cold sessions validate from the database, and memory stays bounded', async () => {
@@ -71,6 +65,7 @@ describe('when Redis goes away under load', () => {
         for (const r of batch) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
       }
     })();
+    // A fixed head start, not a poll: the kill must land while the load is in flight.
     await new Promise((r) => setTimeout(r, 100));
     await redis.kill();
     await load;
@@ -111,8 +106,8 @@ describe('when Redis goes away under load', () => {
     expect(after.connections).toBeLessThanOrEqual(before.connections + 5);
 
     await redis.start();
-    await until(() => ready(a));
-    await until(() => ready(b));
+    await ready(a);
+    await ready(b);
   });
 
   it('then a logout and a profile change made during the outage hold on every instance once Redis returns', async () => {
@@ -130,16 +125,16 @@ describe('when Redis goes away under load', () => {
     expect((await answered(a, 'GET', '/auth/validation', { token: s.token })).status).toBe(401);
 
     await redis.start();
-    await until(() => ready(b));
+    await ready(b);
     // B missed the messages while Redis was down; it has caught up now.
-    await until(async () => (await answered(b, 'GET', '/auth/validation', { token: s.token })).status === 401, 3000);
+    await expect.poll(async () => (await answered(b, 'GET', '/auth/validation', { token: s.token })).status, { timeout: 3000 }).toBe(401);
     expect((await answered(b, 'GET', '/auth/me', { token: other.token })).body.data.user.name).toBe('After');
 
     // Messages flow again (the subscriber reconnected): a logout on A reaches B's cached copy at once.
     const later = await makeSession(a);
     expect((await answered(b, 'GET', '/auth/validation', { token: later.token })).status).toBe(200);
     expect((await answered(a, 'POST', '/auth/logout', { token: later.token })).status).toBe(200);
-    await until(async () => (await answered(b, 'GET', '/auth/validation', { token: later.token })).status === 401, 2000);
+    await expect.poll(async () => (await answered(b, 'GET', '/auth/validation', { token: later.token })).status, { timeout: 2000 }).toBe(401);
   });
 
   it('then a stalled Redis (open connection, no answers) costs a request at most the command timeout', async () => {
@@ -155,7 +150,7 @@ describe('when Redis goes away under load', () => {
     } finally {
       redis.resume();
     }
-    await until(() => ready(a));
+    await ready(a);
   });
 
   it('then rate limits fall back to an in-process budget (half the configured one) and recover with Redis', async () => {
@@ -170,7 +165,7 @@ describe('when Redis goes away under load', () => {
       expect(statuses).toEqual([404, 404, 404, 404, 404, 429, 429, 429]);
       await redis.start();
       // /ready is itself counted: wait on the health tracker instead of spending the budget.
-      await until(async () => limited.app.redisHealth!.available() && limited.app.redis!.isReady);
+      await expect.poll(() => limited.app.redisHealth!.available() && limited.app.redis!.isReady, { timeout: 10_000 }).toBe(true);
       // Back on the shared budget (a fresh Redis: a full window of 10).
       const after = await answered(limited, 'GET', '/nope/default-class');
       expect(after.status).toBe(404);

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll } from 'vitest';
-import { startSmtpSink, type ParsedMail, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import type { ParsedMail, SmtpSink } from '../helpers/smtp-sink.js';
+import type { TestApp } from '../helpers/test-app.js';
 
 /** Shared by the flows-*.test.ts files: reading what the sinks received. */
 
@@ -36,17 +35,3 @@ export function codeIn(text: string | undefined): string {
 
 /** Follows a Gatehouse link (its host in mail is PUBLIC_URL, which tests do not listen on) against the test app. */
 export const follow = (t: TestApp, link: URL) => t.request('GET', link.pathname + link.search);
-
-/** A test app that mails to an SMTP sink: both started before the file's tests, closed after them. */
-export function appWithSmtpSink(env: Record<string, string> = {}): { readonly sink: SmtpSink; readonly t: TestApp } {
-  const started = {} as { sink: SmtpSink; t: TestApp };
-  beforeAll(async () => {
-    started.sink = await startSmtpSink();
-    started.t = await startTestApp({ env: { SMTP_URL: started.sink.url, ...env } });
-  });
-  afterAll(async () => {
-    await started.t?.close();
-    await started.sink?.close();
-  });
-  return started;
-}

@@ -4,25 +4,21 @@ import { checkSmtp } from '../../src/cli/checks/smtp.js';
 import { runMailTest } from '../../src/cli/commands/mail-test.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log/logger.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { mailTo } from './flows-helpers.js';
 
-let sink: SmtpSink;
-let t: TestApp;
+const { t, smtp: sink } = appWithMail({ env: { PRODUCT_NAME: 'Acme ID' } });
+/** No SMTP_URL: mail goes to the outbox. */
 let outboxApp: TestApp;
 const logger = createLogger('silent');
 
 beforeAll(async () => {
-  sink = await startSmtpSink();
-  t = await startTestApp({ env: { SMTP_URL: sink.url, PRODUCT_NAME: 'Acme ID' } });
   outboxApp = await startTestApp();
 });
 
 afterAll(async () => {
-  await t?.close();
   await outboxApp?.close();
-  await sink?.close();
 });
 
 /** A port nothing listens on. */

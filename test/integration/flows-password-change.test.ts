@@ -1,25 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { mailTo } from './flows-helpers.js';
 
 const NEW_PASSWORD = 'Brand-New-Secret-77';
 const UPDATED = { success: true, message: 'Password updated successfully' };
 const CHANGED_SUBJECT = /^Your Gatehouse password was changed$/;
 
-let sink: SmtpSink;
-let t: TestApp;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-  t = await startTestApp({ env: { SMTP_URL: sink.url } });
-});
-
-afterAll(async () => {
-  await t?.close();
-  await sink?.close();
-});
+const { t, smtp: sink } = appWithMail();
 
 const alive = async (session: string) => (await t.request('GET', '/auth/validation', { session })).status === 200;
 const login = (email: string, password: string) => t.request('POST', '/auth/login', { body: { email, password } });

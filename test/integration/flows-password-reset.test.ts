@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { linkIn, mailTo, mailsTo, tokenIn } from './flows-helpers.js';
 
 const NEW_PASSWORD = 'Brand-New-Secret-77';
@@ -9,24 +8,12 @@ const REQUEST_ANSWER = { success: true, message: 'If the address is registered, 
 const RESET_SUBJECT = /^Reset your Gatehouse password$/;
 const CHANGED_SUBJECT = /^Your Gatehouse password was changed$/;
 
-let sink: SmtpSink;
-let t: TestApp;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-  t = await startTestApp({
-    env: {
-      SMTP_URL: sink.url,
-      REQUIRE_EMAIL_VERIFICATION: 'true',
-      APP_URL: 'https://app.example.test',
-      RESET_URL_ALLOWLIST: 'https://accounts.example.test,myapp://reset',
-    },
-  });
-});
-
-afterAll(async () => {
-  await t?.close();
-  await sink?.close();
+const { t, smtp: sink } = appWithMail({
+  env: {
+    REQUIRE_EMAIL_VERIFICATION: 'true',
+    APP_URL: 'https://app.example.test',
+    RESET_URL_ALLOWLIST: 'https://accounts.example.test,myapp://reset',
+  },
 });
 
 const requestReset = (email: string, extra: Record<string, unknown> = {}) => t.request('POST', '/auth/password-reset/request', { body: { email, ...extra } });
@@ -35,7 +22,7 @@ const requestReset = (email: string, extra: Record<string, unknown> = {}) => t.r
 async function resetToken(email: string, extra: Record<string, unknown> = {}): Promise<string> {
   const before = mailsTo(sink, email).length;
   expect((await requestReset(email, extra)).body).toEqual(REQUEST_ANSWER);
-  await sink.waitFor(() => mailsTo(sink, email).length > before);
+  await expect.poll(() => mailsTo(sink, email).length).toBeGreaterThan(before);
   return tokenIn(mailsTo(sink, email)[before]);
 }
 
@@ -85,6 +72,17 @@ describe('password reset', () => {
     expect(legacy.status).toBe(400);
     expect(legacy.body).toMatchObject({ valid: false, message: 'Invalid or expired token' });
     expect((await login(user.email, NEW_PASSWORD)).status).toBe(200);
+  });
+
+  it('when one reset link is completed by many requests at once, then exactly one succeeds', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('race-reset') });
+    await t.request('POST', '/auth/password-reset/request', { body: { email: user.email } });
+    const token = tokenIn(await mailTo(sink, user.email, /reset/i));
+    const rs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => t.request('POST', '/auth/password-reset/complete', { body: { token, password: `Fresh-Passw0rd-${i}x` } })),
+    );
+    expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(rs.filter((r) => r.status === 400).every((r) => r.body.code === 'INVALID_TOKEN')).toBe(true);
   });
 
   it('when the token has expired, then it is refused and the password stays', async () => {
@@ -178,7 +176,7 @@ describe('password reset request', () => {
       const before = mailsTo(sink, user.email).length;
       const r = await requestReset(user.email, { resetUrl: evil });
       expect(r.body).toEqual(REQUEST_ANSWER);
-      await sink.waitFor(() => mailsTo(sink, user.email).length > before);
+      await expect.poll(() => mailsTo(sink, user.email).length).toBeGreaterThan(before);
       const mail = mailsTo(sink, user.email)[before];
       const link = linkIn(mail);
       expect(link.origin + link.pathname, evil).toBe('https://app.example.test/reset-password');

@@ -1,42 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { makeUser, uniqueEmail } from '../helpers/factories.js';
-import { startSmsSink, type SmsSink } from '../helpers/sms-sink.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import type { TestApp } from '../helpers/test-app.js';
 import { codeIn, follow, linkIn, mailTo, mailsTo, tokenIn } from './flows-helpers.js';
 
 const LOGIN_SUBJECT = /^Your Gatehouse sign-in link$/;
 const INVALID = { success: false, error: 'Invalid or expired token', code: 'INVALID_TOKEN' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-let smtp: SmtpSink;
-let sms: SmsSink;
-let t: TestApp;
-let bridged: TestApp;
-
-beforeAll(async () => {
-  smtp = await startSmtpSink();
-  sms = await startSmsSink();
-  const env = {
-    SMTP_URL: smtp.url,
-    REQUIRE_EMAIL_VERIFICATION: 'true',
-    SMS_PROVIDER: 'twilio',
-    SMS_API_URL: sms.url,
-    SMS_ACCOUNT_SID: 'ACtest0001',
-    SMS_AUTH_TOKEN: 'sms-auth-token',
-    SMS_FROM: '+15550000000',
-    RESET_URL_ALLOWLIST: 'https://app.example.test',
-  };
-  t = await startTestApp({ env });
-  bridged = await startTestApp({ env: { ...env, TOKEN_LOGIN_REQUIRES_BRIDGE_SECRET: 'true' } });
-});
-
-afterAll(async () => {
-  await t?.close();
-  await bridged?.close();
-  await smtp?.close();
-  await sms?.close();
-});
+const env = { REQUIRE_EMAIL_VERIFICATION: 'true', RESET_URL_ALLOWLIST: 'https://app.example.test' };
+const {
+  t,
+  smtp,
+  sms,
+  others: { bridged },
+} = appWithMail({ sms: true, env, others: { bridged: { ...env, TOKEN_LOGIN_REQUIRES_BRIDGE_SECRET: 'true' } } });
 
 let phoneSeq = 0;
 const uniquePhone = () => `+1555${String(Date.now() % 1_000_000).padStart(6, '0')}${++phoneSeq % 10}`;
@@ -95,6 +73,18 @@ describe('token login by email', () => {
     expect(await t.app.services.sessions.listForUser(user.id)).toHaveLength(1);
   });
 
+  it('when one login code is posted by many requests at once, then exactly one session is issued', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('race-code') });
+    const asked = await t.request('POST', '/auth/token/login', { body: { identifier: user.email } });
+    const code = codeIn((await mailTo(smtp, user.email, /.*/)).text);
+    const rs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        t.request('POST', '/auth/token/validate', { body: i % 2 ? { token_id: asked.body.token_id, code } : { identifier: user.email, code } }),
+      ),
+    );
+    expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(await t.app.services.sessions.listForUser(user.id)).toHaveLength(1);
+  });
   it('when the mailed code is posted with the token_id or with the address, then a session is issued', async () => {
     const user = await makeUser(t, { email: uniqueEmail('tl-code') });
     const r1 = await requestLogin(t, { identifier: user.email });
@@ -103,7 +93,7 @@ describe('token login by email', () => {
     expect((await t.request('POST', '/auth/token/validate', { body: { token_id: r1.body.token_id, code: code1 } })).body).toEqual(INVALID);
 
     await requestLogin(t, { identifier: user.email.toUpperCase(), type: 'email' });
-    await smtp.waitFor(() => mailsTo(smtp, user.email).length === 2);
+    await expect.poll(() => mailsTo(smtp, user.email).length).toBe(2);
     const code2 = codeIn(mailsTo(smtp, user.email)[1].text);
     expectSignedIn(await t.request('POST', '/auth/token/validate', { body: { identifier: user.email, code: code2 } }), user.id);
   });
@@ -145,7 +135,7 @@ describe('token login by email', () => {
     expect(good.searchParams.get('token')).toMatch(/^lgn_/);
 
     await requestLogin(t, { identifier: user.email, type: 'email', redirect_url: 'https://evil.example.net/magic' });
-    await smtp.waitFor(() => mailsTo(smtp, user.email).length === 2);
+    await expect.poll(() => mailsTo(smtp, user.email).length).toBe(2);
     const mail = mailsTo(smtp, user.email)[1];
     expect(linkIn(mail).pathname).toBe('/auth/token/validate');
     expect(`${mail.text}${mail.html}`).not.toContain('evil.example.net');

@@ -1,32 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import type { TestApp } from '../helpers/test-app.js';
 import { follow, linkIn, mailTo, mailsTo } from './flows-helpers.js';
 
 const RESEND_ANSWER = { success: true, message: 'If the address is registered and unverified, a verification email has been sent.' };
 const INVALID = { success: false, error: 'Invalid or expired token', code: 'INVALID_TOKEN' };
 const VERIFY_SUBJECT = /^Verify your email for Gatehouse$/;
 
-let sink: SmtpSink;
-let t: TestApp;
-let redirecting: TestApp;
-let lenient: TestApp;
-
-beforeAll(async () => {
-  sink = await startSmtpSink();
-  t = await startTestApp({ env: { SMTP_URL: sink.url, REQUIRE_EMAIL_VERIFICATION: 'true' } });
-  redirecting = await startTestApp({
-    env: { SMTP_URL: sink.url, REQUIRE_EMAIL_VERIFICATION: 'true', VERIFY_REDIRECT_URL: 'https://app.example.test/welcome?from=mail' },
-  });
-  lenient = await startTestApp({ env: { SMTP_URL: sink.url } });
-});
-
-afterAll(async () => {
-  await t?.close();
-  await redirecting?.close();
-  await lenient?.close();
-  await sink?.close();
+const {
+  t,
+  smtp: sink,
+  others: { redirecting, lenient },
+} = appWithMail({
+  env: { REQUIRE_EMAIL_VERIFICATION: 'true' },
+  others: {
+    redirecting: { REQUIRE_EMAIL_VERIFICATION: 'true', VERIFY_REDIRECT_URL: 'https://app.example.test/welcome?from=mail' },
+    lenient: {},
+  },
 });
 
 const register = (app: TestApp, email: string, extra: Record<string, unknown> = {}) =>
@@ -149,7 +140,7 @@ describe('POST /auth/resend-verification', () => {
     await t.request('POST', '/auth/resend-verification', { body: { email: user.email } });
     const first = linkIn(await mailTo(sink, user.email, VERIFY_SUBJECT));
     await t.request('POST', '/auth/resend-verification', { body: { email: user.email.toUpperCase() } });
-    await sink.waitFor(() => mailsTo(sink, user.email).length === 2);
+    await expect.poll(() => mailsTo(sink, user.email).length).toBe(2);
     const second = linkIn(mailsTo(sink, user.email)[1]);
     expect((await follow(t, first)).status).toBe(400);
     expect((await follow(t, second)).status).toBe(200);

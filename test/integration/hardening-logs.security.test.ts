@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND } from '../helpers/backend.js';
 import { captureLog, startTestApp, TEST_BRIDGE_SECRET, TEST_ENV, type TestApp } from '../helpers/test-app.js';
 
 /*
- * The real app at log level trace (SQL included), its log captured from the logger's destination
- * stream, driven through the flows that carry secrets; no secret may show up in the captured text.
+ * The real app, its log captured from the logger's destination stream, driven through the flows
+ * that carry secrets; no secret may show up in the captured text. `t` logs at level trace (SQL
+ * included); `info` at level info, as deployed, writing account mail to the default outbox.
  */
 
 const PASSWORD = 'Sup3r-Secret-Passw0rd!';
@@ -14,13 +16,17 @@ const email = `logs.${randomUUID()}@example.test`;
 
 const captured = captureLog();
 let t: TestApp;
+const infoLog = captureLog();
+let info: TestApp;
 
 beforeAll(async () => {
   t = await startTestApp({ env: { LOG_LEVEL: 'trace' }, logTo: captured.stream });
+  info = await startTestApp({ env: { LOG_LEVEL: 'info' }, logTo: infoLog.stream });
 });
 
 afterAll(async () => {
   await t?.close();
+  await info?.close();
 });
 
 async function call(method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -68,7 +74,16 @@ describe('secrets in logs', () => {
       await t.app.redis!.del(key);
     }
 
-    await new Promise((r) => setTimeout(r, 50));
+    // The access log line is written once the answer is sent: wait for the last request's.
+    const last = BACKEND === 'pg' ? '"url":"/nope/default-class' : '"url":"/auth/logout"';
+    await expect
+      .poll(() =>
+        captured
+          .text()
+          .split('\n')
+          .some((l) => l.includes('request completed') && l.includes(last)),
+      )
+      .toBe(true);
     const log = captured.text();
     // The capture works and is broad: request lines and SQL are in it.
     expect(log).toContain('request completed');
@@ -79,5 +94,70 @@ describe('secrets in logs', () => {
     for (const secret of [PASSWORD, WRONG_PASSWORD, token, token.slice(4), regToken.slice(4), TEST_BRIDGE_SECRET, TEST_ENV.COOKIE_SECRET]) {
       expect(log.includes(secret), `log leaks ${secret.slice(0, 6)}…`).toBe(false);
     }
+  });
+});
+
+describe('tokens in URLs', () => {
+  it('when a reset token is checked through the legacy path form, or a login token arrives under an encoded query key, then neither is logged', async () => {
+    const user = await info.app.services.users.create(
+      { email: `logs.${Date.now()}@example.test`, password: 'Correct-Horse-42' },
+      { actor: null, verified: true },
+    );
+    const reset = await info.app.services.tokens.issue({ kind: 'password_reset', userId: user.id, identifier: user.email, channel: 'email', ttlSec: 600 });
+    const login = await info.app.services.tokens.issue({ kind: 'login', userId: user.id, identifier: user.email, channel: 'email', ttlSec: 600 });
+
+    const checked = await fetch(`${info.url}/auth/password-reset/validate/${reset.token}`);
+    expect(checked.status).toBe(200);
+    const signedIn = await fetch(`${info.url}/auth/token/validate?%74oken=${login.token}`);
+    expect(signedIn.status).toBe(200);
+    // Access log lines are written once the answer is sent.
+    await expect.poll(() => infoLog.text()).toContain('/auth/token/validate?');
+    const log = infoLog.text();
+
+    expect(log).toContain('/auth/password-reset/validate/');
+    expect(log).toContain('/auth/token/validate?');
+    for (const secret of [reset.token, login.token, reset.token.slice(4, 24), login.token.slice(4, 24)]) expect(log).not.toContain(secret);
+  });
+});
+
+describe('account mail written to the default outbox', () => {
+  it('when reset, sign-in and verification mails are written, then the log names each kind and file but no link, token or code', async () => {
+    const email = `outbox.${Date.now()}@example.test`;
+    await info.app.services.users.create({ email, password: 'Correct-Horse-42' }, { actor: null, verified: false });
+    expect((await info.request('POST', '/auth/password-reset/request', { body: { email } })).status).toBe(200);
+    expect((await info.request('POST', '/auth/token/login', { bridge: true, body: { identifier: email, type: 'email' } })).status).toBe(200);
+    expect((await info.request('POST', '/auth/resend-verification', { body: { email } })).status).toBe(200);
+
+    const dir = `${info.dataDir}/outbox`;
+    const mailFiles = async () => (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.eml'));
+    // The mails are written after the answers.
+    await expect.poll(async () => (await mailFiles()).length).toBe(3);
+    const files = await mailFiles();
+    // Every token-looking thing the mails carry: links' query values and 6-digit codes.
+    const secrets = new Set<string>();
+    for (const f of files) {
+      const eml = (await readFile(`${dir}/${f}`, 'utf8')).replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+      for (const m of eml.matchAll(/[?&](?:token|code)=([A-Za-z0-9_-]{6,})/g)) secrets.add(m[1]);
+      for (const m of eml.matchAll(/\b(?:rst|vfy|lgn)_[A-Za-z0-9_-]{16,}/g)) secrets.add(m[0]);
+    }
+    expect(secrets.size).toBeGreaterThanOrEqual(3);
+    const outboxLines = () =>
+      infoLog
+        .text()
+        .split('\n')
+        .filter((l) => l.includes('mail written to outbox'));
+    await expect.poll(() => outboxLines().length).toBe(3);
+    const log = infoLog.text();
+    const lines = outboxLines();
+    expect(lines.map((l) => JSON.parse(l).template).sort()).toEqual(expect.arrayContaining([expect.stringMatching(/reset/)]));
+    for (const secret of secrets) expect(log).not.toContain(secret);
+    expect(log).not.toMatch(/https?:\/\/[^"]*[?&](token|code)=/);
+  });
+
+  it('when a URL carries a token-like value under any parameter name, then the access log redacts it', async () => {
+    const value = 'Zq8Xw3Lm9Pt2Rv7Ks4Nb';
+    expect((await fetch(`${info.url}/health?continue=${value}&page=2`)).status).toBe(200);
+    await expect.poll(() => infoLog.text()).toContain('continue=[redacted]&page=2');
+    expect(infoLog.text()).not.toContain(value);
   });
 });

@@ -5,15 +5,13 @@ import { DataTypes, QueryTypes } from 'sequelize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry as shippedModules } from '../../modules/index.js';
 import { defineRoute, type ModuleContext } from '../../src/module-api.js';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { makeSession, makeUser } from '../helpers/factories.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { mailTo } from './flows-helpers.js';
 import { createTable, testModule } from './module-helpers.js';
 
 const ID = 'test-ctx';
-let sink: SmtpSink;
-let t: TestApp;
+const { t, smtp: sink } = appWithMail();
 let ctx: ModuleContext;
 let emailDir: string;
 
@@ -23,8 +21,6 @@ beforeAll(async () => {
   writeFileSync(path.join(emailDir, 'en', 'strings.json'), JSON.stringify({ subjects: { welcome: 'Welcome to {{productName}}, {{name}}' } }));
   writeFileSync(path.join(emailDir, 'en', 'welcome.html'), '<p>Hello {{name}}, your code is {{code}}.</p>');
   writeFileSync(path.join(emailDir, 'en', 'welcome.txt'), 'Hello {{name}}, your code is {{code}}.');
-  sink = await startSmtpSink();
-  t = await startTestApp({ env: { SMTP_URL: sink.url } });
   const mod = testModule(ID, {
     migrations: [createTable('20261124-0001-create-rows', 'test_ctx_rows')],
     tables: ['test_ctx_rows'],
@@ -55,8 +51,6 @@ beforeAll(async () => {
   ctx = t.app.modules.context(ID);
 });
 afterAll(async () => {
-  await t?.close();
-  await sink?.close();
   rmSync(emailDir, { recursive: true, force: true });
 });
 

@@ -69,13 +69,3 @@ export function testModule(id: string, over: Partial<ModuleInput> = {}): ModuleM
 }
 
 export const settingsSchema = z.object({ greeting: z.string().max(20).default('hello'), limit: z.number().int().min(1).default(5) });
-
-/** Polls until `check` passes or `ms` runs out. */
-export async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

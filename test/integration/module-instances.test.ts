@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND } from '../helpers/backend.js';
 import { makeSession } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
-import { eventually, superadmin } from './module-helpers.js';
+import { superadmin } from './module-helpers.js';
 
 /**
  * Two instances on one database. With Redis (pg backend) B hears `modules:changed` at once; on the
@@ -28,10 +28,9 @@ describe(`a module change on one instance reaches the other without a restart ($
     const { token } = await makeSession(b);
     expect((await b.request('PUT', '/auth/user/me', { session: token, body: { biz_name: 'Early' } })).body.code).toBe('module_not_installed');
     expect((await hub('/ext-business/run')).status).toBe(200);
-    const accepted = await eventually(
-      async () => (await b.request('PUT', '/auth/user/me', { session: token, body: { biz_name: 'Beta SA', biz_country: 'FR' } })).status === 200,
-    );
-    expect(accepted).toBe(true);
+    await expect
+      .poll(async () => (await b.request('PUT', '/auth/user/me', { session: token, body: { biz_name: 'Beta SA', biz_country: 'FR' } })).status)
+      .toBe(200);
     const me = await b.request('GET', '/auth/user/me', { session: token, bridge: true });
     expect(me.body.user).toMatchObject({ biz_name: 'Beta SA', biz_country: 'FR' });
     expect(b.app.modules.isInstalled('ext-business')).toBe(true);
@@ -39,13 +38,14 @@ describe(`a module change on one instance reaches the other without a restart ($
 
   it('when a module is switched off and uninstalled through A, then B answers 503 disabled and then 503 not installed for its routes', async () => {
     expect((await hub('/ext-business/disable')).status).toBe(200);
-    expect(await eventually(async () => (await b.request('GET', '/api/v1/business/countries')).status === 503)).toBe(true);
+    await expect.poll(async () => (await b.request('GET', '/api/v1/business/countries')).status).toBe(503);
     expect((await hub('/ext-business/uninstall')).status).toBe(200);
-    const notInstalled = async () => {
-      const r = await b.request('GET', '/api/v1/business/countries');
-      return r.status === 503 && /not installed/.test(r.body.error);
-    };
-    expect(await eventually(notInstalled)).toBe(true);
+    await expect
+      .poll(async () => {
+        const r = await b.request('GET', '/api/v1/business/countries');
+        return { status: r.status, error: r.body.error };
+      })
+      .toMatchObject({ status: 503, error: expect.stringMatching(/not installed/) });
     const { token } = await makeSession(b);
     const me = await b.request('GET', '/auth/user/me', { session: token, bridge: true });
     expect(me.body.user).not.toHaveProperty('biz_name');

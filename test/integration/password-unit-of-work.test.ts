@@ -36,6 +36,7 @@ describe('a password change is one unit of work', () => {
     const later = new Date(Date.now() + 5);
     await t.app.repos.users.update(user.id, { password_hash: await t.app.services.passwords.hash(NEW_PASSWORD), password_changed_at: later });
     await t.app.services.sessions.invalidateUser(user.id);
+    // A fixed wait, not a poll: the clock passes password_changed_at, as it has after a real change.
     await new Promise((r) => setTimeout(r, 10));
     expect((await t.app.services.sessions.listForUser(user.id)).length).toBe(1);
     const r = await t.request('GET', '/auth/validation', { session: attacker });

@@ -1,20 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.js';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { mailTo, tokenIn } from './flows-helpers.js';
 
-let sink: SmtpSink;
-let t: TestApp;
-beforeAll(async () => {
-  sink = await startSmtpSink();
-  t = await startTestApp({ env: { SMTP_URL: sink.url } });
-});
-afterAll(async () => {
-  await t?.close();
-  await sink?.close();
-});
+const { t, smtp: sink } = appWithMail();
 
 const passwordLogin = (email: string) => t.request('POST', '/auth/login', { body: { email, password: DEFAULT_PASSWORD } });
 

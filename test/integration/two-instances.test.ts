@@ -21,14 +21,7 @@ afterAll(async () => {
 });
 
 /** Local caches live 60 s, so passing within half a second proves the other instance was told. */
-async function eventually(check: () => Promise<boolean>, ms = 500): Promise<boolean> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const atOnce = { timeout: 500, interval: 20 };
 
 const validateOn = (app: TestApp, token: string) => app.request('POST', '/auth/bridge/validate', { bridge: true, body: { session_id: token } });
 
@@ -39,7 +32,7 @@ describe(BACKEND === 'pg' ? 'two instances sharing PostgreSQL and Redis' : 'the 
     const cached = await validateOn(b, token);
     expect(cached.body.cacheSource).toBe('ultra');
     expect((await a.request('POST', '/auth/logout', { session: token })).status).toBe(200);
-    expect(await eventually(async () => (await validateOn(b, token)).status === 401)).toBe(true);
+    await expect.poll(async () => (await validateOn(b, token)).status, atOnce).toBe(401);
     expect((await b.request('GET', '/auth/validation', { session: token })).body.error).toBe('Invalid session');
   });
 
@@ -48,8 +41,7 @@ describe(BACKEND === 'pg' ? 'two instances sharing PostgreSQL and Redis' : 'the 
     const before = await b.request('GET', '/auth/user/me', { bridge: true, session: token });
     expect(before.body.user.name).toBe('Old');
     expect((await a.request('PUT', '/auth/user/me', { session: token, body: { name: 'New' } })).status).toBe(200);
-    const seen = await eventually(async () => (await b.request('GET', '/auth/user/me', { bridge: true, session: token })).body.user?.name === 'New');
-    expect(seen).toBe(true);
+    await expect.poll(async () => (await b.request('GET', '/auth/user/me', { bridge: true, session: token })).body.user?.name, atOnce).toBe('New');
   });
 
   it("when an admin on A revokes a user's sessions, then B refuses them at once", async () => {
@@ -59,7 +51,7 @@ describe(BACKEND === 'pg' ? 'two instances sharing PostgreSQL and Redis' : 'the 
     expect((await validateOn(b, token)).body.cached).toBe(true);
     const r = await a.request('DELETE', `/auth/admin/users/${user.id}/sessions`, { session: admin.token });
     expect(r.status).toBe(200);
-    expect(await eventually(async () => (await validateOn(b, token)).status === 401)).toBe(true);
+    await expect.poll(async () => (await validateOn(b, token)).status, atOnce).toBe(401);
   });
 
   it("when an admin on A changes a user's role, then B refuses every one of the user's sessions at once", async () => {
@@ -68,7 +60,7 @@ describe(BACKEND === 'pg' ? 'two instances sharing PostgreSQL and Redis' : 'the 
     const other = (await a.app.services.sessions.create(user.id)).token;
     await validateOn(b, token);
     expect((await a.request('PUT', `/auth/admin/users/${user.id}`, { session: admin.token, body: { user_type: 'writer' } })).status).toBe(200);
-    expect(await eventually(async () => (await validateOn(b, token)).status === 401)).toBe(true);
+    await expect.poll(async () => (await validateOn(b, token)).status, atOnce).toBe(401);
     expect((await validateOn(b, other)).status).toBe(401);
   });
 });

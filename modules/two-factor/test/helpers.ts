@@ -2,46 +2,19 @@ import * as OTPAuth from 'otpauth';
 import { expect } from 'vitest';
 import { codeIn, mailsTo, recipients } from '../../../test/integration/flows-helpers.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../../../test/helpers/factories.js';
-import { startSmsSink, type SmsSink } from '../../../test/helpers/sms-sink.js';
-import { startSmtpSink, type SmtpSink } from '../../../test/helpers/smtp-sink.js';
-import { startTestApp, type TestApp, type TestResponse } from '../../../test/helpers/test-app.js';
+import { startAppWithMail, type AppWithMail } from '../../../test/helpers/app-with-mail.js';
+import type { TestResponse } from '../../../test/helpers/test-app.js';
 import type { UserRecord } from '../../../src/module-api.js';
 
 export { codeIn, DEFAULT_PASSWORD, makeSession, makeUser, mailsTo, uniqueEmail };
 
-export interface World {
-  t: TestApp;
-  smtp: SmtpSink;
-  sms: SmsSink;
-  close(): Promise<void>;
-}
+export type World = AppWithMail;
 
 /** The app with a real SMTP server and a real (Twilio-shaped) SMS gateway, the module installed through the hub. */
 export async function startWorld(env: Record<string, string> = {}, opts: { install?: boolean } = {}): Promise<World> {
-  const smtp = await startSmtpSink();
-  const sms = await startSmsSink();
-  const t = await startTestApp({
-    env: {
-      SMTP_URL: smtp.url,
-      SMS_PROVIDER: 'twilio',
-      SMS_API_URL: sms.url,
-      SMS_ACCOUNT_SID: 'AC2fa',
-      SMS_AUTH_TOKEN: 'sms-token',
-      SMS_FROM: '+15550000000',
-      ...env,
-    },
-  });
-  if (opts.install !== false) await t.app.modules.hub.install(['two-factor']);
-  return {
-    t,
-    smtp,
-    sms,
-    async close() {
-      await t.close();
-      await smtp.close();
-      await sms.close();
-    },
-  };
+  const w = await startAppWithMail({ sms: true, env });
+  if (opts.install !== false) await w.t.app.modules.hub.install(['two-factor']);
+  return w;
 }
 
 export const TF = '/auth/two_factor';

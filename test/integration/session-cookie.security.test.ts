@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
+/* The session a login hands out: the cookie's attributes for each public URL, and a fresh token every time (no fixation). */
+
 let plain: TestApp;
 let https: TestApp;
 let crossSite: TestApp;

@@ -1,10 +1,6 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { appWithMail } from '../helpers/app-with-mail.js';
 import { makeUser, uniqueEmail } from '../helpers/factories.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 /*
  * The flows that must not tell whether an address has an account (password reset, verification
@@ -16,58 +12,9 @@ import { startTestApp, type TestApp } from '../helpers/test-app.js';
 const DELAY_MS = 600;
 const ROUNDS = 5;
 
-const received: string[] = [];
-let smtp: SMTPServer;
-let smtpUrl = '';
-let smsApi: http.Server;
-let smsUrl = '';
-let t: TestApp;
-
-beforeAll(async () => {
-  smtp = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
-    authOptional: true,
-    logger: false,
-    onData(stream, _session, cb) {
-      simpleParser(stream).then(
-        (mail) => setTimeout(() => (received.push(String(mail.to && 'text' in mail.to ? mail.to.text : '')), cb()), DELAY_MS),
-        (err: Error) => cb(err),
-      );
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
-
-  smsApi = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () =>
-      setTimeout(() => {
-        received.push(`sms:${req.url}`);
-        res.writeHead(201, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ sid: 'SM0', status: 'queued' }));
-      }, DELAY_MS),
-    );
-  });
-  await new Promise<void>((resolve) => smsApi.listen(0, '127.0.0.1', resolve));
-  smsUrl = `http://127.0.0.1:${(smsApi.address() as AddressInfo).port}`;
-
-  t = await startTestApp({
-    env: {
-      SMTP_URL: smtpUrl,
-      SMS_PROVIDER: 'twilio',
-      SMS_API_URL: smsUrl,
-      SMS_ACCOUNT_SID: 'ACtest0001',
-      SMS_AUTH_TOKEN: 'sms-auth-token',
-      SMS_FROM: '+15550000000',
-    },
-  });
-});
-
-afterAll(async () => {
-  await t?.close();
-  await new Promise<void>((resolve) => smtp?.close(() => resolve()));
-  await new Promise<void>((resolve) => smsApi?.close(() => resolve()));
-});
+const { t, smtp, sms } = appWithMail({ sms: true, delayMs: DELAY_MS });
+/** Messages the providers have accepted, mail and SMS. */
+const received = () => smtp.messages.length + sms.messages.length;
 
 async function timed(method: string, path: string, body: unknown): Promise<{ ms: number; status: number; body: unknown }> {
   const start = performance.now();
@@ -82,7 +29,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * (token_id, a random id either way, aside) and neither may wait for the provider.
  */
 async function compare(path: string, known: () => unknown, unknown: () => unknown, expectSends: number) {
-  const before = received.length;
+  const before = received();
   const k: number[] = [];
   const u: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -97,9 +44,7 @@ async function compare(path: string, known: () => unknown, unknown: () => unknow
   }
   expect(median(k), `known ${k.map(Math.round)} vs unknown ${u.map(Math.round)}`).toBeLessThan(median(u) + DELAY_MS / 2);
   // The messages for the real account do go out, after the answer.
-  const until = Date.now() + ROUNDS * DELAY_MS * 3;
-  while (received.length - before < expectSends && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-  expect(received.length - before).toBe(expectSends);
+  await expect.poll(() => received() - before, { timeout: ROUNDS * DELAY_MS * 3 }).toBe(expectSends);
 }
 
 describe('no account enumeration through timing', () => {

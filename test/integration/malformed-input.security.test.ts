@@ -1,88 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_DEPTH, type AuthMode } from '../../src/http/define-route.js';
-import { coreRoutes } from '../../src/http/routes/index.js';
-import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail, userServiceFailingRevocation } from '../helpers/factories.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestApp, TEST_BRIDGE_SECRET, type TestApp } from '../helpers/test-app.js';
-import { codeIn, mailTo, tokenIn } from './flows-helpers.js';
+import { MAX_BODY_DEPTH } from '../../src/http/define-route.js';
+import { DEFAULT_PASSWORD, makeSession, uniqueEmail } from '../helpers/factories.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
-let sink: SmtpSink;
+/* Input no client should send (deep nesting, repeated parameters, odd or huge identifiers) gets a 4xx JSON error, never a 500. */
+
 let t: TestApp;
 beforeAll(async () => {
-  sink = await startSmtpSink();
-  t = await startTestApp({ env: { SMTP_URL: sink.url } });
+  t = await startTestApp();
 });
-afterAll(async () => {
-  await t?.close();
-  await sink?.close();
-});
+afterAll(async () => t?.close());
 
 const json = { 'Content-Type': 'application/json' };
 const nested = (depth: number, leaf = '1') => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
-
-describe('after-event hooks cannot half-fail a change', () => {
-  const boom = () => {
-    throw new Error('module bug');
-  };
-
-  it('when an auth.registered handler throws, then registration still answers 200 with a working session and a retry is 400 EMAIL_TAKEN', async () => {
-    const off = t.app.hooks.on('auth.registered', boom);
-    try {
-      const email = uniqueEmail('hook-reg');
-      const r = await t.request('POST', '/auth/register/public', { body: { email, password: DEFAULT_PASSWORD } });
-      expect(r.status).toBe(200);
-      expect(r.body.data.user.email).toBe(email);
-      expect((await t.request('GET', '/auth/me', { session: r.body.data.sessionId })).status).toBe(200);
-      const again = await t.request('POST', '/auth/register/public', { body: { email, password: DEFAULT_PASSWORD } });
-      expect(again.status).toBe(400);
-      expect(again.body.code).toBe('EMAIL_TAKEN');
-    } finally {
-      off();
-    }
-  });
-
-  it('when an auth.login handler throws, then the login still answers 200 with its session', async () => {
-    const user = await makeUser(t);
-    const off = t.app.hooks.on('auth.login', boom);
-    try {
-      const r = await t.request('POST', '/auth/login', { body: { email: user.email, password: DEFAULT_PASSWORD } });
-      expect(r.status).toBe(200);
-      expect((await t.request('GET', '/auth/me', { session: r.body.sessionId })).status).toBe(200);
-    } finally {
-      off();
-    }
-  });
-
-  it('when a user.updated handler throws, then an admin disabling a user answers 200 and the user is locked out', async () => {
-    const admin = await makeSession(t, { user_type: 'admin' });
-    const victim = await makeSession(t);
-    const off = t.app.hooks.on('user.updated', boom);
-    try {
-      const r = await t.request('PUT', `/auth/admin/users/${victim.user.id}`, { session: admin.token, body: { disabled: true } });
-      expect(r.status).toBe(200);
-    } finally {
-      off();
-    }
-    expect((await t.request('GET', '/auth/me', { session: victim.token })).status).toBe(401);
-  });
-});
-
-describe('a change cannot fail half-way', () => {
-  // Disabling or deleting and the sign-out everywhere are one unit of work (as a password change is):
-  // a failing revocation leaves nothing half done, and the admin is told (admin-users-unit-of-work.test.ts).
-  it('when revoking the sessions fails while an admin disables or deletes a user, then the change rolls back whole and the admin is told', async () => {
-    const admin = await makeUser(t, { user_type: 'admin' });
-    const sessions = t.app.services.sessions;
-    const failing = userServiceFailingRevocation(t);
-    for (const action of ['disable', 'delete'] as const) {
-      const victim = await makeSession(t);
-      expect((await sessions.validate(victim.token)).user.id).toBe(victim.user.id);
-      const change = action === 'disable' ? failing.adminUpdate(admin, victim.user.id, { disabled: true }) : failing.softDelete(admin, victim.user.id);
-      await expect(change).rejects.toThrow('session store down');
-      expect(await t.app.repos.users.findById(victim.user.id), action).toMatchObject({ disabled_at: null, deleted_at: null });
-    }
-  });
-});
 
 describe('deeply nested JSON', () => {
   it('when metadata nests thousands of levels deep (a 10 KB body), then the profile update is a 400, not a 500', async () => {
@@ -123,55 +53,6 @@ describe('deeply nested JSON', () => {
     expect(r.body).toMatchObject({ success: false, code: 'VALIDATION_ERROR' });
     const ok = await t.request('POST', '/api/v1/onboarding/steps/profile/complete', { session: s.token, body: { data: { answers: [[1]] } } });
     expect(ok.status).toBe(200);
-  });
-});
-
-describe('single use under parallel requests', () => {
-  it('when one reset link is completed by many requests at once, then exactly one succeeds', async () => {
-    const user = await makeUser(t, { email: uniqueEmail('race-reset') });
-    await t.request('POST', '/auth/password-reset/request', { body: { email: user.email } });
-    const token = tokenIn(await mailTo(sink, user.email, /reset/i));
-    const rs = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => t.request('POST', '/auth/password-reset/complete', { body: { token, password: `Fresh-Passw0rd-${i}x` } })),
-    );
-    expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
-    expect(rs.filter((r) => r.status === 400).every((r) => r.body.code === 'INVALID_TOKEN')).toBe(true);
-  });
-
-  it('when one login code is posted by many requests at once, then exactly one session is issued', async () => {
-    const user = await makeUser(t, { email: uniqueEmail('race-code') });
-    const asked = await t.request('POST', '/auth/token/login', { body: { identifier: user.email } });
-    const code = codeIn((await mailTo(sink, user.email, /.*/)).text);
-    const rs = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        t.request('POST', '/auth/token/validate', { body: i % 2 ? { token_id: asked.body.token_id, code } : { identifier: user.email, code } }),
-      ),
-    );
-    expect(rs.filter((r) => r.status === 200)).toHaveLength(1);
-    expect(await t.app.services.sessions.listForUser(user.id)).toHaveLength(1);
-  });
-});
-
-describe('pending two-factor sessions', () => {
-  const needsFullSession = (auth: AuthMode | ((c: never) => AuthMode)) => typeof auth === 'object' || auth === 'session' || auth === 'bridge+session';
-
-  it('when a pending session (with the bridge secret) calls every core route that needs a full session, then each answers 401 TWO_FACTOR_REQUIRED', async () => {
-    const user = await makeUser(t, { two_factor: true, user_type: 'superadmin' });
-    const { token } = await t.app.services.sessions.create(user.id, { status: 'pending_2fa' });
-    const routes = coreRoutes.filter((r) => needsFullSession(r.auth));
-    expect(routes.length).toBeGreaterThan(20);
-    for (const r of routes) {
-      const path = r.path.replace(/:\w+/g, user.id);
-      const res = await t.request(r.method.toUpperCase(), path, {
-        session: token,
-        headers: { 'X-Bridge-Secret': TEST_BRIDGE_SECRET },
-        body: r.method === 'get' ? undefined : {},
-      });
-      expect(`${r.method} ${r.path} → ${res.status} ${res.body?.code}`).toBe(`${r.method} ${r.path} → 401 TWO_FACTOR_REQUIRED`);
-    }
-    // Still pending and still alive: the refusals did not end or promote it.
-    const me = await t.request('GET', '/auth/me', { session: token });
-    expect(me.body).toMatchObject({ success: false, requires_2fa: true });
   });
 });
 

@@ -65,6 +65,15 @@ async function instanceB(opts: { sessions?: Partial<SessionRepository>; users?: 
   return b;
 }
 
+/** A session repository whose first read waits at the gate (after reading the row). */
+const sessionsHeldAt = (g: Gate): Partial<SessionRepository> => ({
+  async findByHash(hash) {
+    const row = await t.app.repos.sessions.findByHash(hash);
+    await g.hold();
+    return row;
+  },
+});
+
 /** A user repository whose first read of this user waits at the gate (after reading the row). */
 const usersHeldAt = (userId: string, g: Gate): Partial<UserRepository> => ({
   async findById(id, o) {
@@ -74,6 +83,11 @@ const usersHeldAt = (userId: string, g: Gate): Partial<UserRepository> => ({
   },
 });
 
+/**
+ * A fixed wait, not a poll: the in-flight work (cache writes, the lastUsedAt write, bus messages)
+ * lands, and then nothing may have brought the session back; polling until it is refused would let
+ * a stale copy that is evicted only later pass.
+ */
 const settle = () => new Promise((r) => setTimeout(r, 100));
 const outcome = (p: Promise<unknown>) =>
   p.then(
@@ -85,15 +99,7 @@ describe(`session cache coherence (${BACKEND})`, () => {
   it('when a session is revoked while another instance is reading its row, then neither instance accepts it afterwards', async () => {
     const { token } = await makeSession(t);
     const g = gate();
-    const b = await instanceB({
-      sessions: {
-        async findByHash(hash) {
-          const row = await t.app.repos.sessions.findByHash(hash);
-          await g.hold();
-          return row;
-        },
-      },
-    });
+    const b = await instanceB({ sessions: sessionsHeldAt(g) });
     const inflight = outcome(b.validate(token));
     await g.reached;
     expect(await t.app.services.sessions.revokeToken(token)).toBe(true);
@@ -147,15 +153,7 @@ describe(`session cache coherence (${BACKEND})`, () => {
     const mine = await makeSession(t);
     const theirs = await makeSession(t);
     const g = gate();
-    const b = await instanceB({
-      sessions: {
-        async findByHash(hash) {
-          const row = await t.app.repos.sessions.findByHash(hash);
-          await g.hold();
-          return row;
-        },
-      },
-    });
+    const b = await instanceB({ sessions: sessionsHeldAt(g) });
     const inflight = b.validate(mine.token);
     await g.reached;
     await t.app.services.sessions.revokeToken(theirs.token);
