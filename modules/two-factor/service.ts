@@ -2,24 +2,24 @@ import { randomUUID } from 'node:crypto';
 import {
   AppError,
   badRequest,
-  findUser,
-  forbidden,
-  inTransaction,
-  normalizePhone,
   emailAddress,
+  forbidden,
+  maskEmail,
+  normalizePhone,
   notFound,
-  sendNotice,
-  writeTwoFactorFlag,
   type ModuleContext,
   type SessionRecord,
+  type Transaction,
   type UserRecord,
-} from './core.js';
+} from '../../src/module-api.js';
+import { writeTwoFactorFlag } from './two-factor-flag.js';
 import { checkCode, sendCode, type Purpose } from './codes.js';
 import { activeMethods, isPrimary, LABELS, ownMethod, views, type MethodView } from './methods.js';
 import { encrypt, keyedHash, newBackupCode, newTotp, normalizeBackupCode, qrDataUrl } from './secrets.js';
-import { proofToAdd, requireProof, type Proof } from './proofs.js';
+import { proofRequired, proofToAdd, requireProof, type Proof } from './proofs.js';
 import { settings } from './settings.js';
 import { store, type MethodKind, type MethodRow } from './store.js';
+import { withUserLock } from './user-lock.js';
 
 export const BACKUP_CODE_COUNT = 10;
 
@@ -34,18 +34,16 @@ export type { Proof };
 
 export const isPendingSession = (s: SessionRecord) => s.status !== 'active';
 
-/** Mails the user about a change of their two-factor settings (never fails the change). */
-export function notify(
+/** Mails the user about a change of their two-factor settings: a failure is logged, never thrown (the change it reports is done). */
+export async function notify(
   c: Pick<Caller, 'ctx' | 'user'>,
   event: 'enabled' | 'disabled' | 'method_added' | 'method_removed' | 'backup_codes' | 'reset',
   method?: MethodKind,
 ): Promise<void> {
-  return sendNotice(c.ctx, {
-    to: c.user.email,
-    template: 'changed',
-    lang: c.user.lang,
-    data: { name: c.user.name ?? undefined, [event]: '1', method: method ? LABELS[method] : undefined },
-  });
+  const to = c.user.email;
+  await c.ctx.mail
+    .send({ to, template: 'changed', lang: c.user.lang, data: { name: c.user.name ?? undefined, [event]: '1', method: method ? LABELS[method] : undefined } })
+    .catch((err: Error) => c.ctx.logger.warn({ template: 'changed', to: maskEmail(to), reason: err.message }, 'two-factor notice not sent'));
 }
 
 function assertKindOffered(ctx: ModuleContext, kind: MethodKind): void {
@@ -63,31 +61,39 @@ export interface SetupInput extends Proof {
   phone?: string;
 }
 
-export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
-  assertKindOffered(c.ctx, kind);
-  const existing = await store.methods(c.ctx, c.user.id);
+/** Refuses a setup the user's methods rule out (asked before the proof, and again under the user's lock). */
+function assertNew(existing: MethodRow[], kind: MethodKind, identifier: string | null): void {
   if (kind === 'backup_codes' && existing.some((m) => m.kind === 'backup_codes')) {
     throw badRequest('Backup codes are set up already; use POST /auth/two_factor/backup_codes/regenerate for a new set', undefined, 'ALREADY_SET_UP');
   }
   if (kind === 'totp' && existing.some((m) => m.kind === 'totp' && m.status === 'active')) {
     throw badRequest('An authenticator app is set up already; remove it first', undefined, 'ALREADY_SET_UP');
   }
-  const identifier = kind === 'email' || kind === 'sms' ? addressFor(c.user, kind, input) : null;
   if (identifier && existing.some((m) => m.kind === kind && m.status === 'active' && m.identifier === identifier)) {
     throw badRequest(`This ${kind === 'email' ? 'address' : 'number'} is set up already`, undefined, 'ALREADY_SET_UP');
   }
+}
+
+/**
+ * Adds a method (backup codes at once, the others pending until a code confirms them). The check is
+ * made again, and the row written, under the user's lock: two setups at once make one method.
+ */
+export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
+  assertKindOffered(c.ctx, kind);
+  const identifier = kind === 'email' || kind === 'sms' ? addressFor(c.user, kind, input) : null;
+  assertNew(await store.methods(c.ctx, c.user.id), kind, identifier);
   await proofToAdd(c, input);
   const id = randomUUID();
   const now = new Date();
-  if (kind === 'backup_codes') {
-    const codes = await inTransaction(c.ctx, async (transaction) => {
-      await store.createMethod(
-        c.ctx,
-        { id, user_id: c.user.id, kind, status: 'active', identifier: null, secret_enc: null, created_at: now, verified_at: now },
-        { transaction },
-      );
-      return writeBackupCodes(c, id, now, transaction);
+  const add = <T>(row: Pick<MethodRow, 'status' | 'secret_enc'> & { verified_at?: Date }, then: (tx: Transaction) => Promise<T>) =>
+    withUserLock(c.ctx, c.user.id, async (transaction) => {
+      assertNew(await store.methods(c.ctx, c.user.id, { transaction }), kind, identifier);
+      if (row.status === 'pending_setup') await store.dropPendingSetups(c.ctx, c.user.id, kind, { transaction });
+      await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, identifier, created_at: now, ...row }, { transaction });
+      return then(transaction);
     });
+  if (kind === 'backup_codes') {
+    const codes = await add({ status: 'active', secret_enc: null, verified_at: now }, (transaction) => writeBackupCodes(c, id, now, transaction));
     await notify(c, 'backup_codes');
     return {
       success: true,
@@ -101,16 +107,7 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
   }
   if (kind === 'totp') {
     const { secret, uri } = newTotp(c.ctx, c.user.email);
-    await store.dropPendingSetups(c.ctx, c.user.id, kind);
-    await store.createMethod(c.ctx, {
-      id,
-      user_id: c.user.id,
-      kind,
-      status: 'pending_setup',
-      identifier: null,
-      secret_enc: encrypt(c.ctx, secret),
-      created_at: now,
-    });
+    await add({ status: 'pending_setup', secret_enc: encrypt(c.ctx, secret) }, async () => undefined);
     const qr = await qrDataUrl(uri);
     return {
       success: true,
@@ -127,8 +124,7 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
       message: 'Scan the QR code with an authenticator app, then verify a code with action "setup"',
     };
   }
-  await store.dropPendingSetups(c.ctx, c.user.id, kind);
-  await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, status: 'pending_setup', identifier, secret_enc: null, created_at: now });
+  await add({ status: 'pending_setup', secret_enc: null }, async () => undefined);
   const method = (await store.method(c.ctx, id))!;
   const sent = await sendCode(c.ctx, c.user, method, 'setup', c.session.id);
   return {
@@ -160,7 +156,7 @@ function addressFor(user: UserRecord, kind: 'email' | 'sms', input: SetupInput):
   return phone;
 }
 
-async function writeBackupCodes(c: Caller, methodId: string, now: Date, transaction: import('sequelize').Transaction): Promise<string[]> {
+async function writeBackupCodes(c: Caller, methodId: string, now: Date, transaction: Transaction): Promise<string[]> {
   const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
   const hashes = codes.map((code) => keyedHash(c.ctx, `backup:${c.user.id}`, normalizeBackupCode(code)!));
   await store.replaceBackupCodes(c.ctx, methodId, c.user.id, hashes, now, { transaction });
@@ -172,7 +168,7 @@ export async function regenerateBackupCodes(c: Caller, proof: Proof) {
   const method = (await store.methods(c.ctx, c.user.id)).find((m) => m.kind === 'backup_codes');
   if (!method) throw notFound('Backup codes are not set up; use POST /auth/two_factor/backup_codes/setup', 'METHOD_NOT_FOUND');
   await requireProof(c, proof, 'New backup codes');
-  const codes = await inTransaction(c.ctx, (transaction) => writeBackupCodes(c, method.id, new Date(), transaction));
+  const codes = await c.ctx.db.transaction((transaction) => writeBackupCodes(c, method.id, new Date(), transaction));
   await notify(c, 'backup_codes');
   return {
     success: true,
@@ -224,9 +220,13 @@ export async function start(c: Caller, kind: 'email' | 'sms', input: { method_id
   };
 }
 
+function assertCanEnable(methods: MethodRow[]): void {
+  if (!methods.some(isPrimary)) throw badRequest('Set up and verify an email, SMS or authenticator method first', undefined, 'NO_VERIFIED_METHOD');
+}
+
 /** Turns 2FA on (needs a verified method of its own) or off (needs a current code). */
 export async function toggle(c: Caller, enable: boolean, proof: Proof) {
-  const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  const user = (await c.ctx.users.find(c.user.id)) ?? c.user;
   const active = await activeMethods(c.ctx, user.id);
   const answer = async (on: boolean, message: string) => ({
     success: true,
@@ -238,14 +238,11 @@ export async function toggle(c: Caller, enable: boolean, proof: Proof) {
     message,
   });
   if (Boolean(user.two_factor) === enable) return answer(enable, `Two-factor authentication is already ${enable ? 'on' : 'off'}`);
-  if (enable) {
-    if (!active.some(isPrimary)) {
-      throw badRequest('Set up and verify an email, SMS or authenticator method first', undefined, 'NO_VERIFIED_METHOD');
-    }
-  } else if (active.length) {
-    await requireProof(c, proof, 'Turning two-factor off');
-  }
-  await inTransaction(c.ctx, async (transaction) => {
+  if (enable) assertCanEnable(active);
+  else if (active.length) await requireProof(c, proof, 'Turning two-factor off');
+  await withUserLock(c.ctx, user.id, async (transaction) => {
+    // Asked again under the lock: a method removed meanwhile must not leave 2FA on without one.
+    if (enable) assertCanEnable(await store.methods(c.ctx, user.id, { transaction }));
     await writeTwoFactorFlag(c.ctx, user.id, enable, transaction);
     if (!enable) await store.forgetDevices(c.ctx, user.id, { transaction });
   });
@@ -253,18 +250,35 @@ export async function toggle(c: Caller, enable: boolean, proof: Proof) {
   return answer(enable, `Two-factor authentication turned ${enable ? 'on' : 'off'}`);
 }
 
-/** Removes a method; while 2FA is on, with a current code, and never the last one that stands alone. */
+const lastMethod = () => badRequest('This is your last two-factor method; turn two-factor off first', undefined, 'LAST_METHOD');
+
+/**
+ * Removes a method; while 2FA is on, with a current code, and never the last one that stands alone.
+ * The answer is given early as before, then decided again under the user's lock with what is there
+ * then: of two removals at once of the last two methods, one wins.
+ */
 export async function removeMethod(c: Caller, id: string, proof: Proof, provenBy?: MethodRow) {
   const method = await ownMethod(c.ctx, c.user.id, id);
-  const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  const user = (await c.ctx.users.find(c.user.id)) ?? c.user;
+  let proven = Boolean(provenBy);
   if (user.two_factor && method.status === 'active') {
     const primaries = (await activeMethods(c.ctx, user.id)).filter(isPrimary);
-    if (isPrimary(method) && primaries.length <= 1) {
-      throw badRequest('This is your last two-factor method; turn two-factor off first', undefined, 'LAST_METHOD');
+    if (isPrimary(method) && primaries.length <= 1) throw lastMethod();
+    if (!proven) {
+      await requireProof(c, proof, 'Removing a method');
+      proven = true;
     }
-    if (!provenBy) await requireProof(c, proof, 'Removing a method');
   }
-  await store.deleteMethod(c.ctx, method.id);
+  await withUserLock(c.ctx, user.id, async (transaction) => {
+    const rows = await store.methods(c.ctx, user.id, { transaction });
+    const current = rows.find((m) => m.id === method.id);
+    if (!current) throw notFound('Two-factor method not found', 'METHOD_NOT_FOUND');
+    if (current.status === 'active' && (await c.ctx.users.find(user.id, { tx: transaction }))?.two_factor) {
+      if (isPrimary(current) && rows.filter(isPrimary).length <= 1) throw lastMethod();
+      if (!proven) throw proofRequired('Removing a method');
+    }
+    await store.deleteMethod(c.ctx, method.id, { transaction });
+  });
   if (method.status === 'active') await notify({ ctx: c.ctx, user }, 'method_removed', method.kind);
   return { success: true, removed: true, method_id: method.id, message: 'Two-factor method removed' };
 }
@@ -305,7 +319,12 @@ export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ actio
   const purpose: Purpose = action === 'login' ? 'login' : action === 'setup' ? 'setup' : 'manage';
   await checkCode(c.ctx, c.user, method, input.code, purpose, c.session.id);
   if (action === 'setup') {
-    if (!(await store.activateMethod(c.ctx, method.id, new Date()))) throw new AppError(400, 'METHOD_NOT_PENDING', 'This method is set up already');
+    await withUserLock(c.ctx, c.user.id, async (transaction) => {
+      // A setup of the same kind may have been confirmed meanwhile (one authenticator app, one row per address).
+      assertNew(await store.methods(c.ctx, c.user.id, { transaction }), method.kind, method.identifier);
+      if (!(await store.activateMethod(c.ctx, method.id, new Date(), { transaction })))
+        throw new AppError(400, 'METHOD_NOT_PENDING', 'This method is set up already');
+    });
     await notify(c, 'method_added', method.kind);
   }
   return { action, method };
@@ -314,7 +333,7 @@ export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ actio
 /** Admin or CLI: every method, code and trusted device of the user goes, 2FA turns off, the user is told. */
 export async function resetUser(ctx: ModuleContext, target: UserRecord, actor: UserRecord | null) {
   if (actor && target.user_type === 'superadmin' && actor.user_type !== 'superadmin') throw forbidden('Only a superadmin can reset a superadmin');
-  const removed = await inTransaction(ctx, async (transaction) => {
+  const removed = await withUserLock(ctx, target.id, async (transaction) => {
     const n = await store.deleteAll(ctx, target.id, { transaction });
     await writeTwoFactorFlag(ctx, target.id, false, transaction);
     return n;
@@ -324,7 +343,7 @@ export async function resetUser(ctx: ModuleContext, target: UserRecord, actor: U
 }
 
 export async function listMethods(c: Pick<Caller, 'ctx' | 'user' | 'session'>): Promise<{ methods: MethodView[]; two_factor_enabled: boolean }> {
-  const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  const user = (await c.ctx.users.find(c.user.id)) ?? c.user;
   const rows = await store.methods(c.ctx, user.id);
   // A pending session sees what it may use to finish signing in, nothing more.
   const shown = isPendingSession(c.session) ? rows.filter((m) => m.status === 'active') : rows;

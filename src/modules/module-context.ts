@@ -157,8 +157,6 @@ export interface ModuleContext {
   config<T = Record<string, unknown>>(): T;
   /** What messages and links need: product name and public addresses. */
   readonly site: { productName: string; publicBaseUrl: string; appUrl: string };
-  /** Sign-in settings a second factor follows: how long a trusted device skips it (TRUSTED_DEVICE_TTL). */
-  readonly auth: { trustedDeviceTtlSec: number };
   readonly users: ModuleUsers;
   readonly sessions: ModuleSessions;
   /** The one sign-in seam (see services/sign-in.ts): full or pending two-factor session, hooks. */
@@ -242,9 +240,6 @@ export function createModuleContext(app: AppContext, manifest: ModuleManifest): 
     config: <T>() => app.modules.config<T>(id),
     get site() {
       return { productName: app.config.productName, publicBaseUrl: app.config.publicBaseUrl, appUrl: app.config.appUrl ?? app.config.publicBaseUrl };
-    },
-    get auth() {
-      return { trustedDeviceTtlSec: app.config.trustedDeviceTtl };
     },
     users: {
       get: (userId) => app.services.users.get(userId),
