@@ -181,3 +181,19 @@ describe(`post type definitions (${BACKEND})`, () => {
     expect((await req('DELETE', `/api/v1/post-types/${unused.type_key}`, p.admin.token)).body.data.moved_posts).toBe(0);
   });
 });
+
+describe(`post type changes at once (${BACKEND})`, () => {
+  it('when two admins change different behaviours of a type at once, then both changes stay', async () => {
+    for (let round = 0; round < 10; round++) {
+      const key = `race-${round}-${Date.now().toString(36)}`;
+      await defineType(t, p.admin.token, { type_key: key, type_name: 'Race' });
+      const answers = await Promise.all([
+        req('PUT', `/api/v1/post-types/${key}`, p.admin.token, { behaviors: { enables_comments: false } }),
+        req('PUT', `/api/v1/post-types/${key}`, p.admin.token, { behaviors: { enables_reactions: false } }),
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      const after = (await req('GET', `/api/v1/post-types/${key}`, p.admin.token)).body.data;
+      expect(after.behaviors, `round ${round}`).toMatchObject({ enables_comments: false, enables_reactions: false });
+    }
+  });
+});

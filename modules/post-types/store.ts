@@ -111,13 +111,16 @@ export async function definitions(ctx: ModuleContext): Promise<{ defs: Definitio
   return { defs: fresh.defs, cache: 'miss' };
 }
 
-/** A change: made in one transaction with a new revision, then announced to the caches. */
+/**
+ * A change: made in one transaction with a new revision, then announced to the caches. The revision row
+ * is written first, so changes take turns on its row lock (PostgreSQL; SQLite transactions write one at a
+ * time) and each reads what the one before it committed: two behaviour edits at once both stay.
+ */
 async function change<T>(ctx: ModuleContext, fn: (tx: Transaction) => Promise<T>): Promise<T> {
   const revision = randomUUID();
   const out = await ctx.db.transaction(async (tx) => {
-    const r = await fn(tx);
     await ctx.db.exec('UPDATE post_types_revision SET revision = ?, updated_at = ? WHERE id = 1', [revision, new Date()], { tx });
-    return r;
+    return fn(tx);
   });
   locals.delete(ctx);
   if (ctx.cache.shared) {
