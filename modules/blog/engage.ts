@@ -153,7 +153,13 @@ export async function editComment(ctx: ModuleContext, user: UserRecord, commentI
   const c = await loadComment(ctx, commentId);
   if (c.deleted_at) throw notFound('Comment not found');
   if (c.user_id !== user.id) throw forbidden('Only the author of a comment may edit it');
-  await ctx.db.exec('UPDATE blog_comments SET body = ?, updated_at = ? WHERE id = ?', [input.comment_body ?? input.body, new Date(), commentId]);
+  // Only while it is not deleted: an edit racing a deletion must not bring the text back.
+  const edited = await ctx.db.select('UPDATE blog_comments SET body = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING id', [
+    input.comment_body ?? input.body,
+    new Date(),
+    commentId,
+  ]);
+  if (!edited.length) throw notFound('Comment not found');
   return toComment(await loadComment(ctx, commentId), user, false);
 }
 
@@ -175,14 +181,11 @@ export async function moderateComment(ctx: ModuleContext, user: UserRecord, comm
   if (!canManage(user, post as PostAccessRow)) throw forbidden('Only the post author or an admin may moderate comments');
   const status = STATUS_OF[(input.action ?? input.status)!];
   const now = new Date();
-  await ctx.db.exec('UPDATE blog_comments SET status = ?, moderation_reason = ?, moderated_by = ?, moderated_at = ?, updated_at = ? WHERE id = ?', [
-    status,
-    input.reason ?? null,
-    user.id,
-    now,
-    now,
-    commentId,
-  ]);
+  const moderated = await ctx.db.select(
+    'UPDATE blog_comments SET status = ?, moderation_reason = ?, moderated_by = ?, moderated_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING id',
+    [status, input.reason ?? null, user.id, now, now, commentId],
+  );
+  if (!moderated.length) throw notFound('Comment not found');
   return { id: commentId, status, reason: input.reason ?? null, moderated_at: now.toISOString() };
 }
 
