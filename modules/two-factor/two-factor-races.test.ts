@@ -5,6 +5,8 @@ import { makeSession, nextMail, proofCode, TF, uniqueEmail, useWorld, userWithEm
 const world = useWorld();
 
 const ROUNDS = 10;
+// Ten rounds of real mail round trips: longer than one request-sized test on a busy machine.
+const SLOW = { timeout: 120_000 };
 const req = (method: string, path: string, session: string, body?: unknown) => world().t.request(method, path, { session, body });
 
 interface MethodView {
@@ -33,7 +35,7 @@ async function userWithTwoMethods() {
 }
 
 describe(`two-factor changes that race (${BACKEND})`, () => {
-  it('when the last two methods are removed at once, then one removal wins and 2FA is never left on without a method', async () => {
+  it('when the last two methods are removed at once, then one removal wins and 2FA is never left on without a method', SLOW, async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const { user, token, first, second, other } = await userWithTwoMethods();
       const proofFirst = await proofCode(world(), token, user.email, first);
@@ -47,7 +49,7 @@ describe(`two-factor changes that race (${BACKEND})`, () => {
     }
   });
 
-  it('when 2FA is turned on while its only method is removed, then 2FA on always has a confirmed method', async () => {
+  it('when 2FA is turned on while its only method is removed, then 2FA on always has a confirmed method', SLOW, async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const { user, token } = await makeSession(world().t, { email: uniqueEmail('toggle-race') });
       const { r, code } = await nextMail(world(), user.email, () => req('POST', `${TF}/email/setup`, token, {}));
@@ -61,7 +63,7 @@ describe(`two-factor changes that race (${BACKEND})`, () => {
     }
   });
 
-  it('when the same method is set up twice at once, then one setup wins: one set of backup codes, one pending authenticator', async () => {
+  it('when the same method is set up twice at once, then one setup wins: one set of backup codes, one pending authenticator', SLOW, async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const { token } = await makeSession(world().t, { email: uniqueEmail('setup-race') });
       const codes = await Promise.all([req('POST', `${TF}/backup_codes/setup`, token, {}), req('POST', `${TF}/backup_codes/setup`, token, {})]);
