@@ -3,7 +3,8 @@ import { AppError, defineRoute, notFound, perSession, type ModuleContext, type S
 import { listDevices, TRUSTED_DEVICE_COOKIE, trustDevice } from './devices.js';
 import { store } from './store.js';
 import { KINDS, settings } from './settings.js';
-import { listMethods, regenerateBackupCodes, removeMethod, resetUser, setup, start, toggle, verifyCode, type Caller } from './service.js';
+import { listMethods, removeMethod, resetUser, start, toggle, verifyCode, type Caller } from './service.js';
+import { regenerateBackupCodes, setup } from './setup.js';
 
 const MODULE_ID = 'two-factor';
 const BASE = '/auth/two_factor';
