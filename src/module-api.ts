@@ -50,6 +50,8 @@ export { emailField as emailAddress } from './services/user-fields.js';
 export { AppError, badRequest, forbidden, notFound, unauthorized, unavailable, isAppError } from './errors/app-error.js';
 export { Codes } from './errors/codes.js';
 export { invalidInput } from './errors/zod-issues.js';
+/** A setting given as seconds or with a unit (90s, 15m, 1h, 7d), read as whole seconds, as core's durations are. */
+export { duration as durationSetting } from './config/readers.js';
 export type { MigrationContext, MigrationDef } from './data/migration-types.js';
 export type { Transaction } from './data/unit-of-work.js';
 export { isUniqueViolation } from './data/db-errors.js';

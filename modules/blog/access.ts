@@ -1,5 +1,4 @@
-import { forbidden, notFound, unauthorized, verifyPassword, type ModuleContext, type UserRecord } from './core.js';
-import { AppError } from './core.js';
+import { AppError, forbidden, notFound, type ModuleContext, type UserRecord, unauthorized } from '../../src/module-api.js';
 import { DEFAULT_BEHAVIORS, type Behaviors } from './types.js';
 
 export const isAdmin = (u: UserRecord | null) => u?.user_type === 'admin' || u?.user_type === 'superadmin';
@@ -23,7 +22,7 @@ export const canManage = (u: UserRecord | null, p: Pick<PostAccessRow, 'author_i
  * May the caller read this post? Drafts, scheduled, archived, deleted and private posts are
  * answered as missing to anyone but their author and admins, so their existence does not leak.
  */
-export async function assertCanRead(app: ModuleContext, u: UserRecord | null, p: PostAccessRow, password: string | undefined): Promise<void> {
+export async function assertCanRead(ctx: ModuleContext, u: UserRecord | null, p: PostAccessRow, password: string | undefined): Promise<void> {
   if (isAdmin(u)) return;
   if (p.deleted_at) throw notFound('Post not found');
   if (owns(u, p)) return;
@@ -31,7 +30,7 @@ export async function assertCanRead(app: ModuleContext, u: UserRecord | null, p:
   if (p.visibility === 'auth' && !u) throw unauthorized('Sign in to read this post');
   if (p.visibility === 'password') {
     if (!password) throw new AppError(403, 'POST_PASSWORD_REQUIRED', 'This post is protected by a password');
-    if (!p.password_hash || !(await verifyPassword(app, password, p.password_hash))) {
+    if (!p.password_hash || !(await ctx.passwords.verify(password, p.password_hash))) {
       throw new AppError(403, 'POST_PASSWORD_INVALID', 'Wrong password for this post');
     }
   }

@@ -219,3 +219,18 @@ describe(`blog comments, reactions, bookmarks, views and stats (${BACKEND})`, ()
     expect((await fetch(`${t.url}${url.pathname}`)).status).toBe(404);
   });
 });
+
+describe(`blog comment changes at once (${BACKEND})`, () => {
+  it('when a comment is edited while it is deleted, then a deleted comment never keeps a text', async () => {
+    const post = await published(t, p.writer.token);
+    for (let round = 0; round < 10; round++) {
+      const c = (await req('POST', `/api/v1/posts/${post.id}/comments`, p.customer.token, { comment_body: `said ${round}` })).body.data;
+      await Promise.all([
+        req('DELETE', `/api/v1/posts/comments/${c.id}`, p.customer.token),
+        req('PUT', `/api/v1/posts/comments/${c.id}`, p.customer.token, { comment_body: `changed ${round}` }),
+      ]);
+      const [row] = await t.app.sequelize.query('SELECT body, deleted_at FROM blog_comments WHERE id = ?', { replacements: [c.id], plain: false });
+      expect(row, `round ${round}`).toEqual([expect.objectContaining({ body: '', deleted_at: expect.anything() })]);
+    }
+  });
+});

@@ -1,28 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { assertCanRead, canManage, type PostAccessRow } from './access.js';
-import {
-  badRequest,
-  exec,
-  withAuthors,
-  forbidden,
-  inTransaction,
-  isUniqueViolation,
-  keyedDigest,
-  notFound,
-  select,
-  settings,
-  type ModuleContext,
-  type UserRecord,
-} from './core.js';
+import { badRequest, forbidden, notFound, type ModuleContext, type UserRecord } from '../../src/module-api.js';
+import { withAuthors } from './authors.js';
+import { isUniqueViolation } from '../../src/module-api.js';
+import { keyedDigest } from './caller.js';
 import { iso, loadPost, type Row } from './posts-read.js';
 import type { BlogSettings } from './settings.js';
 import { assertEngagement } from './types.js';
 
 /** A post that the caller may read and that takes part in discussion (published, not deleted). */
-export async function livePost(app: ModuleContext, viewer: UserRecord | null, postId: string, password?: string): Promise<Row> {
-  const row = await loadPost(app, postId);
-  await assertCanRead(app, viewer, row as PostAccessRow, password);
+export async function livePost(ctx: ModuleContext, viewer: UserRecord | null, postId: string, password?: string): Promise<Row> {
+  const row = await loadPost(ctx, postId);
+  await assertCanRead(ctx, viewer, row as PostAccessRow, password);
   return row;
 }
 
@@ -95,7 +85,7 @@ export const commentQuery = z.object({
  * Approved comments for anyone who may read the post, plus the caller's own waiting ones; the
  * post's author and admins may list any status.
  */
-export async function listComments(app: ModuleContext, viewer: UserRecord | null, post: Row, q: z.output<typeof commentQuery>) {
+export async function listComments(ctx: ModuleContext, viewer: UserRecord | null, post: Row, q: z.output<typeof commentQuery>) {
   const moderator = canManage(viewer, post as PostAccessRow);
   const status = q.status ?? 'approved';
   if (status !== 'approved' && !moderator) throw forbidden('Only the post author or an admin may list comments by status');
@@ -113,10 +103,10 @@ export async function listComments(app: ModuleContext, viewer: UserRecord | null
   const w = where.join(' AND ');
   const offset = (q.page - 1) * q.limit;
   const [rows, [c]] = await Promise.all([
-    select<Row>(app, `SELECT ${COMMENT_COLUMNS} FROM blog_comments c WHERE ${w} ORDER BY c.created_at, c.id LIMIT ${q.limit} OFFSET ${offset}`, params).then(
-      (r) => withAuthors(app, r, 'user_id'),
-    ),
-    select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM blog_comments c WHERE ${w}`, params),
+    ctx.db
+      .select<Row>(`SELECT ${COMMENT_COLUMNS} FROM blog_comments c WHERE ${w} ORDER BY c.created_at, c.id LIMIT ${q.limit} OFFSET ${offset}`, params)
+      .then((r) => withAuthors(ctx, r, 'user_id')),
+    ctx.db.select<{ n: number | string }>(`SELECT COUNT(*) AS n FROM blog_comments c WHERE ${w}`, params),
   ]);
   const total = Number(c?.n ?? 0);
   return {
@@ -125,19 +115,19 @@ export async function listComments(app: ModuleContext, viewer: UserRecord | null
   };
 }
 
-async function loadComment(app: ModuleContext, id: string): Promise<Row> {
-  const [row] = await withAuthors(app, await select<Row>(app, `SELECT ${COMMENT_COLUMNS} FROM blog_comments c WHERE c.id = ?`, [id]), 'user_id');
+async function loadComment(ctx: ModuleContext, id: string): Promise<Row> {
+  const [row] = await withAuthors(ctx, await ctx.db.select<Row>(`SELECT ${COMMENT_COLUMNS} FROM blog_comments c WHERE c.id = ?`, [id]), 'user_id');
   if (!row) throw notFound('Comment not found');
   return row;
 }
 
-export async function addComment(app: ModuleContext, user: UserRecord, post: Row, input: z.output<typeof commentCreate>) {
+export async function addComment(ctx: ModuleContext, user: UserRecord, post: Row, input: z.output<typeof commentCreate>) {
   assertOpen(post);
-  await assertEngagement(app, post, 'comments');
-  const cfg = settings<BlogSettings>(app);
+  await assertEngagement(ctx, post, 'comments');
+  const cfg = ctx.config<BlogSettings>();
   if (!cfg.comments_enabled) throw forbidden('Comments are closed', 'COMMENTS_CLOSED');
   if (input.parent_id) {
-    const [parent] = await select<Row>(app, 'SELECT post_id, deleted_at FROM blog_comments WHERE id = ?', [input.parent_id]);
+    const [parent] = await ctx.db.select<Row>('SELECT post_id, deleted_at FROM blog_comments WHERE id = ?', [input.parent_id]);
     if (!parent || parent.post_id !== post.id || parent.deleted_at) {
       throw badRequest('parent_id: no such comment on this post', [{ field: 'parent_id', message: 'no such comment on this post' }]);
     }
@@ -146,7 +136,7 @@ export async function addComment(app: ModuleContext, user: UserRecord, post: Row
   const now = new Date();
   // The post's author and admins are trusted with their own threads.
   const status = cfg.comments_require_approval && !canManage(user, post as PostAccessRow) ? 'pending' : 'approved';
-  await exec(app, 'INSERT INTO blog_comments (id, post_id, user_id, parent_id, body, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+  await ctx.db.exec('INSERT INTO blog_comments (id, post_id, user_id, parent_id, body, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
     id,
     post.id,
     user.id,
@@ -156,43 +146,46 @@ export async function addComment(app: ModuleContext, user: UserRecord, post: Row
     now,
     now,
   ]);
-  return toComment(await loadComment(app, id), user, canManage(user, post as PostAccessRow));
+  return toComment(await loadComment(ctx, id), user, canManage(user, post as PostAccessRow));
 }
 
-export async function editComment(app: ModuleContext, user: UserRecord, commentId: string, input: z.output<typeof commentUpdate>) {
-  const c = await loadComment(app, commentId);
+export async function editComment(ctx: ModuleContext, user: UserRecord, commentId: string, input: z.output<typeof commentUpdate>) {
+  const c = await loadComment(ctx, commentId);
   if (c.deleted_at) throw notFound('Comment not found');
   if (c.user_id !== user.id) throw forbidden('Only the author of a comment may edit it');
-  await exec(app, 'UPDATE blog_comments SET body = ?, updated_at = ? WHERE id = ?', [input.comment_body ?? input.body, new Date(), commentId]);
-  return toComment(await loadComment(app, commentId), user, false);
+  // Only while it is not deleted: an edit racing a deletion must not bring the text back.
+  const edited = await ctx.db.select('UPDATE blog_comments SET body = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING id', [
+    input.comment_body ?? input.body,
+    new Date(),
+    commentId,
+  ]);
+  if (!edited.length) throw notFound('Comment not found');
+  return toComment(await loadComment(ctx, commentId), user, false);
 }
 
 /** The author of a comment, the post's author and admins may delete it; replies stay (the text goes). */
-export async function deleteComment(app: ModuleContext, user: UserRecord, commentId: string) {
-  const c = await loadComment(app, commentId);
+export async function deleteComment(ctx: ModuleContext, user: UserRecord, commentId: string) {
+  const c = await loadComment(ctx, commentId);
   if (c.deleted_at) throw notFound('Comment not found');
-  const post = await loadPost(app, c.post_id);
+  const post = await loadPost(ctx, c.post_id);
   if (c.user_id !== user.id && !canManage(user, post as PostAccessRow)) throw forbidden('Only the author, the post author or an admin may delete this comment');
   const now = new Date();
-  await exec(app, "UPDATE blog_comments SET deleted_at = ?, body = '', updated_at = ? WHERE id = ?", [now, now, commentId]);
+  await ctx.db.exec("UPDATE blog_comments SET deleted_at = ?, body = '', updated_at = ? WHERE id = ?", [now, now, commentId]);
   return { id: commentId, deleted: true };
 }
 
-export async function moderateComment(app: ModuleContext, user: UserRecord, commentId: string, input: z.output<typeof moderateSchema>) {
-  const c = await loadComment(app, commentId);
+export async function moderateComment(ctx: ModuleContext, user: UserRecord, commentId: string, input: z.output<typeof moderateSchema>) {
+  const c = await loadComment(ctx, commentId);
   if (c.deleted_at) throw notFound('Comment not found');
-  const post = await loadPost(app, c.post_id);
+  const post = await loadPost(ctx, c.post_id);
   if (!canManage(user, post as PostAccessRow)) throw forbidden('Only the post author or an admin may moderate comments');
   const status = STATUS_OF[(input.action ?? input.status)!];
   const now = new Date();
-  await exec(app, 'UPDATE blog_comments SET status = ?, moderation_reason = ?, moderated_by = ?, moderated_at = ?, updated_at = ? WHERE id = ?', [
-    status,
-    input.reason ?? null,
-    user.id,
-    now,
-    now,
-    commentId,
-  ]);
+  const moderated = await ctx.db.select(
+    'UPDATE blog_comments SET status = ?, moderation_reason = ?, moderated_by = ?, moderated_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING id',
+    [status, input.reason ?? null, user.id, now, now, commentId],
+  );
+  if (!moderated.length) throw notFound('Comment not found');
   return { id: commentId, status, reason: input.reason ?? null, moderated_at: now.toISOString() };
 }
 
@@ -206,14 +199,13 @@ export const reactionSchema = z.strictObject({
     .regex(/^[a-z][a-z0-9_]{0,31}$/, 'must be a reaction name such as like'),
 });
 
-export async function reactionSummary(app: ModuleContext, viewer: UserRecord | null, postId: string) {
-  const rows = await select<{ reaction_type: string; n: number | string }>(
-    app,
+export async function reactionSummary(ctx: ModuleContext, viewer: UserRecord | null, postId: string) {
+  const rows = await ctx.db.select<{ reaction_type: string; n: number | string }>(
     'SELECT reaction_type, COUNT(*) AS n FROM blog_reactions WHERE post_id = ? GROUP BY reaction_type ORDER BY reaction_type',
     [postId],
   );
   const mine = viewer
-    ? await select<{ reaction_type: string }>(app, 'SELECT reaction_type FROM blog_reactions WHERE post_id = ? AND user_id = ? ORDER BY reaction_type', [
+    ? await ctx.db.select<{ reaction_type: string }>('SELECT reaction_type FROM blog_reactions WHERE post_id = ? AND user_id = ? ORDER BY reaction_type', [
         postId,
         viewer.id,
       ])
@@ -223,13 +215,13 @@ export async function reactionSummary(app: ModuleContext, viewer: UserRecord | n
 }
 
 /** One reaction per user and type; sending it again takes it back. */
-export async function toggleReaction(app: ModuleContext, user: UserRecord, post: Row, type: string) {
+export async function toggleReaction(ctx: ModuleContext, user: UserRecord, post: Row, type: string) {
   assertOpen(post);
-  await assertEngagement(app, post, 'reactions');
-  const allowed = settings<BlogSettings>(app).reaction_types;
+  await assertEngagement(ctx, post, 'reactions');
+  const allowed = ctx.config<BlogSettings>().reaction_types;
   if (!allowed.includes(type))
     throw badRequest(`reaction_type: must be one of ${allowed.join(', ')}`, [{ field: 'reaction_type', message: `must be one of ${allowed.join(', ')}` }]);
-  const removed = await select(app, 'DELETE FROM blog_reactions WHERE post_id = ? AND user_id = ? AND reaction_type = ? RETURNING id', [
+  const removed = await ctx.db.select('DELETE FROM blog_reactions WHERE post_id = ? AND user_id = ? AND reaction_type = ? RETURNING id', [
     post.id,
     user.id,
     type,
@@ -237,7 +229,7 @@ export async function toggleReaction(app: ModuleContext, user: UserRecord, post:
   let active = removed.length === 0;
   if (active) {
     try {
-      await exec(app, 'INSERT INTO blog_reactions (id, post_id, user_id, reaction_type, created_at) VALUES (?, ?, ?, ?, ?)', [
+      await ctx.db.exec('INSERT INTO blog_reactions (id, post_id, user_id, reaction_type, created_at) VALUES (?, ?, ?, ?, ?)', [
         randomUUID(),
         post.id,
         user.id,
@@ -250,24 +242,24 @@ export async function toggleReaction(app: ModuleContext, user: UserRecord, post:
       active = true;
     }
   }
-  return { reaction_type: type, active, reacted: active, ...(await reactionSummary(app, user, post.id)) };
+  return { reaction_type: type, active, reacted: active, ...(await reactionSummary(ctx, user, post.id)) };
 }
 
 // Bookmarks
 
-export async function addBookmark(app: ModuleContext, user: UserRecord, post: Row) {
-  await assertEngagement(app, post, 'bookmarks');
+export async function addBookmark(ctx: ModuleContext, user: UserRecord, post: Row) {
+  await assertEngagement(ctx, post, 'bookmarks');
   try {
-    await exec(app, 'INSERT INTO blog_bookmarks (id, post_id, user_id, created_at) VALUES (?, ?, ?, ?)', [randomUUID(), post.id, user.id, new Date()]);
+    await ctx.db.exec('INSERT INTO blog_bookmarks (id, post_id, user_id, created_at) VALUES (?, ?, ?, ?)', [randomUUID(), post.id, user.id, new Date()]);
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
   }
   return { post_id: post.id, bookmarked: true };
 }
 
-export async function removeBookmark(app: ModuleContext, user: UserRecord, postId: string) {
-  await loadPost(app, postId);
-  await exec(app, 'DELETE FROM blog_bookmarks WHERE post_id = ? AND user_id = ?', [postId, user.id]);
+export async function removeBookmark(ctx: ModuleContext, user: UserRecord, postId: string) {
+  await loadPost(ctx, postId);
+  await ctx.db.exec('DELETE FROM blog_bookmarks WHERE post_id = ? AND user_id = ?', [postId, user.id]);
   return { post_id: postId, bookmarked: false };
 }
 
@@ -280,53 +272,49 @@ export const VIEW_WINDOW_MS = 30 * 60_000;
  * minutes. The window is claimed by a conditional update or a unique insert, so concurrent calls
  * from one viewer count once; the post's counter is incremented in the same transaction.
  */
-export async function recordView(app: ModuleContext, viewer: UserRecord | null, post: Row, anonymousKey: string) {
+export async function recordView(ctx: ModuleContext, viewer: UserRecord | null, post: Row, anonymousKey: string) {
   assertOpen(post);
-  await assertEngagement(app, post, 'views');
-  const key = keyedDigest(app, viewer ? `user:${viewer.id}` : `anon:${anonymousKey}`);
+  await assertEngagement(ctx, post, 'views');
+  const key = keyedDigest(ctx, viewer ? `user:${viewer.id}` : `anon:${anonymousKey}`);
   const now = new Date();
-  const counted = await inTransaction(app, async (t) => {
-    const renewed = await select(
-      app,
+  const counted = await ctx.db.transaction(async (t) => {
+    const renewed = await ctx.db.select(
       'UPDATE blog_views SET views = views + 1, counted_at = ? WHERE post_id = ? AND viewer_key = ? AND counted_at <= ? RETURNING id',
       [now, post.id, key, new Date(now.getTime() - VIEW_WINDOW_MS)],
-      t,
+      { tx: t },
     );
     let fresh = renewed.length > 0;
     if (!fresh) {
       // ON CONFLICT keeps a PostgreSQL transaction usable; the row's id says whether this call made it.
       const id = randomUUID();
-      await exec(
-        app,
+      await ctx.db.exec(
         'INSERT INTO blog_views (id, post_id, viewer_key, user_id, views, counted_at, created_at) VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT (post_id, viewer_key) DO NOTHING',
         [id, post.id, key, viewer?.id ?? null, now, now],
-        t,
+        { tx: t },
       );
-      const [row] = await select<{ id: string }>(app, 'SELECT id FROM blog_views WHERE post_id = ? AND viewer_key = ?', [post.id, key], t);
+      const [row] = await ctx.db.select<{ id: string }>('SELECT id FROM blog_views WHERE post_id = ? AND viewer_key = ?', [post.id, key], { tx: t });
       fresh = row?.id === id;
     }
-    if (fresh) await exec(app, 'UPDATE blog_posts SET view_count = view_count + 1 WHERE id = ?', [post.id], t);
+    if (fresh) await ctx.db.exec('UPDATE blog_posts SET view_count = view_count + 1 WHERE id = ?', [post.id], { tx: t });
     return fresh;
   });
-  const [r] = await select<{ view_count: number | string }>(app, 'SELECT view_count FROM blog_posts WHERE id = ?', [post.id]);
+  const [r] = await ctx.db.select<{ view_count: number | string }>('SELECT view_count FROM blog_posts WHERE id = ?', [post.id]);
   return { post_id: post.id, counted, views: Number(r?.view_count ?? 0) };
 }
 
-export async function postStats(app: ModuleContext, viewer: UserRecord | null, post: Row) {
+export async function postStats(ctx: ModuleContext, viewer: UserRecord | null, post: Row) {
   const moderator = canManage(viewer, post as PostAccessRow);
   const [[v], reactions, [c], [b]] = await Promise.all([
-    select<Row>(
-      app,
+    ctx.db.select<Row>(
       'SELECT p.view_count AS views, (SELECT COUNT(*) FROM blog_views bv WHERE bv.post_id = p.id) AS unique_viewers FROM blog_posts p WHERE p.id = ?',
       [post.id],
     ),
-    select<Row>(app, 'SELECT reaction_type, COUNT(*) AS n FROM blog_reactions WHERE post_id = ? GROUP BY reaction_type', [post.id]),
-    select<Row>(
-      app,
+    ctx.db.select<Row>('SELECT reaction_type, COUNT(*) AS n FROM blog_reactions WHERE post_id = ? GROUP BY reaction_type', [post.id]),
+    ctx.db.select<Row>(
       `SELECT COUNT(*) AS n${moderator ? ", SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending" : ''} FROM blog_comments WHERE post_id = ? AND deleted_at IS NULL AND ${moderator ? "status IN ('approved', 'pending')" : "status = 'approved'"}`,
       [post.id],
     ),
-    select<Row>(app, 'SELECT COUNT(*) AS n FROM blog_bookmarks WHERE post_id = ?', [post.id]),
+    ctx.db.select<Row>('SELECT COUNT(*) AS n FROM blog_bookmarks WHERE post_id = ?', [post.id]),
   ]);
   const byType: Record<string, number> = Object.fromEntries(reactions.map((r) => [r.reaction_type, Number(r.n)]));
   return {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { assertCanManage, assertCanRead, type PostAccessRow } from './access.js';
-import { AppError, badRequest, checkImage, exec, inTransaction, notFound, select, settings, type ModuleContext, type UserRecord } from './core.js';
+import { AppError, badRequest, checkImage, notFound, type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { imageUrl, loadPost, type Row } from './posts-read.js';
 import type { BlogSettings } from './settings.js';
 
@@ -36,50 +36,49 @@ export async function readUpload(req: Request, res: Response, maxBytes: number):
 }
 
 /** Stores the featured image of a post (recognised by content) and drops the one it replaces. */
-export async function setFeaturedImage(app: ModuleContext, user: UserRecord, postId: string, req: Request, res: Response) {
-  const post = await loadPost(app, postId);
+export async function setFeaturedImage(ctx: ModuleContext, user: UserRecord, postId: string, req: Request, res: Response) {
+  const post = await loadPost(ctx, postId);
   if (post.deleted_at) throw notFound('Post not found');
   assertCanManage(user, post as PostAccessRow);
-  const bytes = await readUpload(req, res, settings<BlogSettings>(app).featured_image_max_bytes);
+  const bytes = await readUpload(req, res, ctx.config<BlogSettings>().featured_image_max_bytes);
   const img = checkImage(bytes);
   const id = randomUUID();
-  await inTransaction(app, async (t) => {
-    await exec(
-      app,
+  await ctx.db.transaction(async (t) => {
+    await ctx.db.exec(
       'INSERT INTO blog_images (id, post_id, ext, content_type, width, height, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       [id, postId, img.ext, TYPES[img.kind], img.width, img.height, bytes, new Date()],
-      t,
+      { tx: t },
     );
-    await exec(app, 'UPDATE blog_posts SET featured_image_id = ?, updated_at = ? WHERE id = ?', [id, new Date(), postId], t);
-    await exec(app, 'DELETE FROM blog_images WHERE post_id = ? AND id <> ?', [postId, id], t);
+    await ctx.db.exec('UPDATE blog_posts SET featured_image_id = ?, updated_at = ? WHERE id = ?', [id, new Date(), postId], { tx: t });
+    await ctx.db.exec('DELETE FROM blog_images WHERE post_id = ? AND id <> ?', [postId, id], { tx: t });
   });
   return {
     post_id: postId,
-    featured_image: imageUrl(app, id),
-    featured_image_url: imageUrl(app, id),
+    featured_image: imageUrl(ctx, id),
+    featured_image_url: imageUrl(ctx, id),
     width: img.width,
     height: img.height,
     content_type: TYPES[img.kind],
   };
 }
 
-export async function removeFeaturedImage(app: ModuleContext, user: UserRecord, postId: string) {
-  const post = await loadPost(app, postId);
+export async function removeFeaturedImage(ctx: ModuleContext, user: UserRecord, postId: string) {
+  const post = await loadPost(ctx, postId);
   if (post.deleted_at) throw notFound('Post not found');
   assertCanManage(user, post as PostAccessRow);
-  await inTransaction(app, async (t) => {
-    await exec(app, 'UPDATE blog_posts SET featured_image_id = NULL, updated_at = ? WHERE id = ?', [new Date(), postId], t);
-    await exec(app, 'DELETE FROM blog_images WHERE post_id = ?', [postId], t);
+  await ctx.db.transaction(async (t) => {
+    await ctx.db.exec('UPDATE blog_posts SET featured_image_id = NULL, updated_at = ? WHERE id = ?', [new Date(), postId], { tx: t });
+    await ctx.db.exec('DELETE FROM blog_images WHERE post_id = ?', [postId], { tx: t });
   });
   return { post_id: postId, featured_image: null, featured_image_url: null };
 }
 
 /** Serves an image under the read rules of its post; user bytes, so nothing may be sniffed or run. */
-export async function serveImage(app: ModuleContext, viewer: UserRecord | null, imageId: string, res: Response, password?: string) {
-  const [img] = await select<Row>(app, 'SELECT i.post_id, i.content_type, i.bytes FROM blog_images i WHERE i.id = ?', [imageId]);
+export async function serveImage(ctx: ModuleContext, viewer: UserRecord | null, imageId: string, res: Response, password?: string) {
+  const [img] = await ctx.db.select<Row>('SELECT i.post_id, i.content_type, i.bytes FROM blog_images i WHERE i.id = ?', [imageId]);
   if (!img) throw notFound('Image not found');
-  const post = await loadPost(app, img.post_id);
-  await assertCanRead(app, viewer, post as PostAccessRow, password);
+  const post = await loadPost(ctx, img.post_id);
+  await assertCanRead(ctx, viewer, post as PostAccessRow, password);
   const bytes = Buffer.isBuffer(img.bytes) ? img.bytes : Buffer.from(img.bytes as Uint8Array);
   res.status(200);
   res.setHeader('Content-Type', img.content_type);

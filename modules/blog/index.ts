@@ -1,4 +1,4 @@
-import { defineModule } from './core.js';
+import { defineModule } from '../../src/module-api.js';
 import { eraseBlog, exportBlog } from './data-rights.js';
 import { publishScheduledJob } from './jobs.js';
 import { BLOG_TABLES, createBlogTables } from './migrations/20261124-1200-create-blog-tables.js';

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { assertCanRead, isAdmin, postAbilities, visibleWhere, type PostAccessRow } from './access.js';
 import { cachedTotal } from './totals.js';
 import { postTypeKey, postTypes, publicPath, ruleIn, type PostTypeRules } from './types.js';
-import { badRequest, dialect, findUser, notFound, publicBaseUrl, select, withAuthors, type ModuleContext, type UserRecord } from './core.js';
+import { badRequest, notFound, type ModuleContext, type UserRecord } from '../../src/module-api.js';
+import { withAuthors } from './authors.js';
 
 export type Row = Record<string, any>;
 
@@ -26,7 +27,7 @@ export const json = (v: unknown): Record<string, unknown> => {
   return (v as Record<string, unknown>) ?? {};
 };
 
-export const imageUrl = (app: ModuleContext, id: string | null) => (id ? `${publicBaseUrl(app)}/api/v1/posts/images/${id}` : null);
+export const imageUrl = (ctx: ModuleContext, id: string | null) => (id ? `${ctx.site.publicBaseUrl}/api/v1/posts/images/${id}` : null);
 
 /** What posts on the wire need beside their rows: their categories and tags, and the post types (paths). */
 export interface Terms {
@@ -36,18 +37,16 @@ export interface Terms {
 }
 
 /** Categories and tags of some posts, in two queries, and the post types. */
-export async function termsOf(app: ModuleContext, ids: string[]): Promise<Terms> {
-  const out: Terms = { categories: new Map(), tags: new Map(), types: ids.length ? await postTypes(app) : new Map() };
+export async function termsOf(ctx: ModuleContext, ids: string[]): Promise<Terms> {
+  const out: Terms = { categories: new Map(), tags: new Map(), types: ids.length ? await postTypes(ctx) : new Map() };
   if (!ids.length) return out;
   const marks = ids.map(() => '?').join(', ');
   const [cats, tags] = await Promise.all([
-    select(
-      app,
+    ctx.db.select(
       `SELECT pc.post_id, c.id, c.slug, c.name FROM blog_post_categories pc JOIN blog_categories c ON c.id = pc.category_id WHERE pc.post_id IN (${marks}) ORDER BY c.name`,
       ids,
     ),
-    select(
-      app,
+    ctx.db.select(
       `SELECT pt.post_id, t.id, t.slug, t.name FROM blog_post_tags pt JOIN blog_tags t ON t.id = pt.tag_id WHERE pt.post_id IN (${marks}) ORDER BY t.name`,
       ids,
     ),
@@ -62,8 +61,8 @@ export async function termsOf(app: ModuleContext, ids: string[]): Promise<Terms>
 }
 
 /** A post on the wire. Body and rendered HTML only where `full`; the password hash never. */
-export function toPost(app: ModuleContext, r: Row, terms: Terms, viewer: UserRecord | null, full: boolean) {
-  const image = imageUrl(app, r.featured_image_id ?? null);
+export function toPost(ctx: ModuleContext, r: Row, terms: Terms, viewer: UserRecord | null, full: boolean) {
+  const image = imageUrl(ctx, r.featured_image_id ?? null);
   return {
     id: r.id,
     slug: r.slug,
@@ -155,7 +154,7 @@ function ftsQuery(q: string): string {
  * A page of posts the caller may see, with the filters of the list route. Without a status filter
  * the list is the published posts; other states are the caller's own (or, for admins, everyone's).
  */
-export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q: ListQuery) {
+export async function listPosts(ctx: ModuleContext, viewer: UserRecord | null, q: ListQuery) {
   const vis = visibleWhere(viewer);
   const where = [vis.sql];
   const params: unknown[] = [...vis.params];
@@ -209,7 +208,7 @@ export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q
   const orderParams: unknown[] = [];
   if (text) {
     const fts = ftsQuery(text);
-    if (dialect(app) === 'postgres') {
+    if (ctx.db.dialect === 'postgres') {
       where.push("p.search_vector @@ websearch_to_tsquery('simple', ?)");
       params.push(text);
       order = `ts_rank(p.search_vector, websearch_to_tsquery('simple', ?)) DESC, ${order}`;
@@ -223,19 +222,18 @@ export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q
   }
   const whereSql = where.join(' AND ');
   const offset = (q.page - 1) * q.limit;
-  const count = async () => Number((await select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM ${from} WHERE ${whereSql}`, params))[0]?.n ?? 0);
+  const count = async () => Number((await ctx.db.select<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${from} WHERE ${whereSql}`, params))[0]?.n ?? 0);
   // The page as ids first (ranked, counted in the same pass when searching), then the rows of those
   // 20 only: the ranking never carries wide columns, whose out-of-line values would be read per match.
   const page = async (withTotal: boolean) => {
-    const hits = await select<{ id: string; total_count?: number | string }>(
-      app,
+    const hits = await ctx.db.select<{ id: string; total_count?: number | string }>(
       `SELECT p.id${withTotal ? ', COUNT(*) OVER () AS total_count' : ''} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ${q.limit} OFFSET ${offset}`,
       [...params, ...orderParams],
     );
     return {
       hits,
       rows: await rowsByIds(
-        app,
+        ctx,
         hits.map((h) => h.id),
       ),
     };
@@ -247,25 +245,25 @@ export async function listPosts(app: ModuleContext, viewer: UserRecord | null, q
     rows = found.rows;
     total = found.hits.length ? Number(found.hits[0].total_count) : offset ? await count() : 0;
   } else {
-    [{ rows }, total] = await Promise.all([page(false), cachedTotal(app, `${whereSql}|${JSON.stringify(params)}`, count)]);
+    [{ rows }, total] = await Promise.all([page(false), cachedTotal(ctx, `${whereSql}|${JSON.stringify(params)}`, count)]);
   }
-  const translated = q.lang ? await applyTranslations(app, rows, q.lang, false) : rows;
+  const translated = q.lang ? await applyTranslations(ctx, rows, q.lang, false) : rows;
   const terms = await termsOf(
-    app,
+    ctx,
     rows.map((r) => r.id),
   );
   return {
-    posts: translated.map((r) => toPost(app, r, terms, viewer, false)),
+    posts: translated.map((r) => toPost(ctx, r, terms, viewer, false)),
     meta: { page: q.page, limit: q.limit, total, pages: Math.ceil(total / q.limit), hasMore: offset + rows.length < total },
   };
 }
 
 /** List rows of these posts, in the order given. */
-async function rowsByIds(app: ModuleContext, ids: string[]): Promise<Row[]> {
+async function rowsByIds(ctx: ModuleContext, ids: string[]): Promise<Row[]> {
   if (!ids.length) return [];
   const found = await withAuthors(
-    app,
-    await select<Row>(app, `SELECT ${LIST_COLUMNS} FROM ${POST_FROM} WHERE p.id IN (${ids.map(() => '?').join(', ')})`, ids),
+    ctx,
+    await ctx.db.select<Row>(`SELECT ${LIST_COLUMNS} FROM ${POST_FROM} WHERE p.id IN (${ids.map(() => '?').join(', ')})`, ids),
     'author_id',
   );
   const byId = new Map(found.map((r) => [r.id, r]));
@@ -273,11 +271,10 @@ async function rowsByIds(app: ModuleContext, ids: string[]): Promise<Row[]> {
 }
 
 /** Swaps in the translation in `lang` where one exists (the post keeps its id and slug). */
-export async function applyTranslations(app: ModuleContext, rows: Row[], lang: string, full: boolean): Promise<Row[]> {
+export async function applyTranslations(ctx: ModuleContext, rows: Row[], lang: string, full: boolean): Promise<Row[]> {
   const need = rows.filter((r) => r.lang !== lang);
   if (!need.length) return rows;
-  const trs = await select<Row>(
-    app,
+  const trs = await ctx.db.select<Row>(
     `SELECT post_id, title, excerpt${full ? ', body, body_html' : ''} FROM blog_translations WHERE lang = ? AND post_id IN (${need.map(() => '?').join(', ')})`,
     [lang, ...need.map((r) => r.id)],
   );
@@ -290,27 +287,27 @@ export async function applyTranslations(app: ModuleContext, rows: Row[], lang: s
 }
 
 /** The row behind an id (deleted ones included), or null. */
-export async function findPostRow(app: ModuleContext, id: string): Promise<Row | null> {
-  const rows = await withAuthors(app, await select<Row>(app, `SELECT ${FULL_COLUMNS} FROM ${POST_FROM} WHERE p.id = ?`, [id]), 'author_id');
+export async function findPostRow(ctx: ModuleContext, id: string): Promise<Row | null> {
+  const rows = await withAuthors(ctx, await ctx.db.select<Row>(`SELECT ${FULL_COLUMNS} FROM ${POST_FROM} WHERE p.id = ?`, [id]), 'author_id');
   return rows[0] ?? null;
 }
 
-export async function loadPost(app: ModuleContext, id: string): Promise<Row> {
-  const row = await findPostRow(app, id);
+export async function loadPost(ctx: ModuleContext, id: string): Promise<Row> {
+  const row = await findPostRow(ctx, id);
   if (!row) throw notFound('Post not found');
   return row;
 }
 
 /** A post the caller may read, by id, as the wire shows it; `lang` picks a translation. */
-export async function readPost(app: ModuleContext, viewer: UserRecord | null, row: Row, opts: { password?: string; lang?: string }) {
-  await assertCanRead(app, viewer, row as PostAccessRow, opts.password);
-  const [shown] = opts.lang ? await applyTranslations(app, [row], opts.lang, true) : [row];
+export async function readPost(ctx: ModuleContext, viewer: UserRecord | null, row: Row, opts: { password?: string; lang?: string }) {
+  await assertCanRead(ctx, viewer, row as PostAccessRow, opts.password);
+  const [shown] = opts.lang ? await applyTranslations(ctx, [row], opts.lang, true) : [row];
   const [terms, langs] = await Promise.all([
-    termsOf(app, [row.id]),
-    select<{ lang: string }>(app, 'SELECT lang FROM blog_translations WHERE post_id = ? ORDER BY lang', [row.id]),
+    termsOf(ctx, [row.id]),
+    ctx.db.select<{ lang: string }>('SELECT lang FROM blog_translations WHERE post_id = ? ORDER BY lang', [row.id]),
   ]);
   return {
-    post: { ...toPost(app, shown, terms, viewer, true), available_langs: [row.lang, ...langs.map((l) => l.lang).filter((l) => l !== row.lang)] },
+    post: { ...toPost(ctx, shown, terms, viewer, true), available_langs: [row.lang, ...langs.map((l) => l.lang).filter((l) => l !== row.lang)] },
     can: postAbilities(viewer, row as PostAccessRow, ruleIn(terms.types, row.post_type).behaviors),
   };
 }
@@ -319,33 +316,31 @@ export async function readPost(app: ModuleContext, viewer: UserRecord | null, ro
  * The post behind a slug: in `lang` when given (else the earliest), or one that answered to that slug
  * before it was renamed (then `redirect_to` names the current slug).
  */
-export async function findBySlug(app: ModuleContext, slug: string, lang?: string): Promise<{ row: Row; redirectTo: string | null } | null> {
+export async function findBySlug(ctx: ModuleContext, slug: string, lang?: string): Promise<{ row: Row; redirectTo: string | null } | null> {
   const current = await withAuthors(
-    app,
-    await select<Row>(app, `SELECT ${FULL_COLUMNS} FROM ${POST_FROM} WHERE p.slug = ? ORDER BY CASE WHEN p.lang = ? THEN 0 ELSE 1 END, p.created_at LIMIT 1`, [
-      slug,
-      lang ?? '',
-    ]),
+    ctx,
+    await ctx.db.select<Row>(
+      `SELECT ${FULL_COLUMNS} FROM ${POST_FROM} WHERE p.slug = ? ORDER BY CASE WHEN p.lang = ? THEN 0 ELSE 1 END, p.created_at LIMIT 1`,
+      [slug, lang ?? ''],
+    ),
     'author_id',
   );
   if (current[0]) return { row: current[0], redirectTo: null };
-  const old = await select<{ post_id: string }>(
-    app,
+  const old = await ctx.db.select<{ post_id: string }>(
     'SELECT post_id FROM blog_post_slugs WHERE slug = ? ORDER BY CASE WHEN lang = ? THEN 0 ELSE 1 END, created_at DESC LIMIT 1',
     [slug, lang ?? ''],
   );
   if (!old[0]) return null;
-  const row = await findPostRow(app, old[0].post_id);
+  const row = await findPostRow(ctx, old[0].post_id);
   return row ? { row, redirectTo: row.slug } : null;
 }
 
 /** An author's public profile: only writers and admins, or anyone with a post the caller can see. */
-export async function authorProfile(app: ModuleContext, viewer: UserRecord | null, authorId: string) {
-  const u = await findUser(app, authorId);
+export async function authorProfile(ctx: ModuleContext, viewer: UserRecord | null, authorId: string) {
+  const u = await ctx.users.find(authorId);
   if (!u || u.deleted_at || u.disabled_at) throw notFound('Author not found');
   const vis = visibleWhere(viewer);
-  const [c] = await select<{ n: number | string }>(
-    app,
+  const [c] = await ctx.db.select<{ n: number | string }>(
     `SELECT COUNT(*) AS n FROM blog_posts p WHERE ${vis.sql} AND p.status = 'published' AND p.author_id = ?`,
     [...vis.params, authorId],
   );
@@ -364,27 +359,28 @@ export async function authorProfile(app: ModuleContext, viewer: UserRecord | nul
 }
 
 /** The caller's bookmarks, newest first: posts it may still see in lists. */
-export async function listBookmarked(app: ModuleContext, viewer: UserRecord, page: number, limit: number) {
+export async function listBookmarked(ctx: ModuleContext, viewer: UserRecord, page: number, limit: number) {
   const vis = visibleWhere(viewer);
   const where = `b.user_id = ? AND ${vis.sql}`;
   const params = [viewer.id, ...vis.params];
   const from = 'blog_bookmarks b JOIN blog_posts p ON p.id = b.post_id';
   const offset = (page - 1) * limit;
   const [rows, [c]] = await Promise.all([
-    select<Row>(
-      app,
-      `SELECT ${LIST_COLUMNS}, b.created_at AS bookmarked_at FROM ${from} WHERE ${where} ORDER BY b.created_at DESC, b.id DESC LIMIT ${limit} OFFSET ${offset}`,
-      params,
-    ).then((r) => withAuthors(app, r, 'author_id')),
-    select<{ n: number | string }>(app, `SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params),
+    ctx.db
+      .select<Row>(
+        `SELECT ${LIST_COLUMNS}, b.created_at AS bookmarked_at FROM ${from} WHERE ${where} ORDER BY b.created_at DESC, b.id DESC LIMIT ${limit} OFFSET ${offset}`,
+        params,
+      )
+      .then((r) => withAuthors(ctx, r, 'author_id')),
+    ctx.db.select<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params),
   ]);
   const total = Number(c?.n ?? 0);
   const terms = await termsOf(
-    app,
+    ctx,
     rows.map((r) => r.id),
   );
   return {
-    posts: rows.map((r) => ({ ...toPost(app, r, terms, viewer, false), bookmarked_at: iso(r.bookmarked_at) })),
+    posts: rows.map((r) => ({ ...toPost(ctx, r, terms, viewer, false), bookmarked_at: iso(r.bookmarked_at) })),
     meta: { page, limit, total, pages: Math.ceil(total / limit), hasMore: offset + rows.length < total },
   };
 }

@@ -1,20 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { assertCanManage, isAdmin, isWriter, type PostAccessRow } from './access.js';
-import {
-  AppError,
-  badRequest,
-  exec,
-  forbidden,
-  hashPassword,
-  inTransaction,
-  isUniqueViolation,
-  notFound,
-  select,
-  type ModuleContext,
-  type Transaction,
-  type UserRecord,
-} from './core.js';
+import { AppError, badRequest, forbidden, notFound, type ModuleContext, type Transaction, type UserRecord } from '../../src/module-api.js';
+import { isUniqueViolation } from '../../src/module-api.js';
 import { langSchema, loadPost, type Row } from './posts-read.js';
 import { BODY_FORMATS, makeExcerpt, renderBody, RESERVED_SLUGS, SLUG_RE, slugFrom, type BodyFormat } from './render.js';
 import { resolveCategories, resolveTags } from './taxonomy.js';
@@ -102,27 +90,25 @@ function checkInput(input: PostInput, existing: Row | null): void {
 }
 
 /** Whether a slug is free in a language (current slugs and the old ones of other posts). */
-async function slugFree(app: ModuleContext, slug: string, lang: string, postId: string | null, t?: Transaction): Promise<boolean> {
-  const taken = await select(
-    app,
+async function slugFree(ctx: ModuleContext, slug: string, lang: string, postId: string | null, t?: Transaction): Promise<boolean> {
+  const taken = await ctx.db.select(
     'SELECT 1 AS x FROM blog_posts WHERE lang = ? AND slug = ? AND id <> ? UNION ALL SELECT 1 AS x FROM blog_post_slugs WHERE lang = ? AND slug = ? AND post_id <> ?',
     [lang, slug, postId ?? '', lang, slug, postId ?? ''],
-    t,
+    { tx: t },
   );
   return taken.length === 0;
 }
 
 /** The slug itself when free, else the first free `slug-2`, `slug-3`, … */
-async function freeSlug(app: ModuleContext, base: string, lang: string, postId: string | null, t: Transaction): Promise<string> {
-  if (await slugFree(app, base, lang, postId, t)) return base;
+async function freeSlug(ctx: ModuleContext, base: string, lang: string, postId: string | null, t: Transaction): Promise<string> {
+  if (await slugFree(ctx, base, lang, postId, t)) return base;
   const like = `${base.slice(0, 190)}-%`;
   const used = new Set(
     (
-      await select<{ slug: string }>(
-        app,
+      await ctx.db.select<{ slug: string }>(
         'SELECT slug FROM blog_posts WHERE lang = ? AND slug LIKE ? UNION SELECT slug FROM blog_post_slugs WHERE lang = ? AND slug LIKE ?',
         [lang, like, lang, like],
-        t,
+        { tx: t },
       )
     ).map((r) => r.slug),
   );
@@ -136,22 +122,22 @@ async function freeSlug(app: ModuleContext, base: string, lang: string, postId: 
 const slugTaken = (slug: string) =>
   new AppError(400, 'SLUG_TAKEN', `slug: "${slug}" is already used by another post in this language`, [{ field: 'slug', message: 'already used' }]);
 
-async function setTerms(app: ModuleContext, postId: string, input: PostInput, user: UserRecord, t: Transaction): Promise<void> {
+async function setTerms(ctx: ModuleContext, postId: string, input: PostInput, user: UserRecord, t: Transaction): Promise<void> {
   if (input.categories) {
-    const ids = await resolveCategories(app, input.categories, t);
-    await exec(app, 'DELETE FROM blog_post_categories WHERE post_id = ?', [postId], t);
-    for (const id of ids) await exec(app, 'INSERT INTO blog_post_categories (post_id, category_id) VALUES (?, ?)', [postId, id], t);
+    const ids = await resolveCategories(ctx, input.categories, t);
+    await ctx.db.exec('DELETE FROM blog_post_categories WHERE post_id = ?', [postId], { tx: t });
+    for (const id of ids) await ctx.db.exec('INSERT INTO blog_post_categories (post_id, category_id) VALUES (?, ?)', [postId, id], { tx: t });
   }
   if (input.tags) {
-    const ids = await resolveTags(app, input.tags, user, t);
-    await exec(app, 'DELETE FROM blog_post_tags WHERE post_id = ?', [postId], t);
-    for (const id of ids) await exec(app, 'INSERT INTO blog_post_tags (post_id, tag_id) VALUES (?, ?)', [postId, id], t);
+    const ids = await resolveTags(ctx, input.tags, user, t);
+    await ctx.db.exec('DELETE FROM blog_post_tags WHERE post_id = ?', [postId], { tx: t });
+    for (const id of ids) await ctx.db.exec('INSERT INTO blog_post_tags (post_id, tag_id) VALUES (?, ?)', [postId, id], { tx: t });
   }
 }
 
-export async function createPost(app: ModuleContext, user: UserRecord, input: z.output<typeof createSchema>): Promise<string> {
+export async function createPost(ctx: ModuleContext, user: UserRecord, input: z.output<typeof createSchema>): Promise<string> {
   if (!isWriter(user)) throw forbidden('Writer role required');
-  const type = await rulesForWrite(app, input.post_type ?? DEFAULT_TYPE);
+  const type = await rulesForWrite(ctx, input.post_type ?? DEFAULT_TYPE);
   const visibility = input.visibility ?? defaultVisibility(type);
   checkInput({ ...input, visibility }, null);
   const fieldValues = checkType(type, { ...input, visibility }, null) ?? {};
@@ -161,17 +147,16 @@ export async function createPost(app: ModuleContext, user: UserRecord, input: z.
   const body = input.body ?? input.content ?? '';
   const lang = input.lang ?? 'en';
   const status = reviewed(type, user, input.status ?? 'draft');
-  const passwordHash = visibility === 'password' && input.password ? await hashPassword(app, input.password) : null;
+  const passwordHash = visibility === 'password' && input.password ? await ctx.passwords.hash(input.password) : null;
   const publishedAt = status === 'published' ? (input.published_at ?? now) : null;
   try {
-    await inTransaction(app, async (t) => {
-      await assertQuota(app, type, user.id, t);
+    await ctx.db.transaction(async (t) => {
+      await assertQuota(ctx, type, user.id, t);
       let slug = input.slug ?? slugFrom(input.title);
       if (input.slug) {
-        if (!(await slugFree(app, slug, lang, null, t))) throw slugTaken(slug);
-      } else slug = await freeSlug(app, slug, lang, null, t);
-      await exec(
-        app,
+        if (!(await slugFree(ctx, slug, lang, null, t))) throw slugTaken(slug);
+      } else slug = await freeSlug(ctx, slug, lang, null, t);
+      await ctx.db.exec(
         `INSERT INTO blog_posts (id, slug, title, body, body_format, body_html, excerpt, status, visibility, password_hash, lang, metadata,
           author_id, view_count, published_at, scheduled_at, created_at, updated_at,
           post_type, fields, meta_title, meta_description, canonical_url, og_image)
@@ -201,26 +186,26 @@ export async function createPost(app: ModuleContext, user: UserRecord, input: z.
           input.canonical_url ?? null,
           input.og_image ?? null,
         ],
-        t,
+        { tx: t },
       );
-      await setTerms(app, id, input, user, t);
+      await setTerms(ctx, id, input, user, t);
     });
   } catch (err) {
     // Two writers raced for the same generated slug: the unique index refused the second.
     if (isUniqueViolation(err)) throw slugTaken(input.slug ?? slugFrom(input.title));
     throw err;
   }
-  forgetTotals(app);
+  forgetTotals(ctx);
   return id;
 }
 
-export async function updatePost(app: ModuleContext, user: UserRecord, postId: string, input: PostInput): Promise<void> {
-  const row = await loadPost(app, postId);
+export async function updatePost(ctx: ModuleContext, user: UserRecord, postId: string, input: PostInput): Promise<void> {
+  const row = await loadPost(ctx, postId);
   if (row.deleted_at) throw notFound('Post not found');
   assertCanManage(user, row as PostAccessRow);
   checkInput(input, row);
   const retyped = input.post_type !== undefined && input.post_type !== row.post_type;
-  const type = retyped ? await rulesForWrite(app, input.post_type!) : await rulesOf(app, row.post_type);
+  const type = retyped ? await rulesForWrite(ctx, input.post_type!) : await rulesOf(ctx, row.post_type);
   const fieldValues = checkType(type, input, row);
   const set: Record<string, unknown> = {};
   if (input.title !== undefined) set.title = input.title;
@@ -237,7 +222,7 @@ export async function updatePost(app: ModuleContext, user: UserRecord, postId: s
   if (input.excerpt !== undefined) set.excerpt = input.excerpt ?? makeExcerpt(body ?? row.body, format);
   if (input.visibility) set.visibility = input.visibility;
   if (input.visibility && input.visibility !== 'password') set.password_hash = null;
-  if (input.password) set.password_hash = await hashPassword(app, input.password);
+  if (input.password) set.password_hash = await ctx.passwords.hash(input.password);
   if (input.metadata !== undefined) set.metadata = JSON.stringify(input.metadata ?? {});
   const status = input.status ? reviewed(type, user, input.status) : undefined;
   if (status) {
@@ -250,101 +235,98 @@ export async function updatePost(app: ModuleContext, user: UserRecord, postId: s
   const lang = input.lang ?? row.lang;
   if (input.lang) set.lang = input.lang;
   try {
-    await inTransaction(app, async (t) => {
-      if (retyped) await assertQuota(app, type, row.author_id, t, postId);
+    await ctx.db.transaction(async (t) => {
+      if (retyped) await assertQuota(ctx, type, row.author_id, t, postId);
       const slug = input.slug ?? row.slug;
       if (slug !== row.slug || lang !== row.lang) {
-        if (!(await slugFree(app, slug, lang, postId, t))) throw slugTaken(slug);
+        if (!(await slugFree(ctx, slug, lang, postId, t))) throw slugTaken(slug);
         set.slug = slug;
         // The old address keeps answering (the post, with redirect_to naming the new slug).
-        await exec(app, 'DELETE FROM blog_post_slugs WHERE post_id = ? AND lang = ? AND slug = ?', [postId, lang, slug], t);
-        await exec(app, 'DELETE FROM blog_post_slugs WHERE lang = ? AND slug = ?', [row.lang, row.slug], t);
-        await exec(
-          app,
+        await ctx.db.exec('DELETE FROM blog_post_slugs WHERE post_id = ? AND lang = ? AND slug = ?', [postId, lang, slug], { tx: t });
+        await ctx.db.exec('DELETE FROM blog_post_slugs WHERE lang = ? AND slug = ?', [row.lang, row.slug], { tx: t });
+        await ctx.db.exec(
           'INSERT INTO blog_post_slugs (id, post_id, lang, slug, created_at) VALUES (?, ?, ?, ?, ?)',
           [randomUUID(), postId, row.lang, row.slug, new Date()],
-          t,
+          { tx: t },
         );
       }
       set.updated_at = new Date();
       const cols = Object.keys(set);
-      await exec(app, `UPDATE blog_posts SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...cols.map((c) => set[c]), postId], t);
-      await setTerms(app, postId, input, user, t);
+      await ctx.db.exec(`UPDATE blog_posts SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...cols.map((c) => set[c]), postId], { tx: t });
+      await setTerms(ctx, postId, input, user, t);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw slugTaken(input.slug ?? row.slug);
     throw err;
   }
-  forgetTotals(app);
+  forgetTotals(ctx);
 }
 
 /** Publish, unpublish, schedule: the author's or an admin's. */
 export async function changeStatus(
-  app: ModuleContext,
+  ctx: ModuleContext,
   user: UserRecord,
   postId: string,
   to: 'published' | 'draft' | 'scheduled',
   scheduledAt?: Date,
 ): Promise<void> {
-  const row = await loadPost(app, postId);
+  const row = await loadPost(ctx, postId);
   if (row.deleted_at) throw notFound('Post not found');
   assertCanManage(user, row as PostAccessRow);
-  const type = await rulesOf(app, row.post_type);
+  const type = await rulesOf(ctx, row.post_type);
   if (to === 'scheduled' && !type.behaviors.enables_scheduling) {
     throw refused('SCHEDULING_DISABLED', 'scheduled_at', `posts of type "${type.type_key}" cannot be scheduled`);
   }
   const now = new Date();
   if (reviewed(type, user, to) === PENDING) {
-    await exec(app, "UPDATE blog_posts SET status = 'pending', scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, postId]);
+    await ctx.db.exec("UPDATE blog_posts SET status = 'pending', scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, postId]);
   } else if (to === 'published') {
-    await exec(app, "UPDATE blog_posts SET status = 'published', published_at = COALESCE(published_at, ?), scheduled_at = NULL, updated_at = ? WHERE id = ?", [
-      now,
-      now,
-      postId,
-    ]);
+    await ctx.db.exec(
+      "UPDATE blog_posts SET status = 'published', published_at = COALESCE(published_at, ?), scheduled_at = NULL, updated_at = ? WHERE id = ?",
+      [now, now, postId],
+    );
   } else if (to === 'draft') {
-    await exec(app, "UPDATE blog_posts SET status = 'draft', scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, postId]);
+    await ctx.db.exec("UPDATE blog_posts SET status = 'draft', scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, postId]);
   } else {
     if (!scheduledAt || scheduledAt.getTime() <= now.getTime()) {
       throw badRequest('scheduled_at: must be in the future', [{ field: 'scheduled_at', message: 'must be in the future' }]);
     }
-    await exec(app, "UPDATE blog_posts SET status = 'scheduled', scheduled_at = ?, updated_at = ? WHERE id = ?", [scheduledAt, now, postId]);
+    await ctx.db.exec("UPDATE blog_posts SET status = 'scheduled', scheduled_at = ?, updated_at = ? WHERE id = ?", [scheduledAt, now, postId]);
   }
-  forgetTotals(app);
+  forgetTotals(ctx);
 }
 
-export async function deletePost(app: ModuleContext, user: UserRecord, postId: string): Promise<void> {
-  const row = await loadPost(app, postId);
+export async function deletePost(ctx: ModuleContext, user: UserRecord, postId: string): Promise<void> {
+  const row = await loadPost(ctx, postId);
   if (row.deleted_at) throw notFound('Post not found');
   assertCanManage(user, row as PostAccessRow);
   const now = new Date();
-  await exec(app, 'UPDATE blog_posts SET deleted_at = ?, updated_at = ? WHERE id = ?', [now, now, postId]);
-  forgetTotals(app);
+  await ctx.db.exec('UPDATE blog_posts SET deleted_at = ?, updated_at = ? WHERE id = ?', [now, now, postId]);
+  forgetTotals(ctx);
 }
 
-export async function restorePost(app: ModuleContext, user: UserRecord, postId: string): Promise<void> {
+export async function restorePost(ctx: ModuleContext, user: UserRecord, postId: string): Promise<void> {
   if (!isAdmin(user)) throw forbidden('Admin role required');
-  const row = await loadPost(app, postId);
+  const row = await loadPost(ctx, postId);
   if (!row.deleted_at) throw badRequest('Post is not deleted', undefined, 'POST_NOT_DELETED');
-  const type = await rulesOf(app, row.post_type);
-  await inTransaction(app, async (t) => {
+  const type = await rulesOf(ctx, row.post_type);
+  await ctx.db.transaction(async (t) => {
     // A restored post counts again towards its author's max_per_author.
-    await assertQuota(app, type, row.author_id, t, postId);
-    await exec(app, 'UPDATE blog_posts SET deleted_at = NULL, updated_at = ? WHERE id = ?', [new Date(), postId], t);
+    await assertQuota(ctx, type, row.author_id, t, postId);
+    await ctx.db.exec('UPDATE blog_posts SET deleted_at = NULL, updated_at = ? WHERE id = ?', [new Date(), postId], { tx: t });
   });
-  forgetTotals(app);
+  forgetTotals(ctx);
 }
 
 /** Publishes scheduled posts that are due; returns how many. Safe to run twice (the update is conditional). */
-export async function publishDue(app: ModuleContext, now = new Date()): Promise<number> {
-  const due = await select<{ id: string }>(app, "SELECT id FROM blog_posts WHERE status = 'scheduled' AND scheduled_at <= ? AND deleted_at IS NULL", [now]);
+export async function publishDue(ctx: ModuleContext, now = new Date()): Promise<number> {
+  const due = await ctx.db.select<{ id: string }>("SELECT id FROM blog_posts WHERE status = 'scheduled' AND scheduled_at <= ? AND deleted_at IS NULL", [now]);
   if (!due.length) return 0;
-  await exec(
-    app,
+  await ctx.db.exec(
     `UPDATE blog_posts SET status = 'published', published_at = scheduled_at, scheduled_at = NULL, updated_at = ?
      WHERE status = 'scheduled' AND scheduled_at <= ? AND deleted_at IS NULL AND id IN (${due.map(() => '?').join(', ')})`,
     [now, now, ...due.map((d) => d.id)],
   );
-  forgetTotals(app);
+  forgetTotals(ctx);
   return due.length;
 }

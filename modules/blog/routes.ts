@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isAdmin } from './access.js';
-import { callerOf, clientAddress, defineRoute, envelope, notFound, type ModuleContext, type Caller, type ModuleRouteDef } from './core.js';
+import { callerOf, clientAddress, envelope, type Caller } from './caller.js';
+import { defineRoute, notFound, type ModuleContext, type ModuleRouteDef } from '../../src/module-api.js';
 import {
   addBookmark,
   addComment,
@@ -53,7 +54,7 @@ const listAbilities = (c: Caller) => ({
 /** A route any caller may use, signed in or not; `who` is resolved from the session when one is sent. */
 function open<Q = Record<string, unknown>, P = Record<string, string>, B = undefined>(
   def: Omit<ModuleRouteDef<B, Q, P>, 'auth' | 'module' | 'handler'> & {
-    run(a: { who: Caller; query: Q; params: P; body: B; req: any; res: any; app: ModuleContext }): Promise<unknown>;
+    run(a: { who: Caller; query: Q; params: P; body: B; req: any; res: any; ctx: ModuleContext }): Promise<unknown>;
   },
 ) {
   const { run, ...rest } = def;
@@ -61,14 +62,14 @@ function open<Q = Record<string, unknown>, P = Record<string, string>, B = undef
     ...rest,
     auth: 'optional-session',
     module: MODULE,
-    handler: ({ req, res, query, params, body, ctx, auth }) => run({ who: callerOf(auth), query, params, body, req, res, app: ctx }),
+    handler: ({ req, res, query, params, body, ctx, auth }) => run({ who: callerOf(auth), query, params, body, req, res, ctx }),
   });
 }
 
 /** A route for a signed-in caller (roles are checked by the service, so the refusal names what is missing). */
 function signedIn<Q = Record<string, unknown>, P = Record<string, string>, B = undefined>(
   def: Omit<ModuleRouteDef<B, Q, P>, 'auth' | 'module' | 'handler'> & {
-    run(a: { who: Caller & { user: NonNullable<Caller['user']> }; query: Q; params: P; body: B; req: any; res: any; app: ModuleContext }): Promise<unknown>;
+    run(a: { who: Caller & { user: NonNullable<Caller['user']> }; query: Q; params: P; body: B; req: any; res: any; ctx: ModuleContext }): Promise<unknown>;
   },
 ) {
   const { run, ...rest } = def;
@@ -76,35 +77,35 @@ function signedIn<Q = Record<string, unknown>, P = Record<string, string>, B = u
     ...rest,
     auth: 'session',
     module: MODULE,
-    handler: ({ req, res, query, params, body, ctx, auth }) => run({ who: { user: auth.user, auth }, query, params, body, req, res, app: ctx }),
+    handler: ({ req, res, query, params, body, ctx, auth }) => run({ who: { user: auth.user, auth }, query, params, body, req, res, ctx }),
   });
 }
 
-async function postAnswer(app: ModuleContext, who: Caller, id: string, meta: Record<string, unknown> = {}) {
-  const { post, can } = await readPost(app, who.user, await loadPost(app, id), {});
+async function postAnswer(ctx: ModuleContext, who: Caller, id: string, meta: Record<string, unknown> = {}) {
+  const { post, can } = await readPost(ctx, who.user, await loadPost(ctx, id), {});
   return envelope(post, who, meta, can);
 }
 
 const terms = (kind: TermKind) => [
-  open({ method: 'get', path: `${BASE}/${kind}`, run: async ({ who, app }) => envelope(await listTerms(app, kind), who, {}, listAbilities(who)) }),
+  open({ method: 'get', path: `${BASE}/${kind}`, run: async ({ who, ctx }) => envelope(await listTerms(ctx, kind), who, {}, listAbilities(who)) }),
   signedIn({
     method: 'post',
     path: `${BASE}/${kind}`,
     body: termCreate,
-    run: async ({ who, app, body }) => envelope(await createTerm(app, who.user, kind, body), who),
+    run: async ({ who, ctx, body }) => envelope(await createTerm(ctx, who.user, kind, body), who),
   }),
   signedIn({
     method: 'put',
     path: `${BASE}/${kind}/:id`,
     params: idParams,
     body: termUpdate,
-    run: async ({ who, app, params, body }) => envelope(await updateTerm(app, who.user, kind, params.id, body), who),
+    run: async ({ who, ctx, params, body }) => envelope(await updateTerm(ctx, who.user, kind, params.id, body), who),
   }),
   signedIn({
     method: 'delete',
     path: `${BASE}/${kind}/:id`,
     params: idParams,
-    run: async ({ who, app, params }) => envelope(await deleteTerm(app, who.user, kind, params.id), who),
+    run: async ({ who, ctx, params }) => envelope(await deleteTerm(ctx, who.user, kind, params.id), who),
   }),
 ];
 
@@ -113,9 +114,9 @@ const status = (path: string, to: 'published' | 'draft') =>
     method: 'post',
     path: `${BASE}/:id/${path}`,
     params: idParams,
-    run: async ({ who, app, params }) => {
-      await changeStatus(app, who.user, params.id, to);
-      return postAnswer(app, who, params.id);
+    run: async ({ who, ctx, params }) => {
+      await changeStatus(ctx, who.user, params.id, to);
+      return postAnswer(ctx, who, params.id);
     },
   });
 
@@ -124,8 +125,8 @@ export const routes = [
     method: 'get',
     path: BASE,
     query: listQuery,
-    run: async ({ who, app, query }) => {
-      const { posts, meta } = await listPosts(app, who.user, query);
+    run: async ({ who, ctx, query }) => {
+      const { posts, meta } = await listPosts(ctx, who.user, query);
       return envelope(posts, who, meta, listAbilities(who));
     },
   }),
@@ -133,7 +134,7 @@ export const routes = [
     method: 'post',
     path: BASE,
     body: createSchema,
-    run: async ({ who, app, body }) => postAnswer(app, who, await createPost(app, who.user, body), { created: true }),
+    run: async ({ who, ctx, body }) => postAnswer(ctx, who, await createPost(ctx, who.user, body), { created: true }),
   }),
   ...terms('categories'),
   ...terms('tags'),
@@ -141,54 +142,54 @@ export const routes = [
     method: 'get',
     path: `${BASE}/bookmarks`,
     query: pageQuery,
-    run: async ({ who, app, query }) => {
-      const { posts, meta } = await listBookmarked(app, who.user, query.page, query.limit);
+    run: async ({ who, ctx, query }) => {
+      const { posts, meta } = await listBookmarked(ctx, who.user, query.page, query.limit);
       return envelope(posts, who, meta);
     },
   }),
-  open({ method: 'get', path: `${BASE}/sitemap.xml`, run: async ({ app, res }) => sitemap(app, res) }),
-  open({ method: 'get', path: `${BASE}/feed.xml`, run: async ({ app, res }) => rssFeed(app, res) }),
-  open({ method: 'get', path: `${BASE}/rss.xml`, run: async ({ app, res }) => rssFeed(app, res) }),
+  open({ method: 'get', path: `${BASE}/sitemap.xml`, run: async ({ ctx, res }) => sitemap(ctx, res) }),
+  open({ method: 'get', path: `${BASE}/feed.xml`, run: async ({ ctx, res }) => rssFeed(ctx, res) }),
+  open({ method: 'get', path: `${BASE}/rss.xml`, run: async ({ ctx, res }) => rssFeed(ctx, res) }),
   open({
     method: 'get',
     path: `${BASE}/images/:id`,
     params: idParams,
     query: readQuery,
-    run: async ({ who, app, params, res, req, query }) => serveImage(app, who.user, params.id, res, postPassword(req, query)),
+    run: async ({ who, ctx, params, res, req, query }) => serveImage(ctx, who.user, params.id, res, postPassword(req, query)),
   }),
   open({
     method: 'get',
     path: `${BASE}/authors/:id`,
     params: idParams,
-    run: async ({ who, app, params }) => envelope(await authorProfile(app, who.user, params.id), who),
+    run: async ({ who, ctx, params }) => envelope(await authorProfile(ctx, who.user, params.id), who),
   }),
   signedIn({
     method: 'post',
     path: `${BASE}/comments/:id/moderate`,
     params: idParams,
     body: moderateSchema,
-    run: async ({ who, app, params, body }) => envelope(await moderateComment(app, who.user, params.id, body), who),
+    run: async ({ who, ctx, params, body }) => envelope(await moderateComment(ctx, who.user, params.id, body), who),
   }),
   signedIn({
     method: 'put',
     path: `${BASE}/comments/:id`,
     params: idParams,
     body: commentUpdate,
-    run: async ({ who, app, params, body }) => envelope(await editComment(app, who.user, params.id, body), who),
+    run: async ({ who, ctx, params, body }) => envelope(await editComment(ctx, who.user, params.id, body), who),
   }),
   signedIn({
     method: 'delete',
     path: `${BASE}/comments/:id`,
     params: idParams,
-    run: async ({ who, app, params }) => envelope(await deleteComment(app, who.user, params.id), who),
+    run: async ({ who, ctx, params }) => envelope(await deleteComment(ctx, who.user, params.id), who),
   }),
   open({
     method: 'get',
     path: `${BASE}/id/:id`,
     params: idParams,
     query: readQuery,
-    run: async ({ who, app, params, query, req }) => {
-      const { post, can } = await readPost(app, who.user, await loadPost(app, params.id), { lang: query.lang, password: postPassword(req, query) });
+    run: async ({ who, ctx, params, query, req }) => {
+      const { post, can } = await readPost(ctx, who.user, await loadPost(ctx, params.id), { lang: query.lang, password: postPassword(req, query) });
       return envelope(post, who, {}, can);
     },
   }),
@@ -197,25 +198,25 @@ export const routes = [
     path: `${BASE}/id/:id/translations`,
     params: idParams,
     query: readQuery,
-    run: async ({ who, app, params, query, req }) => envelope(await listTranslations(app, who.user, params.id, postPassword(req, query)), who),
+    run: async ({ who, ctx, params, query, req }) => envelope(await listTranslations(ctx, who.user, params.id, postPassword(req, query)), who),
   }),
   signedIn({
     method: 'post',
     path: `${BASE}/id/:id/translations`,
     params: idParams,
     body: translationSchema,
-    run: async ({ who, app, params, body }) => {
+    run: async ({ who, ctx, params, body }) => {
       requireWriterRole(who.user);
-      return envelope(await upsertTranslation(app, who.user, params.id, body), who);
+      return envelope(await upsertTranslation(ctx, who.user, params.id, body), who);
     },
   }),
   signedIn({
     method: 'delete',
     path: `${BASE}/id/:id/translations/:lang`,
     params: idParams.extend({ lang: langSchema }),
-    run: async ({ who, app, params }) => {
+    run: async ({ who, ctx, params }) => {
       requireWriterRole(who.user);
-      return envelope(await deleteTranslation(app, who.user, params.id, params.lang), who);
+      return envelope(await deleteTranslation(ctx, who.user, params.id, params.lang), who);
     },
   }),
   signedIn({
@@ -223,17 +224,17 @@ export const routes = [
     path: `${BASE}/:id`,
     params: idParams,
     body: updateSchema,
-    run: async ({ who, app, params, body }) => {
-      await updatePost(app, who.user, params.id, body);
-      return postAnswer(app, who, params.id);
+    run: async ({ who, ctx, params, body }) => {
+      await updatePost(ctx, who.user, params.id, body);
+      return postAnswer(ctx, who, params.id);
     },
   }),
   signedIn({
     method: 'delete',
     path: `${BASE}/:id`,
     params: idParams,
-    run: async ({ who, app, params }) => {
-      await deletePost(app, who.user, params.id);
+    run: async ({ who, ctx, params }) => {
+      await deletePost(ctx, who.user, params.id);
       return envelope({ id: params.id, deleted: true }, who);
     },
   }),
@@ -244,18 +245,18 @@ export const routes = [
     path: `${BASE}/:id/schedule`,
     params: idParams,
     body: scheduleBody,
-    run: async ({ who, app, params, body }) => {
-      await changeStatus(app, who.user, params.id, 'scheduled', body.scheduled_at);
-      return postAnswer(app, who, params.id);
+    run: async ({ who, ctx, params, body }) => {
+      await changeStatus(ctx, who.user, params.id, 'scheduled', body.scheduled_at);
+      return postAnswer(ctx, who, params.id);
     },
   }),
   signedIn({
     method: 'post',
     path: `${BASE}/:id/restore`,
     params: idParams,
-    run: async ({ who, app, params }) => {
-      await restorePost(app, who.user, params.id);
-      return postAnswer(app, who, params.id);
+    run: async ({ who, ctx, params }) => {
+      await restorePost(ctx, who.user, params.id);
+      return postAnswer(ctx, who, params.id);
     },
   }),
   signedIn({
@@ -264,23 +265,23 @@ export const routes = [
     params: idParams,
     // Multipart: the module reads it itself, so the JSON-only body rule does not apply.
     middleware: [(_req, _res, next) => next()],
-    run: async ({ who, app, params, req, res }) => envelope(await setFeaturedImage(app, who.user, params.id, req, res), who),
+    run: async ({ who, ctx, params, req, res }) => envelope(await setFeaturedImage(ctx, who.user, params.id, req, res), who),
   }),
   signedIn({
     method: 'delete',
     path: `${BASE}/:id/featured-image`,
     params: idParams,
-    run: async ({ who, app, params }) => envelope(await removeFeaturedImage(app, who.user, params.id), who),
+    run: async ({ who, ctx, params }) => envelope(await removeFeaturedImage(ctx, who.user, params.id), who),
   }),
   open({
     method: 'get',
     path: `${BASE}/:id/comments`,
     params: idParams,
     query: commentQuery.extend({ password: z.string().max(200).optional() }),
-    run: async ({ who, app, params, query, req }) => {
-      const post = await livePost(app, who.user, params.id, postPassword(req, query));
-      const { comments, meta } = await listComments(app, who.user, post, query);
-      const commentsOn = (await rulesOf(app, post.post_type)).behaviors.enables_comments;
+    run: async ({ who, ctx, params, query, req }) => {
+      const post = await livePost(ctx, who.user, params.id, postPassword(req, query));
+      const { comments, meta } = await listComments(ctx, who.user, post, query);
+      const commentsOn = (await rulesOf(ctx, post.post_type)).behaviors.enables_comments;
       return envelope(comments, who, meta, { comment: Boolean(who.user) && post.status === 'published' && !post.deleted_at && commentsOn });
     },
   }),
@@ -289,9 +290,9 @@ export const routes = [
     path: `${BASE}/:id/comments`,
     params: idParams,
     body: commentCreate,
-    run: async ({ who, app, params, body, req }) => {
-      const post = await livePost(app, who.user, params.id, postPassword(req) ?? body.post_password);
-      return envelope(await addComment(app, who.user, post, body), who);
+    run: async ({ who, ctx, params, body, req }) => {
+      const post = await livePost(ctx, who.user, params.id, postPassword(req) ?? body.post_password);
+      return envelope(await addComment(ctx, who.user, post, body), who);
     },
   }),
   open({
@@ -299,9 +300,9 @@ export const routes = [
     path: `${BASE}/:id/reactions`,
     params: idParams,
     query: readQuery,
-    run: async ({ who, app, params, query, req }) => {
-      const post = await livePost(app, who.user, params.id, postPassword(req, query));
-      return envelope(await reactionSummary(app, who.user, post.id), who);
+    run: async ({ who, ctx, params, query, req }) => {
+      const post = await livePost(ctx, who.user, params.id, postPassword(req, query));
+      return envelope(await reactionSummary(ctx, who.user, post.id), who);
     },
   }),
   signedIn({
@@ -309,30 +310,30 @@ export const routes = [
     path: `${BASE}/:id/reactions`,
     params: idParams,
     body: reactionSchema,
-    run: async ({ who, app, params, body, req }) => {
-      const post = await livePost(app, who.user, params.id, postPassword(req));
-      return envelope(await toggleReaction(app, who.user, post, body.reaction_type), who);
+    run: async ({ who, ctx, params, body, req }) => {
+      const post = await livePost(ctx, who.user, params.id, postPassword(req));
+      return envelope(await toggleReaction(ctx, who.user, post, body.reaction_type), who);
     },
   }),
   signedIn({
     method: 'post',
     path: `${BASE}/:id/bookmark`,
     params: idParams,
-    run: async ({ who, app, params, req }) => envelope(await addBookmark(app, who.user, await livePost(app, who.user, params.id, postPassword(req))), who),
+    run: async ({ who, ctx, params, req }) => envelope(await addBookmark(ctx, who.user, await livePost(ctx, who.user, params.id, postPassword(req))), who),
   }),
   signedIn({
     method: 'delete',
     path: `${BASE}/:id/bookmark`,
     params: idParams,
-    run: async ({ who, app, params }) => envelope(await removeBookmark(app, who.user, params.id), who),
+    run: async ({ who, ctx, params }) => envelope(await removeBookmark(ctx, who.user, params.id), who),
   }),
   open({
     method: 'post',
     path: `${BASE}/:id/view`,
     params: idParams,
-    run: async ({ who, app, params, req }) => {
-      const post = await livePost(app, who.user, params.id, postPassword(req));
-      return envelope(await recordView(app, who.user, post, `${clientAddress(req)}|${String(req.headers['user-agent'] ?? '')}`), who);
+    run: async ({ who, ctx, params, req }) => {
+      const post = await livePost(ctx, who.user, params.id, postPassword(req));
+      return envelope(await recordView(ctx, who.user, post, `${clientAddress(req)}|${String(req.headers['user-agent'] ?? '')}`), who);
     },
   }),
   open({
@@ -340,18 +341,18 @@ export const routes = [
     path: `${BASE}/:id/stats`,
     params: idParams,
     query: readQuery,
-    run: async ({ who, app, params, query, req }) =>
-      envelope(await postStats(app, who.user, await livePost(app, who.user, params.id, postPassword(req, query))), who),
+    run: async ({ who, ctx, params, query, req }) =>
+      envelope(await postStats(ctx, who.user, await livePost(ctx, who.user, params.id, postPassword(req, query))), who),
   }),
   open({
     method: 'get',
     path: `${BASE}/:slug`,
     params: z.object({ slug: z.string().trim().min(1).max(200) }),
     query: readQuery,
-    run: async ({ who, app, params, query, req }) => {
-      const found = await findBySlug(app, params.slug.toLowerCase(), query.lang);
+    run: async ({ who, ctx, params, query, req }) => {
+      const found = await findBySlug(ctx, params.slug.toLowerCase(), query.lang);
       if (!found) throw notFound('Post not found');
-      const { post, can } = await readPost(app, who.user, found.row, { lang: query.lang, password: postPassword(req, query) });
+      const { post, can } = await readPost(ctx, who.user, found.row, { lang: query.lang, password: postPassword(req, query) });
       return envelope(post, who, found.redirectTo ? { redirect_to: found.redirectTo, canonical_slug: found.redirectTo } : {}, can);
     },
   }),

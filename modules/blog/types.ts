@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, badRequest, forbidden, type ModuleContext, type Transaction } from './core.js';
+import { AppError, badRequest, forbidden, type ModuleContext, type Transaction } from '../../src/module-api.js';
 import type { BodyFormat } from './render.js';
 
 /**
@@ -78,9 +78,9 @@ const fallback = (key: string): PostTypeRules => ({
 });
 
 /** Every type a provider defines (inactive ones included), with `post` always there. */
-export async function postTypes(app: ModuleContext): Promise<Map<string, PostTypeRules>> {
+export async function postTypes(ctx: ModuleContext): Promise<Map<string, PostTypeRules>> {
   const q: PostTypesQuery = { types: null };
-  await app.hooks.run('blog.post_types', q);
+  await ctx.hooks.run('blog.post_types', q);
   const map = new Map((q.types ?? []).map((t) => [t.type_key, t]));
   if (!map.has(DEFAULT_TYPE)) map.set(DEFAULT_TYPE, fallback(DEFAULT_TYPE));
   return map;
@@ -91,7 +91,7 @@ export const ruleIn = (types: Map<string, PostTypeRules>, key: string | null | u
   types.get(key || DEFAULT_TYPE) ?? fallback(key || DEFAULT_TYPE);
 
 /** The rules an existing post follows (its type, or the blog's defaults when no one defines it). */
-export const rulesOf = async (app: ModuleContext, key: string | null | undefined): Promise<PostTypeRules> => ruleIn(await postTypes(app), key);
+export const rulesOf = async (ctx: ModuleContext, key: string | null | undefined): Promise<PostTypeRules> => ruleIn(await postTypes(ctx), key);
 
 /** A post type key as posts and lists name it. */
 export const postTypeKey = z
@@ -101,8 +101,8 @@ export const postTypeKey = z
   .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a post type key');
 
 /** The rules for writing a post as type `key`: it must be defined and active. */
-export async function rulesForWrite(app: ModuleContext, key: string): Promise<PostTypeRules> {
-  const t = (await postTypes(app)).get(key);
+export async function rulesForWrite(ctx: ModuleContext, key: string): Promise<PostTypeRules> {
+  const t = (await postTypes(ctx)).get(key);
   if (!t) throw new AppError(400, 'UNKNOWN_POST_TYPE', `post_type: no post type "${key}"`, [{ field: 'post_type', message: 'no such post type' }]);
   if (!t.is_active) throw new AppError(400, 'POST_TYPE_INACTIVE', `post_type: post type "${key}" is not active`, [{ field: 'post_type', message: 'inactive' }]);
   return t;
@@ -115,8 +115,8 @@ export const publicPath = (t: Pick<PostTypeRules, 'slug_prefix'> | undefined, sl
 export type Engagement = 'comments' | 'reactions' | 'bookmarks' | 'views';
 
 /** Refuses an engagement the post's type switches off: 403 with COMMENTS_DISABLED, REACTIONS_DISABLED, … */
-export async function assertEngagement(app: ModuleContext, post: { post_type?: string | null }, what: Engagement): Promise<void> {
-  const t = await rulesOf(app, post.post_type);
+export async function assertEngagement(ctx: ModuleContext, post: { post_type?: string | null }, what: Engagement): Promise<void> {
+  const t = await rulesOf(ctx, post.post_type);
   if (!t.behaviors[`enables_${what}`]) {
     throw forbidden(`Posts of type "${t.type_key}" do not take ${what}`, `${what.toUpperCase()}_DISABLED`);
   }
@@ -128,14 +128,14 @@ export function defaultBehaviors(payload: { behaviors: Record<string, unknown> |
 }
 
 /** `blog.post_types.usage`: how many posts (deleted ones included) each type has. */
-export async function countByType(payload: PostTypeUsage, app: ModuleContext): Promise<void> {
-  const rows = await app.db.select<{ post_type: string; n: number | string }>('SELECT post_type, COUNT(*) AS n FROM blog_posts GROUP BY post_type');
+export async function countByType(payload: PostTypeUsage, ctx: ModuleContext): Promise<void> {
+  const rows = await ctx.db.select<{ post_type: string; n: number | string }>('SELECT post_type, COUNT(*) AS n FROM blog_posts GROUP BY post_type');
   for (const r of rows) payload.counts[r.post_type] = Number(r.n);
 }
 
 /** `blog.post_types.move`: every post of one type becomes a post of another, inside the provider's transaction. */
-export async function moveType(payload: PostTypeMove, app: ModuleContext): Promise<void> {
-  const moved = await app.db.select(
+export async function moveType(payload: PostTypeMove, ctx: ModuleContext): Promise<void> {
+  const moved = await ctx.db.select(
     'UPDATE blog_posts SET post_type = ?, updated_at = ? WHERE post_type = ? RETURNING id',
     [payload.to, new Date(), payload.from],
     {

@@ -1,5 +1,5 @@
 import { isAdmin } from './access.js';
-import { AppError, exec, forbidden, select, type ModuleContext, type Transaction, type UserRecord } from './core.js';
+import { AppError, forbidden, type ModuleContext, type Transaction, type UserRecord } from '../../src/module-api.js';
 import { json, type Row } from './posts-read.js';
 import type { PostInput } from './posts-write.js';
 import type { BodyFormat } from './render.js';
@@ -56,15 +56,14 @@ export const reviewed = (t: PostTypeRules, user: UserRecord, status: string): st
  * max_per_author, exact under concurrent creates: inside the write's transaction, writers of one
  * author and type take turns (an advisory lock on PostgreSQL; SQLite transactions write one at a time).
  */
-export async function assertQuota(app: ModuleContext, t: PostTypeRules, authorId: string, tx: Transaction, exceptPostId = ''): Promise<void> {
+export async function assertQuota(ctx: ModuleContext, t: PostTypeRules, authorId: string, tx: Transaction, exceptPostId = ''): Promise<void> {
   const max = t.behaviors.max_per_author;
   if (!max) return;
-  if (app.db.dialect === 'postgres') await exec(app, 'SELECT pg_advisory_xact_lock(hashtext(?))', [`blog-quota:${authorId}:${t.type_key}`], tx);
-  const [c] = await select<{ n: number | string }>(
-    app,
+  if (ctx.db.dialect === 'postgres') await ctx.db.exec('SELECT pg_advisory_xact_lock(hashtext(?))', [`blog-quota:${authorId}:${t.type_key}`], { tx });
+  const [c] = await ctx.db.select<{ n: number | string }>(
     'SELECT COUNT(*) AS n FROM blog_posts WHERE author_id = ? AND post_type = ? AND deleted_at IS NULL AND id <> ?',
     [authorId, t.type_key, exceptPostId],
-    tx,
+    { tx },
   );
   if (Number(c?.n ?? 0) >= max) {
     throw forbidden(`An author may have at most ${max} posts of type "${t.type_key}"`, 'POST_TYPE_LIMIT_REACHED');

@@ -144,6 +144,18 @@ describe(`onboarding (${BACKEND})`, () => {
     expect(me.body.user.first_time).toBe(false);
   });
 
+  it('when two steps are completed at once, then neither is lost', async () => {
+    for (let round = 0; round < 10; round++) {
+      const { token } = await makeSession(t);
+      const step = (name: string) => t.request('POST', `/api/v1/onboarding/steps/${name}/complete`, { session: token, body: { data: { [name]: round } } });
+      const answers = await Promise.all([step('profile'), step('preferences')]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      const state = (await t.request('GET', '/api/v1/onboarding', { session: token })).body.data;
+      expect([...state.completed_steps].sort(), `round ${round}`).toEqual(['preferences', 'profile']);
+      expect(state).toMatchObject({ step: 'done', data: { profile: { profile: round }, preferences: { preferences: round } } });
+    }
+  });
+
   it('when /api/v1/onboarding/complete is called, then it completes at once and answers with the state', async () => {
     const { token } = await makeSession(t);
     const r = await t.request('POST', '/api/v1/onboarding/complete', { session: token, body: { team_size_range: '1-10' } });

@@ -79,6 +79,20 @@ async function loadRow(ctx: ModuleContext, userId: string): Promise<Model> {
   }
 }
 
+/**
+ * Changes the user's profile row in one transaction, reading it there first under a row lock (FOR UPDATE
+ * on PostgreSQL; SQLite transactions write one at a time), so two changes at once each see the other's
+ * steps instead of writing over them.
+ */
+async function changeRow<T>(ctx: ModuleContext, userId: string, fn: (row: Model, tx: Transaction) => Promise<T>): Promise<T> {
+  await loadRow(ctx, userId);
+  return ctx.db.transaction(async (tx) => {
+    const row = await onboardingModel(ctx).findOne({ where: { user_id: userId }, transaction: tx, lock: true });
+    if (!row) throw new Error(`the onboarding profile of ${userId} went away`);
+    return fn(row, tx);
+  });
+}
+
 export async function getState(ctx: ModuleContext, userId: string): Promise<OnboardingState> {
   const row = await onboardingModel(ctx).findOne({ where: { user_id: userId } });
   return toState(row, userId, stepsFor(ctx));
@@ -91,11 +105,13 @@ export async function ensureProfile(ctx: ModuleContext, userId: string): Promise
 
 export async function start(ctx: ModuleContext, userId: string): Promise<OnboardingState> {
   const steps = stepsFor(ctx);
-  const row = await loadRow(ctx, userId);
-  if (row.get('status') !== 'completed') {
-    const now = new Date();
-    await row.update({ status: 'in_progress', step: nextStep(steps, row), started_at: row.get('started_at') ?? now, updated_at: now });
-  }
+  const row = await changeRow(ctx, userId, async (r, tx) => {
+    if (r.get('status') !== 'completed') {
+      const now = new Date();
+      await r.update({ status: 'in_progress', step: nextStep(steps, r), started_at: r.get('started_at') ?? now, updated_at: now }, { transaction: tx });
+    }
+    return r;
+  });
   return toState(row, userId, steps);
 }
 
@@ -118,32 +134,33 @@ export async function finishStep(ctx: ModuleContext, user: UserRecord, step: str
   if (split && Buffer.byteLength(JSON.stringify(split.rest), 'utf8') > STEP_DATA_MAX_BYTES) {
     throw badRequest(`data: must be at most ${STEP_DATA_MAX_BYTES} bytes as JSON`);
   }
-  const row = await loadRow(ctx, user.id);
-  const completedSteps = arr(row.get('completed_steps')).filter((s) => s !== step);
-  const skippedSteps = arr(row.get('skipped_steps')).filter((s) => s !== step);
-  (how === 'complete' ? completedSteps : skippedSteps).push(step);
-  const stored = obj(row.get('data'));
-  if (split && Object.keys(split.rest).length) stored[step] = split.rest;
-  const now = new Date();
-  const next = steps.find((s) => !completedSteps.includes(s) && !skippedSteps.includes(s)) ?? null;
   // The profile row and the user change in one unit of work.
-  await ctx.db.transaction(async (tx) => {
-    await row.update(
+  const row = await changeRow(ctx, user.id, async (r, tx) => {
+    const completedSteps = arr(r.get('completed_steps')).filter((s) => s !== step);
+    const skippedSteps = arr(r.get('skipped_steps')).filter((s) => s !== step);
+    (how === 'complete' ? completedSteps : skippedSteps).push(step);
+    // A copy: the model's own object, changed in place, would look unchanged to update() and not be saved.
+    const stored = { ...obj(r.get('data')) };
+    if (split && Object.keys(split.rest).length) stored[step] = split.rest;
+    const now = new Date();
+    const next = steps.find((s) => !completedSteps.includes(s) && !skippedSteps.includes(s)) ?? null;
+    await r.update(
       {
         completed_steps: completedSteps,
         skipped_steps: skippedSteps,
         data: stored,
         step: next,
-        status: row.get('status') === 'completed' ? 'completed' : next ? 'in_progress' : 'completed',
-        started_at: row.get('started_at') ?? now,
-        ...(next || row.get('status') === 'completed' ? {} : { completed_at: now }),
-        ...(split ? writeOnlyValues(row, split) : {}),
+        status: r.get('status') === 'completed' ? 'completed' : next ? 'in_progress' : 'completed',
+        started_at: r.get('started_at') ?? now,
+        ...(next || r.get('status') === 'completed' ? {} : { completed_at: now }),
+        ...(split ? writeOnlyValues(r, split) : {}),
         updated_at: now,
       },
       { transaction: tx },
     );
     const values = { ...(split?.business ?? {}), ...(next ? {} : { first_time: false }) };
     if (Object.keys(values).length) await ctx.users.patch(user.id, values, { tx });
+    return r;
   });
   return toState(row, user.id, steps);
 }
@@ -161,21 +178,20 @@ function writeOnlyValues(row: Model, split: SplitInput): Record<string, unknown>
 export async function complete(ctx: ModuleContext, user: UserRecord, body: unknown): Promise<{ user: PublicUser; state: OnboardingState }> {
   const split = splitInput(body, businessFields(ctx), 'reject');
   const steps = stepsFor(ctx);
-  const row = await loadRow(ctx, user.id);
   const now = new Date();
-  const updated = await ctx.db.transaction(async (tx) => {
-    await row.update(
+  const { row, updated } = await changeRow(ctx, user.id, async (r, tx) => {
+    await r.update(
       {
         status: 'completed',
         step: null,
-        started_at: row.get('started_at') ?? now,
-        completed_at: row.get('completed_at') ?? now,
-        ...writeOnlyValues(row, split),
+        started_at: r.get('started_at') ?? now,
+        completed_at: r.get('completed_at') ?? now,
+        ...writeOnlyValues(r, split),
         updated_at: now,
       },
       { transaction: tx },
     );
-    return ctx.users.patch(user.id, { ...split.business, first_time: false }, { tx });
+    return { row: r, updated: await ctx.users.patch(user.id, { ...split.business, first_time: false }, { tx }) };
   });
   return { user: ctx.users.toPublic(updated), state: toState(row, user.id, steps) };
 }

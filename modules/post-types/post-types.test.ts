@@ -181,3 +181,36 @@ describe(`post type definitions (${BACKEND})`, () => {
     expect((await req('DELETE', `/api/v1/post-types/${unused.type_key}`, p.admin.token)).body.data.moved_posts).toBe(0);
   });
 });
+
+describe(`post type changes at once (${BACKEND})`, () => {
+  it('when two admins change different behaviours of a type at once, then both changes stay', async () => {
+    for (let round = 0; round < 10; round++) {
+      const key = `race-${round}-${Date.now().toString(36)}`;
+      await defineType(t, p.admin.token, { type_key: key, type_name: 'Race' });
+      const answers = await Promise.all([
+        req('PUT', `/api/v1/post-types/${key}`, p.admin.token, { behaviors: { enables_comments: false } }),
+        req('PUT', `/api/v1/post-types/${key}`, p.admin.token, { behaviors: { enables_reactions: false } }),
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      const after = (await req('GET', `/api/v1/post-types/${key}`, p.admin.token)).body.data;
+      expect(after.behaviors, `round ${round}`).toMatchObject({ enables_comments: false, enables_reactions: false });
+    }
+  });
+
+  it('when two types are deleted at once, each moving its posts to the other, then one deletion wins and no post is left on a deleted type', async () => {
+    for (let round = 0; round < 10; round++) {
+      const [a, b] = ['a', 'b'].map((x) => `swap-${x}-${round}-${Date.now().toString(36)}`);
+      for (const key of [a, b]) await defineType(t, p.admin.token, { type_key: key, type_name: key });
+      const post = await t.request('POST', '/api/v1/posts', { session: p.writer.token, body: { title: `Swap ${round}`, post_type: a, status: 'published' } });
+      expect(post.status).toBe(200);
+      const answers = await Promise.all([
+        req('DELETE', `/api/v1/post-types/${a}?move_to=${b}`, p.admin.token),
+        req('DELETE', `/api/v1/post-types/${b}?move_to=${a}`, p.admin.token),
+      ]);
+      expect(answers.map((r) => r.status).sort(), `round ${round}`).toEqual([200, 400]);
+      const [rows] = await t.app.sequelize.query('SELECT post_type FROM blog_posts WHERE id = ?', { replacements: [post.body.data.id] });
+      const left = (rows as { post_type: string }[])[0].post_type;
+      expect((await req('GET', `/api/v1/post-types/${left}`, p.admin.token)).status, `round ${round}`).toBe(200);
+    }
+  });
+});

@@ -110,13 +110,16 @@ export async function definitions(ctx: ModuleContext): Promise<{ defs: Definitio
   return { defs: fresh.defs, cache: 'miss' };
 }
 
-/** A change: made in one transaction with a new revision, then announced to the caches. */
+/**
+ * A change: made in one transaction with a new revision, then announced to the caches. The revision row
+ * is written first, so changes take turns on its row lock (PostgreSQL; SQLite transactions write one at a
+ * time) and each reads what the one before it committed: two behaviour edits at once both stay.
+ */
 async function change<T>(ctx: ModuleContext, fn: (tx: Transaction) => Promise<T>): Promise<T> {
   const revision = randomUUID();
   const out = await ctx.db.transaction(async (tx) => {
-    const r = await fn(tx);
     await ctx.db.exec('UPDATE post_types_revision SET revision = ?, updated_at = ? WHERE id = 1', [revision, new Date()], { tx });
-    return r;
+    return fn(tx);
   });
   locals.delete(ctx);
   if (ctx.cache.shared) {
@@ -200,20 +203,23 @@ export async function usage(ctx: ModuleContext): Promise<Record<string, number>>
   return q.counts;
 }
 
-/** Deletes a custom type; its posts must move to another type (`moveTo`) or there must be none. */
+/**
+ * Deletes a custom type; its posts must move to another type (`moveTo`) or there must be none. Checked
+ * inside the change, after the changes before it: of two types deleted at once into each other, one goes.
+ */
 export async function deleteDefinition(ctx: ModuleContext, key: string, moveTo: string | undefined): Promise<{ moved: number }> {
-  const d = await getDefinition(ctx, key);
-  if (d.is_built_in) throw definitionError('POST_TYPE_BUILT_IN', `Post type "${key}" is built in: switch it off (is_active false) instead`);
-  if (moveTo === key) throw definitionError('VALIDATION_ERROR', 'move_to: must name another post type', 'move_to');
-  if (moveTo && !(await findDefinition(ctx, moveTo))) throw definitionError('VALIDATION_ERROR', `move_to: no post type "${moveTo}"`, 'move_to');
-  const inUse = (await usage(ctx))[key] ?? 0;
-  if (inUse && !moveTo) {
-    throw definitionError(
-      'POST_TYPE_IN_USE',
-      `Post type "${key}" is used by ${inUse} post${inUse === 1 ? '' : 's'} (deleted ones included): move them with ?move_to=<type_key>`,
-    );
-  }
   return change(ctx, async (tx) => {
+    const d = await getDefinition(ctx, key, tx);
+    if (d.is_built_in) throw definitionError('POST_TYPE_BUILT_IN', `Post type "${key}" is built in: switch it off (is_active false) instead`);
+    if (moveTo === key) throw definitionError('VALIDATION_ERROR', 'move_to: must name another post type', 'move_to');
+    if (moveTo && !(await findDefinition(ctx, moveTo, tx))) throw definitionError('VALIDATION_ERROR', `move_to: no post type "${moveTo}"`, 'move_to');
+    const inUse = (await usage(ctx))[key] ?? 0;
+    if (inUse && !moveTo) {
+      throw definitionError(
+        'POST_TYPE_IN_USE',
+        `Post type "${key}" is used by ${inUse} post${inUse === 1 ? '' : 's'} (deleted ones included): move them with ?move_to=<type_key>`,
+      );
+    }
     const move = { from: key, to: moveTo ?? '', tx, moved: 0 };
     if (moveTo) await ctx.hooks.run('blog.post_types.move', move);
     await ctx.db.exec('DELETE FROM post_types WHERE type_key = ?', [key], { tx });

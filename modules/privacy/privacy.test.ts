@@ -162,3 +162,19 @@ describe(`privacy (${BACKEND})`, () => {
     expect(rows).toEqual([{ biz_name: null }]);
   });
 });
+
+describe(`privacy changes at once (${BACKEND})`, () => {
+  it('when the same change is sent twice at once, then the history records it once', async () => {
+    if (!t.app.modules.isInstalled('privacy')) await t.app.modules.hub.install(['privacy']);
+    for (let round = 0; round < 10; round++) {
+      const { token } = await makeSession(t);
+      const answers = await Promise.all([
+        putPrivacy(token, { privacy_region: 'UK', ccpa_opt_out: true }),
+        putPrivacy(token, { privacy_region: 'UK', ccpa_opt_out: true }),
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      const history = await t.request('GET', '/auth/user/me/privacy/history', { session: token });
+      expect(history.body.data.events.map((e: { kind: string }) => e.kind).sort(), `round ${round}`).toEqual(['ccpa_opt_out', 'privacy_region_changed']);
+    }
+  });
+});

@@ -69,32 +69,34 @@ export async function updatePrivacy(ctx: ModuleContext, userId: string, input: P
   if (input.privacy_region !== undefined && !regions.includes(input.privacy_region)) {
     throw badRequest(`privacy_region must be one of ${regions.join(', ')}`, [{ field: 'privacy_region', message: `must be one of ${regions.join(', ')}` }]);
   }
-  const before = await readPrivacy(ctx, userId);
-  const now = new Date();
-  const set: Record<string, unknown> = {};
-  const events: { kind: string; details: Record<string, unknown> }[] = [];
-  if (input.gdpr_consent === true) {
-    Object.assign(set, { gdpr_consent: true, gdpr_consent_at: now, gdpr_consent_version: input.gdpr_consent_version });
-    events.push({ kind: 'gdpr_consent_given', details: { version: input.gdpr_consent_version } });
-  } else if (input.gdpr_consent === false) {
-    Object.assign(set, { gdpr_consent: false, gdpr_consent_at: now });
-    events.push({ kind: 'gdpr_consent_withdrawn', details: { version: before.gdpr_consent_version } });
-  }
-  if (input.ccpa_applies !== undefined && input.ccpa_applies !== before.ccpa_applies) {
-    set.ccpa_applies = input.ccpa_applies;
-    events.push({ kind: 'ccpa_applies_changed', details: { from: before.ccpa_applies, to: input.ccpa_applies } });
-  }
-  if (input.ccpa_opt_out !== undefined && input.ccpa_opt_out !== before.ccpa_opt_out) {
-    Object.assign(set, { ccpa_opt_out: input.ccpa_opt_out, ccpa_opt_out_at: now });
-    events.push({ kind: input.ccpa_opt_out ? 'ccpa_opt_out' : 'ccpa_opt_in', details: {} });
-  }
-  if (input.privacy_region !== undefined && input.privacy_region !== before.privacy_region) {
-    set.privacy_region = input.privacy_region;
-    events.push({ kind: 'privacy_region_changed', details: { from: before.privacy_region, to: input.privacy_region } });
-  }
-  if (!events.length) return before;
-  // The users columns and the history row in one unit of work; caches follow the commit.
+  // The users columns and the history rows in one unit of work (caches follow the commit), decided on
+  // what is stored once this user's earlier change committed: the same change sent twice is recorded once.
   await ctx.db.transaction(async (tx) => {
+    if (ctx.db.dialect === 'postgres') await ctx.db.exec('SELECT pg_advisory_xact_lock(hashtext(?))', [`privacy:${userId}`], { tx });
+    const before = await readPrivacy(ctx, userId);
+    const now = new Date();
+    const set: Record<string, unknown> = {};
+    const events: { kind: string; details: Record<string, unknown> }[] = [];
+    if (input.gdpr_consent === true) {
+      Object.assign(set, { gdpr_consent: true, gdpr_consent_at: now, gdpr_consent_version: input.gdpr_consent_version });
+      events.push({ kind: 'gdpr_consent_given', details: { version: input.gdpr_consent_version } });
+    } else if (input.gdpr_consent === false) {
+      Object.assign(set, { gdpr_consent: false, gdpr_consent_at: now });
+      events.push({ kind: 'gdpr_consent_withdrawn', details: { version: before.gdpr_consent_version } });
+    }
+    if (input.ccpa_applies !== undefined && input.ccpa_applies !== before.ccpa_applies) {
+      set.ccpa_applies = input.ccpa_applies;
+      events.push({ kind: 'ccpa_applies_changed', details: { from: before.ccpa_applies, to: input.ccpa_applies } });
+    }
+    if (input.ccpa_opt_out !== undefined && input.ccpa_opt_out !== before.ccpa_opt_out) {
+      Object.assign(set, { ccpa_opt_out: input.ccpa_opt_out, ccpa_opt_out_at: now });
+      events.push({ kind: input.ccpa_opt_out ? 'ccpa_opt_out' : 'ccpa_opt_in', details: {} });
+    }
+    if (input.privacy_region !== undefined && input.privacy_region !== before.privacy_region) {
+      set.privacy_region = input.privacy_region;
+      events.push({ kind: 'privacy_region_changed', details: { from: before.privacy_region, to: input.privacy_region } });
+    }
+    if (!events.length) return;
     await ctx.users.patch(userId, set, { tx });
     for (const e of events) await recordEvent(ctx, { userId, kind: e.kind, details: e.details, by, at: now }, tx);
   });

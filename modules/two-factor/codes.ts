@@ -1,20 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  AppError,
-  Codes,
-  consumeAttempt,
-  log,
-  maskEmail,
-  maskPhone,
-  productName,
-  randomCode,
-  refundAttempt,
-  safeEqual,
-  sendMail,
-  sendSms,
-  type ModuleContext,
-  type UserRecord,
-} from './core.js';
+import { AppError, Codes, maskEmail, maskPhone, randomCode, safeEqual, type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { decrypt, keyedHash, normalizeBackupCode, totpStep } from './secrets.js';
 import { settings } from './settings.js';
 import { store, type MethodRow } from './store.js';
@@ -56,7 +41,7 @@ export async function sendCode(
 ): Promise<{ expiresAt: Date; ttl: number }> {
   const { code_ttl: ttl, sends_per_method: points, user_attempts_window: durationSec } = settings(ctx);
   // Per method (not per session or address): however many sessions ask, one inbox or phone gets few codes.
-  const sends = await consumeAttempt(ctx, SEND_BUCKET, method.id, { points, durationSec });
+  const sends = await ctx.limits.consume(SEND_BUCKET, method.id, { points, durationSec });
   if (!sends.allowed) {
     throw new AppError(429, Codes.RATE_LIMITED, 'Too many codes sent to this method; try again later', undefined, {
       retry_after: Math.max(1, sends.retryAfterSec),
@@ -80,11 +65,11 @@ export async function sendCode(
   });
   const minutes = Math.max(1, Math.round(ttl / 60));
   if (method.kind === 'email') {
-    await sendMail(ctx, { to: method.identifier!, template: 'code', lang: user.lang, data: { name: user.name ?? undefined, code, expiresMinutes: minutes } });
+    await ctx.mail.send({ to: method.identifier!, template: 'code', lang: user.lang, data: { name: user.name ?? undefined, code, expiresMinutes: minutes } });
   } else {
-    await sendSms(ctx, method.identifier!, smsText(user.lang, productName(ctx), code, minutes));
+    await ctx.sms.send(method.identifier!, smsText(user.lang, ctx.site.productName, code, minutes));
   }
-  log(ctx).info(
+  ctx.logger.info(
     { method: method.kind, to: method.kind === 'email' ? maskEmail(method.identifier!) : maskPhone(method.identifier!), purpose },
     'two-factor code sent',
   );
@@ -97,7 +82,7 @@ function readSecret(ctx: ModuleContext, sealed: string): string {
     return decrypt(ctx, sealed);
   } catch (err) {
     if (err instanceof AppError) throw err;
-    log(ctx).error({ reason: (err as Error).message }, 'a stored authenticator secret cannot be decrypted (was COOKIE_SECRET changed?)');
+    ctx.logger.error({ reason: (err as Error).message }, 'a stored authenticator secret cannot be decrypted (was COOKIE_SECRET changed?)');
     throw new AppError(
       503,
       Codes.SERVICE_UNAVAILABLE,
@@ -114,7 +99,7 @@ function readSecret(ctx: ModuleContext, sealed: string): string {
  */
 export async function checkCode(ctx: ModuleContext, user: UserRecord, method: MethodRow, code: string, purpose: Purpose, sessionId: string): Promise<void> {
   const s = settings(ctx);
-  const budget = await consumeAttempt(ctx, USER_BUCKET, user.id, { points: s.user_attempts, durationSec: s.user_attempts_window });
+  const budget = await ctx.limits.consume(USER_BUCKET, user.id, { points: s.user_attempts, durationSec: s.user_attempts_window });
   if (!budget.allowed) {
     throw new AppError(429, Codes.RATE_LIMITED, 'Too many wrong codes; try again later', undefined, {
       retry_after: Math.max(1, budget.retryAfterSec),
@@ -131,7 +116,7 @@ export async function checkCode(ctx: ModuleContext, user: UserRecord, method: Me
       const ch = await store.liveChallenge(ctx, method.id, purpose, now);
       if (!ch || (ch.session_id && ch.session_id !== sessionId) || !(await store.addAttempt(ctx, ch.id, s.max_attempts))) {
         // Nothing was checked: the attempt goes back.
-        await refundAttempt(ctx, USER_BUCKET, user.id);
+        await ctx.limits.refund(USER_BUCKET, user.id);
         throw new AppError(400, CODE_EXPIRED, 'The code expired or was not requested; request a new code', undefined, { attempts_remaining: 0 });
       }
       ok = /^\d{6}$/.test(clean) && safeEqual(keyedHash(ctx, ch.id, clean), ch.code_hash);
@@ -158,6 +143,6 @@ export async function checkCode(ctx: ModuleContext, user: UserRecord, method: Me
       ok = false;
   }
   if (!ok) throw invalidCode(remaining);
-  await refundAttempt(ctx, USER_BUCKET, user.id);
+  await ctx.limits.refund(USER_BUCKET, user.id);
   await store.touchMethod(ctx, method.id, now);
 }

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { trustedDeviceTtlSec, type ModuleContext, type UserRecord } from './core.js';
+import { type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { keyedHash, newDeviceToken } from './secrets.js';
+import { settings } from './settings.js';
 import { store } from './store.js';
 
 export const TRUSTED_DEVICE_COOKIE = 'trusted_device';
 const hashOf = (ctx: ModuleContext, token: string) => keyedHash(ctx, 'device', token);
 const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
 
-/** Remembers this device for the user for TRUSTED_DEVICE_TTL; the token is shown once, stored hashed. */
+/** Remembers this device for the user for the trusted_device_ttl setting; the token is shown once, stored hashed. */
 export async function trustDevice(ctx: ModuleContext, userId: string, userAgent: string | null): Promise<{ token: string; expiresAt: Date }> {
   const token = newDeviceToken();
   const now = new Date();
-  const expiresAt = new Date(now.getTime() + trustedDeviceTtlSec(ctx) * 1000);
+  const expiresAt = new Date(now.getTime() + settings(ctx).trusted_device_ttl * 1000);
   await store.addDevice(ctx, {
     id: randomUUID(),
     user_id: userId,

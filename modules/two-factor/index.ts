@@ -1,4 +1,5 @@
-import { defineModule } from './core.js';
+import { defineModule } from '../../src/module-api.js';
+import { errorCodes } from './error-codes.js';
 import { commands, eraseTwoFactor, exportTwoFactor, onSecondFactor, uninstallGuard } from './lifecycle.js';
 import { createTwoFactorTables, TABLES } from './migrations/20261124-2000-create-two-factor-tables.js';
 import { routes } from './routes.js';
@@ -37,4 +38,5 @@ export default defineModule({
     { name: 'two-factor-send', points: 10, durationSec: 900, description: 'Codes sent to one email or SMS method' },
     { name: 'two-factor-user', points: 5, durationSec: 900, description: 'Wrong two-factor codes of one user, across methods' },
   ],
+  errorCodes,
 });

@@ -1,14 +1,12 @@
 import {
   AppError,
-  findUserByEmail,
-  usersWithTwoFactor,
-  writeTwoFactorFlag,
-  type ModuleContext,
   type ModuleCommand,
+  type ModuleContext,
   type ModuleUninstallGuard,
-  type TwoFactorMethodsPayload,
   type Transaction,
-} from './core.js';
+  type TwoFactorMethodsPayload,
+} from '../../src/module-api.js';
+import { writeTwoFactorFlag } from './two-factor-flag.js';
 import { isTrusted, listDevices } from './devices.js';
 import { loginMethods, maskIdentifier, views } from './methods.js';
 import { resetUser } from './service.js';
@@ -35,7 +33,7 @@ export async function onSecondFactor(p: TwoFactorMethodsPayload, ctx: ModuleCont
 
 /** Uninstalling while users rely on 2FA would lock them out (logins answer 503): refused unless forced. */
 export const uninstallGuard: ModuleUninstallGuard = async ({ ctx, force, tx }) => {
-  const ids = await usersWithTwoFactor(ctx, tx);
+  const ids = await ctx.users.idsWhere({ two_factor: true }, { tx: tx });
   if (!ids.length) return;
   if (!force) {
     throw new AppError(
@@ -46,7 +44,7 @@ export const uninstallGuard: ModuleUninstallGuard = async ({ ctx, force, tx }) =
       { users_with_two_factor: ids.length },
     );
   }
-  // users.patch: the caches and 'user.updated' follow the uninstall's commit.
+  // users.setTwoFactor: the caches and 'user.updated' follow the uninstall's commit.
   await writeTwoFactorFlag(ctx, ids, false, tx);
   return { notices: [`Two-factor authentication was turned off for ${ids.length} user${ids.length === 1 ? '' : 's'}`] };
 };
@@ -82,7 +80,7 @@ export const commands: ModuleCommand[] = [
     async run(ctx) {
       const email = String(ctx.options.email ?? ctx.args[0] ?? '');
       if (!email) throw new AppError(400, 'VALIDATION_ERROR', 'two-factor reset needs --email <email>');
-      const user = await findUserByEmail(ctx.ctx, email);
+      const user = await ctx.ctx.users.findByEmail(email);
       if (!user) throw new AppError(404, 'NOT_FOUND', `no user with email ${email}`);
       const result = await resetUser(ctx.ctx, user, null);
       ctx.print(`Two-factor reset for ${user.email}: ${result.methods_removed} method(s) removed, two-factor off`);

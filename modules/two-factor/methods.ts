@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, maskEmail, maskPhone, notFound, type ModuleContext, type UserRecord } from './core.js';
+import { badRequest, maskEmail, maskPhone, notFound, type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { PRIMARY_KINDS } from './settings.js';
 import { store, type MethodKind, type MethodRow } from './store.js';
+import { withUserLock } from './user-lock.js';
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : null);
 
@@ -41,21 +42,21 @@ export async function activeMethods(ctx: ModuleContext, userId: string): Promise
 
 /**
  * The methods a pending session is offered. A user with 2FA on but no method of their own (an admin
- * turned it on) gets an emailed code to the account's address, created here: never no second step.
+ * turned it on) gets an emailed code to the account's address, created here (under the user's lock, so
+ * two sign-ins at once make one): never no second step.
  */
 export async function loginMethods(ctx: ModuleContext, user: UserRecord): Promise<MethodRow[]> {
   const active = await activeMethods(ctx, user.id);
   if (active.some(isPrimary) || !user.email) return active;
-  const now = new Date();
-  await store.createMethod(ctx, {
-    id: randomUUID(),
-    user_id: user.id,
-    kind: 'email',
-    status: 'active',
-    identifier: user.email.toLowerCase(),
-    secret_enc: null,
-    created_at: now,
-    verified_at: now,
+  const email = user.email.toLowerCase();
+  await withUserLock(ctx, user.id, async (transaction) => {
+    if ((await store.methods(ctx, user.id, { transaction })).some(isPrimary)) return;
+    const now = new Date();
+    await store.createMethod(
+      ctx,
+      { id: randomUUID(), user_id: user.id, kind: 'email', status: 'active', identifier: email, secret_enc: null, created_at: now, verified_at: now },
+      { transaction },
+    );
   });
   return activeMethods(ctx, user.id);
 }

@@ -1,4 +1,4 @@
-import { badRequest, findUser, type SessionRecord } from './core.js';
+import { badRequest, type SessionRecord } from '../../src/module-api.js';
 import { checkCode } from './codes.js';
 import { activeMethods, ownMethod } from './methods.js';
 import type { Caller } from './service.js';
@@ -10,15 +10,16 @@ export interface Proof {
   verification_method_id?: string;
 }
 
+export const proofRequired = (what: string) =>
+  badRequest(
+    `${what} needs a current code: send verification_code and verification_method_id`,
+    [{ field: 'verification_code', message: 'required' }],
+    'VERIFICATION_REQUIRED',
+  );
+
 /** A current code from one of the user's active methods: what every change needs once 2FA is in use. */
 export async function requireProof(c: Caller, proof: Proof, what: string): Promise<MethodRow> {
-  if (!proof.verification_code || !proof.verification_method_id) {
-    throw badRequest(
-      `${what} needs a current code: send verification_code and verification_method_id`,
-      [{ field: 'verification_code', message: 'required' }],
-      'VERIFICATION_REQUIRED',
-    );
-  }
+  if (!proof.verification_code || !proof.verification_method_id) throw proofRequired(what);
   const m = await ownMethod(c.ctx, c.user.id, proof.verification_method_id);
   if (m.status !== 'active') throw badRequest('verification_method_id must be an active method', [{ field: 'verification_method_id', message: 'not active' }]);
   await checkCode(c.ctx, c.user, m, proof.verification_code, 'manage', c.session.id);
@@ -42,7 +43,7 @@ export const recentSecondFactor = (s: SessionRecord, now = Date.now()): boolean 
  * (the original client's setup() cannot send a code).
  */
 export async function proofToAdd(c: Caller, proof: Proof): Promise<void> {
-  const fresh = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  const fresh = (await c.ctx.users.find(c.user.id)) ?? c.user;
   if (!fresh.two_factor || !(await activeMethods(c.ctx, c.user.id)).length) return;
   if (proof.verification_code || proof.verification_method_id) {
     await requireProof(c, proof, 'Adding a method while two-factor is on');

@@ -1,25 +1,25 @@
 import { z } from 'zod';
-import {
-  activateSession,
-  defineRoute,
-  findUser,
-  loginFields,
-  MODULE_ID,
-  notFound,
-  publicUser,
-  setCookie,
-  setSession,
-  twoFactorLimit,
-  AppError,
-  type ModuleContext,
-} from './core.js';
+import { AppError, defineRoute, notFound, perSession, type ModuleContext, type SessionRecord, type UserRecord } from '../../src/module-api.js';
 import { listDevices, TRUSTED_DEVICE_COOKIE, trustDevice } from './devices.js';
-import { clearCookie } from './core.js';
 import { store } from './store.js';
 import { KINDS, settings } from './settings.js';
-import { listMethods, regenerateBackupCodes, removeMethod, resetUser, setup, start, toggle, verifyCode, type Caller } from './service.js';
+import { listMethods, removeMethod, resetUser, start, toggle, verifyCode, type Caller } from './service.js';
+import { regenerateBackupCodes, setup } from './setup.js';
 
+const MODULE_ID = 'two-factor';
 const BASE = '/auth/two_factor';
+/** How the module names its step in the 'auth.login' hooks of a session it finishes. */
+const SIGN_IN_METHOD = 'two-factor';
+
+/** The module's `two-factor` rate-limit class (RATE_LIMIT_TWO_FACTOR, declared in index.ts), counted per session when the request carries a live one (pending included), else per address. */
+const twoFactorLimit = perSession('module:two-factor:two-factor');
+
+/** The login answer's fields: `{success, user, sessionId, session_id, expiresAt, expires_at}` (the contract's spellings). */
+function loginFields(ctx: ModuleContext, user: UserRecord, token: string, session: SessionRecord) {
+  const exp = new Date(session.expires_at).toISOString();
+  return { success: true, user: ctx.users.toPublic(user), sessionId: token, session_id: token, expiresAt: exp, expires_at: exp };
+}
+
 const ID_RE = /^[A-Za-z0-9-]{1,64}$/;
 const id = z.string().regex(ID_RE, 'must be an id');
 const text = (max: number) => z.string().trim().max(max);
@@ -31,7 +31,7 @@ const code = z
 const absentIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' || v === null ? undefined : v), schema.optional());
 const proofFields = { verification_code: absentIfEmpty(code), verification_method_id: absentIfEmpty(id) };
 const kindParam = z.object({ method: z.enum(KINDS, `must be one of ${KINDS.join(', ')}`) });
-const sendParam = z.object({ method: z.enum(['email', 'sms'], 'codes are sent for email and sms; totp codes come from the ctx, backup codes from the list') });
+const sendParam = z.object({ method: z.enum(['email', 'sms'], 'codes are sent for email and sms; totp codes come from the app, backup codes from the list') });
 
 const caller = (ctx: ModuleContext, auth: { user: Caller['user'] | null; session: Caller['session'] | null }): Caller => ({
   ctx,
@@ -97,20 +97,20 @@ export const verify = defineRoute({
     const { action, method } = await verifyCode(c, body);
     const base = { success: true, verified: true, method: method.kind, method_id: method.id };
     if (action === 'setup') {
-      return { ...base, session_activated: false, status: 'active', message: 'Two-factor method verified', user: publicUser(ctx, c.user) };
+      return { ...base, session_activated: false, status: 'active', message: 'Two-factor method verified', user: ctx.users.toPublic(c.user) };
     }
     if (action === 'remove') return { ...(await removeMethod(c, method.id, {}, method)), ...base, session_activated: false };
-    const session = await activateSession(ctx, c.user, c.session.id);
+    const session = await ctx.sessions.activate(c.session.id, { user: c.user, method: SIGN_IN_METHOD });
     if (!session) throw new AppError(401, 'INVALID_SESSION', 'Invalid session');
     // The same id the client holds is now a full session; the cookie gets its new lifetime.
-    setSession(res, ctx, auth.token!, session);
+    ctx.cookies.setSession(res, auth.token!, new Date(session.expires_at));
     let device = {};
     if (body.trust_device) {
       const t = await trustDevice(ctx, c.user.id, req.get('user-agent') ?? null);
-      setCookie(res, ctx, TRUSTED_DEVICE_COOKIE, t.token, t.expiresAt);
+      ctx.cookies.set(res, TRUSTED_DEVICE_COOKIE, t.token, t.expiresAt);
       device = { trusted_device_token: t.token, trusted_device_expires_at: t.expiresAt.toISOString() };
     }
-    const user = (await findUser(ctx, c.user.id)) ?? c.user;
+    const user = (await ctx.users.find(c.user.id)) ?? c.user;
     return {
       ...loginFields(ctx, user, auth.token!, session),
       ...base,
@@ -164,7 +164,7 @@ export const forgetDevices = defineRoute({
   module: MODULE_ID,
   async handler({ ctx, auth, res }) {
     const n = await store.forgetDevices(ctx, auth.user!.id);
-    clearCookie(res, ctx, TRUSTED_DEVICE_COOKIE);
+    ctx.cookies.clear(res, TRUSTED_DEVICE_COOKIE);
     return { success: true, forgotten: n, message: 'Trusted devices forgotten' };
   },
 });
@@ -188,7 +188,7 @@ export const adminReset = defineRoute({
   rateLimit: 'admin',
   params: z.object({ user_id: id }),
   async handler({ ctx, auth, params }) {
-    const target = await findUser(ctx, params.user_id);
+    const target = await ctx.users.find(params.user_id);
     if (!target) throw notFound('User not found');
     const data = await resetUser(ctx, target, auth.user!);
     return { success: true, message: 'Two-factor authentication reset; the user was told by mail', data };

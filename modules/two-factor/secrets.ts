@@ -1,7 +1,7 @@
 import { createHmac, randomInt } from 'node:crypto';
 import * as OTPAuth from 'otpauth';
 import QRCode from 'qrcode';
-import { productName, randomToken, type ModuleContext } from './core.js';
+import { randomToken, type ModuleContext } from '../../src/module-api.js';
 
 /**
  * Keys derived from the server's secrets by the module context (ctx.keys), one per use: codes, device
@@ -28,7 +28,7 @@ export const TOTP_PERIOD = 30;
 
 export function newTotp(ctx: ModuleContext, label: string): { secret: string; uri: string } {
   const secret = new OTPAuth.Secret({ size: 20 });
-  const totp = new OTPAuth.TOTP({ issuer: productName(ctx), label, secret, algorithm: 'SHA1', digits: 6, period: TOTP_PERIOD });
+  const totp = new OTPAuth.TOTP({ issuer: ctx.site.productName, label, secret, algorithm: 'SHA1', digits: 6, period: TOTP_PERIOD });
   return { secret: secret.base32, uri: totp.toString() };
 }
 

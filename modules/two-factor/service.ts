@@ -1,27 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import {
-  AppError,
-  badRequest,
-  findUser,
-  forbidden,
-  inTransaction,
-  normalizePhone,
-  emailAddress,
-  notFound,
-  sendNotice,
-  writeTwoFactorFlag,
-  type ModuleContext,
-  type SessionRecord,
-  type UserRecord,
-} from './core.js';
+import { AppError, badRequest, forbidden, notFound, type ModuleContext, type SessionRecord, type UserRecord } from '../../src/module-api.js';
 import { checkCode, sendCode, type Purpose } from './codes.js';
-import { activeMethods, isPrimary, LABELS, ownMethod, views, type MethodView } from './methods.js';
-import { encrypt, keyedHash, newBackupCode, newTotp, normalizeBackupCode, qrDataUrl } from './secrets.js';
-import { proofToAdd, requireProof, type Proof } from './proofs.js';
-import { settings } from './settings.js';
+import { activeMethods, isPrimary, ownMethod, views, type MethodView } from './methods.js';
+import { notify } from './notices.js';
+import { proofRequired, requireProof, type Proof } from './proofs.js';
+import { assertNew } from './setup.js';
 import { store, type MethodKind, type MethodRow } from './store.js';
-
-export const BACKUP_CODE_COUNT = 10;
+import { writeTwoFactorFlag } from './two-factor-flag.js';
+import { withUserLock } from './user-lock.js';
 
 /** Who is asking: the user, their session (pending or full) and its token. */
 export interface Caller {
@@ -33,156 +18,6 @@ export interface Caller {
 export type { Proof };
 
 export const isPendingSession = (s: SessionRecord) => s.status !== 'active';
-
-/** Mails the user about a change of their two-factor settings (never fails the change). */
-export function notify(
-  c: Pick<Caller, 'ctx' | 'user'>,
-  event: 'enabled' | 'disabled' | 'method_added' | 'method_removed' | 'backup_codes' | 'reset',
-  method?: MethodKind,
-): Promise<void> {
-  return sendNotice(c.ctx, {
-    to: c.user.email,
-    template: 'changed',
-    lang: c.user.lang,
-    data: { name: c.user.name ?? undefined, [event]: '1', method: method ? LABELS[method] : undefined },
-  });
-}
-
-function assertKindOffered(ctx: ModuleContext, kind: MethodKind): void {
-  if (!settings(ctx).methods.includes(kind))
-    throw badRequest(
-      `The ${kind} method is not offered here`,
-      [{ field: 'method', message: `one of ${settings(ctx).methods.join(', ')}` }],
-      'METHOD_NOT_AVAILABLE',
-    );
-}
-
-export interface SetupInput extends Proof {
-  identifier?: string;
-  email?: string;
-  phone?: string;
-}
-
-export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
-  assertKindOffered(c.ctx, kind);
-  const existing = await store.methods(c.ctx, c.user.id);
-  if (kind === 'backup_codes' && existing.some((m) => m.kind === 'backup_codes')) {
-    throw badRequest('Backup codes are set up already; use POST /auth/two_factor/backup_codes/regenerate for a new set', undefined, 'ALREADY_SET_UP');
-  }
-  if (kind === 'totp' && existing.some((m) => m.kind === 'totp' && m.status === 'active')) {
-    throw badRequest('An authenticator app is set up already; remove it first', undefined, 'ALREADY_SET_UP');
-  }
-  const identifier = kind === 'email' || kind === 'sms' ? addressFor(c.user, kind, input) : null;
-  if (identifier && existing.some((m) => m.kind === kind && m.status === 'active' && m.identifier === identifier)) {
-    throw badRequest(`This ${kind === 'email' ? 'address' : 'number'} is set up already`, undefined, 'ALREADY_SET_UP');
-  }
-  await proofToAdd(c, input);
-  const id = randomUUID();
-  const now = new Date();
-  if (kind === 'backup_codes') {
-    const codes = await inTransaction(c.ctx, async (transaction) => {
-      await store.createMethod(
-        c.ctx,
-        { id, user_id: c.user.id, kind, status: 'active', identifier: null, secret_enc: null, created_at: now, verified_at: now },
-        { transaction },
-      );
-      return writeBackupCodes(c, id, now, transaction);
-    });
-    await notify(c, 'backup_codes');
-    return {
-      success: true,
-      method_id: id,
-      method: kind,
-      status: 'active',
-      codes,
-      backup_codes: codes,
-      message: 'Backup codes generated; store them now, they are shown once',
-    };
-  }
-  if (kind === 'totp') {
-    const { secret, uri } = newTotp(c.ctx, c.user.email);
-    await store.dropPendingSetups(c.ctx, c.user.id, kind);
-    await store.createMethod(c.ctx, {
-      id,
-      user_id: c.user.id,
-      kind,
-      status: 'pending_setup',
-      identifier: null,
-      secret_enc: encrypt(c.ctx, secret),
-      created_at: now,
-    });
-    const qr = await qrDataUrl(uri);
-    return {
-      success: true,
-      method_id: id,
-      method: kind,
-      status: 'pending_setup',
-      verification_sent: false,
-      // Shown this once; stored encrypted, never returned again.
-      secret,
-      otpauth_url: uri,
-      uri,
-      qr_code: qr,
-      qr_code_url: qr,
-      message: 'Scan the QR code with an authenticator app, then verify a code with action "setup"',
-    };
-  }
-  await store.dropPendingSetups(c.ctx, c.user.id, kind);
-  await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, status: 'pending_setup', identifier, secret_enc: null, created_at: now });
-  const method = (await store.method(c.ctx, id))!;
-  const sent = await sendCode(c.ctx, c.user, method, 'setup', c.session.id);
-  return {
-    success: true,
-    method_id: id,
-    method: kind,
-    status: 'pending_setup',
-    verification_sent: true,
-    identifier: (await views(c.ctx, [method]))[0].identifier,
-    expires_in: sent.ttl,
-    expires_at: sent.expiresAt.toISOString(),
-    message: 'Verification code sent',
-  };
-}
-
-function addressFor(user: UserRecord, kind: 'email' | 'sms', input: SetupInput): string {
-  if (kind === 'email') {
-    // The one email rule (as registration), so a code goes only to an address an account could have.
-    const v = emailAddress.safeParse(input.identifier ?? input.email ?? user.email ?? '');
-    if (!v.success) throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
-    return v.data;
-  }
-  const raw = input.identifier ?? input.phone ?? user.phone ?? '';
-  const phone = normalizePhone(raw);
-  if (!phone)
-    throw badRequest('identifier: must be a phone number in E.164 form, e.g. +15551234567', [
-      { field: 'identifier', message: 'must be an E.164 phone number' },
-    ]);
-  return phone;
-}
-
-async function writeBackupCodes(c: Caller, methodId: string, now: Date, transaction: import('sequelize').Transaction): Promise<string[]> {
-  const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
-  const hashes = codes.map((code) => keyedHash(c.ctx, `backup:${c.user.id}`, normalizeBackupCode(code)!));
-  await store.replaceBackupCodes(c.ctx, methodId, c.user.id, hashes, now, { transaction });
-  return codes;
-}
-
-/** A new set of backup codes; the old set stops working in the same transaction. */
-export async function regenerateBackupCodes(c: Caller, proof: Proof) {
-  const method = (await store.methods(c.ctx, c.user.id)).find((m) => m.kind === 'backup_codes');
-  if (!method) throw notFound('Backup codes are not set up; use POST /auth/two_factor/backup_codes/setup', 'METHOD_NOT_FOUND');
-  await requireProof(c, proof, 'New backup codes');
-  const codes = await inTransaction(c.ctx, (transaction) => writeBackupCodes(c, method.id, new Date(), transaction));
-  await notify(c, 'backup_codes');
-  return {
-    success: true,
-    method_id: method.id,
-    method: 'backup_codes',
-    codes,
-    backup_codes: codes,
-    message: 'New backup codes generated; the old ones no longer work',
-  };
-}
 
 export type StartAction = 'login' | 'setup' | 'remove' | 'verify' | 'toggle' | 'disable' | 'manage';
 
@@ -224,9 +59,13 @@ export async function start(c: Caller, kind: 'email' | 'sms', input: { method_id
   };
 }
 
+function assertCanEnable(methods: MethodRow[]): void {
+  if (!methods.some(isPrimary)) throw badRequest('Set up and verify an email, SMS or authenticator method first', undefined, 'NO_VERIFIED_METHOD');
+}
+
 /** Turns 2FA on (needs a verified method of its own) or off (needs a current code). */
 export async function toggle(c: Caller, enable: boolean, proof: Proof) {
-  const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  const user = (await c.ctx.users.find(c.user.id)) ?? c.user;
   const active = await activeMethods(c.ctx, user.id);
   const answer = async (on: boolean, message: string) => ({
     success: true,
@@ -238,14 +77,11 @@ export async function toggle(c: Caller, enable: boolean, proof: Proof) {
     message,
   });
   if (Boolean(user.two_factor) === enable) return answer(enable, `Two-factor authentication is already ${enable ? 'on' : 'off'}`);
-  if (enable) {
-    if (!active.some(isPrimary)) {
-      throw badRequest('Set up and verify an email, SMS or authenticator method first', undefined, 'NO_VERIFIED_METHOD');
-    }
-  } else if (active.length) {
-    await requireProof(c, proof, 'Turning two-factor off');
-  }
-  await inTransaction(c.ctx, async (transaction) => {
+  if (enable) assertCanEnable(active);
+  else if (active.length) await requireProof(c, proof, 'Turning two-factor off');
+  await withUserLock(c.ctx, user.id, async (transaction) => {
+    // Asked again under the lock: a method removed meanwhile must not leave 2FA on without one.
+    if (enable) assertCanEnable(await store.methods(c.ctx, user.id, { transaction }));
     await writeTwoFactorFlag(c.ctx, user.id, enable, transaction);
     if (!enable) await store.forgetDevices(c.ctx, user.id, { transaction });
   });
@@ -253,18 +89,35 @@ export async function toggle(c: Caller, enable: boolean, proof: Proof) {
   return answer(enable, `Two-factor authentication turned ${enable ? 'on' : 'off'}`);
 }
 
-/** Removes a method; while 2FA is on, with a current code, and never the last one that stands alone. */
+const lastMethod = () => badRequest('This is your last two-factor method; turn two-factor off first', undefined, 'LAST_METHOD');
+
+/**
+ * Removes a method; while 2FA is on, with a current code, and never the last one that stands alone.
+ * The answer is given early as before, then decided again under the user's lock with what is there
+ * then: of two removals at once of the last two methods, one wins.
+ */
 export async function removeMethod(c: Caller, id: string, proof: Proof, provenBy?: MethodRow) {
   const method = await ownMethod(c.ctx, c.user.id, id);
-  const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  const user = (await c.ctx.users.find(c.user.id)) ?? c.user;
+  let proven = Boolean(provenBy);
   if (user.two_factor && method.status === 'active') {
     const primaries = (await activeMethods(c.ctx, user.id)).filter(isPrimary);
-    if (isPrimary(method) && primaries.length <= 1) {
-      throw badRequest('This is your last two-factor method; turn two-factor off first', undefined, 'LAST_METHOD');
+    if (isPrimary(method) && primaries.length <= 1) throw lastMethod();
+    if (!proven) {
+      await requireProof(c, proof, 'Removing a method');
+      proven = true;
     }
-    if (!provenBy) await requireProof(c, proof, 'Removing a method');
   }
-  await store.deleteMethod(c.ctx, method.id);
+  await withUserLock(c.ctx, user.id, async (transaction) => {
+    const rows = await store.methods(c.ctx, user.id, { transaction });
+    const current = rows.find((m) => m.id === method.id);
+    if (!current) throw notFound('Two-factor method not found', 'METHOD_NOT_FOUND');
+    if (current.status === 'active' && (await c.ctx.users.find(user.id, { tx: transaction }))?.two_factor) {
+      if (isPrimary(current) && rows.filter(isPrimary).length <= 1) throw lastMethod();
+      if (!proven) throw proofRequired('Removing a method');
+    }
+    await store.deleteMethod(c.ctx, method.id, { transaction });
+  });
   if (method.status === 'active') await notify({ ctx: c.ctx, user }, 'method_removed', method.kind);
   return { success: true, removed: true, method_id: method.id, message: 'Two-factor method removed' };
 }
@@ -305,7 +158,12 @@ export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ actio
   const purpose: Purpose = action === 'login' ? 'login' : action === 'setup' ? 'setup' : 'manage';
   await checkCode(c.ctx, c.user, method, input.code, purpose, c.session.id);
   if (action === 'setup') {
-    if (!(await store.activateMethod(c.ctx, method.id, new Date()))) throw new AppError(400, 'METHOD_NOT_PENDING', 'This method is set up already');
+    await withUserLock(c.ctx, c.user.id, async (transaction) => {
+      // A setup of the same kind may have been confirmed meanwhile (one authenticator app, one row per address).
+      assertNew(await store.methods(c.ctx, c.user.id, { transaction }), method.kind, method.identifier);
+      if (!(await store.activateMethod(c.ctx, method.id, new Date(), { transaction })))
+        throw new AppError(400, 'METHOD_NOT_PENDING', 'This method is set up already');
+    });
     await notify(c, 'method_added', method.kind);
   }
   return { action, method };
@@ -314,7 +172,7 @@ export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ actio
 /** Admin or CLI: every method, code and trusted device of the user goes, 2FA turns off, the user is told. */
 export async function resetUser(ctx: ModuleContext, target: UserRecord, actor: UserRecord | null) {
   if (actor && target.user_type === 'superadmin' && actor.user_type !== 'superadmin') throw forbidden('Only a superadmin can reset a superadmin');
-  const removed = await inTransaction(ctx, async (transaction) => {
+  const removed = await withUserLock(ctx, target.id, async (transaction) => {
     const n = await store.deleteAll(ctx, target.id, { transaction });
     await writeTwoFactorFlag(ctx, target.id, false, transaction);
     return n;
@@ -324,7 +182,7 @@ export async function resetUser(ctx: ModuleContext, target: UserRecord, actor: U
 }
 
 export async function listMethods(c: Pick<Caller, 'ctx' | 'user' | 'session'>): Promise<{ methods: MethodView[]; two_factor_enabled: boolean }> {
-  const user = (await findUser(c.ctx, c.user.id)) ?? c.user;
+  const user = (await c.ctx.users.find(c.user.id)) ?? c.user;
   const rows = await store.methods(c.ctx, user.id);
   // A pending session sees what it may use to finish signing in, nothing more.
   const shown = isPendingSession(c.session) ? rows.filter((m) => m.status === 'active') : rows;

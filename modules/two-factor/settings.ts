@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { moduleConfig, type ModuleContext } from './core.js';
+import { durationSetting, type ModuleContext } from '../../src/module-api.js';
 import type { MethodKind } from './store.js';
 
 export const KINDS = ['email', 'sms', 'totp', 'backup_codes'] as const satisfies readonly MethodKind[];
@@ -21,7 +21,14 @@ export const settingsSchema = z.object({
   user_attempts_window: z.number().int().min(60).max(86_400).default(900),
   /** Codes one email or SMS method may be sent per user_attempts_window. */
   sends_per_method: z.number().int().min(1).max(1000).default(10),
+  /**
+   * How long a device trusted at the second step skips it for its user (1h to 365d; 3600, 12h, 30d).
+   * The environment names it TWO_FACTOR_TRUSTED_DEVICE_TTL or, as before it moved out of core, TRUSTED_DEVICE_TTL.
+   */
+  trusted_device_ttl: durationSetting(3600, 365 * 86_400)
+    .default(30 * 86_400)
+    .meta({ env: 'TRUSTED_DEVICE_TTL' }),
 });
 
 export type Settings = z.output<typeof settingsSchema>;
-export const settings = (ctx: ModuleContext): Settings => moduleConfig<Settings>(ctx);
+export const settings = (ctx: ModuleContext): Settings => ctx.config<Settings>();

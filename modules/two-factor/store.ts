@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataTypes, literal, Op, type Model, type ModelStatic } from 'sequelize';
-import type { ModuleContext, Transaction } from './core.js';
+import { type ModuleContext, type Transaction } from '../../src/module-api.js';
 
 const TABLE_OF = {
   Method: 'two_factor_methods',

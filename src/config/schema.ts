@@ -132,13 +132,6 @@ export const CONFIG_KEYS = {
   // Sessions and accounts
   SESSION_TTL: key('sessionTtl', 'auth', duration(3600, 30 * 86400), 'Session lifetime (1h to 30d).', { default: '7d' }),
   PENDING_SESSION_TTL: key('pendingSessionTtl', 'auth', duration(60, 3600), 'Lifetime of a session waiting for two-factor.', { default: '5m' }),
-  TRUSTED_DEVICE_TTL: key(
-    'trustedDeviceTtl',
-    'auth',
-    duration(3600, 365 * 86400),
-    'How long a device trusted at a two-factor step skips the second step for its user.',
-    { default: '30d' },
-  ),
   SESSION_COOKIE_SAMESITE: key('cookieSameSite', 'auth', z.enum(['lax', 'strict', 'none']), 'SameSite attribute of the session_id cookie.', { default: 'lax' }),
   REQUIRE_EMAIL_VERIFICATION: key(
     'requireEmailVerification',

@@ -4,7 +4,7 @@ import { findPackageRoot } from './package-root.js';
 import { renderTemplate, type TemplateVars } from './template-engine.js';
 
 /** Every message Gatehouse sends; one folder entry per language under templates/emails/<lang>/. */
-export const EMAIL_TEMPLATES = ['verify-email', 'password-reset', 'password-changed', 'login-link', 'two-factor-code', 'test'] as const;
+export const EMAIL_TEMPLATES = ['verify-email', 'password-reset', 'password-changed', 'login-link', 'test'] as const;
 export type EmailTemplateName = (typeof EMAIL_TEMPLATES)[number];
 
 export const DEFAULT_EMAIL_LANG = 'en';
@@ -33,7 +33,6 @@ const REQUIRED: Record<EmailTemplateName, { all?: string[]; anyOf?: string[] }> 
   'password-reset': { all: ['link'] },
   'password-changed': {},
   'login-link': { anyOf: ['link', 'code'] },
-  'two-factor-code': { all: ['code'] },
   test: {},
 };
 

@@ -97,7 +97,7 @@ export interface ModuleRateLimit {
 /** An error code the module answers with (listed in the API reference). */
 export interface ModuleErrorCode {
   code: string;
-  status: 400 | 401 | 403 | 404 | 429 | 500 | 503;
+  status: 400 | 401 | 403 | 404 | 409 | 429 | 500 | 503;
   description: string;
 }
 
@@ -275,7 +275,7 @@ const manifestSchema = z.strictObject({
     .array(
       z.strictObject({
         code: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{1,63}$/),
-        status: z.union([400, 401, 403, 404, 429, 500, 503].map((n) => z.literal(n)) as [z.ZodLiteral<400>, ...z.ZodLiteral<number>[]]),
+        status: z.union([400, 401, 403, 404, 409, 429, 500, 503].map((n) => z.literal(n)) as [z.ZodLiteral<400>, ...z.ZodLiteral<number>[]]),
         description: z.string().min(1),
       }),
     )

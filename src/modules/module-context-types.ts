@@ -141,8 +141,6 @@ export interface ModuleContext {
   config<T = Record<string, unknown>>(): T;
   /** What messages and links need: product name and public addresses. */
   readonly site: { productName: string; publicBaseUrl: string; appUrl: string };
-  /** Sign-in settings a second factor follows: how long a trusted device skips it (TRUSTED_DEVICE_TTL). */
-  readonly auth: { trustedDeviceTtlSec: number };
   readonly users: ModuleUsers;
   readonly sessions: ModuleSessions;
   /** The one sign-in seam (see services/sign-in.ts): full or pending two-factor session, hooks. */

@@ -85,9 +85,6 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
     get site() {
       return { productName: app.config.productName, publicBaseUrl: app.config.publicBaseUrl, appUrl: app.config.appUrl ?? app.config.publicBaseUrl };
     },
-    get auth() {
-      return { trustedDeviceTtlSec: app.config.trustedDeviceTtl };
-    },
     users: {
       find: (userId, opts) => app.repos.users.findById(userId, opts),
       findByEmail: (email) => app.repos.users.findByEmail(email),

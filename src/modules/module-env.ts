@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { envLimit, limitEnvName } from '../limits/limit-classes.js';
 import type { ModuleManifest } from './define-module.js';
 
@@ -14,10 +15,20 @@ const envName = (s: string) => s.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
 
 export const settingEnvName = (moduleId: string, key: string) => `${envName(moduleId)}_${envName(key)}`;
 
+/**
+ * The environment names of one setting, the one that wins first: `<MODULE>_<KEY>`, then the name the
+ * setting's schema gives in its metadata (`.meta({ env: 'TRUSTED_DEVICE_TTL' })`), so a setting that moved
+ * from core into a module keeps the name operators already use.
+ */
+export function settingEnvNames(moduleId: string, key: string, schema: z.ZodType): string[] {
+  const alias = (schema.meta() as { env?: unknown } | undefined)?.env;
+  return typeof alias === 'string' && alias ? [settingEnvName(moduleId, key), alias] : [settingEnvName(moduleId, key)];
+}
+
 /** Every environment name the registry's modules read (for loadConfig's `moduleEnv`). */
 export function moduleEnvNames(registry: readonly Pick<ModuleManifest, 'id' | 'config' | 'rateLimits'>[]): string[] {
   return registry.flatMap((m) => [
-    ...Object.keys(m.config?.shape ?? {}).map((k) => settingEnvName(m.id, k)),
+    ...Object.entries(m.config?.shape ?? {}).flatMap(([k, schema]) => settingEnvNames(m.id, k, schema)),
     ...(m.rateLimits ?? []).map((r) => limitEnvName(r.name)),
   ]);
 }
@@ -48,9 +59,9 @@ export function envSettings(
   const values: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [key, schema] of Object.entries(manifest.config?.shape ?? {})) {
-    const name = settingEnvName(manifest.id, key);
+    const name = settingEnvNames(manifest.id, key, schema).find((n) => env[n] !== undefined);
+    if (name === undefined) continue;
     const raw = env[name];
-    if (raw === undefined) continue;
     const fit = readings(raw)
       .map((v) => schema.safeParse(v))
       .find((r) => r.success);

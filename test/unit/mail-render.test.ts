@@ -16,7 +16,6 @@ const DATA: Record<EmailTemplateName, Record<string, string | number>> = {
   'password-reset': { name: 'Ana', link: LINK, expiresMinutes: 60 },
   'password-changed': { name: 'Ana', time: '2026-11-21 14:05 UTC' },
   'login-link': { name: 'Ana', link: LINK, code: CODE, expiresMinutes: 15 },
-  'two-factor-code': { name: 'Ana', code: CODE, expiresMinutes: 10 },
   test: {},
 };
 
@@ -26,7 +25,6 @@ const MUST_SHOW: Record<EmailTemplateName, string[]> = {
   'password-reset': [LINK, '60'],
   'password-changed': ['2026-11-21 14:05 UTC'],
   'login-link': [LINK, CODE, '15'],
-  'two-factor-code': [CODE, '10'],
   test: ['https://id.acme.test'],
 };
 
@@ -125,7 +123,7 @@ describe('renderEmail', () => {
   });
 
   it('when no name is given, then the greeting has no dangling separator', () => {
-    const out = renderEmail('two-factor-code', 'es', { code: CODE }, branding);
+    const out = renderEmail('login-link', 'es', { code: CODE }, branding);
     expect(out.text.split('\n')).toContain('Hola:');
   });
 

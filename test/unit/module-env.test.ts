@@ -48,6 +48,16 @@ describe('module settings from the environment', () => {
     expect(envSettings({ id: 'x', config: null }, { X_A: '1' })).toEqual({ values: {}, problems: [] });
   });
 
+  it("when a setting's schema names an older environment name, then it is read too, and <MODULE>_<KEY> wins over it", () => {
+    const moved = { id: 'two-factor', config: z.object({ ttl: z.number().int().default(60).meta({ env: 'OLD_TTL' }), other: z.number().default(1) }) };
+    expect(moduleEnvNames([{ ...moved, rateLimits: [] }])).toEqual(['TWO_FACTOR_TTL', 'OLD_TTL', 'TWO_FACTOR_OTHER']);
+    expect(envSettings(moved, { OLD_TTL: '30' }).values).toEqual({ ttl: 30 });
+    expect(envSettings(moved, { OLD_TTL: '30', TWO_FACTOR_TTL: '45' }).values).toEqual({ ttl: 45 });
+    const bad = envSettings(moved, { OLD_TTL: 'soon' });
+    expect(bad.values).toEqual({});
+    expect(bad.problems[0]).toMatch(/^OLD_TTL=.*two-factor\.ttl/);
+  });
+
   it('when a limit class is given, then "attempts/window" is its budget and anything else a problem', () => {
     expect(envLimit('post-types-write', { RATE_LIMIT_POST_TYPES_WRITE: '3/10m' })).toEqual({ rule: { points: 3, durationSec: 600 } });
     expect(envLimit('post-types-write', {})).toEqual({ rule: null });

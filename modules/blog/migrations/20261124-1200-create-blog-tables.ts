@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { MigrationDef } from '../core.js';
+import type { MigrationDef } from '../../../src/module-api.js';
 
 const id = { type: DataTypes.STRING(36), primaryKey: true };
 const ref = (model: string, allowNull = false, onDelete = 'CASCADE') => ({

@@ -1,4 +1,4 @@
-import type { MigrationDef } from '../core.js';
+import type { MigrationDef } from '../../../src/module-api.js';
 
 /**
  * Full-text search of title, excerpt and body, ranked: on PostgreSQL a stored tsvector (title

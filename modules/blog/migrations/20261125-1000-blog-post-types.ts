@@ -1,5 +1,5 @@
 import { DataTypes } from 'sequelize';
-import type { MigrationDef } from '../core.js';
+import type { MigrationDef } from '../../../src/module-api.js';
 
 const SEO = ['meta_title', 'meta_description', 'canonical_url', 'og_image'] as const;
 

@@ -1,5 +1,5 @@
 import * as OTPAuth from 'otpauth';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { codeIn, mailsTo, recipients } from '../../../test/integration/flows-helpers.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../../../test/helpers/factories.js';
 import { startAppWithMail, type AppWithMail } from '../../../test/helpers/app-with-mail.js';
@@ -15,6 +15,19 @@ export async function startWorld(env: Record<string, string> = {}, opts: { insta
   const w = await startAppWithMail({ sms: true, env });
   if (opts.install !== false) await w.t.app.modules.hub.install(['two-factor']);
   return w;
+}
+
+/** One world for the file's tests (started before them, closed after); read it inside a test. */
+export function useWorld(env: Record<string, string> = {}): () => World {
+  let w: World | undefined;
+  beforeAll(async () => {
+    w = await startWorld(env);
+  });
+  afterAll(async () => w?.close());
+  return () => {
+    if (!w) throw new Error('the world is not started yet');
+    return w;
+  };
 }
 
 export const TF = '/auth/two_factor';

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { badRequest, emailAddress, normalizePhone, notFound, type ModuleContext, type Transaction, type UserRecord } from '../../src/module-api.js';
+import { sendCode } from './codes.js';
+import { views } from './methods.js';
+import { notify } from './notices.js';
+import { proofToAdd, requireProof, type Proof } from './proofs.js';
+import { encrypt, keyedHash, newBackupCode, newTotp, normalizeBackupCode, qrDataUrl } from './secrets.js';
+import type { Caller } from './service.js';
+import { settings } from './settings.js';
+import { store, type MethodKind, type MethodRow } from './store.js';
+import { withUserLock } from './user-lock.js';
+
+/** Adding a method: checks, the row under the user's lock, the first code or the backup codes; new backup codes. */
+
+export const BACKUP_CODE_COUNT = 10;
+
+function assertKindOffered(ctx: ModuleContext, kind: MethodKind): void {
+  if (!settings(ctx).methods.includes(kind))
+    throw badRequest(
+      `The ${kind} method is not offered here`,
+      [{ field: 'method', message: `one of ${settings(ctx).methods.join(', ')}` }],
+      'METHOD_NOT_AVAILABLE',
+    );
+}
+
+export interface SetupInput extends Proof {
+  identifier?: string;
+  email?: string;
+  phone?: string;
+}
+
+/** Refuses a setup the user's methods rule out (asked before the proof, and again under the user's lock). */
+export function assertNew(existing: MethodRow[], kind: MethodKind, identifier: string | null): void {
+  if (kind === 'backup_codes' && existing.some((m) => m.kind === 'backup_codes')) {
+    throw badRequest('Backup codes are set up already; use POST /auth/two_factor/backup_codes/regenerate for a new set', undefined, 'ALREADY_SET_UP');
+  }
+  if (kind === 'totp' && existing.some((m) => m.kind === 'totp' && m.status === 'active')) {
+    throw badRequest('An authenticator app is set up already; remove it first', undefined, 'ALREADY_SET_UP');
+  }
+  if (identifier && existing.some((m) => m.kind === kind && m.status === 'active' && m.identifier === identifier)) {
+    throw badRequest(`This ${kind === 'email' ? 'address' : 'number'} is set up already`, undefined, 'ALREADY_SET_UP');
+  }
+}
+
+/**
+ * Adds a method (backup codes at once, the others pending until a code confirms them). The check is
+ * made again, and the row written, under the user's lock: two setups at once make one method.
+ */
+export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
+  assertKindOffered(c.ctx, kind);
+  const identifier = kind === 'email' || kind === 'sms' ? addressFor(c.user, kind, input) : null;
+  assertNew(await store.methods(c.ctx, c.user.id), kind, identifier);
+  await proofToAdd(c, input);
+  const id = randomUUID();
+  const now = new Date();
+  const add = <T>(row: Pick<MethodRow, 'status' | 'secret_enc'> & { verified_at?: Date }, then: (tx: Transaction) => Promise<T>) =>
+    withUserLock(c.ctx, c.user.id, async (transaction) => {
+      assertNew(await store.methods(c.ctx, c.user.id, { transaction }), kind, identifier);
+      if (row.status === 'pending_setup') await store.dropPendingSetups(c.ctx, c.user.id, kind, { transaction });
+      await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, identifier, created_at: now, ...row }, { transaction });
+      return then(transaction);
+    });
+  if (kind === 'backup_codes') {
+    const codes = await add({ status: 'active', secret_enc: null, verified_at: now }, (transaction) => writeBackupCodes(c, id, now, transaction));
+    await notify(c, 'backup_codes');
+    return {
+      success: true,
+      method_id: id,
+      method: kind,
+      status: 'active',
+      codes,
+      backup_codes: codes,
+      message: 'Backup codes generated; store them now, they are shown once',
+    };
+  }
+  if (kind === 'totp') {
+    const { secret, uri } = newTotp(c.ctx, c.user.email);
+    await add({ status: 'pending_setup', secret_enc: encrypt(c.ctx, secret) }, async () => undefined);
+    const qr = await qrDataUrl(uri);
+    return {
+      success: true,
+      method_id: id,
+      method: kind,
+      status: 'pending_setup',
+      verification_sent: false,
+      // Shown this once; stored encrypted, never returned again.
+      secret,
+      otpauth_url: uri,
+      uri,
+      qr_code: qr,
+      qr_code_url: qr,
+      message: 'Scan the QR code with an authenticator app, then verify a code with action "setup"',
+    };
+  }
+  await add({ status: 'pending_setup', secret_enc: null }, async () => undefined);
+  const method = (await store.method(c.ctx, id))!;
+  const sent = await sendCode(c.ctx, c.user, method, 'setup', c.session.id);
+  return {
+    success: true,
+    method_id: id,
+    method: kind,
+    status: 'pending_setup',
+    verification_sent: true,
+    identifier: (await views(c.ctx, [method]))[0].identifier,
+    expires_in: sent.ttl,
+    expires_at: sent.expiresAt.toISOString(),
+    message: 'Verification code sent',
+  };
+}
+
+function addressFor(user: UserRecord, kind: 'email' | 'sms', input: SetupInput): string {
+  if (kind === 'email') {
+    // The one email rule (as registration), so a code goes only to an address an account could have.
+    const v = emailAddress.safeParse(input.identifier ?? input.email ?? user.email ?? '');
+    if (!v.success) throw badRequest('identifier: must be an email address', [{ field: 'identifier', message: 'must be an email address' }]);
+    return v.data;
+  }
+  const raw = input.identifier ?? input.phone ?? user.phone ?? '';
+  const phone = normalizePhone(raw);
+  if (!phone)
+    throw badRequest('identifier: must be a phone number in E.164 form, e.g. +15551234567', [
+      { field: 'identifier', message: 'must be an E.164 phone number' },
+    ]);
+  return phone;
+}
+
+async function writeBackupCodes(c: Caller, methodId: string, now: Date, transaction: Transaction): Promise<string[]> {
+  const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
+  const hashes = codes.map((code) => keyedHash(c.ctx, `backup:${c.user.id}`, normalizeBackupCode(code)!));
+  await store.replaceBackupCodes(c.ctx, methodId, c.user.id, hashes, now, { transaction });
+  return codes;
+}
+
+/** A new set of backup codes; the old set stops working in the same transaction. */
+export async function regenerateBackupCodes(c: Caller, proof: Proof) {
+  const method = (await store.methods(c.ctx, c.user.id)).find((m) => m.kind === 'backup_codes');
+  if (!method) throw notFound('Backup codes are not set up; use POST /auth/two_factor/backup_codes/setup', 'METHOD_NOT_FOUND');
+  await requireProof(c, proof, 'New backup codes');
+  const codes = await c.ctx.db.transaction((transaction) => writeBackupCodes(c, method.id, new Date(), transaction));
+  await notify(c, 'backup_codes');
+  return {
+    success: true,
+    method_id: method.id,
+    method: 'backup_codes',
+    codes,
+    backup_codes: codes,
+    message: 'New backup codes generated; the old ones no longer work',
+  };
+}
