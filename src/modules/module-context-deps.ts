@@ -25,7 +25,7 @@ export type ModuleContextDeps = PersonalDataDeps & {
   dialect: Dialect;
   sequelize: Sequelize;
   cache: Cache;
-  limiter: Pick<RateLimiter, 'consume' | 'refund' | 'reset'>;
+  limiter: Pick<RateLimiter, 'consume' | 'refund'>;
   hooks: Pick<Hooks, 'run'>;
   repos: { users: Pick<UserRepository, 'findById' | 'findByEmail' | 'findByIds' | 'readColumns'> };
   services: {

@@ -106,7 +106,6 @@ export interface ModuleLimits {
   refund(cls: string, key: string): Promise<void>;
   /** As consume, throwing 429 RATE_LIMITED (with retry_after) when the budget is spent. */
   check(cls: string, key: string): Promise<void>;
-  reset(cls: string, key: string): Promise<void>;
 }
 
 /**

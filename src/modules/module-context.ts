@@ -176,7 +176,6 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
         const r = await consumeFailingOpen(app, c.name, key, c.rule);
         if (!r.allowed) throw tooManyRequests(r);
       },
-      reset: async (cls, key) => app.limiter.reset(limitClass(cls).name, key),
     },
     keys: moduleKeys(id, secret),
     passwords: {
