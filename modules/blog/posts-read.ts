@@ -5,6 +5,8 @@ import { postTypeKey, postTypes, publicPath, ruleIn, type PostTypeRules } from '
 import { badRequest, notFound, type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { withAuthors } from './authors.js';
 
+/** A row of the blog's own SQL: the statement names its columns, so they are read without a cast per column. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- columns of a raw SQL row, named by the statement
 export type Row = Record<string, any>;
 
 const LIST_COLUMNS = `p.id, p.slug, p.title, p.excerpt, p.body_format, p.status, p.visibility, p.password_hash, p.lang, p.metadata,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isAdmin } from './access.js';
 import { callerOf, clientAddress, envelope, type Caller } from './caller.js';
-import { defineRoute, notFound, type ModuleContext, type ModuleRouteDef } from '../../src/module-api.js';
+import { defineRoute, notFound, type AuthMode, type ModuleContext, type ModuleHandlerArgs, type ModuleRouteDef } from '../../src/module-api.js';
 import {
   addBookmark,
   addComment,
@@ -43,7 +43,7 @@ const scheduleBody = z.strictObject({
 });
 /** A post password travels in X-Post-Password (or ?password=). */
 const postPassword = (req: { headers: Record<string, unknown> }, query?: { password?: string }) =>
-  (typeof req.headers['x-post-password'] === 'string' ? (req.headers['x-post-password'] as string) : undefined) ?? query?.password;
+  (typeof req.headers['x-post-password'] === 'string' ? req.headers['x-post-password'] : undefined) ?? query?.password;
 
 const listAbilities = (c: Caller) => ({
   create: Boolean(c.user && ['writer', 'admin', 'superadmin'].includes(c.user.user_type)),
@@ -51,10 +51,13 @@ const listAbilities = (c: Caller) => ({
   restore: isAdmin(c.user),
 });
 
+/** What a blog route's `run` gets: the caller as the blog sees it, the parsed input, and the module's context. */
+type RunArgs<Q, P, B, Who> = Pick<ModuleHandlerArgs<B, Q, P, AuthMode>, 'query' | 'params' | 'body' | 'req' | 'res' | 'ctx'> & { who: Who };
+
 /** A route any caller may use, signed in or not; `who` is resolved from the session when one is sent. */
 function open<Q = Record<string, unknown>, P = Record<string, string>, B = undefined>(
   def: Omit<ModuleRouteDef<B, Q, P>, 'auth' | 'module' | 'handler'> & {
-    run(a: { who: Caller; query: Q; params: P; body: B; req: any; res: any; ctx: ModuleContext }): Promise<unknown>;
+    run(a: RunArgs<Q, P, B, Caller>): Promise<unknown>;
   },
 ) {
   const { run, ...rest } = def;
@@ -69,7 +72,7 @@ function open<Q = Record<string, unknown>, P = Record<string, string>, B = undef
 /** A route for a signed-in caller (roles are checked by the service, so the refusal names what is missing). */
 function signedIn<Q = Record<string, unknown>, P = Record<string, string>, B = undefined>(
   def: Omit<ModuleRouteDef<B, Q, P>, 'auth' | 'module' | 'handler'> & {
-    run(a: { who: Caller & { user: NonNullable<Caller['user']> }; query: Q; params: P; body: B; req: any; res: any; ctx: ModuleContext }): Promise<unknown>;
+    run(a: RunArgs<Q, P, B, Caller & { user: NonNullable<Caller['user']> }>): Promise<unknown>;
   },
 ) {
   const { run, ...rest } = def;

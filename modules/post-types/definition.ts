@@ -251,7 +251,7 @@ const isWebUrl = (v: string) => /^https?:\/\/\S+$/i.test(v) && URL.canParse(v);
 
 function depth(v: unknown, d = 0): number {
   if (d > 20 || v === null || typeof v !== 'object') return d;
-  return Math.max(d, ...Object.values(v as object).map((x) => depth(x, d + 1)));
+  return Math.max(d, ...Object.values(v).map((x) => depth(x, d + 1)));
 }
 
 /** One value of a field as its type stores it; throws a 400 naming the field and the rule. */

@@ -3,6 +3,8 @@ import { isUniqueViolation, notFound, type ModuleContext, type Transaction } fro
 import { applyBehaviors, definitionError, type Behaviors, type CreateInput, type Definition, type FieldDef, type UpdateInput } from './definition.js';
 import type { PostTypesSettings } from './settings.js';
 
+/** A row of the module's own SQL (COLUMNS names them), read without a cast per column. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- columns of a raw SQL row, named by COLUMNS
 type Row = Record<string, any>;
 const COLUMNS =
   'id, type_key, type_name, description, slug_prefix, field_schema, behaviors, icon, color, is_active, is_built_in, sort_order, created_at, updated_at';

@@ -103,7 +103,7 @@ export const verify = defineRoute({
     const session = await ctx.sessions.activate(c.session.id, { user: c.user, method: SIGN_IN_METHOD });
     if (!session) throw new AppError(401, 'INVALID_SESSION', 'Invalid session');
     // The same id the client holds is now a full session; the cookie gets its new lifetime.
-    ctx.cookies.setSession(res, auth.token!, new Date(session.expires_at));
+    ctx.cookies.setSession(res, auth.token, new Date(session.expires_at));
     let device = {};
     if (body.trust_device) {
       const t = await trustDevice(ctx, c.user.id, req.get('user-agent') ?? null);
@@ -112,7 +112,7 @@ export const verify = defineRoute({
     }
     const user = (await ctx.users.find(c.user.id)) ?? c.user;
     return {
-      ...loginFields(ctx, user, auth.token!, session),
+      ...loginFields(ctx, user, auth.token, session),
       ...base,
       session_activated: true,
       requires_2fa: false,
@@ -153,7 +153,7 @@ export const trustedDevices = defineRoute({
   path: `${BASE}/trusted_devices`,
   auth: 'session',
   module: MODULE_ID,
-  handler: async ({ ctx, auth }) => ({ success: true, devices: await listDevices(ctx, auth.user!.id) }),
+  handler: async ({ ctx, auth }) => ({ success: true, devices: await listDevices(ctx, auth.user.id) }),
 });
 
 /** "Forget all devices": every trusted device of the user asks for the second step again. */
@@ -163,7 +163,7 @@ export const forgetDevices = defineRoute({
   auth: 'session',
   module: MODULE_ID,
   async handler({ ctx, auth, res }) {
-    const n = await store.forgetDevices(ctx, auth.user!.id);
+    const n = await store.forgetDevices(ctx, auth.user.id);
     ctx.cookies.clear(res, TRUSTED_DEVICE_COOKIE);
     return { success: true, forgotten: n, message: 'Trusted devices forgotten' };
   },
@@ -190,7 +190,7 @@ export const adminReset = defineRoute({
   async handler({ ctx, auth, params }) {
     const target = await ctx.users.find(params.user_id);
     if (!target) throw notFound('User not found');
-    const data = await resetUser(ctx, target, auth.user!);
+    const data = await resetUser(ctx, target, auth.user);
     return { success: true, message: 'Two-factor authentication reset; the user was told by mail', data };
   },
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DataTypes, literal, Op, type Model, type ModelStatic } from 'sequelize';
+import { DataTypes, Op, type Model, type ModelStatic } from 'sequelize';
 import { type ModuleContext, type Transaction } from '../../src/module-api.js';
 
 const TABLE_OF = {
@@ -176,9 +176,11 @@ export const store = {
   },
   /** Counts one try on a challenge, atomically; false once `max` tries were made. */
   async addAttempt(ctx: ModuleContext, id: string, max: number): Promise<boolean> {
-    const { Challenge } = models(ctx);
-    const [n] = await Challenge.update({ attempts: literal('attempts + 1') }, { where: { id, used_at: null, attempts: { [Op.lt]: max } } });
-    return n > 0;
+    const counted = await ctx.db.select(
+      'UPDATE two_factor_challenges SET attempts = attempts + 1 WHERE id = ? AND used_at IS NULL AND attempts < ? RETURNING id',
+      [id, max],
+    );
+    return counted.length > 0;
   },
   async closeChallenge(ctx: ModuleContext, id: string, at: Date): Promise<boolean> {
     const [n] = await models(ctx).Challenge.update({ used_at: at }, { where: { id, used_at: null } });

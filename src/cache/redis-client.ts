@@ -44,7 +44,7 @@ export async function connectRedis(url: string, logger: Logger, opts: RedisClien
     const safeUrl = url.replace(/\/\/[^@]*@/, '//***@');
     throw new RedisUnavailableError(`Redis is not reachable at ${safeUrl} (${(err as Error).message}); check REDIS_URL or start Redis.`);
   }
-  return client as RedisClient;
+  return client;
 }
 
 /**

@@ -35,7 +35,7 @@ export function readExistingConfig(file: string): ConfigValues | null {
   if (!existsSync(file)) return null;
   const { values, issues } = readConfigFile(file);
   if (issues.length) throw new ConfigError(issues);
-  return values as ConfigValues;
+  return values;
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

@@ -39,7 +39,7 @@ const validator =
     return r.success || r.error.issues.map((i) => i.message).join('; ');
   };
 
-const defined = (o: ConfigValues): ConfigValues => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as ConfigValues;
+const defined = (o: ConfigValues): ConfigValues => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /**
  * The config values this run sets. Flags always count (a re-run with a new --port changes PORT);

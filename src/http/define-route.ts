@@ -8,7 +8,7 @@ import { invalidInput } from '../errors/zod-issues.js';
 import { nestsDeeperThan, nulPath } from '../services/security/json-depth.js';
 import { secretMatcher } from '../services/security/tokens.js';
 import { readSessionToken, type AuthState } from './request-context.js';
-import { assertRouteAuth, type AuthFor, type AuthMode, type SignedIn, type UserType } from './route-shape.js';
+import { assertRouteAuth, type AuthFor, type AuthMode, type UserType } from './route-shape.js';
 import { rateLimitFor, type RouteLimit } from './middleware/rate-limit.js';
 import { refusedBeforeCredentials } from './middleware/credential-limits.js';
 import { assertSameOrigin } from './middleware/csrf.js';
@@ -53,7 +53,14 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, M extends Route
 }
 
 /** What is known of a route without running it (documentation, rate-limit classification): core and module routes alike. */
-export type RouteShape = Omit<RouteDef<any, any, any>, 'handler'>;
+export type RouteShape = Omit<AnyRouteDef, 'handler'>;
+
+/**
+ * A route of any body, query and params types: what a route table holds. `any`, not `unknown`: the
+ * handler takes these types as parameters, so a RouteDef<unknown, …> would refuse every concrete route.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- route tables are heterogeneous (see above)
+export type AnyRouteDef = RouteDef<any, any, any>;
 
 /** Declares a route; refuses one without an explicit auth so every route fails closed. */
 export function defineRoute<B = undefined, Q = Record<string, unknown>, P = Record<string, string>, const M extends RouteAuth = RouteAuth>(
@@ -111,7 +118,7 @@ async function withSession(state: AuthState, mode: AuthMode, app: AppContext): P
 }
 
 /** Express handlers for one route: auth, rate limit, validation, handler, JSON answer. */
-export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): RequestHandler[] {
+export function toHandlers(def: AnyRouteDef, app: AppContext): RequestHandler[] {
   const fixedMode = typeof def.auth === 'function' ? null : def.auth;
   const readsBody = BODY_METHODS.has(def.method);
   const middleware = def.middleware?.length ? def.middleware : null;
@@ -137,7 +144,7 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
     }
     const { body, query, params } = parseInput(def, req, rawQuery, readsBody && !middleware);
     // The mode was enforced above, so the narrowed type holds.
-    const result = await def.handler({ req, res, body, query, params, auth: auth as SignedIn, app });
+    const result = await def.handler({ req, res, body, query, params, auth: auth, app });
     if (!res.headersSent && result !== undefined) sendJson(res, 200, result);
     else if (!res.headersSent) next();
   };
@@ -148,7 +155,7 @@ export function toHandlers(def: RouteDef<any, any, any>, app: AppContext): Reque
  * The route's input, checked and parsed; a refusal here is marked as raised before any credential was
  * looked at, so it does not spend a login or registration budget (credential-limits.ts).
  */
-function parseInput(def: RouteDef<any, any, any>, req: Request, rawQuery: Record<string, unknown>, jsonOnly: boolean) {
+function parseInput(def: AnyRouteDef, req: Request, rawQuery: Record<string, unknown>, jsonOnly: boolean) {
   try {
     // A body must be JSON even where the route reads none: form and text posts (the cross-site kinds) are refused.
     if (jsonOnly && hasBody(req) && !readAsJson(req) && !req.is(JSON_TYPES)) {

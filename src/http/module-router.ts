@@ -3,10 +3,9 @@ import type { AppContext } from '../app-context.js';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { ModuleContext } from '../modules/module-context.js';
-import type { ModuleRouteDef } from '../modules/module-route.js';
+import type { AnyModuleRouteDef } from '../modules/module-route.js';
 import type { ModuleRoutes } from '../modules/runtime.js';
-import { toHandlers, type RouteDef } from './define-route.js';
-import type { SignedIn } from './route-shape.js';
+import { toHandlers, type AnyRouteDef } from './define-route.js';
 
 export const moduleDisabled = (id: string) => new AppError(503, Codes.MODULE_DISABLED, `Module ${id} is disabled`);
 
@@ -73,10 +72,10 @@ function buildModuleRouter(app: AppContext, { installed, notInstalled }: ModuleR
 }
 
 /** The core route that serves a module route, its handler given the module's context. */
-function toCoreRoute(def: ModuleRouteDef<any, any, any, any>, ctx: ModuleContext): RouteDef<any, any, any> {
+function toCoreRoute(def: AnyModuleRouteDef, ctx: ModuleContext): AnyRouteDef {
   return {
     ...def,
-    handler: ({ req, res, body, query, params, auth }) => def.handler({ req, res, body, query, params, auth: auth as SignedIn, ctx }),
+    handler: ({ req, res, body, query, params, auth }) => def.handler({ req, res, body, query, params, auth: auth, ctx }),
   };
 }
 

@@ -37,7 +37,7 @@ export function parseCookies(header: string | undefined): Record<string, string>
 /** The session token from `X-Session-ID`, then `?session_id=`, then the `session_id` cookie. */
 export function readSessionToken(
   req: Request,
-  query: Record<string, unknown> | undefined = req.query as Record<string, unknown> | undefined,
+  query: Record<string, unknown> | undefined = req.query,
 ): { token: string | null; source: AuthState['tokenSource'] } {
   const header = req.headers['x-session-id'];
   if (typeof header === 'string' && header.trim()) return { token: header.trim(), source: 'header' };

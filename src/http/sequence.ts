@@ -16,7 +16,7 @@ export function sequence(handlers: readonly RequestHandler[]): RequestHandler {
       const handler = list[i++];
       if (!handler) return done();
       try {
-        const out = handler(req, res, step) as unknown;
+        const out = handler(req, res, step);
         if (out && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).catch(done);
       } catch (e) {
         done(e);

@@ -25,7 +25,7 @@ interface Msg {
 
 /** Sums metrics JSON of several processes into Prometheus text. */
 export function aggregateText(parts: Part[]): Promise<string> {
-  return AggregatorRegistry.aggregate(parts as Part[]).metrics();
+  return AggregatorRegistry.aggregate(parts).metrics();
 }
 
 /**

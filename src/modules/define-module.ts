@@ -4,7 +4,7 @@ import type { MigrationDef } from '../data/migration-types.js';
 import { classProblem, limitEnvName, takesCoreName } from '../limits/limit-classes.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { Transaction } from '../data/unit-of-work.js';
-import type { ModuleRouteDef } from './module-route.js';
+import type { AnyModuleRouteDef, ModuleRouteDef } from './module-route.js';
 import type { ModuleContext } from './module-context.js';
 import type { HookPayload } from './hooks.js';
 
@@ -135,7 +135,7 @@ export interface ModuleManifest {
   /** Settings, every key with a default; stored overrides live in the settings table. */
   config: z.ZodObject | null;
   migrations: MigrationDef[];
-  routes: ModuleRouteDef<any, any, any, any>[];
+  routes: AnyModuleRouteDef[];
   hooks: RegisteredHook[];
   jobs: ModuleJob[];
   emails: ModuleEmail[];
@@ -184,7 +184,7 @@ export const MODULE_ID_RE = /^[a-z][a-z0-9-]{0,62}[a-z0-9]$/;
 const SEMVER_RE = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 const SQL_NAME_RE = /^[a-z][a-z0-9_]{0,62}$/;
 
-const fn = (what: string) => z.custom<(...a: any[]) => unknown>((v) => typeof v === 'function', `${what} must be a function`);
+const fn = (what: string) => z.custom<(...a: never[]) => unknown>((v) => typeof v === 'function', `${what} must be a function`);
 const moduleId = z.string().regex(MODULE_ID_RE, 'must be lower-case letters, digits and hyphens');
 const named = z.string().min(1).max(100);
 

@@ -1,10 +1,11 @@
 /**
  * The ModuleContext type: what a module gets from core (built by createModuleContext in
  * module-context.ts). Each member is listed in docs/architecture.md's ModuleContext table, and
- * test/unit/module-context-docs.test.ts keeps the two the same.
+ * test/unit/module-context-api.test.ts keeps the two the same.
  *
  * There is no way to a full session here but `signIn` (the sign-in seam, which runs the second
- * factor) and `sessions.activate` (after the second factor): test/unit/module-context-sessions.test.ts.
+ * factor) and `sessions.activate` (after the second factor): test/unit/module-context-api.test.ts and
+ * test/integration/module-account-state.test.ts.
  */
 import type { Response } from 'express';
 import type { Model, ModelAttributes, ModelOptions, ModelStatic } from 'sequelize';

@@ -112,10 +112,22 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
       verifyPassword: (u, password) => app.services.passwords.verify(password, u.password_hash ?? null),
     },
     sessions: {
-      activate: (sessionId, { user, method }) => app.services.signIn.completePending(user, sessionId, method),
+      // Only the second-factor provider completes a second factor; the user is the stored one, and the
+      // session must be that user's live pending session (session-service.ts activate).
+      async activate(sessionId, { user, method }) {
+        if (!providesSecondFactor) throw new Error(`module ${id} may not activate sessions: it does not provide the second factor (${SECOND_FACTOR_EVENT})`);
+        const stored = await app.repos.users.findById(user.id);
+        return stored ? app.services.signIn.completePending(stored, sessionId, method) : null;
+      },
       revokeAll: (userId, opts = {}) => app.services.sessions.revokeAllForUser(userId, opts.exceptSessionId, { tx: opts.tx }),
     },
-    signIn: (user, method, client) => app.services.signIn.signIn(user, method, client),
+    // The user as stored, not as the caller describes it: a record with two_factor switched off in
+    // memory must not skip the second factor.
+    async signIn(user, method, client) {
+      const stored = await app.repos.users.findById(user.id);
+      if (!stored) throw new AppError(401, Codes.INVALID_CREDENTIALS, 'Invalid credentials');
+      return app.services.signIn.signIn(stored, method, client);
+    },
     hooks: {
       run: (event, payload) => app.hooks.run(event, payload),
     },

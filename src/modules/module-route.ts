@@ -30,15 +30,19 @@ export interface ModuleRouteDef<B = unknown, Q = unknown, P = unknown, M extends
   auth: M;
   /** The owning module's id (checked against the manifest). */
   module: string;
-  body?: z.ZodType<B, any>;
-  query?: z.ZodType<Q, any>;
-  params?: z.ZodType<P, any>;
+  body?: z.ZodType<B>;
+  query?: z.ZodType<Q>;
+  params?: z.ZodType<P>;
   /** The spec's limit class, or a classifier (`perSession`); routes without one get the default class. */
   rateLimit?: RouteLimit | false;
   /** Runs after auth, before validation (e.g. multipart parsing). */
   middleware?: RequestHandler[];
   handler(args: ModuleHandlerArgs<B, Q, P, M>): Promise<unknown> | unknown;
 }
+
+/** A module route of any types: what a manifest's route list holds (`any` for the reason of AnyRouteDef in http/define-route.ts). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- route lists are heterogeneous: the handler takes these types as parameters
+export type AnyModuleRouteDef = ModuleRouteDef<any, any, any, any>;
 
 /**
  * Declares a module route. `auth` is required (fail closed) and narrows the handler's `auth`:

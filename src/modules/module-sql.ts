@@ -8,8 +8,11 @@
  * - one statement, and only SELECT (UNION …), INSERT, UPDATE or DELETE: no DDL (CREATE, DROP, ALTER,
  *   TRUNCATE; schema changes belong in migrations), no PRAGMA, ATTACH, COPY, SET, SELECT … INTO;
  * - every table named anywhere (FROM, JOIN, comma joins, subqueries, CTE bodies, INSERT, UPDATE and
- *   DELETE targets, UPDATE … FROM) is unqualified and one of the module's tables, `<own table>_…`
- *   (an FTS index such as `blog_posts_fts`), or a CTE the statement names;
+ *   DELETE targets, UPDATE … FROM) is unqualified and one of the module's tables or `<own table>_fts`
+ *   (its full-text index, such as `blog_posts_fts`), compared exactly — no other prefix match, so a
+ *   module owning `auth` reaches no `auth_tokens`;
+ * - a CTE may only take such a name too: it never stands in for another table (a CTE named `users`
+ *   would otherwise let a later `FROM users`, in any scope, through);
  * - every function called is one of FUNCTIONS: aggregates, scalar helpers and full-text search, never
  *   one that reads the catalogue, files or other tables (`pragma_table_info`, `query_to_xml`, …).
  *
@@ -19,6 +22,9 @@
 import sqlParser from 'node-sql-parser/build/postgresql.js';
 
 const parser = new sqlParser.Parser();
+
+/** The one name a module may use besides its declared tables: `<own table>_fts`, that table's full-text index. */
+const FTS_SUFFIX = '_fts';
 
 /** Functions a module's statement may call (lower case). Add one only if it reads no table and no file. */
 const FUNCTIONS = new Set([
@@ -92,9 +98,8 @@ function functionName(n: Node): string {
 }
 
 /** Every table a parsed statement names (parser's own list and every table node in the tree), and what it calls. */
-function inventory(ast: Node): { tables: string[]; ctes: Set<string>; functions: string[] } {
+function inventory(ast: Node): { tables: string[]; functions: string[] } {
   const tables: string[] = [];
-  const ctes = new Set<string>();
   const functions: string[] = [];
   walk(ast, (n) => {
     if (n.type === 'select' && (n.into as { position?: unknown } | undefined)?.position) throw new Refused('SELECT … INTO');
@@ -103,7 +108,7 @@ function inventory(ast: Node): { tables: string[]; ctes: Set<string>; functions:
       for (const w of n.with as Array<{ name?: { value?: unknown } | string }>) {
         const name = typeof w.name === 'string' ? w.name : w.name?.value;
         if (typeof name !== 'string') throw new Refused('a CTE without a plain name');
-        ctes.add(name.toLowerCase());
+        tables.push(name);
       }
     // A table node: { db, table, as } in FROM/JOIN/INSERT/UPDATE/DELETE (a column reference also has `table`,
     // its qualifier; a statement has `table`, the list of its targets, walked as nodes of their own).
@@ -113,13 +118,13 @@ function inventory(ast: Node): { tables: string[]; ctes: Set<string>; functions:
       tables.push(n.table);
     }
   });
-  return { tables, ctes, functions };
+  return { tables, functions };
 }
 
 function check(moduleId: string, own: ReadonlySet<string>, sql: string): void {
   let parsed: { ast: unknown; tableList: string[] };
   try {
-    parsed = parser.parse(forParser(sql), { database: 'postgresql' }) as { ast: unknown; tableList: string[] };
+    parsed = parser.parse(forParser(sql), { database: 'postgresql' });
   } catch (err) {
     if (err instanceof Refused) throw err;
     throw new Refused('the statement does not parse');
@@ -129,15 +134,16 @@ function check(moduleId: string, own: ReadonlySet<string>, sql: string): void {
   const [stmt] = statements as [Node];
   if (typeof stmt.type !== 'string' || !STATEMENTS.has(stmt.type))
     throw new Refused(`${String(stmt.type).toUpperCase()} statements are not allowed (schema changes belong in migrations)`);
-  const { tables, ctes, functions } = inventory(stmt);
+  const { tables, functions } = inventory(stmt);
   for (const entry of parsed.tableList) {
     const [, db, table] = entry.split('::');
     if (db !== 'null') throw new Refused(`a qualified table name (${db}.${table})`);
     tables.push(table ?? '');
   }
   for (const name of tables) {
-    const t = name.toLowerCase();
-    if (ctes.has(t) || own.has(t) || [...own].some((o) => t.startsWith(`${o}_`))) continue;
+    // Exact: a quoted name in another case is another table (PostgreSQL), so it is not the module's.
+    const t = name;
+    if (own.has(t) || (t.endsWith(FTS_SUFFIX) && own.has(t.slice(0, -FTS_SUFFIX.length)))) continue;
     throw new Error(`module ${moduleId} does not own table ${t} (declare it in the manifest's tables; users are read through ctx.users)`);
   }
   for (const f of functions) if (!FUNCTIONS.has(f)) throw new Refused(`function ${f}() is not allowed`);

@@ -85,5 +85,5 @@ export function parseProfileInput(raw: unknown, ctx: ProfileInputContext): Parti
     if (!r.success) throw invalidInput(r.error, key);
     patch[key] = r.data;
   }
-  return patch as Partial<UserRecord>;
+  return patch;
 }

@@ -165,9 +165,14 @@ export function createSessionService(deps: SessionServiceDeps) {
     },
 
     /** Turns a pending two-factor session into a full one, keeping its id. */
-    async activate(sessionId: string): Promise<SessionRecord | null> {
+    /**
+     * A live pending two-factor session (of `userId`, when given) becomes a full one, same id and token;
+     * null for any other session.
+     */
+    async activate(sessionId: string, userId?: string): Promise<SessionRecord | null> {
       const s = await deps.sessions.findById(sessionId);
-      if (!s) return null;
+      if (!s || s.status !== 'pending_2fa' || s.expires_at.getTime() <= clock().getTime()) return null;
+      if (userId !== undefined && s.user_id !== userId) return null;
       const expires = new Date(clock().getTime() + deps.ttlSec * 1000);
       await deps.sessions.update(s.id, { status: 'active', two_factor_verified: true, expires_at: expires });
       await forgetSessions([s.token_hash], { revoked: false });

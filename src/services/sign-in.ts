@@ -91,10 +91,11 @@ export function createSignIn(deps: SignInDeps) {
 
   /**
    * A pending session whose second factor was proved becomes a full one (same id and token), with the
-   * same 'auth.login' hooks as any sign-in; null when the session is gone.
+   * same 'auth.login' hooks as any sign-in; null when the session is gone, expired, not pending, or
+   * not this user's.
    */
   async function completePending(user: UserRecord, sessionId: string, method: SignInMethod): Promise<SessionRecord | null> {
-    const session = await deps.sessions.activate(sessionId);
+    const session = await deps.sessions.activate(sessionId, user.id);
     if (!session) return null;
     deps.onActivated?.();
     await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user, session, method });

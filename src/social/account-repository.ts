@@ -92,7 +92,7 @@ export function createAccountRepository(sequelize: Sequelize) {
         ['provider_name', 255],
         ['provider_picture', 2000],
       ] as const) {
-        if (typeof patch[k] === 'string') patch[k] = clip(patch[k] as string, n);
+        if (typeof patch[k] === 'string') patch[k] = clip(patch[k], n);
       }
       await Account.update(patch, { where: { id }, ...t(transaction) });
     },

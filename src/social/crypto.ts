@@ -21,9 +21,9 @@ export function createSealer(secret: string, purpose: string) {
       const parts = typeof sealed === 'string' ? sealed.split('.') : [];
       if (parts.length !== 4 || parts[0] !== VERSION) return null;
       try {
-        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts[1]!, 'base64url'));
-        decipher.setAuthTag(Buffer.from(parts[2]!, 'base64url'));
-        return Buffer.concat([decipher.update(Buffer.from(parts[3]!, 'base64url')), decipher.final()]).toString('utf8');
+        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts[1], 'base64url'));
+        decipher.setAuthTag(Buffer.from(parts[2], 'base64url'));
+        return Buffer.concat([decipher.update(Buffer.from(parts[3], 'base64url')), decipher.final()]).toString('utf8');
       } catch {
         return null;
       }

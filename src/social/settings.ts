@@ -68,11 +68,11 @@ export const socialAuthSchema = z.union([z.string(), z.record(z.string(), z.unkn
     for (const i of parsed.error.issues) ctx.addIssue({ code: 'custom', message: `${i.path.join('.') || 'SOCIAL_AUTH'}: ${i.message}` });
     return z.NEVER;
   }
-  return parsed.data as SocialAuthSettings;
+  return parsed.data;
 });
 
 /** The web client id (the first of client_ids when client_id is absent). */
-export const webClientId = (s: ProviderSettings): string => s.client_id ?? s.client_ids![0]!;
+export const webClientId = (s: ProviderSettings): string => s.client_id ?? s.client_ids![0];
 
 /** Every audience an id_token may be minted for: the web client and the mobile apps. */
 export const audiences = (s: ProviderSettings): string[] => [...new Set([...(s.client_id ? [s.client_id] : []), ...(s.client_ids ?? [])])];

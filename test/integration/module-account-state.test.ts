@@ -75,3 +75,37 @@ describe('account-state columns through the module API', () => {
     }
   });
 });
+
+describe('no full session through the module API without the second factor', () => {
+  const notActive = async (attempt: Promise<{ status: string }>) => {
+    const outcome = await attempt.then(
+      (r) => r.status,
+      (err: { status?: number }) => `refused ${err.status}`,
+    );
+    expect(outcome).not.toBe('active');
+  };
+
+  it('when a module signs in a two-factor user with a record that says two_factor false, then the stored user decides: no full session', async () => {
+    const user = await makeUser(t);
+    const on = await provider.users.setTwoFactor(user.id, true);
+    for (const ctx of [plain, provider]) await notActive(ctx.signIn({ ...on, two_factor: false }, 'test'));
+  });
+
+  it('when a module that does not provide the second factor activates a pending session, then it is refused', async () => {
+    const user = await makeUser(t);
+    const { session } = await t.app.services.sessions.create(user.id, { status: 'pending_2fa' });
+    await expect(plain.sessions.activate(session.id, { user, method: 'test' })).rejects.toThrow(/does not provide the second factor/);
+    expect((await t.app.repos.sessions.findById(session.id))?.status).toBe('pending_2fa');
+  });
+
+  it("when the provider activates another user's pending session, or a session that is not pending, then nothing changes", async () => {
+    const owner = await makeUser(t);
+    const other = await makeUser(t);
+    const { session } = await t.app.services.sessions.create(owner.id, { status: 'pending_2fa' });
+    expect(await provider.sessions.activate(session.id, { user: other, method: 'test' })).toBeNull();
+    expect((await t.app.repos.sessions.findById(session.id))?.status).toBe('pending_2fa');
+    expect((await provider.sessions.activate(session.id, { user: owner, method: 'test' }))?.status).toBe('active');
+    const full = await t.app.services.sessions.create(other.id);
+    expect(await provider.sessions.activate(full.session.id, { user: other, method: 'test' })).toBeNull();
+  });
+});

@@ -10,13 +10,23 @@ const eslint = new ESLint({
   cwd: ROOT,
   overrideConfig: {
     languageOptions: { parserOptions: { projectService: false } },
-    rules: { '@typescript-eslint/no-floating-promises': 'off', '@typescript-eslint/no-misused-promises': 'off' },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'off',
+      '@typescript-eslint/no-misused-promises': 'off',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
+      '@typescript-eslint/switch-exhaustiveness-check': 'off',
+    },
   },
 });
 
 async function boundaryErrors(file: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
   return result.messages.filter((m) => m.ruleId === 'gatehouse/boundaries').map((m) => m.message);
+}
+
+async function ruleErrors(file: string, code: string, rules: string[]): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
+  return result.messages.filter((m) => rules.includes(m.ruleId ?? '')).map((m) => m.message);
 }
 
 function tsFiles(dir: string): string[] {
@@ -40,6 +50,28 @@ describe('module boundary', () => {
     ]);
     expect(await boundaryErrors('modules/demo/migrations/x.ts', "export { Codes } from '../../../src/errors/codes.js';")).toHaveLength(1);
     expect(await boundaryErrors('modules/demo/service.ts', "import { defineRoute } from '../../src/module-api.js';\nimport { x } from './x.js';")).toEqual([]);
+  });
+
+  it("when a module's code reaches for raw SQL fragments or the Sequelize instance, then the lint rules refuse it", async () => {
+    const raw = ['no-restricted-imports', 'no-restricted-properties'];
+    expect(await ruleErrors('modules/demo/store.ts', "import { literal, Op } from 'sequelize';", raw)).toEqual([
+      expect.stringMatching(/bypass the module SQL check/),
+    ]);
+    expect(
+      await ruleErrors(
+        'modules/demo/store.ts',
+        "export const q = (M: { sequelize: { query(s: string): unknown } }) => M.sequelize.query('DELETE FROM users');",
+        raw,
+      ),
+    ).toEqual([expect.stringMatching(/reaches every table/)]);
+    expect(await ruleErrors('modules/demo/store.ts', 'export const q = (tx: { sequelize: unknown }) => tx.sequelize;', raw)).toHaveLength(1);
+    expect(await ruleErrors('modules/demo/store.ts', "import { DataTypes, Op } from 'sequelize';", raw)).toEqual([]);
+  });
+
+  it('an eslint-disable comment in the server code says why', async () => {
+    const why = ['gatehouse/disable-reason'];
+    expect(await ruleErrors('src/demo.ts', '// eslint-disable-next-line no-console\nconsole.log(1);', why)).toHaveLength(1);
+    expect(await ruleErrors('src/demo.ts', '// eslint-disable-next-line no-console -- a demo\nconsole.log(1);', why)).toEqual([]);
   });
 
   it('when src/ is searched for the id of any shipped module, then none is found', () => {

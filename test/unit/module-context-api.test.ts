@@ -62,7 +62,13 @@ describe('no member of the module context opens a full session but the sign-in s
           return fake(`${at}()`);
         },
       });
-    const manifest = defineModule({ id: 'probe', version: '1.0.0', description: 'probe' });
+    // A second-factor provider (the only kind of module that may call sessions.activate).
+    const manifest = defineModule({
+      id: 'probe',
+      version: '1.0.0',
+      description: 'probe',
+      hooks: [{ event: 'auth.two_factor.methods', handler: () => undefined }],
+    });
     const ctx = createModuleContext(fake('') as AppContext, manifest);
     const user = { id: 'u1', two_factor: true, password_hash: 'x' };
     const opening = /^(services\.(sessions\.(create|activate)|signIn|auth|tokenLogin)|repos\.sessions)\b/;
@@ -73,7 +79,9 @@ describe('no member of the module context opens a full session but the sign-in s
       expect(typeof target[fn!], m.name).toBe('function');
       reached.length = 0;
       try {
-        await (target[fn!] as (...a: unknown[]) => unknown)(user, 'password', { user, method: 'password' });
+        // activate(sessionId, { user, method }); every other member gets the user first.
+        const args = m.name === 'sessions.activate' ? ['s1', { user, method: 'password' }] : [user, 'password', { user, method: 'password' }];
+        await (target[fn!] as (...a: unknown[]) => unknown)(...args);
       } catch {
         // A stand-in answers nonsense; only what was reached matters.
       }

@@ -91,6 +91,21 @@ describe('module SQL guard: every way to another table is refused', () => {
     ['backtick identifier', 'SELECT * FROM `users`'],
     ['PRAGMA', 'PRAGMA table_info(users)'],
     ['ATTACH', "ATTACH DATABASE 'x.db' AS x"],
+    // A CTE name never stands in for a table, in whatever scope it is named (seen in review).
+    [
+      'CTE named users, in a nested scope',
+      "UPDATE users SET user_type = 'superadmin' WHERE id = ? AND EXISTS (WITH users AS (SELECT 1 AS a) SELECT a FROM users)",
+    ],
+    [
+      'CTE named users, reading core from the outer query',
+      'SELECT (SELECT email FROM users LIMIT 1) FROM blog_posts WHERE EXISTS (WITH users AS (SELECT 1 AS a) SELECT a FROM users)',
+    ],
+    ['CTE named sessions, writing core', "UPDATE sessions SET status = 'active' WHERE EXISTS (WITH sessions AS (SELECT 1 AS a) SELECT a FROM sessions)"],
+    ['CTE that reads its own name', 'WITH users AS (SELECT email, password_hash FROM users) SELECT * FROM users'],
+    ['a later CTE shadowing what an earlier one reads', 'WITH a AS (SELECT * FROM users), users AS (SELECT 1) SELECT * FROM a'],
+    ['quoted CTE name in another case', 'WITH "Users" AS (SELECT 1) SELECT email FROM users'],
+    // Only `<own table>_fts` besides the declared names: no other prefix reaches a core table.
+    ['a name merely prefixed by an own table', 'SELECT * FROM blog_posts_secret'],
     ['unparseable', 'SELECT FROM WHERE blog_posts ((('],
     ['empty', ''],
   ];
@@ -102,14 +117,23 @@ describe('module SQL guard: every way to another table is refused', () => {
     expect(check('SELECT * FROM blog_posts, users')).toThrow(/does not own table users/);
   });
 
-  it('resolves a CTE name over own tables', () => {
+  it('refuses a CTE that takes a name of its own: it could shadow a table in another scope', () => {
     expect(
       check('WITH mine AS (SELECT id FROM blog_posts WHERE author_id = ?) SELECT COUNT(*) AS n FROM blog_comments WHERE post_id IN (SELECT id FROM mine)'),
-    ).not.toThrow();
+    ).toThrow(/does not own table mine/);
   });
 
-  it('accepts tables named after an own one (an FTS index), and nothing merely starting with its letters', () => {
+  it('refuses every core-looking name a module declaring a short table would reach by prefix', () => {
+    const short = (sql: string) => () => assertOwnTables('x', new Set(['auth', 'module', 'user']), sql);
+    expect(short('SELECT token_hash, user_id FROM auth_tokens')).toThrow(/does not own table auth_tokens/);
+    expect(short('UPDATE module_state SET enabled = false')).toThrow(/does not own table module_state/);
+    expect(short('SELECT * FROM user_accounts')).toThrow(/does not own table user_accounts/);
+    expect(short('SELECT * FROM auth_fts')).not.toThrow();
+  });
+
+  it('accepts the FTS index of an own table (`<table>_fts`), and nothing else starting with its letters', () => {
     expect(check('SELECT rowid FROM blog_posts_fts WHERE blog_posts_fts MATCH ?')).not.toThrow();
     expect(check('SELECT * FROM blog_postsx')).toThrow(/does not own table blog_postsx/);
+    expect(check('SELECT * FROM blog_posts_slugs_fts_data')).toThrow(/does not own table/);
   });
 });

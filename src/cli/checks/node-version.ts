@@ -33,7 +33,7 @@ export function versionAtLeast(version: string, min: string): boolean {
 export function runtimeSupport(version: string, today: Date = new Date()): CheckResult {
   const v = version.replace(/^v/, '');
   if (!versionAtLeast(v, MIN_NODE)) return fail(`${v} is too old; Gatehouse needs >= ${MIN_NODE}`, INSTALL_HINT);
-  const major = parts(v)[0]!;
+  const major = parts(v)[0];
   const supported = Object.keys(SUPPORTED_LINES).join(' and ');
   const line = SUPPORTED_LINES[major];
   const end = line?.end ?? ENDED_LINES[major];

@@ -24,7 +24,7 @@ export const addUserListIndexes: MigrationDef = {
   async up({ sequelize, transaction, dialect }) {
     const run = (sql: string) => sequelize.query(sql, { transaction });
     if (dialect === 'postgres') {
-      const [available] = (await run("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'")) as [unknown[], unknown];
+      const [available] = (await run("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'"));
       if (!available.length) {
         throw new Error('the PostgreSQL extension pg_trgm is not available on this server: install PostgreSQL contrib (Debian: postgresql-contrib), then run gatehouse migrate');
       }

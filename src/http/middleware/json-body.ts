@@ -94,7 +94,7 @@ function readJson(req: Request, length: number, next: (err?: unknown) => void): 
   });
   req.on('end', () => {
     if (received !== length) return done(bodyError(400, 'request.size.invalid', 'request size did not match content length'));
-    finish(req, rest ? Buffer.concat(rest, received) : (first as Buffer | null), done);
+    finish(req, rest ? Buffer.concat(rest, received) : first, done);
   });
   // A client that goes away mid-body: Node destroys the request with an 'aborted' error.
   req.on('error', (err: Error) => done(bodyError(400, 'request.aborted', err.message)));

@@ -1,4 +1,4 @@
-import type { RouteDef } from '../define-route.js';
+import type { AnyRouteDef } from '../define-route.js';
 import * as health from './health.routes.js';
 import * as auth from './auth.routes.js';
 import * as sessions from './session.routes.js';
@@ -15,7 +15,7 @@ import * as openapi from '../openapi/openapi.routes.js';
 import * as limits from './limits.routes.js';
 
 /** The table of contents of the core API: one line per route. */
-export const coreRoutes: RouteDef<any, any, any>[] = [
+export const coreRoutes: AnyRouteDef[] = [
   health.liveness, // GET /health
   health.readiness, // GET /ready
   metrics.metrics, // GET /metrics

@@ -151,5 +151,5 @@ function settingsOf(d: HubDeps, m: ModuleManifest, override: Record<string, unkn
     }
     return Object.entries(base).map(([key, value]) => ({ key, value }));
   }
-  return Object.entries(parsed.data as Record<string, unknown>).map(([key, value]) => ({ key, value }));
+  return Object.entries(parsed.data).map(([key, value]) => ({ key, value }));
 }

@@ -46,7 +46,7 @@ export function registryEntry(d: HubDeps, id: string) {
     tables: m.tables,
     routes: m.routes.map((r) => ({ method: r.method.toUpperCase(), path: r.path })),
     user_fields: m.userFields.map((f) => ({ name: f.name, type: f.type, write_only: Boolean(f.writeOnly), description: f.description ?? null })),
-    settings: m.config ? Object.entries(m.config.parse({}) as Record<string, unknown>).map(([key, value]) => ({ key, default: value })) : [],
+    settings: m.config ? Object.entries(m.config.parse({})).map(([key, value]) => ({ key, default: value })) : [],
     jobs: m.jobs.map((j) => ({ name: j.name, schedule: j.schedule })),
     hooks: m.hooks.map((h) => h.event),
     commands: m.commands.map((c) => ({ name: c.name, description: c.description })),

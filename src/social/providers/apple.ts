@@ -60,7 +60,7 @@ export const apple = oidcProvider({
     return new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: s.key_id! })
       .setIssuer(s.team_id!)
-      .setSubject(s.client_id ?? s.client_ids![0]!)
+      .setSubject(s.client_id ?? s.client_ids![0])
       .setAudience(issuer)
       .setIssuedAt(now)
       .setExpirationTime(now + 300)
