@@ -11,8 +11,8 @@
  *   DELETE targets, UPDATE … FROM) is unqualified and one of the module's tables or `<own table>_fts`
  *   (its full-text index, such as `blog_posts_fts`), compared exactly — no other prefix match, so a
  *   module owning `auth` reaches no `auth_tokens`;
- * - a CTE may only take such a name too: it never stands in for another table (a CTE named `users`
- *   would otherwise let a later `FROM users`, in any scope, through);
+ * - a CTE stands for a table only where it is visible (the rest of its query, the CTEs after it): a
+ *   CTE named `users` in a subquery does not make the outer `users` the module's; no WITH RECURSIVE;
  * - every function called is one of FUNCTIONS: aggregates, scalar helpers and full-text search, never
  *   one that reads the catalogue, files or other tables (`pragma_table_info`, `query_to_xml`, …).
  *
@@ -81,14 +81,6 @@ function forParser(sql: string): string {
 
 type Node = Record<string, unknown>;
 
-function walk(node: unknown, visit: (n: Node) => void): void {
-  if (Array.isArray(node)) for (const item of node) walk(item, visit);
-  else if (node && typeof node === 'object') {
-    visit(node as Node);
-    for (const value of Object.values(node)) walk(value, visit);
-  }
-}
-
 /** The lower-case name of a called function; Refused when it is schema-qualified or not a plain name. */
 function functionName(n: Node): string {
   if (typeof n.name === 'string') return n.name.toLowerCase();
@@ -97,29 +89,60 @@ function functionName(n: Node): string {
   return parts[0].value.toLowerCase();
 }
 
-/** Every table a parsed statement names (parser's own list and every table node in the tree), and what it calls. */
-function inventory(ast: Node): { tables: string[]; functions: string[] } {
-  const tables: string[] = [];
+/**
+ * Every table reference of a parsed statement, each resolved in its scope: a reference names a CTE
+ * only where that CTE is visible — in the rest of its own query (subqueries included) and in the
+ * bodies of the CTEs after it, never in its own body, an earlier sibling's or an outer query. Every
+ * other reference must be one of the module's tables. Also what the statement calls.
+ */
+function inventory(ast: Node, owned: (name: string) => boolean): { seen: Set<string>; functions: string[] } {
+  const seen = new Set<string>();
   const functions: string[] = [];
-  walk(ast, (n) => {
-    if (n.type === 'select' && (n.into as { position?: unknown } | undefined)?.position) throw new Refused('SELECT … INTO');
-    if (n.type === 'function' || n.type === 'aggr_func') functions.push(functionName(n));
-    if (Array.isArray(n.with))
-      for (const w of n.with as Array<{ name?: { value?: unknown } | string }>) {
+  const visit = (node: unknown, ctes: ReadonlySet<string>): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item, ctes);
+      return;
+    }
+    if (!node || typeof node !== 'object') return;
+    const n = node as Node;
+    let scope = ctes;
+    if (Array.isArray(n.with)) {
+      const inner = new Set(ctes);
+      for (const w of n.with as Array<{ name?: { value?: unknown } | string; stmt?: unknown; recursive?: unknown }>) {
         const name = typeof w.name === 'string' ? w.name : w.name?.value;
         if (typeof name !== 'string') throw new Refused('a CTE without a plain name');
-        tables.push(name);
+        if (w.recursive) throw new Refused('WITH RECURSIVE');
+        visit(w.stmt, new Set(inner)); // its body sees the CTEs before it, not itself
+        inner.add(name);
       }
+      scope = inner;
+    }
+    if (n.type === 'select' && (n.into as { position?: unknown } | undefined)?.position) throw new Refused('SELECT … INTO');
+    if (n.type === 'function' || n.type === 'aggr_func') functions.push(functionName(n));
     // A table node: { db, table, as } in FROM/JOIN/INSERT/UPDATE/DELETE (a column reference also has `table`,
     // its qualifier; a statement has `table`, the list of its targets, walked as nodes of their own).
     if ('table' in n && n.type !== 'column_ref' && n.table !== null && !Array.isArray(n.table)) {
       if (typeof n.table !== 'string') throw new Refused('a computed table reference');
       if (n.db || n.schema) throw new Refused(`a qualified table name (${String(n.db ?? n.schema)}.${n.table})`);
-      tables.push(n.table);
+      // Exact: a quoted name in another case is another table (PostgreSQL), so it is not the module's.
+      if (!scope.has(n.table) && !owned(n.table)) throw new NotOwned(n.table);
+      seen.add(n.table);
     }
-  });
-  return { tables, functions };
+    for (const [key, value] of Object.entries(n)) if (key !== 'with') visit(value, scope);
+  };
+  visit(ast, new Set());
+  return { seen, functions };
 }
+
+/** A table the module does not own. */
+class NotOwned extends Error {
+  constructor(readonly table: string) {
+    super(table);
+  }
+}
+
+const notOwned = (moduleId: string, t: string) =>
+  new Error(`module ${moduleId} does not own table ${t} (declare it in the manifest's tables; users are read through ctx.users)`);
 
 function check(moduleId: string, own: ReadonlySet<string>, sql: string): void {
   let parsed: { ast: unknown; tableList: string[] };
@@ -134,17 +157,21 @@ function check(moduleId: string, own: ReadonlySet<string>, sql: string): void {
   const [stmt] = statements as [Node];
   if (typeof stmt.type !== 'string' || !STATEMENTS.has(stmt.type))
     throw new Refused(`${String(stmt.type).toUpperCase()} statements are not allowed (schema changes belong in migrations)`);
-  const { tables, functions } = inventory(stmt);
+  const owned = (t: string) => own.has(t) || (t.endsWith(FTS_SUFFIX) && own.has(t.slice(0, -FTS_SUFFIX.length)));
+  let found: ReturnType<typeof inventory>;
+  try {
+    found = inventory(stmt, owned);
+  } catch (err) {
+    if (err instanceof NotOwned) throw notOwned(moduleId, err.table);
+    throw err;
+  }
+  const { seen, functions } = found;
+  // The parser's own list, as a second opinion: a name the walk above did not check as a table (and
+  // so did not resolve in its scope) must be the module's.
   for (const entry of parsed.tableList) {
     const [, db, table] = entry.split('::');
     if (db !== 'null') throw new Refused(`a qualified table name (${db}.${table})`);
-    tables.push(table ?? '');
-  }
-  for (const name of tables) {
-    // Exact: a quoted name in another case is another table (PostgreSQL), so it is not the module's.
-    const t = name;
-    if (own.has(t) || (t.endsWith(FTS_SUFFIX) && own.has(t.slice(0, -FTS_SUFFIX.length)))) continue;
-    throw new Error(`module ${moduleId} does not own table ${t} (declare it in the manifest's tables; users are read through ctx.users)`);
+    if (!seen.has(table ?? '') && !owned(table ?? '')) throw notOwned(moduleId, table ?? '');
   }
   for (const f of functions) if (!FUNCTIONS.has(f)) throw new Refused(`function ${f}() is not allowed`);
 }
