@@ -84,8 +84,10 @@ type Node = Record<string, unknown>;
 /** The lower-case name of a called function; Refused when it is schema-qualified or not a plain name. */
 function functionName(n: Node): string {
   if (typeof n.name === 'string') return n.name.toLowerCase();
-  const parts = (n.name as { name?: Array<{ value?: unknown }> } | undefined)?.name;
-  if (!Array.isArray(parts) || parts.length !== 1 || typeof parts[0]?.value !== 'string') throw new Refused('a qualified or computed function name');
+  const name = n.name as { name?: Array<{ value?: unknown }>; schema?: unknown } | undefined;
+  const parts = name?.name;
+  if (name?.schema || !Array.isArray(parts) || parts.length !== 1 || typeof parts[0]?.value !== 'string')
+    throw new Refused('a qualified or computed function name');
   return parts[0].value.toLowerCase();
 }
 

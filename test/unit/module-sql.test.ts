@@ -84,6 +84,8 @@ describe('module SQL guard: every way to another table is refused', () => {
     ['table-valued function', "SELECT * FROM pragma_table_info('users')"],
     ['a function that runs SQL', "SELECT query_to_xml('select * from users', true, true, '')"],
     ['a function that reads files', "SELECT pg_read_file('/etc/passwd')"],
+    ['a schema-qualified function', "SELECT pg_catalog.lower('x') FROM blog_posts"],
+    ['a function of the public schema', 'SELECT public.lower(title) FROM blog_posts'],
     ['two statements', 'SELECT 1 FROM blog_posts; DELETE FROM users'],
     ['SELECT INTO a new table', 'SELECT * INTO stolen FROM blog_posts'],
     ['backslash in a literal (lexers disagree)', "SELECT '\\' , email FROM blog_posts"],
