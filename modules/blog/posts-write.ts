@@ -232,21 +232,27 @@ export async function updatePost(ctx: ModuleContext, user: UserRecord, postId: s
   }
   if (input.scheduled_at && (status ?? row.status) === 'scheduled') set.scheduled_at = input.scheduled_at;
   if (input.published_at && !input.status) set.published_at = input.published_at;
-  const lang = input.lang ?? row.lang;
   if (input.lang) set.lang = input.lang;
   try {
     await ctx.db.transaction(async (t) => {
       if (retyped) await assertQuota(ctx, type, row.author_id, t, postId);
-      const slug = input.slug ?? row.slug;
-      if (slug !== row.slug || lang !== row.lang) {
+      // The address is decided on what is stored once any rename of this post before it committed (an
+      // advisory lock on PostgreSQL; SQLite transactions write one at a time): two renames at once must
+      // each keep the address the other left, not the one both read before.
+      if (ctx.db.dialect === 'postgres') await ctx.db.exec('SELECT pg_advisory_xact_lock(hashtext(?))', [`blog-post:${postId}`], { tx: t });
+      const [now] = await ctx.db.select<{ slug: string; lang: string }>('SELECT slug, lang FROM blog_posts WHERE id = ?', [postId], { tx: t });
+      if (!now) throw notFound('Post not found');
+      const lang = input.lang ?? now.lang;
+      const slug = input.slug ?? now.slug;
+      if (slug !== now.slug || lang !== now.lang) {
         if (!(await slugFree(ctx, slug, lang, postId, t))) throw slugTaken(slug);
         set.slug = slug;
         // The old address keeps answering (the post, with redirect_to naming the new slug).
         await ctx.db.exec('DELETE FROM blog_post_slugs WHERE post_id = ? AND lang = ? AND slug = ?', [postId, lang, slug], { tx: t });
-        await ctx.db.exec('DELETE FROM blog_post_slugs WHERE lang = ? AND slug = ?', [row.lang, row.slug], { tx: t });
+        await ctx.db.exec('DELETE FROM blog_post_slugs WHERE lang = ? AND slug = ?', [now.lang, now.slug], { tx: t });
         await ctx.db.exec(
           'INSERT INTO blog_post_slugs (id, post_id, lang, slug, created_at) VALUES (?, ?, ?, ?, ?)',
-          [randomUUID(), postId, row.lang, row.slug, new Date()],
+          [randomUUID(), postId, now.lang, now.slug, new Date()],
           { tx: t },
         );
       }
