@@ -2,10 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Sequelize } from 'sequelize';
 import type { Config } from './config/schema.js';
-import type { Bus, Cache } from './cache/cache.js';
-import type { RedisClient } from './cache/redis-client.js';
-import type { RedisHealth } from './cache/redis-health.js';
-import { closer, openSharedStores, within, type Closer } from './app-stores.js';
+import { closer, openSharedStores, within, type Closer, type SharedStores } from './app-stores.js';
 import { createSequelize, databaseProbe, dialectOf, type Dialect } from './data/sequelize.js';
 import { DatabaseHealth, guardDatabase } from './data/db-health.js';
 import { createMigrator, type Migrator } from './data/migrator.js';
@@ -14,10 +11,8 @@ import { createUserRepository, type UserRepository } from './data/repositories/u
 import { createSessionRepository, type SessionRepository } from './data/repositories/session-repository.js';
 import { createAuthTokenRepository, type AuthTokenRepository } from './data/repositories/auth-token-repository.js';
 import { createSettingsRepository, type SettingsRepository } from './data/repositories/settings-repository.js';
-import { defineSystemModels } from './data/models/system.models.js';
+import { defineSystemModels, type SystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
-import type { RateLimiter } from './limits/rate-limiter.js';
-import type { LoginBackoff } from './limits/login-backoff.js';
 import { createSessionService, type SessionService } from './services/session-service.js';
 import { createPasswordHasher, type PasswordHasher } from './services/security/passwords.js';
 import { createUserService, type UserService } from './services/user-service.js';
@@ -56,24 +51,16 @@ export interface Services {
 }
 
 /** Everything a request, a job or a CLI command needs, wired once. */
-export interface AppContext {
+export interface AppContext extends SharedStores {
   /** Unique per process: tells instances apart in locks and logs. */
   instanceId: string;
   config: Config;
   logger: Logger;
   sequelize: Sequelize;
   dialect: Dialect;
-  models: ReturnType<typeof defineSystemModels>;
+  models: SystemModels;
   /** Whether the database is usable right now; while it is not, queries are refused at once (503). */
   dbHealth: DatabaseHealth;
-  redis: RedisClient | null;
-  /** Whether Redis is usable right now (null without Redis); everything falls back while it is not. */
-  redisHealth: RedisHealth | null;
-  /** Shared cache when Redis is configured; in-process otherwise. */
-  cache: Cache;
-  bus: Bus;
-  limiter: RateLimiter;
-  loginBackoff: LoginBackoff;
   /** The one writer of each core table (users, sessions, auth_tokens, settings). */
   repos: { users: UserRepository; sessions: SessionRepository; authTokens: AuthTokenRepository; settings: SettingsRepository };
   migrator: Migrator;
