@@ -11,6 +11,9 @@ import { createUserRepository, type UserRepository } from './data/repositories/u
 import { createSessionRepository, type SessionRepository } from './data/repositories/session-repository.js';
 import { createAuthTokenRepository, type AuthTokenRepository } from './data/repositories/auth-token-repository.js';
 import { createSettingsRepository, type SettingsRepository } from './data/repositories/settings-repository.js';
+import { createAuditRepository, type AuditRepository } from './data/repositories/audit-repository.js';
+import { createAuditService, type AuditService } from './audit/audit-service.js';
+import { createDeferredWork } from './services/deferred-work.js';
 import { defineSystemModels, type SystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { createSessionService, type SessionService } from './services/session-service.js';
@@ -48,6 +51,8 @@ export interface Services {
   deferred: AccountFlows['deferred'];
   /** Social login (src/social). */
   social: SocialService;
+  /** The security-event record (src/audit): the one writer of audit_events. */
+  audit: AuditService;
 }
 
 /** Everything a request, a job or a CLI command needs, wired once. */
@@ -62,7 +67,7 @@ export interface AppContext extends SharedStores {
   /** Whether the database is usable right now; while it is not, queries are refused at once (503). */
   dbHealth: DatabaseHealth;
   /** The one writer of each core table (users, sessions, auth_tokens, settings). */
-  repos: { users: UserRepository; sessions: SessionRepository; authTokens: AuthTokenRepository; settings: SettingsRepository };
+  repos: { users: UserRepository; sessions: SessionRepository; authTokens: AuthTokenRepository; settings: SettingsRepository; audit: AuditRepository };
   migrator: Migrator;
   hooks: Hooks;
   modules: ModuleRuntime;
@@ -128,6 +133,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       sessions: createSessionRepository(sequelize),
       authTokens: createAuthTokenRepository(models.AuthToken),
       settings: createSettingsRepository(models.Setting),
+      audit: createAuditRepository(sequelize),
     };
     const hooks = createHooks();
     const instanceId = randomUUID();
@@ -153,6 +159,16 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     );
     const migrator = createMigrator(sequelize, () => [coreMigrations, ...modules.installedSources()]);
 
+    const deferred = createDeferredWork(logger);
+    const audit = createAuditService({
+      repo: repos.audit,
+      transaction: (fn) => sequelize.transaction(fn),
+      moduleTypes: () => new Map(modules.registry().flatMap((m) => m.auditEvents.map((e) => [e.type, e.description] as const))),
+      logger,
+      clock: opts.clock,
+      later: (what, work) => deferred.later(what, work),
+      onWritten: (type) => metrics.auditEvent(type),
+    });
     const sessions = createSessionService({
       sessions: repos.sessions,
       users: repos.users,
@@ -203,6 +219,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       hooks,
       signIn: signIn.signIn,
       limiter,
+      deferred,
       clock: opts.clock,
     });
     // Mail and tokens scheduled after answers go out before the mailer closes.
@@ -213,6 +230,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       }),
     );
     const services: Services = {
+      audit,
       sessions,
       passwords,
       users,

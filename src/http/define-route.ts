@@ -14,6 +14,8 @@ import { refusedBeforeCredentials } from './middleware/credential-limits.js';
 import { assertSameOrigin } from './middleware/csrf.js';
 import { sendJson } from './respond.js';
 import { readAsJson } from './middleware/json-body.js';
+import { withAuditScope } from '../audit/audit-scope.js';
+import { requestAuditScope } from './request-audit.js';
 
 export type { AuthFor, AuthMode, SignedIn, UserType } from './route-shape.js';
 
@@ -143,8 +145,9 @@ export function toHandlers(def: AnyRouteDef, app: AppContext): RequestHandler[] 
       }
     }
     const { body, query, params } = parseInput(def, req, rawQuery, readsBody && !middleware);
-    // The mode was enforced above, so the narrowed type holds.
-    const result = await def.handler({ req, res, body, query, params, auth: auth, app });
+    // The mode was enforced above, so the narrowed type holds. Events the handler writes, however
+    // deep, name this request as their source (src/audit/audit-scope.ts).
+    const result = await withAuditScope(requestAuditScope(req, auth.user), () => def.handler({ req, res, body, query, params, auth: auth, app }));
     if (!res.headersSent && result !== undefined) sendJson(res, 200, result);
     else if (!res.headersSent) next();
   };

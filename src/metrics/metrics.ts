@@ -18,6 +18,8 @@ export interface Metrics {
   databaseState(up: boolean): void;
   /** A request answered 503 because a dependency is down (`database`), counted instead of logged. */
   unavailableAnswer(cause: 'database'): void;
+  /** One security event committed to the audit record (src/audit), by type. */
+  auditEvent(type: string): void;
   /** Gauges read at scrape time (active sessions, users), set by the composition root. */
   onScrape(fn: () => Promise<void>): void;
   /**
@@ -100,6 +102,12 @@ export function createMetrics(): Metrics {
     aggregator: 'max',
     registers: [registry],
   });
+  const auditEvents = new Counter({
+    name: 'gatehouse_audit_events_total',
+    help: 'Security events written to the audit record, by type',
+    labelNames: ['type'],
+    registers: [registry],
+  });
   const users = new Gauge({ name: 'gatehouse_users', help: 'User accounts (not deleted)', aggregator: 'max', registers: [registry] });
 
   const scrapeHooks: (() => Promise<void>)[] = [];
@@ -123,6 +131,7 @@ export function createMetrics(): Metrics {
       if (!up) dbOutages.inc();
     },
     unavailableAnswer: (cause) => unavailable.inc({ cause }),
+    auditEvent: (type) => auditEvents.inc({ type }),
     onScrape: (fn) => void scrapeHooks.push(fn),
     async json(opts = {}) {
       if (opts.gauges !== false) await refresh(scrapeHooks);

@@ -101,6 +101,12 @@ export interface ModuleErrorCode {
   description: string;
 }
 
+/** A security event the module writes (ctx.audit.record): `<module id>.<what>`, past tense. */
+export interface ModuleAuditEvent {
+  type: string;
+  description: string;
+}
+
 /** A doctor check the module adds (`gatehouse doctor`), run while it is installed. */
 export interface ModuleDoctorCheck {
   name: string;
@@ -149,6 +155,8 @@ export interface ModuleManifest {
   errorCodes: ModuleErrorCode[];
   doctorChecks: ModuleDoctorCheck[];
   profileRefusals: ProfileRefusal[];
+  /** Event types the module writes to the security-event record (src/audit). */
+  auditEvents: ModuleAuditEvent[];
   /** Where the module's email templates live; default modules/<id>/emails in the package. */
   emailDir?: string;
   beforeUninstall?: ModuleUninstallGuard;
@@ -162,6 +170,7 @@ type Optional =
   | 'errorCodes'
   | 'doctorChecks'
   | 'profileRefusals'
+  | 'auditEvents'
   | 'hooks'
   | 'jobs'
   | 'emails'
@@ -205,6 +214,7 @@ const EMPTY = {
   errorCodes: [],
   doctorChecks: [],
   profileRefusals: [],
+  auditEvents: [],
 };
 
 const manifestSchema = z.strictObject({
@@ -289,6 +299,9 @@ const manifestSchema = z.strictObject({
         .refine((r) => r.names?.length || r.prefix, 'needs names or prefix'),
     )
     .optional(),
+  auditEvents: z
+    .array(z.strictObject({ type: z.string().regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9_]*)+$/, 'must be <module id>.<what>'), description: z.string().min(1) }))
+    .optional(),
   beforeUninstall: fn('beforeUninstall').optional(),
 });
 
@@ -331,6 +344,8 @@ export function defineModule<const Events extends readonly string[] = []>(input:
   for (const d of duplicates(m.jobs.map((x) => x.name))) problems.push(`job ${d} is declared twice`);
   for (const d of duplicates(m.commands.map((x) => x.name))) problems.push(`command ${d} is declared twice`);
   for (const c of m.commands) if (!c.name.startsWith(`${m.id}:`)) problems.push(`command ${c.name} must start with ${m.id}:`);
+  for (const e of m.auditEvents ?? []) if (!e.type.startsWith(`${m.id}.`)) problems.push(`audit event ${e.type} must start with ${m.id}.`);
+  for (const d of duplicates((m.auditEvents ?? []).map((x) => x.type))) problems.push(`audit event ${d} is declared twice`);
   if (m.requires.includes(m.id)) problems.push('a module cannot require itself');
   if (m.config) {
     const defaults = m.config.safeParse({});

@@ -14,6 +14,7 @@ import type { SessionService } from '../services/session-service.js';
 import type { SignInService } from '../services/sign-in.js';
 import type { UserService } from '../services/user-service.js';
 import type { Hooks } from './hooks.js';
+import type { AuditService } from '../audit/audit-service.js';
 
 /**
  * What a module context is built from: core's services and stores, narrowed to what its members use
@@ -35,6 +36,7 @@ export type ModuleContextDeps = PersonalDataDeps & {
     signIn: Pick<SignInService, 'signIn' | 'completePending'>;
     mailer: Pick<Mailer, 'send'>;
     sms: Pick<SmsSender, 'send'>;
+    audit: Pick<AuditService, 'record' | 'recordLater'>;
   };
   /** The module runtime: settings, and what a module may know of others. */
   modules: { config<T>(id: string): T; isInstalled(id: string): boolean; isEnabled(id: string): boolean; userFields(): UserFieldDef[] };

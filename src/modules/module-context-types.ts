@@ -123,6 +123,21 @@ export interface ModuleCache {
   del(...keys: string[]): Promise<void>;
 }
 
+/** The module's own security events (declared in its manifest's `auditEvents`), written to core's record. */
+export interface ModuleAudit {
+  /**
+   * Writes one event in `tx` (it commits with the change, or neither does), else in a unit of work of
+   * its own; actor, ip, agent and request id come from the request being answered. A type the manifest
+   * does not declare throws.
+   */
+  record(
+    event: { type: string; outcome?: 'success' | 'failure'; userId?: string | null; details?: Record<string, unknown> },
+    opts?: { tx?: Transaction },
+  ): Promise<void>;
+  /** For what is not a change (a refusal): written after the answer, never throws. */
+  recordLater(event: { type: string; outcome?: 'success' | 'failure'; userId?: string | null; details?: Record<string, unknown> }): void;
+}
+
 export interface ModulePersonalData {
   /** Everything stored about a user: core and every module with data. */
   exportAll(userId: string): Promise<Awaited<ReturnType<typeof exportAccount>>>;
@@ -157,6 +172,7 @@ export interface ModuleContext {
   /** Other modules, as far as a module may know them. */
   readonly modules: { isInstalled(id: string): boolean; isEnabled(id: string): boolean; userFields(moduleId: string): UserFieldDef[] };
   readonly personalData: ModulePersonalData;
+  readonly audit: ModuleAudit;
   /** Ends the browser's cookie session on this answer (after the account it belonged to is gone). */
   clearSessionCookie(res: Response): void;
   /** HttpOnly cookies with core's attributes (Secure on https, the configured SameSite). */

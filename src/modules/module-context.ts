@@ -55,6 +55,12 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
     if (!ownLimits.has(name)) throw new Error(`module ${id}: rate-limit class ${cls} is not declared in its manifest`);
     return ownLimits.get(name);
   };
+  // A module writes only the event types its manifest declares (`<id>.<what>`).
+  const ownEvents = new Set(manifest.auditEvents.map((e) => e.type));
+  const ownEvent = <E extends { type: string }>(e: E): E => {
+    if (!ownEvents.has(e.type)) throw new Error(`module ${id}: audit event ${e.type} is not declared in its manifest's auditEvents`);
+    return e;
+  };
   const providesSecondFactor = manifest.hooks.some((h) => h.event === SECOND_FACTOR_EVENT);
   // RATE_LIMIT_<CLASS> in the environment is the operator's word: it replaces the declared default
   // and any budget the module passes from its own settings.
@@ -202,6 +208,12 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
     personalData: {
       exportAll: (userId) => exportAccount(app, userId),
       erase: (userId, reason, within) => eraseAccount(app, userId, reason, within),
+    },
+    audit: {
+      async record(event, opts = {}) {
+        await app.services.audit.record(ownEvent(event), { tx: opts.tx });
+      },
+      recordLater: (event) => app.services.audit.recordLater(ownEvent(event)),
     },
     clearSessionCookie: (res) => clearSessionCookie(res, app.config),
     cookies: {

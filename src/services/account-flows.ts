@@ -8,7 +8,7 @@ import { createSmsSender, type SmsSender } from '../mail/sms.js';
 import type { SignIn } from './sign-in.js';
 import type { Hooks } from '../modules/hooks.js';
 import { createAccountNotifier } from './account-notify.js';
-import { createDeferredWork, type DeferredWork } from './deferred-work.js';
+import type { DeferredWork } from './deferred-work.js';
 import { createPasswordService, type PasswordService } from './password-service.js';
 import type { PasswordHasher } from './security/passwords.js';
 import type { SessionService } from './session-service.js';
@@ -40,6 +40,8 @@ export interface AccountFlowsInput {
   hooks: Hooks;
   signIn: SignIn;
   limiter: RateLimiter;
+  /** Work after the answer; built by the composition root, which the audit service shares. */
+  deferred: DeferredWork;
   clock?: () => Date;
 }
 
@@ -57,8 +59,8 @@ export function createAccountFlows(input: AccountFlowsInput): AccountFlows {
     codeKey: config.cookieSecret ?? config.bridgeSecret,
   });
   const notify = createAccountNotifier({ mailer, sms, limiter: input.limiter, config, logger });
-  const deferred = createDeferredWork(logger);
-  const deps = { ...input, tokens, notify, deferred };
+  const { deferred } = input;
+  const deps = { ...input, tokens, notify };
   const verification = createVerificationService(deps);
   verification.attach(input.hooks);
   return {

@@ -5,9 +5,10 @@ import { createSystemTables } from './20261121-0902-create-system-tables.js';
 import { addSessionDeviceId } from './20261121-0903-add-session-device-id.js';
 import { addUserListIndexes } from './20261123-1000-add-user-list-indexes.js';
 import { createUserAccounts } from './20261124-2000-create-user-accounts.js';
+import { createAuditEvents } from './20261126-1200-create-audit-events.js';
 
 /** Core schema, in order. New migrations are appended; applied ones are never edited. */
 export const coreMigrations: MigrationSource = {
   id: 'core',
-  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts],
+  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents],
 };

@@ -1,0 +1,41 @@
+/**
+ * Core's event types: dotted names, past tense. Modules declare theirs in their manifest
+ * (`auditEvents`, each `<module id>.<what>`); the service refuses a type nobody declared, so the
+ * catalogue in docs/audit.md stays complete.
+ */
+export const CORE_AUDIT_TYPES = {
+  'sign_in.succeeded': 'A sign-in opened a session (details.method: password, token, social:<provider>, passkey, two_factor)',
+  'sign_in.failed': 'A sign-in was refused (details.reason); an unknown account has user_id null and details.identifier',
+  'sign_in.throttled': 'A sign-in was refused by the login limits before any credential was checked',
+  sign_out: 'A user ended their own session',
+  'session.revoked': 'A session was ended by someone else, or by the user for another device (actor says who)',
+  'password.changed': 'A signed-in user changed their password',
+  'password.reset': 'A password was set through a reset link or code',
+  'email.verified': "A user's email address was verified",
+  'email.changed': "A user's email address was changed",
+  'two_factor.enabled': 'Two-factor authentication was turned on',
+  'two_factor.disabled': 'Two-factor authentication was turned off by the user',
+  'two_factor.reset': "An admin or the CLI removed a user's second factor",
+  'two_factor.method_added': 'A second-factor method was added',
+  'two_factor.method_removed': 'A second-factor method was removed',
+  'social.linked': 'A social account was linked (details.provider)',
+  'social.unlinked': 'A social account was unlinked (details.provider)',
+  'user.created': 'A user was created (details.via: admin, cli, registration, social)',
+  'user.updated': 'A user was changed (details.fields: the names of the changed fields, never their values)',
+  'user.role_changed': "A user's role changed (details.from, details.to)",
+  'user.disabled': 'A user was disabled',
+  'user.enabled': 'A user was enabled again',
+  'user.deleted': 'A user was deleted',
+  'module.installed': 'A module was installed (details.module, details.version)',
+  'module.uninstalled': 'A module was uninstalled (details.module)',
+  'module.toggled': 'A module was switched on or off (details.module, details.enabled)',
+  'webhook.created': 'A webhook endpoint was registered (details.url, details.events)',
+  'webhook.deleted': 'A webhook endpoint was removed',
+} as const satisfies Record<string, string>;
+
+export type CoreAuditType = keyof typeof CORE_AUDIT_TYPES;
+
+/** The families a user sees of themselves (GET /auth/user/me/security-events). */
+export const OWN_SECURITY_FAMILIES = ['sign_in.', 'sign_out', 'session.', 'password.', 'email.', 'two_factor.', 'passkeys.', 'social.'] as const;
+
+export const AUDIT_TYPE_RE = /^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_]*)+$|^[a-z][a-z0-9_]*$/;

@@ -1,0 +1,163 @@
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { AuditActor, AuditEvent, AuditOutcome } from '../../audit/audit-types.js';
+
+/** One stored event, as the service hands it over (the id time-ordered, details already cleaned). */
+export interface AuditRow {
+  id: string;
+  type: string;
+  at: Date;
+  outcome: AuditOutcome;
+  actor: AuditActor;
+  user_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  identifier: string | null;
+  details: Record<string, unknown>;
+}
+
+/** What a page read filters on (families are expanded to their declared types by the service). */
+export interface AuditQuery {
+  userId?: string;
+  actorId?: string;
+  types?: string[];
+  outcome?: AuditOutcome;
+  ip?: string;
+  since?: Date;
+  until?: Date;
+  /** Only events with an id below this one (the keyset cursor). */
+  beforeId?: string;
+  limit: number;
+}
+
+interface TxOption {
+  tx?: Transaction | null;
+}
+
+/** The one reader and writer of audit_events (app.repos.audit). */
+export interface AuditRepository {
+  insert(row: AuditRow, opts?: TxOption): Promise<void>;
+  /** Newest first. */
+  list(q: AuditQuery): Promise<AuditEvent[]>;
+  /** Every event about a user, oldest first (the personal-data export). */
+  listByUser(userId: string, opts?: TxOption): Promise<AuditEvent[]>;
+  /** Deletes at most `batch` events older than `before`; returns how many went. */
+  pruneBatch(before: Date, batch: number): Promise<number>;
+  /**
+   * Erasure: the person's address, agent and identifier are removed from past events about them (or
+   * attempts on their identifier), while the events themselves stay.
+   */
+  anonymize(userId: string, identifiers: string[], opts?: TxOption): Promise<number>;
+}
+
+interface Raw {
+  id: string;
+  type: string;
+  at: Date | string;
+  outcome: AuditOutcome;
+  actor_id: string | null;
+  actor_type: string | null;
+  actor_via: string | null;
+  user_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  identifier: string | null;
+  details: string | Record<string, unknown>;
+}
+
+const COLUMNS = 'id, type, at, outcome, actor_id, actor_type, actor_via, user_id, ip, user_agent, request_id, identifier, details';
+
+function toEvent(r: Raw): AuditEvent {
+  const details = typeof r.details === 'string' ? (JSON.parse(r.details) as Record<string, unknown>) : { ...r.details };
+  if (r.identifier) details.identifier = r.identifier;
+  const actor: AuditActor = r.actor_id ? { id: r.actor_id, user_type: r.actor_type ?? 'user' } : r.actor_via === 'cli' ? { via: 'cli' } : null;
+  return {
+    id: r.id,
+    type: r.type,
+    // SQLite hands back the text Sequelize wrote ('2026-11-26 12:00:00.000 +00:00'), which Date reads.
+    at: (r.at instanceof Date ? r.at : new Date(r.at)).toISOString(),
+    outcome: r.outcome,
+    actor,
+    user_id: r.user_id,
+    ip: r.ip,
+    user_agent: r.user_agent,
+    request_id: r.request_id,
+    details,
+  };
+}
+
+export function createAuditRepository(sequelize: Sequelize): AuditRepository {
+  const select = (sql: string, replacements: unknown[], tx?: Transaction | null) =>
+    sequelize.query<Raw>(sql, { type: QueryTypes.SELECT, replacements, transaction: tx ?? undefined });
+
+  return {
+    async insert(row, opts) {
+      const actorId = row.actor && 'id' in row.actor ? row.actor.id : null;
+      const actorType = row.actor && 'id' in row.actor ? row.actor.user_type : null;
+      const actorVia = row.actor && 'via' in row.actor ? row.actor.via : null;
+      await sequelize.query(`INSERT INTO audit_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, {
+        replacements: [
+          row.id,
+          row.type,
+          row.at,
+          row.outcome,
+          actorId,
+          actorType,
+          actorVia,
+          row.user_id,
+          row.ip,
+          row.user_agent,
+          row.request_id,
+          row.identifier,
+          JSON.stringify(row.details),
+        ],
+        transaction: opts?.tx ?? undefined,
+      });
+    },
+
+    async list(q) {
+      const where: string[] = [];
+      const args: unknown[] = [];
+      const add = (clause: string, ...values: unknown[]) => {
+        where.push(clause);
+        args.push(...values);
+      };
+      if (q.userId !== undefined) add('user_id = ?', q.userId);
+      if (q.actorId !== undefined) add('actor_id = ?', q.actorId);
+      if (q.outcome !== undefined) add('outcome = ?', q.outcome);
+      if (q.ip !== undefined) add('ip = ?', q.ip);
+      if (q.since) add('at >= ?', q.since);
+      if (q.until) add('at < ?', q.until);
+      if (q.beforeId) add('id < ?', q.beforeId);
+      if (q.types) add(`type IN (${q.types.map(() => '?').join(', ') || 'NULL'})`, ...q.types);
+      const sql = `SELECT ${COLUMNS} FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
+      return (await select(sql, [...args, q.limit])).map(toEvent);
+    },
+
+    async listByUser(userId, opts) {
+      return (await select(`SELECT ${COLUMNS} FROM audit_events WHERE user_id = ? ORDER BY id`, [userId], opts?.tx)).map(toEvent);
+    },
+
+    async pruneBatch(before, batch) {
+      const ids = await sequelize.query<{ id: string }>('SELECT id FROM audit_events WHERE at < ? ORDER BY at LIMIT ?', {
+        type: QueryTypes.SELECT,
+        replacements: [before, batch],
+      });
+      if (!ids.length) return 0;
+      await sequelize.query(`DELETE FROM audit_events WHERE id IN (${ids.map(() => '?').join(', ')})`, { replacements: ids.map((r) => r.id) });
+      return ids.length;
+    },
+
+    async anonymize(userId, identifiers, opts) {
+      const tx = opts?.tx ?? undefined;
+      const idList = identifiers.filter(Boolean);
+      const byIdentifier = idList.length ? ` OR identifier IN (${idList.map(() => '?').join(', ')})` : '';
+      const [, meta] = await sequelize.query(
+        `UPDATE audit_events SET ip = NULL, user_agent = NULL, identifier = NULL WHERE (user_id = ?${byIdentifier}) AND (ip IS NOT NULL OR user_agent IS NOT NULL OR identifier IS NOT NULL)`,
+        { replacements: [userId, ...idList], transaction: tx },
+      );
+      return typeof meta === 'number' ? meta : ((meta as { rowCount?: number; changes?: number } | undefined)?.rowCount ?? (meta as { changes?: number } | undefined)?.changes ?? 0);
+    },
+  };
+}
