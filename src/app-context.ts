@@ -139,6 +139,18 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const instanceId = randomUUID();
     const dialect = dialectOf(sequelize);
 
+    const deferred = createDeferredWork(logger);
+    // Before the module runtime (the hub records module.* events); the modules' types are asked for at
+    // each write, by when the runtime exists.
+    const audit = createAuditService({
+      repo: repos.audit,
+      transaction: (fn) => sequelize.transaction(fn),
+      moduleTypes: () => new Map(modules.registry().flatMap((m) => m.auditEvents.map((e) => [e.type, e.description] as const))),
+      logger,
+      clock: opts.clock,
+      later: (what, work) => deferred.later(what, work),
+      onWritten: (type) => metrics.auditEvent(type),
+    });
     // A module's context needs the services, and the services need the runtime: the runtime asks for
     // a context on a module's first use (the reload below, a request), by when `contextDeps` is set.
     let contextDeps: ModuleContextDeps | null = null;
@@ -150,6 +162,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         bus,
         hooks,
         users: repos.users,
+        audit,
         contextFor(manifest) {
           if (!contextDeps) throw new Error(`module ${manifest.id}: context asked for before the services exist`);
           return createModuleContext(contextDeps, manifest);
@@ -159,16 +172,6 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     );
     const migrator = createMigrator(sequelize, () => [coreMigrations, ...modules.installedSources()]);
 
-    const deferred = createDeferredWork(logger);
-    const audit = createAuditService({
-      repo: repos.audit,
-      transaction: (fn) => sequelize.transaction(fn),
-      moduleTypes: () => new Map(modules.registry().flatMap((m) => m.auditEvents.map((e) => [e.type, e.description] as const))),
-      logger,
-      clock: opts.clock,
-      later: (what, work) => deferred.later(what, work),
-      onWritten: (type) => metrics.auditEvent(type),
-    });
     const sessions = createSessionService({
       sessions: repos.sessions,
       users: repos.users,
@@ -193,6 +196,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       hooks,
       modules,
       transaction: (fn) => sequelize.transaction(fn),
+      audit,
       clock: opts.clock,
       logger,
     });

@@ -15,6 +15,7 @@ import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
 import { adminUpdateSchema, createUserSchema, text, type AdminUpdate, type AdminUpdateInput, type CreateUserInput, type NewUser } from './user-fields.js';
 import { toPublicUser, type PublicUser } from './user-view.js';
+import { adminUpdateEvents, createdEvent, patchEvent, patchMayBeAudited, type CreatedVia, type UserAudit } from './user-audit.js';
 
 export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
 export type { AdminUpdate, AdminUpdateInput, CreateUserInput, NewUser, PublicUser };
@@ -23,6 +24,10 @@ export type UserListParams = UserListQuery;
 
 export interface CreateUserOptions {
   actor: UserRecord | null;
+  /** How the user came to be (`user.created` details.via). */
+  via: CreatedVia;
+  /** The identity provider of a social sign-up (`user.created` details.provider). */
+  provider?: string;
   verified?: boolean;
   /** The insert joins this unit of work (a social sign-up writes the user and its linked account as one). */
   tx?: Transaction | null;
@@ -86,6 +91,8 @@ export interface UserServiceDeps {
   modules: { isInstalled(id: string): boolean; registry(): readonly ProfileModule[] };
   /** Opens a unit of work (sequelize.transaction). */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /** The security-event record: each change's event is written in the change's unit of work (user-audit.ts). */
+  audit: UserAudit;
   clock?: () => Date;
   /** Where failing after-event hooks are reported. */
   logger?: Logger;
@@ -108,7 +115,9 @@ function uniqueViolation(err: unknown): AppError | null {
 
 export function createUserService(deps: UserServiceDeps): UserService {
   const clock = deps.clock ?? (() => new Date());
-  const { users, sessions, hooks } = deps;
+  const { users, sessions, hooks, audit } = deps;
+  /** Joins the caller's unit of work, or opens one: a change and its event commit together. */
+  const inTx = <T>(tx: Transaction | null | undefined, fn: (tx: Transaction) => Promise<T>) => (tx ? fn(tx) : deps.transaction(fn));
 
   async function assertEmailFree(email: string, exceptId?: string): Promise<void> {
     const existing = await users.findByEmail(email, { includeDeleted: true });
@@ -159,28 +168,33 @@ export function createUserService(deps: UserServiceDeps): UserService {
       await assertEmailFree(input.email);
       await assertUserNameFree(input.user_name);
       const now = clock();
+      const passwordHash = input.password ? await deps.passwords.hash(input.password) : null;
       try {
-        return await users.create(
-          {
-            id: randomUUID(),
-            email: input.email,
-            name: input.name ?? null,
-            last_name: input.last_name ?? null,
-            user_name: input.user_name ?? null,
-            user_type: userType,
-            phone: input.phone ?? null,
-            title: input.title ?? null,
-            lang: input.lang ?? null,
-            is_verified: input.is_verified ?? opts.verified ?? false,
-            password_hash: input.password ? await deps.passwords.hash(input.password) : null,
-            password_changed_at: input.password ? now : null,
-            picture: opts.picture ?? null,
-            metadata: {},
-            created_at: now,
-            updated_at: now,
-          },
-          { tx: opts.tx },
-        );
+        return await inTx(opts.tx, async (tx) => {
+          const created = await users.create(
+            {
+              id: randomUUID(),
+              email: input.email,
+              name: input.name ?? null,
+              last_name: input.last_name ?? null,
+              user_name: input.user_name ?? null,
+              user_type: userType,
+              phone: input.phone ?? null,
+              title: input.title ?? null,
+              lang: input.lang ?? null,
+              is_verified: input.is_verified ?? opts.verified ?? false,
+              password_hash: passwordHash,
+              password_changed_at: input.password ? now : null,
+              picture: opts.picture ?? null,
+              metadata: {},
+              created_at: now,
+              updated_at: now,
+            },
+            { tx },
+          );
+          await audit.record(createdEvent(created, opts.via, opts.provider), { tx });
+          return created;
+        });
       } catch (err) {
         throw uniqueViolation(err) ?? err;
       }
@@ -210,9 +224,20 @@ export function createUserService(deps: UserServiceDeps): UserService {
     },
 
     async patch(id, values, opts = {}) {
-      const updated = await write(id, values, opts.tx);
-      await changed(updated, opts.tx);
-      return updated;
+      // Only what user-audit.ts counts as a change worth an event pays for a read and a unit of work.
+      if (!patchMayBeAudited(values)) {
+        const updated = await write(id, values, opts.tx);
+        await changed(updated, opts.tx);
+        return updated;
+      }
+      return inTx(opts.tx, async (tx) => {
+        const before = await users.findById(id, { includeDeleted: true, tx });
+        const updated = await write(id, values, tx);
+        const event = patchEvent(before, values, id);
+        if (event) await audit.record(event, { tx });
+        await changed(updated, tx);
+        return updated;
+      });
     },
 
     idsWhere: (where, opts = {}) => users.idsWhere(where, { tx: opts.tx }),
@@ -250,6 +275,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
       // revocation to fail, nothing changed and the admin is told; caches and 'user.updated' follow the commit.
       return deps.transaction(async (tx) => {
         const updated = await write(target.id, patch, tx);
+        for (const event of adminUpdateEvents(target, patch)) await audit.record(event, { tx });
         if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id, undefined, { tx });
         await changed(updated, tx);
         return updated;
@@ -265,6 +291,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
       // As adminUpdate: the row and the sign-out everywhere commit together; caches and 'user.deleted' follow.
       return deps.transaction(async (tx) => {
         const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null }, tx);
+        await audit.record({ type: 'user.deleted', userId: target.id, details: {} }, { tx });
         await sessions.revokeAllForUser(target.id, undefined, { tx });
         await afterCommit(
           tx,

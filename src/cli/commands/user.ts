@@ -1,3 +1,4 @@
+import { CLI_SCOPE, withAuditScope } from '../../audit/audit-scope.js';
 import { Command, Option } from 'commander';
 import type { CommandRegistrar } from '../context.js';
 import { cliLogger, commandUi, loadCliConfig, moduleRegistryForCli, requireSchema, withApp } from '../context.js';
@@ -34,9 +35,12 @@ export const registerUser: CommandRegistrar = (program, rt) => {
       const password = given ?? generatePassword();
       const created = await withApp(config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
-        return app.services.users.create(
-          { email: opts.email, password, user_type: opts.type, name: opts.name, last_name: opts.lastName, user_name: opts.userName },
-          { actor: null, verified: true },
+        // The operator at the host is the actor of user.created.
+        return withAuditScope(CLI_SCOPE, () =>
+          app.services.users.create(
+            { email: opts.email, password, user_type: opts.type, name: opts.name, last_name: opts.lastName, user_name: opts.userName },
+            { actor: null, via: 'cli', verified: true },
+          ),
         );
       });
       ui.print(`Created ${created.user_type} ${created.email}`);
