@@ -13,9 +13,10 @@ import { invalidInput } from '../errors/zod-issues.js';
 import { parseProfileInput, type ProfileModule } from './profile-input.js';
 import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
-import { adminUpdateSchema, createUserSchema, text, type AdminUpdate, type AdminUpdateInput, type CreateUserInput, type NewUser } from './user-fields.js';
+import { adminUpdateSchema, createUserSchema, type AdminUpdate, type AdminUpdateInput, type CreateUserInput, type NewUser } from './user-fields.js';
 import { toPublicUser, type PublicUser } from './user-view.js';
-import { adminUpdateEvents, createdEvent, patchEvent, patchMayBeAudited, type CreatedVia, type UserAudit } from './user-audit.js';
+import { adminChanges, isSuper } from './user-admin.js';
+import { createdEvent, patchEvent, patchMayBeAudited, type CreatedVia, type UserAudit } from './user-audit.js';
 
 export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
 export type { AdminUpdate, AdminUpdateInput, CreateUserInput, NewUser, PublicUser };
@@ -99,7 +100,6 @@ export interface UserServiceDeps {
 }
 
 const ID_RE = /^[A-Za-z0-9-]{1,64}$/;
-const isSuper = (u: { user_type: string } | null) => u?.user_type === 'superadmin';
 
 // The spec's error table has 400 for invalid input and no 409; the code tells which field is taken.
 const emailTaken = () => badRequest('Email already registered', undefined, Codes.EMAIL_TAKEN);
@@ -152,6 +152,18 @@ export function createUserService(deps: UserServiceDeps): UserService {
       tx ? report('user.updated') : undefined,
     );
   }
+
+  const admin = adminChanges({
+    deps,
+    get: (id) => service.get(id),
+    assertCanManage,
+    assertEmailFree,
+    assertUserNameFree,
+    write,
+    changed,
+    report,
+    clock,
+  });
 
   const service: UserService = {
     create(raw, opts) {
@@ -253,57 +265,8 @@ export function createUserService(deps: UserServiceDeps): UserService {
       return parsed.success ? service.adminUpdateParsed(actor, id, parsed.data) : Promise.reject(invalidInput(parsed.error));
     },
 
-    async adminUpdateParsed(actor, id, parsed) {
-      const { disabled, ...input } = parsed;
-      const target = await service.get(id);
-      assertCanManage(actor, target);
-      const self = actor?.id === target.id;
-      const roleChange = input.user_type !== undefined && input.user_type !== target.user_type;
-      if (roleChange && self) throw forbidden('You cannot change your own role');
-      if (roleChange && actor && !isSuper(actor) && input.user_type === 'superadmin') {
-        throw forbidden('Only a superadmin can promote to superadmin');
-      }
-      if (disabled && self) throw forbidden('You cannot disable your own account');
-      const emailChange = input.email !== undefined && input.email !== target.email;
-      if (emailChange) await assertEmailFree(input.email!, target.id);
-      if (input.user_name && input.user_name !== target.user_name) await assertUserNameFree(input.user_name, target.id);
-
-      const patch: Partial<UserRecord> = { ...input };
-      const disabling = disabled === true && !target.disabled_at;
-      if (disabled !== undefined) patch.disabled_at = disabled ? (target.disabled_at ?? clock()) : null;
-      // The change and the sign-out everywhere are one unit of work, as a password change is: were the
-      // revocation to fail, nothing changed and the admin is told; caches and 'user.updated' follow the commit.
-      return deps.transaction(async (tx) => {
-        const updated = await write(target.id, patch, tx);
-        for (const event of adminUpdateEvents(target, patch)) await audit.record(event, { tx });
-        if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id, undefined, { tx });
-        await changed(updated, tx);
-        return updated;
-      });
-    },
-
-    async softDelete(actor, id, reason) {
-      const target = await service.get(id);
-      if (actor?.id === target.id) throw forbidden('You cannot delete your own account');
-      assertCanManage(actor, target);
-      const r = reason === undefined || reason === null || reason === '' ? null : text(500).safeParse(reason);
-      if (r && !r.success) throw invalidInput(r.error, 'reason');
-      // As adminUpdate: the row and the sign-out everywhere commit together; caches and 'user.deleted' follow.
-      return deps.transaction(async (tx) => {
-        const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null }, tx);
-        await audit.record({ type: 'user.deleted', userId: target.id, details: {} }, { tx });
-        await sessions.revokeAllForUser(target.id, undefined, { tx });
-        await afterCommit(
-          tx,
-          async () => {
-            await sessions.invalidateUser(deleted.id);
-            await runAfterHooks(hooks, deps.logger, 'user.deleted', { user: deleted });
-          },
-          report('user.deleted'),
-        );
-        return deleted;
-      });
-    },
+    adminUpdateParsed: (actor, id, parsed) => admin.update(actor, id, parsed),
+    softDelete: (actor, id, reason) => admin.softDelete(actor, id, reason),
 
     async setPassword(id, password, opts = {}) {
       assertPasswordPolicy(password);

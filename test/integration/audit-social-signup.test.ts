@@ -33,7 +33,7 @@ describe(`social sign-up events (${BACKEND})`, () => {
   it('when a first social sign-in creates the user, then user.created says social and the provider, with the new user as actor', async () => {
     const u = fakeUser();
     expect((await signIn(u)).status).toBe(200);
-    const user = (await t.app.repos.users.findByEmail(u.email))!;
+    const user = (await t.app.repos.users.findByEmail(u.email!))!;
     const created = (await t.app.services.audit.list({ userId: user.id, types: ['user.created'] })).events;
     expect(created).toHaveLength(1);
     expect(created[0]).toMatchObject({
@@ -54,7 +54,7 @@ describe(`social sign-up events (${BACKEND})`, () => {
     } finally {
       refuse = false;
     }
-    expect(await usersWithEmail(t, u.email)).toBe(0);
+    expect(await usersWithEmail(t, u.email!)).toBe(0);
     expect(await accountsOf(t, { provider: 'discord', provider_user_id: u.id })).toEqual([]);
     const recent = (await t.app.services.audit.list({ types: ['user.created'], limit: 200 })).events;
     expect(recent.filter((e) => e.request_id === 'req-social-rolled-back')).toEqual([]);
