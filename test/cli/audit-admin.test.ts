@@ -35,7 +35,7 @@ describe('account and module events from the CLI', () => {
     expect(r.code, r.stderr).toBe(0);
   });
 
-  it('when the operator creates a user and installs, switches and uninstalls a module, then each is recorded with the CLI as actor', async () => {
+  it('when the operator creates a user and installs, switches and uninstalls a module, then each, and the event of a module command, is recorded with the CLI as actor', async () => {
     const created = await cli('user', 'create', '--json', '--email', 'cli.made@example.com', '--type', 'writer', '--name', 'Clio');
     expect(created.code, created.stderr).toBe(0);
     const user = json(created);
@@ -59,8 +59,16 @@ describe('account and module events from the CLI', () => {
       ['module.uninstalled', { module: 'ext-business', version: '1.0.0', data_kept: true }],
     ]);
     for (const r of cliRows) expect(r).toMatchObject({ actor_id: null, actor_type: null, actor_via: 'cli', ip: null, request_id: null });
+    // A module's own event from its command (`module exec`): the CLI is its actor too.
+    expect((await cli('module', 'install', 'privacy', '--yes', '--json')).code).toBe(0);
+    const exported = await cli('module', 'exec', 'privacy:export', 'cli.made@example.com', '--json');
+    expect(exported.code, exported.stderr).toBe(0);
+    const exportRow = (await events(dir)).find((r) => r.type === 'privacy.export_requested');
+    expect(exportRow).toMatchObject({ user_id: user.id, actor_via: 'cli', actor_id: null, ip: null });
+    expect(JSON.parse(exportRow!.details)).toEqual({ by: 'system' });
+
     // Neither the address, the name nor the generated password is in the record.
-    const all = JSON.stringify(rows);
+    const all = JSON.stringify(await events(dir));
     for (const v of ['cli.made@example.com', 'Clio', user.password]) expect(all).not.toContain(v);
   });
 });

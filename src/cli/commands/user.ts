@@ -72,7 +72,10 @@ export const registerUser: CommandRegistrar = (program, rt) => {
         const result = await withApp(config, cliLogger(config, ui), async (app) => {
           await requireSchema(app);
           if (!app.modules.isInstalled(m.id)) throw new CliError(`the ${m.id} module is not installed`, `gatehouse module install ${m.id}`);
-          return c.run({ ctx: app.modules.context(m.id), args: cmd.args, options: cmd.opts(), print: (line) => ui.print(line) });
+          // What the module records (e.g. a second factor reset) has the operator at the host as actor.
+          return withAuditScope(CLI_SCOPE, () =>
+            c.run({ ctx: app.modules.context(m.id), args: cmd.args, options: cmd.opts(), print: (line) => ui.print(line) }),
+          );
         });
         ui.result({ success: true, result });
       });
