@@ -51,7 +51,9 @@ const line = (e: WebhookEndpoint) =>
   `${e.id}  ${e.enabled ? 'enabled ' : 'DISABLED'}  ${e.url}  [${e.events.join(', ')}]${e.disabled_reason ? `  (${e.disabled_reason})` : ''}`;
 
 export const registerWebhook: CommandRegistrar = (program, rt) => {
-  const webhook = program.command('webhook').description('Signed webhooks to your apps: webhook add, list, remove, rotate-secret, test, deliveries, retry');
+  const webhook = program
+    .command('webhook')
+    .description('Signed webhooks to your apps: webhook add, list, remove, rotate-secret, enable, test, deliveries, retry');
 
   webhook
     .command('add')
@@ -107,6 +109,17 @@ export const registerWebhook: CommandRegistrar = (program, rt) => {
       ui.print(`new secret for ${id} (shown once): ${value.secret}`);
       ui.print(`the previous secret signs too until ${value.endpoint.previous_secret_expires_at}`);
       ui.result({ success: true, id, secret: value.secret, previous_secret_expires_at: value.endpoint.previous_secret_expires_at });
+    });
+
+  webhook
+    .command('enable <id>')
+    .description('Switch an endpoint back on (after the worker disabled it); its failed messages can then be sent with webhook retry')
+    .option('--json', 'print the result as JSON')
+    .action(async (raw: string, _opts, cmd: Command) => {
+      const id = endpointId(raw);
+      const { ui, value } = await run(rt, cmd, (app) => app.services.webhooks.setEnabled(id, true));
+      ui.print(`enabled ${value.id}`);
+      ui.result({ success: true, webhook: value });
     });
 
   webhook
