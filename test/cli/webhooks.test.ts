@@ -90,4 +90,23 @@ describe('gatehouse webhook', () => {
     expect(json(retried).message).toMatchObject({ id: json(tested).message_id, status: 'pending' });
     expect((await webhook(['remove', id])).code).toBe(0);
   });
+
+  it('when serve gets SIGTERM while a delivery is held open, then the request is aborted and the process exits 0 within the shutdown deadline', async () => {
+    const held = await startReceiver({ kind: 'hang' });
+    try {
+      const env = { ...LOCAL, WEBHOOK_TIMEOUT: '60', SHUTDOWN_TIMEOUT: '2' };
+      const { id } = json(await webhook(['add', '--url', held.url, '--events', 'webhook.*'], env));
+      const s = startCli(['serve', '--port', '0', '--data-dir', dir], { env });
+      await s.waitFor(LISTENING);
+      await expect.poll(() => held.received.length, { timeout: 15_000 }).toBeGreaterThan(0);
+      const started = Date.now();
+      s.child.kill('SIGTERM');
+      expect((await s.exited).code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(7_000);
+      // Aborted, not failed: no attempt is logged, the message stays pending for the next worker.
+      expect(json(await webhook(['deliveries', id], env)).deliveries).toEqual([]);
+    } finally {
+      await held.close();
+    }
+  });
 });
