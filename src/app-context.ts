@@ -233,7 +233,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         await flows.mailer.close();
       }),
     );
-    const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock: opts.clock });
+    const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock: opts.clock, dbHealth });
     // The worker (started by serve) stops before the database closes; its requests in flight are aborted.
     closers.unshift(closer('webhook worker', () => webhooks.stopWorker(2_000)));
     const services: Services = {

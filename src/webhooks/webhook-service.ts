@@ -30,6 +30,7 @@ export interface WebhookServiceDeps {
   logger: Logger;
   clock?: () => Date;
   onOutcome?(outcome: 'delivered' | 'retry' | 'failed'): void;
+  dbHealth?: { available(): boolean; observe(err: unknown): boolean };
 }
 
 /** Whether an endpoint's subscription takes an event type: exact, a family (`user.*`) or `*`. */
@@ -140,7 +141,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       };
       await deps.transaction(async (tx) => {
         await deps.repo.insertEndpoint(row, { tx });
-        await deps.audit.record({ type: 'webhook.created', details: { webhook_id: row.id, url: row.url, events } }, { tx });
+        // The URL without its query: an operator may have put a token there, and the record keeps no secret.
+        await deps.audit.record({ type: 'webhook.created', details: { webhook_id: row.id, url: url.origin + url.pathname, events } }, { tx });
       });
       log.info({ endpoint: row.id, url: row.url, events }, 'webhook endpoint registered');
       return { endpoint: publicEndpoint(row), secret };
@@ -155,7 +157,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       await deps.transaction(async (tx) => {
         const e = await deps.repo.findEndpoint(id, { tx });
         if (!e || !(await deps.repo.deleteEndpoint(id, { tx }))) throw notFound(`No webhook endpoint with the id ${id}`);
-        await deps.audit.record({ type: 'webhook.deleted', details: { webhook_id: id, url: e.url } }, { tx });
+        const gone = new URL(e.url);
+        await deps.audit.record({ type: 'webhook.deleted', details: { webhook_id: id, url: gone.origin + gone.pathname } }, { tx });
       });
       log.info({ endpoint: id }, 'webhook endpoint removed');
     },
@@ -234,6 +237,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         secretsOf,
         send: (e, m, secrets, signal) => send(e, m, secrets, signal),
         onOutcome: deps.onOutcome,
+        dbHealth: deps.dbHealth,
       });
     },
     async stopWorker(withinMs?: number): Promise<void> {

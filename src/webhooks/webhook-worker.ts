@@ -21,6 +21,8 @@ export interface WorkerDeps {
   secretsOf(endpoint: EndpointRow): string[];
   send(endpoint: EndpointRow, message: WebhookMessage, secrets: string[], signal: AbortSignal): Promise<AttemptResult>;
   onOutcome?(outcome: 'delivered' | 'retry' | 'failed'): void;
+  /** The database breaker: while it is open the worker skips its polls (the outage is logged once, by the tracker). */
+  dbHealth?: { available(): boolean; observe(err: unknown): boolean };
 }
 
 export interface WebhookWorker {
@@ -72,7 +74,16 @@ export function startWebhookWorker(deps: WorkerDeps): WebhookWorker {
       );
       return;
     }
-    const result = await deps.send(endpoint, m, deps.secretsOf(endpoint), abort.signal);
+    let secrets: string[] | null = null;
+    try {
+      secrets = deps.secretsOf(endpoint);
+    } catch (err) {
+      // The server secret changed since the endpoint was registered: a failed attempt, not a crash loop.
+      log.error({ endpoint: endpoint.id, err: (err as Error).message }, 'webhook secret cannot be opened; rotate it (gatehouse webhook rotate-secret)');
+    }
+    const result: AttemptResult = secrets
+      ? await deps.send(endpoint, m, secrets, abort.signal)
+      : { ok: false, statusCode: null, durationMs: 0, error: 'the signing secret cannot be opened with this server secret', responseBody: null };
     if (result.aborted) return;
     const at = deps.clock();
     const after: AfterAttempt = result.ok ? { status: 'delivered' } : afterFailure(m.attempts, deps.schedule, at);
@@ -133,7 +144,8 @@ export function startWebhookWorker(deps: WorkerDeps): WebhookWorker {
         for (const m of claimed) {
           track(
             attempt(m).catch((err: Error) => {
-              if (!stopped) log.error({ message: m.id, err: err.message }, 'webhook attempt could not be recorded; its lease will lapse and it is tried again');
+              if (!stopped && !deps.dbHealth?.observe(err))
+                log.error({ message: m.id, err: err.message }, 'webhook attempt could not be recorded; its lease will lapse and it is tried again');
             }),
           );
         }
@@ -142,14 +154,15 @@ export function startWebhookWorker(deps: WorkerDeps): WebhookWorker {
   }
 
   function tick() {
-    if (stopped) return;
+    if (stopped || deps.dbHealth?.available() === false) return;
     if (looping) {
       again = true;
       return;
     }
     looping = loop()
       .catch((err: Error) => {
-        if (!stopped) log.warn({ err: err.message }, 'webhook worker could not read the outbox; trying again shortly');
+        // An outage is the health tracker's to log (once); anything else is worth a line.
+        if (!stopped && !deps.dbHealth?.observe(err)) log.warn({ err: err.message }, 'webhook worker could not read the outbox; trying again shortly');
       })
       .finally(() => {
         looping = null;

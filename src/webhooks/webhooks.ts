@@ -16,6 +16,7 @@ export interface WebhooksDeps {
   metrics: Pick<Metrics, 'webhookDelivery' | 'onScrape' | 'webhookOutboxDepth' | 'webhookOldestPendingSeconds'>;
   instanceId: string;
   clock?: () => Date;
+  dbHealth?: { available(): boolean; observe(err: unknown): boolean };
 }
 
 /**
@@ -40,6 +41,7 @@ export function createWebhooks(deps: WebhooksDeps): WebhookService {
     logger: deps.logger,
     clock: deps.clock,
     onOutcome: (o) => deps.metrics.webhookDelivery(o),
+    dbHealth: deps.dbHealth,
   });
   deps.metrics.onScrape(async () => {
     const { pending, oldest } = await repo.pendingStats();

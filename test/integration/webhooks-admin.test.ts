@@ -49,6 +49,17 @@ describe('the admin webhooks API', () => {
     expect(JSON.stringify(events)).not.toContain(secret);
   });
 
+  it('when the URL carries a query (a token), then the audit event names the URL without it', async () => {
+    const res = await t.request('POST', '/auth/admin/webhooks', {
+      session: superadmin,
+      body: { url: `${r.url}?token=s3cr3t-in-url`, events: ['user.created'] },
+    });
+    expect(res.status).toBe(200);
+    const [event] = (await t.app.services.audit.list({ types: ['webhook.created'] })).events.filter((e) => e.details.webhook_id === res.body.data.webhook.id);
+    expect(event.details.url).toBe(r.url);
+    expect(JSON.stringify(event)).not.toContain('s3cr3t-in-url');
+  });
+
   it('when an admin (not superadmin) or nobody asks, then it is refused', async () => {
     expect((await t.request('GET', '/auth/admin/webhooks', { session: admin })).status).toBe(403);
     expect((await t.request('GET', '/auth/admin/webhooks')).status).toBe(401);
