@@ -13,6 +13,8 @@ import { createAuthTokenRepository, type AuthTokenRepository } from './data/repo
 import { createSettingsRepository, type SettingsRepository } from './data/repositories/settings-repository.js';
 import { createAuditRepository, type AuditRepository } from './data/repositories/audit-repository.js';
 import { createAuditService, type AuditService } from './audit/audit-service.js';
+import { createWebhooks } from './webhooks/webhooks.js';
+import type { WebhookService } from './webhooks/webhook-service.js';
 import { createDeferredWork } from './services/deferred-work.js';
 import { defineSystemModels, type SystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
@@ -53,6 +55,8 @@ export interface Services {
   social: SocialService;
   /** The security-event record (src/audit): the one writer of audit_events. */
   audit: AuditService;
+  /** Signed webhooks (src/webhooks): endpoints, the outbox written with each event, the delivery worker. */
+  webhooks: WebhookService;
 }
 
 /** Everything a request, a job or a CLI command needs, wired once. */
@@ -233,8 +237,12 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         await flows.mailer.close();
       }),
     );
+    const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock: opts.clock, dbHealth });
+    // The worker (started by serve) stops before the database closes; its requests in flight are aborted.
+    closers.unshift(closer('webhook worker', () => webhooks.stopWorker(2_000)));
     const services: Services = {
       audit,
+      webhooks,
       sessions,
       passwords,
       users,
