@@ -10,11 +10,12 @@ import type { SignInMethod } from '../modules/hooks.js';
  * by its display prefix only (what the session lists show).
  */
 
-/** The method as the audit record names it: `password`, `token`, `social:<provider>`, `two_factor`, or a module's own. */
+/**
+ * The method as the audit record names it: `password`, `token`, `social:<provider>`, or a module's own
+ * (`passkey`); a pending session completed by its second factor is `two_factor` (sign-in.ts).
+ */
 export function auditMethod(method: SignInMethod): string {
-  if (method === 'token-login') return 'token';
-  if (method === 'two-factor') return 'two_factor';
-  return method;
+  return method === 'token-login' ? 'token' : method;
 }
 
 /** The user signing in is the actor of their sign-in (the request has no signed-in user yet). */
