@@ -116,6 +116,22 @@ describe('sign-in events', () => {
     expect(e).toMatchObject({ outcome: 'failure', actor: null, user_id: null, details: { method: 'password', limit: 'login' } });
     expectSource(e, id);
   });
+
+  it('when the account backoff refuses after repeated wrong passwords, then sign_in.throttled names the account by its identifier', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('au-backoff') });
+    let refusedId: string | null = null;
+    for (let i = 0; i < 10 && !refusedId; i++) {
+      const id = rid();
+      if ((await login(t, user.email, 'Wrong-Guess-123', id)).status === 429) refusedId = id;
+    }
+    expect(refusedId).not.toBeNull();
+    const find = async () => (await t.app.services.audit.list({ types: ['sign_in.throttled'], limit: 200 })).events.find((e) => e.request_id === refusedId);
+    await expect.poll(find, { timeout: 5000 }).toBeDefined();
+    const e = (await find())!;
+    expect(e).toMatchObject({ outcome: 'failure', actor: null, details: { method: 'password', limit: 'account_backoff', identifier: user.email } });
+    expectSource(e, refusedId!);
+    await expectNoSecrets(t, e, ['Wrong-Guess-123']);
+  });
 });
 
 describe('token sign-in events', () => {
