@@ -92,6 +92,26 @@ describe(`two-factor security events (${BACKEND})`, () => {
     for (const e of [failed, ok]) await expectNoSecrets(w, e, [code, wrong, pending]);
   });
 
+  it('when a trusted device skips the second step, then sign_in.succeeded (password) says so, without the device token', async () => {
+    const w = world();
+    const { user, methodId } = await enrolled(w);
+    const { token: pending } = await pendingLogin(w, user.email);
+    const { code } = await nextMail(w, user.email, () => req(w, 'POST', `${TF}/email/start`, pending, { method_id: methodId, action: 'login' }));
+    const device = (await req(w, 'POST', `${TF}/verify`, pending, { method_id: methodId, code, trust_device: true })).body.trusted_device_token as string;
+    expect(device).toMatch(/^tdv_/);
+    const id = rid();
+    const r = await login(w, user.email, { 'X-Trusted-Device': device, 'X-Request-ID': id });
+    expect(r.body.success).toBe(true);
+    const direct = (await eventsOf(w, user.id, 'sign_in.succeeded')).filter((e) => e.request_id === id);
+    expect(direct).toHaveLength(1);
+    expect(direct[0]).toMatchObject({
+      actor: { id: user.id },
+      details: { method: 'password', second_factor: 'trusted_device', session_prefix: (r.body.sessionId as string).slice(0, 12) },
+    });
+    expectSource(direct[0], id);
+    await expectNoSecrets(w, direct[0], [device, r.body.sessionId]);
+  });
+
   it('when a method is removed and 2FA turned off with a code, then two_factor.method_removed and two_factor.disabled', async () => {
     const w = world();
     const { user, token, methodId } = await enrolled(w);

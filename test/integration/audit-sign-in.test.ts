@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { AppError } from '../../src/errors/app-error.js';
 import { describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../src/audit/audit-types.js';
 import { appWithMail } from '../helpers/app-with-mail.js';
@@ -117,6 +118,25 @@ describe('sign-in events', () => {
     expectSource(e, id);
   });
 
+  it('when an auth.sign_in.before hook refuses, then sign_in.failed (refused) and no sign_in.succeeded', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('au-hook') });
+    const off = t.app.hooks.on(
+      'auth.sign_in.before',
+      () => {
+        throw new AppError(403, 'ACCOUNT_LOCKED', 'Locked by policy');
+      },
+      'test',
+      ({ user: u }) => u.id === user.id,
+    );
+    const id = rid();
+    const r = await login(t, user.email, DEFAULT_PASSWORD, id).finally(off);
+    expect(r.status).toBe(403);
+    const e = await oneEvent(t, user.id, 'sign_in.failed');
+    expect(e).toMatchObject({ outcome: 'failure', user_id: user.id, details: { method: 'password', reason: 'refused' } });
+    expectSource(e, id);
+    expect(await eventsOf(t, user.id, 'sign_in.succeeded')).toEqual([]);
+  });
+
   it('when the account backoff refuses after repeated wrong passwords, then sign_in.throttled names the account by its identifier', async () => {
     const user = await makeUser(t, { email: uniqueEmail('au-backoff') });
     let refusedId: string | null = null;
@@ -221,6 +241,38 @@ describe('password and verification events', () => {
     const revoked = await oneEvent(t, user.id, 'session.revoked');
     expect(revoked).toMatchObject({ actor: { id: user.id }, details: { count: 1, reason: 'password.changed' } });
     for (const x of [e, revoked]) await expectNoSecrets(t, x, [DEFAULT_PASSWORD, NEW_PASSWORD, token, other.token, other.session.id]);
+  });
+
+  it("when an admin sets a user's password, then password.changed (by admin) and session.revoked name the admin as actor", async () => {
+    const { user: admin, token: adminToken } = await makeSession(t, { email: uniqueEmail('au-pwadm'), user_type: 'admin' });
+    const { user, token } = await makeSession(t, { email: uniqueEmail('au-pwtarget') });
+    const id = rid();
+    const r = await t.request('POST', '/auth/password-change/admin', {
+      session: adminToken,
+      body: { user_id: user.id, new_password: NEW_PASSWORD },
+      headers: { 'X-Request-ID': id },
+    });
+    expect(r.status).toBe(200);
+    const e = await oneEvent(t, user.id, 'password.changed');
+    expect(e).toMatchObject({
+      user_id: user.id,
+      actor: { id: admin.id, user_type: 'admin' },
+      details: { by: 'admin', sessions_revoked: 1, session_kept: false },
+    });
+    expectSource(e, id);
+    expect(await oneEvent(t, user.id, 'session.revoked')).toMatchObject({ actor: { id: admin.id }, details: { count: 1 } });
+    await expectNoSecrets(t, e, [NEW_PASSWORD, token, adminToken]);
+  });
+
+  it("when an admin revokes all of a user's sessions, then one session.revoked carries the count", async () => {
+    const { user: admin, token: adminToken } = await makeSession(t, { email: uniqueEmail('au-alladm'), user_type: 'admin' });
+    const { user } = await makeSession(t, { email: uniqueEmail('au-all') });
+    await t.app.services.sessions.create(user.id);
+    const id = rid();
+    expect((await t.request('DELETE', `/auth/admin/users/${user.id}/sessions`, { session: adminToken, headers: { 'X-Request-ID': id } })).status).toBe(200);
+    const e = await oneEvent(t, user.id, 'session.revoked');
+    expect(e).toMatchObject({ user_id: user.id, actor: { id: admin.id }, details: { by: 'admin', count: 2 } });
+    expectSource(e, id);
   });
 
   it('when revoking the other sessions fails, then the password change rolls back and leaves no password.changed event', async () => {
