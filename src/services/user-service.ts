@@ -291,11 +291,8 @@ export function createUserService(deps: UserServiceDeps): UserService {
         const revoked = await sessions.revokeAllForUser(target.id, opts.exceptSessionId, { tx });
         // The change, the sign-out elsewhere and their events commit together (or none of them does).
         const event = opts.event ?? { type: 'password.changed' as const };
-        const kept = opts.exceptSessionId ? 1 : 0;
-        await deps.audit.record(
-          { type: event.type, userId: target.id, details: { ...event.details, sessions_revoked: revoked, session_kept: kept === 1 } },
-          { tx },
-        );
+        const details = { ...event.details, sessions_revoked: revoked, session_kept: Boolean(opts.exceptSessionId) };
+        await deps.audit.record({ type: event.type, userId: target.id, details }, { tx });
         if (revoked > 0) await deps.audit.record({ type: 'session.revoked', userId: target.id, details: { count: revoked, reason: event.type } }, { tx });
         await afterCommit(tx, () => sessions.invalidateUser(target.id), report('password.changed'));
         return updated;
