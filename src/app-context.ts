@@ -204,7 +204,14 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       clock: opts.clock,
       logger,
     });
-    const signIn = createSignIn({ sessions, hooks, logger, onActivated: () => metrics.login('success') });
+    const signIn = createSignIn({
+      sessions,
+      hooks,
+      logger,
+      audit,
+      transaction: (fn) => sequelize.transaction(fn),
+      onActivated: () => metrics.login('success'),
+    });
     const auth = createAuthService({
       signIn: signIn.signIn,
       users: repos.users,
@@ -213,6 +220,8 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       passwords,
       hooks,
       backoff: loginBackoff,
+      audit,
+      transaction: (fn) => sequelize.transaction(fn),
       config,
       logger,
     });
@@ -228,6 +237,8 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       signIn: signIn.signIn,
       limiter,
       deferred,
+      audit,
+      transaction: (fn) => sequelize.transaction(fn),
       clock: opts.clock,
     });
     // Mail and tokens scheduled after answers go out before the mailer closes.
@@ -264,6 +275,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         userService: users,
         hooks,
         signIn: signIn.signIn,
+        audit,
         logger,
         clock: opts.clock,
       }),

@@ -98,9 +98,20 @@ function readSecret(ctx: ModuleContext, sealed: string): string {
  * guesses cannot overrun it); a right code gives it back.
  */
 export async function checkCode(ctx: ModuleContext, user: UserRecord, method: MethodRow, code: string, purpose: Purpose, sessionId: string): Promise<void> {
+  // A code refused while finishing a sign-in is a failed sign-in, recorded after the answer (core's sign_in.failed).
+  const refusedSignIn = (reason: string) => {
+    if (purpose !== 'login') return;
+    ctx.audit.recordLater({
+      type: 'sign_in.failed',
+      outcome: 'failure',
+      userId: user.id,
+      details: { method: 'two_factor', reason, second_factor: method.kind },
+    });
+  };
   const s = settings(ctx);
   const budget = await ctx.limits.consume(USER_BUCKET, user.id, { points: s.user_attempts, durationSec: s.user_attempts_window });
   if (!budget.allowed) {
+    refusedSignIn('two_factor_throttled');
     throw new AppError(429, Codes.RATE_LIMITED, 'Too many wrong codes; try again later', undefined, {
       retry_after: Math.max(1, budget.retryAfterSec),
       attempts_remaining: 0,
@@ -117,6 +128,7 @@ export async function checkCode(ctx: ModuleContext, user: UserRecord, method: Me
       if (!ch || (ch.session_id && ch.session_id !== sessionId) || !(await store.addAttempt(ctx, ch.id, s.max_attempts))) {
         // Nothing was checked: the attempt goes back.
         await ctx.limits.refund(USER_BUCKET, user.id);
+        refusedSignIn('two_factor_expired');
         throw new AppError(400, CODE_EXPIRED, 'The code expired or was not requested; request a new code', undefined, { attempts_remaining: 0 });
       }
       ok = /^\d{6}$/.test(clean) && safeEqual(keyedHash(ctx, ch.id, clean), ch.code_hash);
@@ -142,7 +154,10 @@ export async function checkCode(ctx: ModuleContext, user: UserRecord, method: Me
     default:
       ok = false;
   }
-  if (!ok) throw invalidCode(remaining);
+  if (!ok) {
+    refusedSignIn('two_factor_failed');
+    throw invalidCode(remaining);
+  }
   await ctx.limits.refund(USER_BUCKET, user.id);
   await store.touchMethod(ctx, method.id, now);
 }

@@ -46,6 +46,8 @@ export const uninstallGuard: ModuleUninstallGuard = async ({ ctx, force, tx }) =
   }
   // users.setTwoFactor: the caches and 'user.updated' follow the uninstall's commit.
   await writeTwoFactorFlag(ctx, ids, false, tx);
+  // Each user's second factor went with the uninstall: one event each, committed with it (actor: the operator).
+  for (const userId of ids) await ctx.audit.record({ type: 'two_factor.disabled', userId, details: { reason: 'module_uninstalled' } }, { tx });
   return { notices: [`Two-factor authentication was turned off for ${ids.length} user${ids.length === 1 ? '' : 's'}`] };
 };
 

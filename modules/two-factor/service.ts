@@ -7,6 +7,7 @@ import { assertNew } from './setup.js';
 import { store, type MethodKind, type MethodRow } from './store.js';
 import { writeTwoFactorFlag } from './two-factor-flag.js';
 import { withUserLock } from './user-lock.js';
+import { methodEvent } from './audit.js';
 
 /** Who is asking: the user, their session (pending or full) and its token. */
 export interface Caller {
@@ -84,6 +85,7 @@ export async function toggle(c: Caller, enable: boolean, proof: Proof) {
     if (enable) assertCanEnable(await store.methods(c.ctx, user.id, { transaction }));
     await writeTwoFactorFlag(c.ctx, user.id, enable, transaction);
     if (!enable) await store.forgetDevices(c.ctx, user.id, { transaction });
+    await c.ctx.audit.record({ type: enable ? 'two_factor.enabled' : 'two_factor.disabled', userId: user.id }, { tx: transaction });
   });
   await notify({ ctx: c.ctx, user }, enable ? 'enabled' : 'disabled');
   return answer(enable, `Two-factor authentication turned ${enable ? 'on' : 'off'}`);
@@ -117,6 +119,7 @@ export async function removeMethod(c: Caller, id: string, proof: Proof, provenBy
       if (!proven) throw proofRequired('Removing a method');
     }
     await store.deleteMethod(c.ctx, method.id, { transaction });
+    if (current.status === 'active') await c.ctx.audit.record(methodEvent('two_factor.method_removed', user.id, current), { tx: transaction });
   });
   if (method.status === 'active') await notify({ ctx: c.ctx, user }, 'method_removed', method.kind);
   return { success: true, removed: true, method_id: method.id, message: 'Two-factor method removed' };
@@ -163,6 +166,7 @@ export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ actio
       assertNew(await store.methods(c.ctx, c.user.id, { transaction }), method.kind, method.identifier);
       if (!(await store.activateMethod(c.ctx, method.id, new Date(), { transaction })))
         throw new AppError(400, 'METHOD_NOT_PENDING', 'This method is set up already');
+      await c.ctx.audit.record(methodEvent('two_factor.method_added', c.user.id, method), { tx: transaction });
     });
     await notify(c, 'method_added', method.kind);
   }
@@ -175,6 +179,8 @@ export async function resetUser(ctx: ModuleContext, target: UserRecord, actor: U
   const removed = await withUserLock(ctx, target.id, async (transaction) => {
     const n = await store.deleteAll(ctx, target.id, { transaction });
     await writeTwoFactorFlag(ctx, target.id, false, transaction);
+    // Actor from the request (the admin) or the command ({ via: 'cli' }).
+    await ctx.audit.record({ type: 'two_factor.reset', userId: target.id, details: { methods_removed: n } }, { tx: transaction });
     return n;
   });
   await notify({ ctx, user: target }, 'reset');

@@ -9,6 +9,7 @@ import type { Caller } from './service.js';
 import { settings } from './settings.js';
 import { store, type MethodKind, type MethodRow } from './store.js';
 import { withUserLock } from './user-lock.js';
+import { methodEvent } from './audit.js';
 
 /** Adding a method: checks, the row under the user's lock, the first code or the backup codes; new backup codes. */
 
@@ -58,6 +59,8 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
       assertNew(await store.methods(c.ctx, c.user.id, { transaction }), kind, identifier);
       if (row.status === 'pending_setup') await store.dropPendingSetups(c.ctx, c.user.id, kind, { transaction });
       await store.createMethod(c.ctx, { id, user_id: c.user.id, kind, identifier, created_at: now, ...row }, { transaction });
+      // Added when it is usable: backup codes at once, the others when a code confirms them (service.ts verifyCode).
+      if (row.status === 'active') await c.ctx.audit.record(methodEvent('two_factor.method_added', c.user.id, { id, kind }), { tx: transaction });
       return then(transaction);
     });
   if (kind === 'backup_codes') {

@@ -294,6 +294,9 @@ describe(`admin reset, privacy, uninstall (${BACKEND})`, () => {
     expect(forced.body.data.result.notices[0]).toMatch(/turned off for \d+ users?/);
     const fresh = await w.t.app.repos.users.findById(a.user.id);
     expect(Boolean(fresh!.two_factor)).toBe(false);
+    // The uninstall turned it off for them: on their record, committed with the uninstall.
+    const [off] = (await w.t.app.services.audit.list({ userId: a.user.id, types: ['two_factor.disabled'] })).events;
+    expect(off).toMatchObject({ user_id: a.user.id, actor: { user_type: 'superadmin' }, details: { reason: 'module_uninstalled' } });
     expect((await login(w, a.user.email)).body.success).toBe(true);
   });
 });

@@ -123,7 +123,11 @@ export interface ModuleCache {
   del(...keys: string[]): Promise<void>;
 }
 
-/** The module's own security events (declared in its manifest's `auditEvents`), written to core's record. */
+/**
+ * The module's own security events (declared in its manifest's `auditEvents`), written to core's record;
+ * the second-factor provider (the module answering 'auth.two_factor.methods', as for setTwoFactor) also
+ * writes core's `two_factor.*` family and `sign_in.failed` (a wrong second-factor code).
+ */
 export interface ModuleAudit {
   /**
    * Writes one event in `tx` (it commits with the change, or neither does), else in a unit of work of

@@ -28,6 +28,8 @@ const PROTECTED_USER_COLUMNS = FLOW_OWNED_USER_COLUMNS;
 
 /** The hook a second-factor provider answers: only such a module may switch `two_factor`. */
 const SECOND_FACTOR_EVENT = 'auth.two_factor.methods';
+/** Core event types the second-factor provider may write besides its own: the two_factor.* family and sign_in.failed. */
+const SECOND_FACTOR_AUDIT = /^(two_factor\.[a-z_]+|sign_in\.failed)$/;
 
 /** A raw column value as its field type (SQLite answers 0/1 and strings). */
 function typed(type: UserFieldDef['type'], v: unknown): unknown {
@@ -55,13 +57,20 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
     if (!ownLimits.has(name)) throw new Error(`module ${id}: rate-limit class ${cls} is not declared in its manifest`);
     return ownLimits.get(name);
   };
-  // A module writes only the event types its manifest declares (`<id>.<what>`).
+  const providesSecondFactor = manifest.hooks.some((h) => h.event === SECOND_FACTOR_EVENT);
+  // A module writes only the event types its manifest declares (`<id>.<what>`); the second-factor
+  // provider (the rule of setTwoFactor) also writes core's two_factor.* family and the sign-ins its
+  // step refuses (sign_in.failed), which are core's catalogue so that any provider names them alike.
   const ownEvents = new Set(manifest.auditEvents.map((e) => e.type));
+  const mayWrite = (type: string) => ownEvents.has(type) || (providesSecondFactor && SECOND_FACTOR_AUDIT.test(type));
   const ownEvent = <E extends { type: string }>(e: E): E => {
-    if (!ownEvents.has(e.type)) throw new Error(`module ${id}: audit event ${e.type} is not declared in its manifest's auditEvents`);
+    if (!mayWrite(e.type)) {
+      throw new Error(
+        `module ${id}: audit event ${e.type} is not declared in its manifest's auditEvents${providesSecondFactor ? '' : " (core two_factor.* events are the second-factor provider's)"}`,
+      );
+    }
     return e;
   };
-  const providesSecondFactor = manifest.hooks.some((h) => h.event === SECOND_FACTOR_EVENT);
   // RATE_LIMIT_<CLASS> in the environment is the operator's word: it replaces the declared default
   // and any budget the module passes from its own settings.
   const ruleOf = (c: LimitClass, rule?: { points: number; durationSec: number }) => (c.fromOperator ? c.rule : (rule ?? c.rule));

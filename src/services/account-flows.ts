@@ -15,6 +15,7 @@ import type { SessionService } from './session-service.js';
 import { createTokenLoginService, type TokenLoginService } from './token-login-service.js';
 import { createTokenService, type TokenService } from './token-service.js';
 import type { UserService } from './user-service.js';
+import type { AccountFlowDeps } from './account-flow-deps.js';
 import { createVerificationService, type VerificationService } from './verification-service.js';
 
 /** The services of the mail and SMS account flows, as they appear on app.services. */
@@ -42,6 +43,8 @@ export interface AccountFlowsInput {
   limiter: RateLimiter;
   /** Work after the answer; built by the composition root, which the audit service shares. */
   deferred: DeferredWork;
+  audit: AccountFlowDeps['audit'];
+  transaction: AccountFlowDeps['transaction'];
   clock?: () => Date;
 }
 

@@ -13,6 +13,9 @@ import type { SignIn, SignInResult } from './sign-in.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
 import type { PublicRegistration } from './user-fields.js';
 import type { UserService } from './user-service.js';
+import type { AuditService } from '../audit/audit-service.js';
+import type { Transaction } from '../data/unit-of-work.js';
+import { actorOf, signInFailed, type SignInFailure } from './sign-in-audit.js';
 
 export interface ClientInfo {
   ip?: string | null;
@@ -40,6 +43,10 @@ export interface AuthServiceDeps {
   hooks: Hooks;
   signIn: SignIn;
   backoff: LoginBackoff;
+  /** Refused sign-ins are recorded after the answer (recordLater): no timing difference between accounts. */
+  audit: Pick<AuditService, 'record' | 'recordLater'>;
+  /** Opens a unit of work (a sign-out and its event commit together). */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   config: Pick<Config, 'requireEmailVerification' | 'registrationEnabled'>;
   /** Where failing after-event hooks are reported. */
   logger?: Logger;
@@ -60,6 +67,13 @@ async function guard<T>(op: Promise<T>): Promise<T> {
   }
 }
 
+/** Why a known account's password sign-in was refused (the answer is the same 401 for all). */
+function failureOf(user: UserRecord, passwordOk: boolean): SignInFailure {
+  if (user.deleted_at) return 'deleted';
+  if (!passwordOk) return 'wrong_password';
+  return 'disabled';
+}
+
 /** Login, public registration and logout: the flows that issue and end sessions. */
 export function createAuthService(deps: AuthServiceDeps) {
   const { users, sessions, passwords, hooks, backoff, config } = deps;
@@ -75,6 +89,12 @@ export function createAuthService(deps: AuthServiceDeps) {
       const throttle = client.throttleKey ?? account;
       const decision = await guard(backoff.reserve(throttle));
       if (!decision.allowed) {
+        deps.audit.recordLater({
+          type: 'sign_in.throttled',
+          outcome: 'failure',
+          actor: null,
+          details: { method: 'password', limit: 'account_backoff', identifier: account, retry_after: decision.retryAfterSec },
+        });
         throw new AppError(429, Codes.RATE_LIMITED, 'Too many login attempts for this account; try again later', undefined, {
           retry_after: decision.retryAfterSec,
         });
@@ -90,10 +110,14 @@ export function createAuthService(deps: AuthServiceDeps) {
       const ok = await passwords.verify(password, user?.password_hash ?? null);
       if (!user || !ok || user.disabled_at || user.deleted_at) {
         await guard(backoff.recordFailure(throttle));
+        deps.audit.recordLater(
+          user ? signInFailed('password', failureOf(user, ok), { user }) : signInFailed('password', 'unknown_account', { identifier: account }),
+        );
         throw invalidCredentials();
       }
       await guard(backoff.recordSuccess(throttle));
       if (config.requireEmailVerification && !user.is_verified) {
+        deps.audit.recordLater(signInFailed('password', 'unverified', { user }));
         throw new AppError(403, Codes.EMAIL_NOT_VERIFIED, 'Email not verified');
       }
       return deps.signIn(user, 'password', client);
@@ -113,9 +137,25 @@ export function createAuthService(deps: AuthServiceDeps) {
       return { user, session };
     },
 
-    /** Ends the session everywhere at once. */
-    async logout(token: string): Promise<void> {
-      await sessions.revokeToken(token);
+    /** Ends the session everywhere at once; `sign_out` (the user ending their own session) commits with it. */
+    async logout(
+      token: string,
+      signedIn?: { user: Pick<UserRecord, 'id' | 'user_type'>; session: Pick<SessionRecord, 'user_id' | 'status' | 'session_prefix'> },
+    ): Promise<void> {
+      await deps.transaction(async (tx) => {
+        const ended = await sessions.revokeToken(token, { tx });
+        if (!ended || !signedIn || signedIn.session.user_id !== signedIn.user.id) return;
+        const pending = signedIn.session.status === 'pending_2fa' ? { pending_two_factor: true } : {};
+        await deps.audit.record(
+          {
+            type: 'sign_out',
+            userId: signedIn.user.id,
+            actor: actorOf(signedIn.user),
+            details: { session_prefix: signedIn.session.session_prefix, ...pending },
+          },
+          { tx },
+        );
+      });
     },
   };
 }

@@ -3,7 +3,8 @@ import type { AuthTokenRecord } from '../data/repositories/auth-token-repository
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, forbidden, notFound } from '../errors/app-error.js';
 import { chooseLinkBase, frontEndBase, withParams } from './account-links.js';
-import { invalidToken, isActiveUser, isVerified, mailTime, minutes, type AccountFlowDeps } from './account-flow-deps.js';
+import { invalidToken, isActiveUser, isVerified, mailTime, markVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
+import type { SetPasswordOptions } from './user-service.js';
 import { assertPasswordPolicy } from './security/passwords.js';
 
 export const INVALID_CURRENT_PASSWORD = 'INVALID_CURRENT_PASSWORD';
@@ -32,8 +33,8 @@ export function createPasswordService(deps: AccountFlowDeps) {
   }
 
   /** Stores the new hash (ending sessions but `keepSessionId`), voids reset links, mails a notice. */
-  async function applyNewPassword(user: UserRecord, password: string, keepSessionId?: string): Promise<void> {
-    const updated = await deps.userService.setPassword(user.id, password, { exceptSessionId: keepSessionId });
+  async function applyNewPassword(user: UserRecord, password: string, keepSessionId: string | undefined, event: SetPasswordOptions['event']): Promise<void> {
+    const updated = await deps.userService.setPassword(user.id, password, { exceptSessionId: keepSessionId, event });
     await tokens.voidForUser('password_reset', user.id);
     const when = updated.password_changed_at ? new Date(updated.password_changed_at) : clock();
     await notify.email({ to: user.email, template: 'password-changed', lang: user.lang, data: { name: user.name ?? undefined, time: mailTime(when) } });
@@ -73,11 +74,9 @@ export function createPasswordService(deps: AccountFlowDeps) {
       assertPasswordPolicy(password, field);
       const user = await resetTarget(await tokens.consume('password_reset', token));
       if (!user) throw invalidToken();
-      await applyNewPassword(user, password);
-      if (!isVerified(user)) {
-        // The link proved control of the mailbox, so the address counts as verified too.
-        await deps.userService.patch(user.id, { is_verified: true });
-      }
+      await applyNewPassword(user, password, undefined, { type: 'password.reset', details: { via: 'reset_link' } });
+      // The link proved control of the mailbox, so the address counts as verified too.
+      if (!isVerified(user)) await markVerified(deps, user, 'password_reset');
     },
 
     /** Changes the caller's own password; their other sessions end, this one stays. */
@@ -87,7 +86,7 @@ export function createPasswordService(deps: AccountFlowDeps) {
       if (!isActiveUser(fresh) || !(await passwords.verify(current, fresh.password_hash))) {
         throw new AppError(400, INVALID_CURRENT_PASSWORD, 'Current password is incorrect', [{ field: 'current_password', message: 'incorrect' }]);
       }
-      await applyNewPassword(fresh, next, actor.sessionId);
+      await applyNewPassword(fresh, next, actor.sessionId, { type: 'password.changed', details: { by: 'self' } });
     },
 
     /** An admin sets someone's password; only a superadmin may touch a superadmin. All their sessions end. */
@@ -99,7 +98,10 @@ export function createPasswordService(deps: AccountFlowDeps) {
         throw forbidden("Only a superadmin may change a superadmin's password");
       }
       // An admin resetting their own password through this route keeps the session they are using.
-      await applyNewPassword(target, next, target.id === actor.user.id ? actor.sessionId : undefined);
+      await applyNewPassword(target, next, target.id === actor.user.id ? actor.sessionId : undefined, {
+        type: 'password.changed',
+        details: { by: target.id === actor.user.id ? 'self' : 'admin' },
+      });
     },
   };
 }

@@ -164,18 +164,18 @@ export function createSessionService(deps: SessionServiceDeps) {
       return { ...v, session: { ...v.session, expires_at: expires } };
     },
 
-    /** Turns a pending two-factor session into a full one, keeping its id. */
     /**
      * A live pending two-factor session (of `userId`, when given) becomes a full one, same id and token;
-     * null for any other session.
+     * null for any other session. Inside a unit of work the row changes with it (the sign-in event) and
+     * the caches are told once it commits.
      */
-    async activate(sessionId: string, userId?: string): Promise<SessionRecord | null> {
+    async activate(sessionId: string, userId?: string, opts: TxOption = {}): Promise<SessionRecord | null> {
       const s = await deps.sessions.findById(sessionId);
       if (!s || s.status !== 'pending_2fa' || s.expires_at.getTime() <= clock().getTime()) return null;
       if (userId !== undefined && s.user_id !== userId) return null;
       const expires = new Date(clock().getTime() + deps.ttlSec * 1000);
-      await deps.sessions.update(s.id, { status: 'active', two_factor_verified: true, expires_at: expires });
-      await forgetSessions([s.token_hash], { revoked: false });
+      await deps.sessions.update(s.id, { status: 'active', two_factor_verified: true, expires_at: expires }, opts);
+      await afterCommit(opts.tx, () => forgetSessions([s.token_hash], { revoked: false }));
       return { ...s, status: 'active', two_factor_verified: true, expires_at: expires };
     },
 
@@ -190,13 +190,14 @@ export function createSessionService(deps: SessionServiceDeps) {
       await afterCommit(opts.tx, () => forgetSessions([s.token_hash], { revoked: false }));
     },
 
-    async revokeToken(token: string): Promise<boolean> {
+    /** Ends the token's session; whether there was one. Inside a unit of work the row goes with it. */
+    async revokeToken(token: string, opts: TxOption = {}): Promise<boolean> {
       const hash = sha256(token);
       const s = await deps.sessions.findByHash(hash);
+      // Refused at once everywhere, even before a surrounding unit of work commits (the safe direction).
       await forgetSessions([hash], { revoked: true });
       if (!s) return false;
-      await deps.sessions.deleteWhere({ id: s.id });
-      return true;
+      return (await deps.sessions.deleteWhere({ id: s.id }, opts)).length > 0;
     },
 
     async revokeById(sessionId: string): Promise<boolean> {

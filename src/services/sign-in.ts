@@ -6,6 +6,9 @@ import type { Logger } from '../log/logger.js';
 import type { Hooks, SignInClient, SignInMethod, TwoFactorMethodsPayload } from '../modules/hooks.js';
 import { runAfterHooks } from './after-hooks.js';
 import type { SessionService } from './session-service.js';
+import type { AuditService } from '../audit/audit-service.js';
+import type { Transaction } from '../data/unit-of-work.js';
+import { signInFailed, signInSucceeded } from './sign-in-audit.js';
 
 export interface SignInResult {
   /** 'pending' when the user has two-factor on: the session can only do the two-factor steps. */
@@ -20,6 +23,9 @@ export interface SignInResult {
 export interface SignInDeps {
   sessions: Pick<SessionService, 'create' | 'activate' | 'revokeById'>;
   hooks: Hooks;
+  /** `sign_in.succeeded` is written in the transaction that opens (or activates) the full session. */
+  audit: Pick<AuditService, 'record' | 'recordLater'>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   logger?: Logger;
   /** Counts a pending session finished by its second factor as a successful login. */
   onActivated?: () => void;
@@ -60,42 +66,58 @@ export function createSignIn(deps: SignInDeps) {
   }
 
   async function signIn(user: UserRecord, method: SignInMethod, client: SignInClient = {}): Promise<SignInResult> {
-    await deps.hooks.run('auth.sign_in.before', { user, method, client });
-    const pending = Boolean(user.two_factor);
-    const opened = await deps.sessions.create(user.id, {
-      ip: client.ip,
-      userAgent: client.userAgent,
-      deviceId: client.deviceId,
-      status: pending ? 'pending_2fa' : 'active',
-    });
-    const { token } = opened;
-    let session = opened.session;
-    if (pending) {
-      // The provider sees the pending session it is asked about; refused or failing, that session goes.
-      let decided: TwoFactorMethodsPayload;
-      try {
-        decided = await secondFactor({ user, session, method, client });
-      } catch (err) {
-        await deps.sessions.revokeById(session.id).catch(() => undefined);
-        throw err;
-      }
-      if (!decided.trusted) return { status: 'pending', user, token, session, methods: decided.methods };
-      // A device the provider trusts for this user skips the step: the same session, made full.
-      const full = await deps.sessions.activate(session.id);
-      if (!full) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'The session could not be opened; try again');
-      session = full;
+    try {
+      await deps.hooks.run('auth.sign_in.before', { user, method, client });
+    } catch (err) {
+      deps.audit.recordLater(signInFailed(method, 'refused', { user }));
+      throw err;
     }
-    await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user, session, method });
-    return { status: 'active', user, token, session, methods: [] };
+    const pending = Boolean(user.two_factor);
+    const input = { ip: client.ip, userAgent: client.userAgent, deviceId: client.deviceId };
+    if (!pending) {
+      // The full session and its sign_in.succeeded commit together: no session without its event.
+      const { token, session } = await deps.transaction(async (tx) => {
+        const opened = await deps.sessions.create(user.id, { ...input, status: 'active' }, { tx });
+        await deps.audit.record(signInSucceeded(user, method, opened.session), { tx });
+        return opened;
+      });
+      await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user, session, method });
+      return { status: 'active', user, token, session, methods: [] };
+    }
+    // A pending session is no sign-in yet: its event is written when the second factor makes it full.
+    const { token, session } = await deps.sessions.create(user.id, { ...input, status: 'pending_2fa' });
+    // The provider sees the pending session it is asked about; refused or failing, that session goes.
+    let decided: TwoFactorMethodsPayload;
+    try {
+      decided = await secondFactor({ user, session, method, client });
+    } catch (err) {
+      await deps.sessions.revokeById(session.id).catch(() => undefined);
+      deps.audit.recordLater(signInFailed(method, 'two_factor_unavailable', { user }));
+      throw err;
+    }
+    if (!decided.trusted) return { status: 'pending', user, token, session, methods: decided.methods };
+    // A device the provider trusts for this user skips the step: the same session, made full.
+    const full = await deps.transaction(async (tx) => {
+      const activated = await deps.sessions.activate(session.id, undefined, { tx });
+      if (activated) await deps.audit.record(signInSucceeded(user, method, activated, { second_factor: 'trusted_device' }), { tx });
+      return activated;
+    });
+    if (!full) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'The session could not be opened; try again');
+    await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user, session: full, method });
+    return { status: 'active', user, token, session: full, methods: [] };
   }
 
   /**
    * A pending session whose second factor was proved becomes a full one (same id and token), with the
    * same 'auth.login' hooks as any sign-in; null when the session is gone, expired, not pending, or
-   * not this user's.
+   * not this user's. Its `sign_in.succeeded` (method `two_factor`) commits with the activation.
    */
   async function completePending(user: UserRecord, sessionId: string, method: SignInMethod): Promise<SessionRecord | null> {
-    const session = await deps.sessions.activate(sessionId, user.id);
+    const session = await deps.transaction(async (tx) => {
+      const activated = await deps.sessions.activate(sessionId, user.id, { tx });
+      if (activated) await deps.audit.record(signInSucceeded(user, 'two_factor', activated, { second_factor: method }), { tx });
+      return activated;
+    });
     if (!session) return null;
     deps.onActivated?.();
     await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user, session, method });

@@ -4,7 +4,8 @@ import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { badRequest } from '../errors/app-error.js';
 import { chooseLinkBase, withParams } from './account-links.js';
-import { invalidToken, isActiveUser, isVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
+import { invalidToken, isActiveUser, isVerified, markVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
+import { signInFailed } from './sign-in-audit.js';
 import { normalizePhone, type TokenLoginRequest } from './token-login-input.js';
 import { CODE_DIGITS } from './token-service.js';
 
@@ -96,22 +97,34 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
       client: { ip?: string | null; userAgent?: string | null; trustedDevice?: string | null },
     ): Promise<TokenLoginResult> {
       const rec = await consumeProof(proof);
-      if (!rec?.user_id) throw invalidToken();
+      // Refusals are recorded after the answer (recordLater), named by the address a code was sent with when there is one.
+      const refuse = (reason: string, user?: UserRecord | null) => {
+        deps.audit.recordLater(signInFailed('token-login', reason, user ? { user } : { identifier: proofIdentifier(proof) }));
+        return invalidToken();
+      };
+      if (!rec?.user_id) throw refuse('invalid_token');
       const user = await users.findById(rec.user_id);
-      if (!isActiveUser(user)) throw invalidToken();
+      if (!isActiveUser(user)) {
+        const found = user as UserRecord | null;
+        throw refuse(!found ? 'unknown_account' : found.deleted_at ? 'deleted' : 'disabled', found);
+      }
       // The proof is for the address it went to; if the account's address changed since, it proves nothing.
       const current = rec.channel === 'email' ? canonicalEmail(user.email) : user.phone;
-      if (current !== rec.identifier) throw invalidToken();
-      let signedIn = user;
-      if (rec.channel === 'email' && !isVerified(user)) {
-        signedIn = await deps.userService.patch(user.id, { is_verified: true });
-      }
+      if (current !== rec.identifier) throw refuse('invalid_token', user);
+      // A mailed link or code proved the mailbox: the address is verified, with its event.
+      const signedIn = rec.channel === 'email' && !isVerified(user) ? await markVerified(deps, user, 'token_login') : user;
       // A mailed link or code replaces the password, not the second factor: the same sign-in seam as a
       // password login, so two-factor users get a pending session.
       const r = await deps.signIn(signedIn, 'token-login', { ip: client.ip, userAgent: client.userAgent });
       return { status: r.status, user: r.user, sessionToken: r.token, session: r.session, tokenId: rec.id, methods: r.methods };
     },
   };
+
+  /** The address a code was sent with, as lookups compare it; null for a link token or a token_id. */
+  function proofIdentifier(p: TokenLoginProof): string | null {
+    if (p.token || p.tokenId || !p.identifier) return null;
+    return p.identifier.includes('@') ? canonicalEmail(p.identifier) : normalizePhone(p.identifier);
+  }
 
   async function consumeProof(p: TokenLoginProof) {
     if (p.token) return tokens.consume('login', p.token);

@@ -77,10 +77,20 @@ export interface UserService {
    * Sets a new password (policy checked) and revokes every session but `exceptSessionId`, in one
    * transaction; the kept session is re-stamped so the password-change check lets it live.
    */
-  setPassword(id: string, password: string, opts?: { exceptSessionId?: string }): Promise<UserRecord>;
+  setPassword(id: string, password: string, opts?: SetPasswordOptions): Promise<UserRecord>;
   listSessions(userId: string): Promise<SessionRecord[]>;
   revokeSession(actor: UserRecord | null, userId: string, sessionId: string): Promise<void>;
   revokeAllSessions(actor: UserRecord | null, userId: string): Promise<number>;
+}
+
+export interface SetPasswordOptions {
+  /** The caller's own session, kept (re-stamped); every other session ends. */
+  exceptSessionId?: string;
+  /**
+   * The security event written in the change's transaction: `password.changed` (default) or
+   * `password.reset` (a reset link); `details` are added (never the password).
+   */
+  event?: { type: 'password.changed' | 'password.reset'; details?: Record<string, unknown> };
 }
 
 export interface UserServiceDeps {
@@ -279,7 +289,12 @@ export function createUserService(deps: UserServiceDeps): UserService {
         const at = clock();
         const updated = await write(target.id, { password_hash: hash, password_changed_at: at }, tx);
         if (opts.exceptSessionId) await sessions.restamp(opts.exceptSessionId, at, { tx });
-        await sessions.revokeAllForUser(target.id, opts.exceptSessionId, { tx });
+        const revoked = await sessions.revokeAllForUser(target.id, opts.exceptSessionId, { tx });
+        // The change, the sign-out elsewhere and their events commit together (or none of them does).
+        const event = opts.event ?? { type: 'password.changed' as const };
+        const details = { ...event.details, sessions_revoked: revoked, session_kept: Boolean(opts.exceptSessionId) };
+        await deps.audit.record({ type: event.type, userId: target.id, details }, { tx });
+        if (revoked > 0) await deps.audit.record({ type: 'session.revoked', userId: target.id, details: { count: revoked, reason: event.type } }, { tx });
         await afterCommit(tx, () => sessions.invalidateUser(target.id), report('password.changed'));
         return updated;
       });

@@ -2,7 +2,7 @@ import { canonicalEmail } from '../data/models/user-columns.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import type { Hooks } from '../modules/hooks.js';
 import { withParams } from './account-links.js';
-import { isActiveUser, isVerified, type AccountFlowDeps } from './account-flow-deps.js';
+import { isActiveUser, isVerified, markVerified, type AccountFlowDeps } from './account-flow-deps.js';
 
 /** The route the verification link opens (GET /auth/token/verify). */
 export const VERIFY_PATH = '/auth/token/verify';
@@ -67,7 +67,7 @@ export function createVerificationService(deps: AccountFlowDeps) {
       const user = await users.findById(rec.user_id);
       if (!isActiveUser(user) || canonicalEmail(user.email) !== rec.identifier) return null;
       if (isVerified(user)) return user;
-      return deps.userService.patch(user.id, { is_verified: true });
+      return markVerified(deps, user, 'verification_link');
     },
   };
 }

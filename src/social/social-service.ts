@@ -10,6 +10,8 @@ import { runAfterHooks } from '../services/after-hooks.js';
 import type { ClientInfo, LoginResult } from '../services/auth-service.js';
 import type { SignIn } from '../services/sign-in.js';
 import type { UserService } from '../services/user-service.js';
+import type { AuditService } from '../audit/audit-service.js';
+import { actorOf, signInFailed } from '../services/sign-in-audit.js';
 import type { AccountRepository, LinkedAccountRecord } from './account-repository.js';
 import type { Sealer } from './crypto.js';
 import { SocialCodes, socialError } from './errors.js';
@@ -36,6 +38,8 @@ export interface SocialServiceDeps {
   hooks: Hooks;
   /** The one sign-in seam (services/sign-in.ts): a full session, or a pending two-factor one. */
   signIn: SignIn;
+  /** social.linked / social.unlinked in the change's transaction; refused sign-ins after the answer. */
+  audit: Pick<AuditService, 'record' | 'recordLater'>;
   logger?: Logger;
   clock?: () => Date;
 }
@@ -163,9 +167,16 @@ export function createSocialService(deps: SocialServiceDeps) {
     const now = clock();
     const known = await accounts.find(id, profile.id, t);
     const fresh = { ...profileFields(profile), ...sealTokens(id, tokens) };
+    const method = `social:${id}` as const;
+    // A refused sign-in is recorded after the answer, apart from this (rolled back) unit of work.
+    const refused = (user: UserRecord, reason: string) => deps.audit.recordLater(signInFailed(method, reason, { user }, { provider: id }));
+    const refusedUnusable = (user: UserRecord | null) => user && refused(user, user.deleted_at ? 'deleted' : 'disabled');
+    const linked = (user: UserRecord, via: string) =>
+      deps.audit.record({ type: 'social.linked', userId: user.id, actor: actorOf(user), details: { provider: id, via } }, { tx: t });
     if (linkUserId) {
       // The user who started the link may have been disabled or deleted while at the provider.
-      if (!usable(await deps.users.findById(linkUserId))) throw accountDisabled();
+      const linking = await deps.users.findById(linkUserId);
+      if (!usable(linking)) throw accountDisabled();
       if (known && known.user_id !== linkUserId) throw socialError(400, SocialCodes.ALREADY_LINKED, 'This provider account is linked to another user');
       const mine = await accounts.findForUser(linkUserId, id, t);
       if (mine && mine.provider_user_id !== profile.id)
@@ -179,13 +190,20 @@ export function createSocialService(deps: SocialServiceDeps) {
         now,
         t,
       );
+      await linked(linking, 'link');
       return { kind: 'linked' as const, account };
     }
     if (known) {
       const user = await deps.users.findById(known.user_id);
-      if (!usable(user)) throw accountDisabled();
+      if (!usable(user)) {
+        refusedUnusable(user);
+        throw accountDisabled();
+      }
       // The same refusal password login gives (auth-service.ts): the account itself is not verified yet.
-      if (config.requireEmailVerification && !user.is_verified) throw socialError(403, 'EMAIL_NOT_VERIFIED', 'Email not verified');
+      if (config.requireEmailVerification && !user.is_verified) {
+        refused(user, 'unverified');
+        throw socialError(403, 'EMAIL_NOT_VERIFIED', 'Email not verified');
+      }
       await accounts.refresh(known.id, fresh, now, t);
       return { kind: 'user' as const, user, isNew: false };
     }
@@ -198,8 +216,13 @@ export function createSocialService(deps: SocialServiceDeps) {
       if (!profile.emailVerified || !existing.is_verified) {
         throw socialError(400, SocialCodes.LINK_REQUIRED, 'An account with this email exists: sign in to it and link this provider from there');
       }
-      if (!usable(existing)) throw accountDisabled();
+      if (!usable(existing)) {
+        refusedUnusable(existing);
+        throw accountDisabled();
+      }
       await accounts.create({ user_id: existing.id, provider: id, provider_user_id: profile.id, ...nullTokens, ...fresh, metadata: null }, now, t);
+      // Linked by the address both sides verified, at this sign-in.
+      await linked(existing, 'verified_email');
       return { kind: 'user' as const, user: existing, isNew: false };
     }
     if (!config.registrationEnabled) throw socialError(403, SocialCodes.REGISTRATION_DISABLED, 'Registration is disabled');
@@ -224,6 +247,7 @@ export function createSocialService(deps: SocialServiceDeps) {
       },
     );
     await accounts.create({ user_id: user.id, provider: id, provider_user_id: profile.id, ...nullTokens, ...fresh, metadata: null }, now, t);
+    await linked(user, 'sign_up');
     return { kind: 'user' as const, user, isNew: true };
   }
 
@@ -343,6 +367,7 @@ export function createSocialService(deps: SocialServiceDeps) {
           throw socialError(400, SocialCodes.LAST_SIGN_IN_METHOD, 'This is your only way to sign in: set a password or link another provider first');
         }
         await accounts.remove(target.id, t);
+        await deps.audit.record({ type: 'social.unlinked', userId: user.id, details: { provider } }, { tx: t });
       });
     },
   };

@@ -21,6 +21,7 @@ function service(backoff: LoginBackoff) {
     passwords: { verify: async () => false, hash: async () => 'x' },
     hooks: createHooks(),
     backoff,
+    audit: { recordLater: () => undefined },
     config: { requireEmailVerification: false, registrationEnabled: true },
   } as unknown as AuthServiceDeps;
   return { auth: createAuthService(deps), looked: () => looked };

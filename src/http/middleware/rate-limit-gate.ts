@@ -2,7 +2,7 @@ import express, { type ErrorRequestHandler, type Request, type RequestHandler } 
 import type { LimitDeclaring } from '../../limits/limit-classes.js';
 import { registryRoutesView, type Routes } from '../registry-routes.js';
 import { exactRouteTable } from '../exact-routes.js';
-import { consumeRoute, type RouteLimit, type RouteLimitDeps } from './rate-limit.js';
+import { consumeRoute, refuse, type RouteLimit, type RouteLimitDeps } from './rate-limit.js';
 import { consumeClass, sendTooMany, wasCounted } from './rate-limit-request.js';
 import { isRefusedBeforeCredentials, recountAsDefault } from './credential-limits.js';
 
@@ -60,7 +60,7 @@ export function createRateLimitLayers(app: RateLimitLayersDeps, coreRoutes: Rout
   const consume =
     (limit: RouteLimit): RequestHandler =>
     (req, res, next) => {
-      consumeRoute(app, req, res, limit).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
+      consumeRoute(app, req, res, limit).then((r) => (r && !r.allowed ? refuse(app, req, res, r, limit) : next()), next);
     };
   const consumeDefault = consume('default');
 

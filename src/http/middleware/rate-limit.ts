@@ -7,12 +7,13 @@ import { clientIp } from './client-ip.js';
 import { consumeClass, countedIn, hitIn, sendTooMany, setLimitHeaders, tooManyRequests, wasCounted, type RateLimitDeps } from './rate-limit-request.js';
 
 import type { ClassifierDeps, LimitTarget, RateLimitClassifier, RouteLimit } from '../route-shape.js';
+import { recordThrottled, type ThrottleAuditDeps } from './sign-in-throttle.js';
 
 /** The route-limit shapes are declared with the route shapes (nothing of this pipeline in them). */
 export type { ClassifierDeps, LimitTarget, RateLimitClass, RateLimitClassifier, RouteLimit } from '../route-shape.js';
 
 /** What the route middleware needs: counting, and what its classifiers look at. */
-export type RouteLimitDeps = RateLimitDeps & ClassifierDeps;
+export type RouteLimitDeps = RateLimitDeps & ClassifierDeps & ThrottleAuditDeps;
 
 /** The classes a route's limit may count in. */
 export const routeClasses = (limit: RouteLimit): readonly RateLimitClass[] => (typeof limit === 'string' ? [limit] : limit.classes);
@@ -56,8 +57,14 @@ export function rateLimitFor(limit: RouteLimit | undefined, deps: RouteLimitDeps
   return (req, res, next) => {
     // Usually the gate has counted the request already: then nothing to wait for.
     if (!deps.config.rateLimitsEnabled || counted(req)) return next();
-    consumeRoute(deps, req, res, route).then((r) => (r && !r.allowed ? sendTooMany(res, r) : next()), next);
+    consumeRoute(deps, req, res, route).then((r) => (r && !r.allowed ? refuse(deps, req, res, r, route) : next()), next);
   };
+}
+
+/** Answers 429; a sign-in route refused by its class is recorded as `sign_in.throttled` (after the answer). */
+export function refuse(deps: ThrottleAuditDeps, req: Request, res: Response, r: LimitResult, limit: RouteLimit): void {
+  sendTooMany(res, r);
+  recordThrottled(deps, req, typeof limit === 'string' ? limit : routeClasses(limit).join('|'));
 }
 
 /**
@@ -66,7 +73,7 @@ export function rateLimitFor(limit: RouteLimit | undefined, deps: RouteLimitDeps
  * refuses. Run the password check through the attempt's `check`, which applies the refund rule.
  */
 export async function consumeLoginAttempt(
-  deps: RateLimitDeps & { config: Pick<Config, 'rateLimitLoginAccount'> },
+  deps: RateLimitDeps & ThrottleAuditDeps & { config: Pick<Config, 'rateLimitLoginAccount'> },
   req: Request,
   res: Response,
   identifier: string,
@@ -75,6 +82,9 @@ export async function consumeLoginAttempt(
   const attempt = await createLoginPolicy(deps).consume({ identifier, ip: clientIp(req), held: held ? [held] : [] });
   for (const r of attempt.results) setLimitHeaders(res, r);
   const refused = attempt.results.at(-1);
-  if (!attempt.allowed && refused) throw tooManyRequests(refused);
+  if (!attempt.allowed && refused) {
+    recordThrottled(deps, req, 'login_account', identifier);
+    throw tooManyRequests(refused);
+  }
   return attempt;
 }

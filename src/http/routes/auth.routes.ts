@@ -42,7 +42,7 @@ export const logout = defineRoute({
   path: '/auth/logout',
   auth: 'session-or-pending',
   async handler({ res, auth, app }) {
-    await app.services.auth.logout(auth.token);
+    await app.services.auth.logout(auth.token, auth);
     clearSessionCookie(res, app.config);
     return { success: true, message: 'Logged out successfully' };
   },
