@@ -62,7 +62,7 @@ function readableDevice(userAgent: string | null): string | undefined {
 function noticeData(event: AuditEvent, user: UserRecord, config: SecurityNoticeDeps['config']): Record<string, string | undefined> {
   const actor = event.actor;
   // Someone else acted on the account (an admin, the CLI): the mail says so.
-  const byAdmin = actor && ('via' in actor || actor.id !== user.id) ? '1' : undefined;
+  const byAdmin = (actor && ('via' in actor || actor.id !== user.id)) || event.details.by === 'admin' ? '1' : undefined;
   const provider = text(event.details.provider);
   return {
     name: user.name ?? undefined,
