@@ -3,7 +3,7 @@ import type { AuthTokenRecord } from '../data/repositories/auth-token-repository
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, forbidden, notFound } from '../errors/app-error.js';
 import { chooseLinkBase, frontEndBase, withParams } from './account-links.js';
-import { invalidToken, isActiveUser, isVerified, mailTime, minutes, type AccountFlowDeps } from './account-flow-deps.js';
+import { invalidToken, isActiveUser, isVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
 import { assertPasswordPolicy } from './security/passwords.js';
 
 export const INVALID_CURRENT_PASSWORD = 'INVALID_CURRENT_PASSWORD';
@@ -15,11 +15,11 @@ export interface PasswordChangeActor {
 
 /**
  * Password reset by mailed link, and password change (own, or by an admin). Every change stamps
- * password_changed_at, which voids reset links issued before it, ends sessions, and mails a notice.
+ * password_changed_at, which voids reset links issued before it, and ends sessions. The notice mail
+ * is sent from the change's security event (src/audit/security-notices.ts), not from here.
  */
 export function createPasswordService(deps: AccountFlowDeps) {
   const { config, users, tokens, notify, passwords } = deps;
-  const clock = deps.clock ?? (() => new Date());
 
   /** A reset token only counts while its account is usable, still has that address, and has not changed password since. */
   async function resetTarget(rec: AuthTokenRecord | null): Promise<UserRecord | null> {
@@ -31,12 +31,10 @@ export function createPasswordService(deps: AccountFlowDeps) {
     return user;
   }
 
-  /** Stores the new hash (ending sessions but `keepSessionId`), voids reset links, mails a notice. */
+  /** Stores the new hash (ending sessions but `keepSessionId`) and voids reset links. */
   async function applyNewPassword(user: UserRecord, password: string, keepSessionId?: string): Promise<void> {
-    const updated = await deps.userService.setPassword(user.id, password, { exceptSessionId: keepSessionId });
+    await deps.userService.setPassword(user.id, password, { exceptSessionId: keepSessionId });
     await tokens.voidForUser('password_reset', user.id);
-    const when = updated.password_changed_at ? new Date(updated.password_changed_at) : clock();
-    await notify.email({ to: user.email, template: 'password-changed', lang: user.lang, data: { name: user.name ?? undefined, time: mailTime(when) } });
   }
 
   return {
