@@ -79,8 +79,9 @@ function noticeData(event: AuditEvent, user: UserRecord, config: SecurityNoticeD
 
 /**
  * Mails the user about security events on their account, once the event is committed and the answer
- * has gone. Each address is counted against the account-mail budget (AccountNotifier.mayMessage), so
- * nobody can flood an inbox by signing in again and again; a failure is logged, never thrown.
+ * has gone. Each address is counted against the account-mail budget (AccountNotifier.mayMessage, its
+ * 'notices' pool), so nobody can flood an inbox by signing in again and again, nor use up the owner's
+ * budget for reset links that way; a failure is logged, never thrown.
  */
 export function createSecurityNotices(deps: SecurityNoticeDeps) {
   const log = deps.logger.child({ component: 'security-notices' });
@@ -99,7 +100,7 @@ export function createSecurityNotices(deps: SecurityNoticeDeps) {
       to.push({ address: previous, data: { ...data, newEmail: maskEmail(user.email) } });
     }
     for (const { address, data: d } of to) {
-      if (!(await deps.notify.mayMessage(address))) continue;
+      if (!(await deps.notify.mayMessage(address, 'notices'))) continue;
       await deps.notify.email({ to: address, template, lang: user.lang, data: d });
     }
     log.debug({ type: event.type, event_id: event.id }, 'security notice handled');

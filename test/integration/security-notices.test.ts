@@ -224,7 +224,7 @@ describe('change notices', () => {
     expect(toNew.text).not.toContain('no longer comes to this address');
   });
 
-  it('when the same address gets more notices than the account-mail budget allows, then the rest are dropped, and the support address is named', async () => {
+  it('when the same address gets more notices than the account-mail budget allows, then the rest are dropped, the support address is named and reset links still go out', async () => {
     const tight = others.tight;
     const user = await makeUser(tight, { email: uniqueEmail('flooded') });
     await pastSignIn(tight, user, 30, HOME, CHROME_MAC);
@@ -233,5 +233,8 @@ describe('change notices', () => {
     const got = mailsTo(smtp, user.email);
     expect(got).toHaveLength(2);
     expect(got[0].text).toContain('Then write to help@example.test so we can check your account.');
+    // Notices count apart: the owner can still get a reset link.
+    expect((await tight.request('POST', '/auth/password-reset/request', { body: { email: user.email } })).status).toBe(200);
+    await mailTo(smtp, user.email, /^Reset your Gatehouse password$/);
   });
 });
