@@ -94,7 +94,8 @@ export function createSecurityNotices(deps: SecurityNoticeDeps) {
     if (!isActiveUser(user)) return;
     const data = noticeData(event, user, deps.config);
     const to = [{ address: user.email, data }];
-    const previous = template === 'email-changed' ? text(event.details.previous_email) : undefined;
+    // The address before the change: best as details.identifier (a column of its own, which erasure clears).
+    const previous = template === 'email-changed' ? (text(event.details.identifier) ?? text(event.details.previous_email)) : undefined;
     if (previous && previous.toLowerCase() !== user.email.toLowerCase()) {
       // The old address is the one an attacker who took the account cannot read: it learns where the account went.
       to.push({ address: previous, data: { ...data, newEmail: maskEmail(user.email) } });

@@ -209,20 +209,19 @@ describe('change notices', () => {
     expect(mail.text).toContain('se cambió por un administrador.');
   });
 
-  it('when the email changed and the event names the previous address, then both addresses are told, the old one where the account went (masked)', async () => {
-    const user = await makeUser(t, { email: uniqueEmail('moved') });
-    const previous = uniqueEmail('old-address');
-    await record(
-      t,
-      { type: 'email.changed', userId: user.id, details: { previous_email: previous } },
-      { ip: ELSEWHERE, ua: CHROME_MAC, actor: selfActor(user) },
-    );
-    const toNew = await mailTo(smtp, user.email, /email address of your Gatehouse account was changed/);
-    const toOld = await mailTo(smtp, previous, /email address of your Gatehouse account was changed/);
-    expect(toOld.text).toContain(`to ${user.email[0]}***@example.test. Mail about the account no longer comes to this address.`);
-    expect(toOld.text).not.toContain(user.email);
-    expect(toNew.text).not.toContain('no longer comes to this address');
-  });
+  it.each(['identifier', 'previous_email'])(
+    'when the email changed and the event names the previous address (details.%s), then both addresses are told, the old one where the account went (masked)',
+    async (key) => {
+      const user = await makeUser(t, { email: uniqueEmail('moved') });
+      const previous = uniqueEmail('old-address');
+      await record(t, { type: 'email.changed', userId: user.id, details: { [key]: previous } }, { ip: ELSEWHERE, ua: CHROME_MAC, actor: selfActor(user) });
+      const toNew = await mailTo(smtp, user.email, /email address of your Gatehouse account was changed/);
+      const toOld = await mailTo(smtp, previous, /email address of your Gatehouse account was changed/);
+      expect(toOld.text).toContain(`to ${user.email[0]}***@example.test. Mail about the account no longer comes to this address.`);
+      expect(toOld.text).not.toContain(user.email);
+      expect(toNew.text).not.toContain('no longer comes to this address');
+    },
+  );
 
   it('when the same address gets more notices than the account-mail budget allows, then the rest are dropped, the support address is named and reset links still go out', async () => {
     const tight = others.tight;
