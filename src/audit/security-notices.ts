@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.js';
+import { canonicalEmail } from '../data/models/user-columns.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import type { Logger } from '../log/logger.js';
 import { maskEmail } from '../mail/outbox.js';
@@ -96,7 +97,7 @@ export function createSecurityNotices(deps: SecurityNoticeDeps) {
     const to = [{ address: user.email, data }];
     // The address before the change: best as details.identifier (a column of its own, which erasure clears).
     const previous = template === 'email-changed' ? (text(event.details.identifier) ?? text(event.details.previous_email)) : undefined;
-    if (previous && previous.toLowerCase() !== user.email.toLowerCase()) {
+    if (previous && canonicalEmail(previous) !== canonicalEmail(user.email)) {
       // The old address is the one an attacker who took the account cannot read: it learns where the account went.
       to.push({ address: previous, data: { ...data, newEmail: maskEmail(user.email) } });
     }
