@@ -16,6 +16,9 @@ import { createAuditService, type AuditService } from './audit/audit-service.js'
 import { createWebhooks } from './webhooks/webhooks.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
 import { createDeferredWork } from './services/deferred-work.js';
+import { createSecurityNotices } from './audit/security-notices.js';
+import { createNewDeviceDetector } from './audit/new-device.js';
+import { createAccountNotifier } from './services/account-notify.js';
 import { defineSystemModels, type SystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { createSessionService, type SessionService } from './services/session-service.js';
@@ -241,6 +244,15 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       transaction: (fn) => sequelize.transaction(fn),
       clock: opts.clock,
     });
+    // Mails the user about security events on their account, after commit and after the answer.
+    createSecurityNotices({
+      config,
+      users: repos.users,
+      notify: createAccountNotifier({ mailer: flows.mailer, sms: flows.sms, limiter, config, logger }),
+      detector: createNewDeviceDetector({ repo: repos.audit }),
+      later: (what, work) => deferred.later(what, work),
+      logger,
+    }).attach(audit);
     // Mail and tokens scheduled after answers go out before the mailer closes.
     closers.unshift(
       closer('deferred mail', async () => {

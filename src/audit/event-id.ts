@@ -34,3 +34,9 @@ export function eventId(now: number = Date.now()): string {
 export function eventIdTime(id: string): number {
   return parseInt(id.replace(/-/g, '').slice(0, 12), 16);
 }
+
+/** The lowest id any event made at `ms` or later can have: a keyset bound for "since this time". */
+export function eventIdFloor(ms: number): string {
+  const h = Math.max(0, Math.trunc(ms)).toString(16).padStart(12, '0').slice(-12);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
+}

@@ -222,6 +222,19 @@ export const CONFIG_KEYS = {
   BRAND_COLOR: key('brandColor', 'mail', z.string().regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour such as #2f6fed'), 'Accent colour of messages.', {
     default: '#2f6fed',
   }),
+  NEW_DEVICE_EMAILS: key(
+    'newDeviceEmails',
+    'mail',
+    bool,
+    'Mail a user when they sign in from a browser/OS or a network (IPv4 /24, IPv6 /48) not seen on their account in the last 90 days (never for the first sign-in).',
+    { default: true },
+  ),
+  SUPPORT_EMAIL: key(
+    'supportEmail',
+    'mail',
+    z.email('expected an email address').optional(),
+    'Address security notices tell users to write to when a change was not theirs. Absent: they are told to contact the administrator.',
+  ),
   SMS_PROVIDER: key(
     'smsProvider',
     'mail',

@@ -4,7 +4,23 @@ import { findPackageRoot } from './package-root.js';
 import { renderTemplate, type TemplateVars } from './template-engine.js';
 
 /** Every message Gatehouse sends; one folder entry per language under templates/emails/<lang>/. */
-export const EMAIL_TEMPLATES = ['verify-email', 'password-reset', 'password-changed', 'login-link', 'test'] as const;
+export const EMAIL_TEMPLATES = [
+  'verify-email',
+  'password-reset',
+  'login-link',
+  'test',
+  // Security notices (src/audit/security-notices.ts): one per event that mails.
+  'new-device-sign-in',
+  'password-changed',
+  'password-was-reset',
+  'email-changed',
+  'two-factor-disabled',
+  'two-factor-reset',
+  'social-linked',
+  'social-unlinked',
+  'passkey-added',
+  'passkey-removed',
+] as const;
 export type EmailTemplateName = (typeof EMAIL_TEMPLATES)[number];
 
 export const DEFAULT_EMAIL_LANG = 'en';
@@ -27,13 +43,25 @@ export interface RenderedEmail {
   lang: string;
 }
 
+const NOTICE = { all: ['time', 'resetUrl'] };
+
 /** Data a template cannot do without: sending a reset mail without its link is a bug, not a message. */
 const REQUIRED: Record<EmailTemplateName, { all?: string[]; anyOf?: string[] }> = {
   'verify-email': { all: ['link'] },
   'password-reset': { all: ['link'] },
-  'password-changed': {},
   'login-link': { anyOf: ['link', 'code'] },
   test: {},
+  // A notice without its time or the way to take the account back is not a notice.
+  'new-device-sign-in': NOTICE,
+  'password-changed': NOTICE,
+  'password-was-reset': NOTICE,
+  'email-changed': NOTICE,
+  'two-factor-disabled': NOTICE,
+  'two-factor-reset': NOTICE,
+  'social-linked': NOTICE,
+  'social-unlinked': NOTICE,
+  'passkey-added': NOTICE,
+  'passkey-removed': NOTICE,
 };
 
 interface LangStrings {
@@ -93,6 +121,20 @@ function primaryLanguage(lang: string | null | undefined): string | null {
   return /^[a-z]{2,3}$/.test(primary) ? primary : null;
 }
 
+const PARTIAL_RE = /\{\{>\s*([a-z][a-z0-9-]*)\s*\}\}/g;
+
+/**
+ * Puts the shared pieces a message names (`{{> name}}` → `<lang>/_name.html|.txt` beside it) into its
+ * text before any value is substituted: a piece is template text shipped with the package, never data.
+ */
+function withPartials(source: string, root: string, lang: string, ext: 'html' | 'txt'): string {
+  return source.replace(PARTIAL_RE, (_m, name: string) => {
+    const piece = readFrom(root, lang, `_${name}.${ext}`);
+    if (piece === null) throw new Error(`Email partial "${name}" is missing from ${path.join(root, lang)}`);
+    return piece.trimEnd();
+  });
+}
+
 function loadTemplate(name: string, lang: string, source?: TemplateSource) {
   const root = source?.dir ?? emailTemplatesDir();
   const own = loadStrings(lang, root);
@@ -102,7 +144,7 @@ function loadTemplate(name: string, lang: string, source?: TemplateSource) {
   const html = readFrom(root, lang, `${name}.html`);
   const text = readFrom(root, lang, `${name}.txt`);
   if (!strings || subject === undefined || html === null || text === null) return null;
-  return { lang, strings, subject, html, text };
+  return { lang, strings, subject, html: withPartials(html, root, lang, 'html'), text: withPartials(text, root, lang, 'txt') };
 }
 
 const isTemplateName = (t: string): t is EmailTemplateName => (EMAIL_TEMPLATES as readonly string[]).includes(t);

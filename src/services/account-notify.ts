@@ -16,9 +16,11 @@ export interface AccountNotifier {
   sms(to: string, body: string): Promise<boolean>;
   /**
    * Counts one message to this address against the token-login limit; false when the address got too
-   * many lately. Per address (not per IP), so a botnet cannot flood one inbox or phone.
+   * many lately. Per address (not per IP), so a botnet cannot flood one inbox or phone. `pool`
+   * 'notices' (security notices) counts apart from links and codes, at the same budget: notices an
+   * attacker can cause never use up the budget the owner needs for a reset link, nor the reverse.
    */
-  mayMessage(address: string): Promise<boolean>;
+  mayMessage(address: string, pool?: 'links' | 'notices'): Promise<boolean>;
 }
 
 export interface AccountNotifierDeps {
@@ -50,11 +52,12 @@ export function createAccountNotifier(deps: AccountNotifierDeps): AccountNotifie
         return false;
       }
     },
-    async mayMessage(address) {
+    async mayMessage(address, pool = 'links') {
       if (!deps.config.rateLimitsEnabled) return true;
       // Hashed: limiter keys may live in Redis, and addresses are personal data.
-      const r = await deps.limiter.consume('message-to', sha256(address.toLowerCase()), deps.config.rateLimitTokenLogin);
-      if (!r.allowed) log.warn({ to: address.includes('@') ? maskEmail(address) : maskPhone(address) }, 'account message throttled for this address');
+      const bucket = pool === 'links' ? 'message-to' : 'notice-to';
+      const r = await deps.limiter.consume(bucket, sha256(address.toLowerCase()), deps.config.rateLimitTokenLogin);
+      if (!r.allowed) log.warn({ to: address.includes('@') ? maskEmail(address) : maskPhone(address), pool }, 'account message throttled for this address');
       return r.allowed;
     },
   };

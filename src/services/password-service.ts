@@ -3,7 +3,7 @@ import type { AuthTokenRecord } from '../data/repositories/auth-token-repository
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, forbidden, notFound } from '../errors/app-error.js';
 import { chooseLinkBase, frontEndBase, withParams } from './account-links.js';
-import { invalidToken, isActiveUser, isVerified, mailTime, markVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
+import { invalidToken, isActiveUser, isVerified, markVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
 import type { SetPasswordOptions } from './user-service.js';
 import { assertPasswordPolicy } from './security/passwords.js';
 
@@ -16,11 +16,11 @@ export interface PasswordChangeActor {
 
 /**
  * Password reset by mailed link, and password change (own, or by an admin). Every change stamps
- * password_changed_at, which voids reset links issued before it, ends sessions, and mails a notice.
+ * password_changed_at, which voids reset links issued before it, and ends sessions. The notice mail
+ * is sent from the change's security event (src/audit/security-notices.ts), not from here.
  */
 export function createPasswordService(deps: AccountFlowDeps) {
   const { config, users, tokens, notify, passwords } = deps;
-  const clock = deps.clock ?? (() => new Date());
 
   /** A reset token only counts while its account is usable, still has that address, and has not changed password since. */
   async function resetTarget(rec: AuthTokenRecord | null): Promise<UserRecord | null> {
@@ -32,12 +32,10 @@ export function createPasswordService(deps: AccountFlowDeps) {
     return user;
   }
 
-  /** Stores the new hash (ending sessions but `keepSessionId`), voids reset links, mails a notice. */
+  /** Stores the new hash (ending sessions but `keepSessionId`) and voids reset links; the notice follows the event. */
   async function applyNewPassword(user: UserRecord, password: string, keepSessionId: string | undefined, event: SetPasswordOptions['event']): Promise<void> {
-    const updated = await deps.userService.setPassword(user.id, password, { exceptSessionId: keepSessionId, event });
+    await deps.userService.setPassword(user.id, password, { exceptSessionId: keepSessionId, event });
     await tokens.voidForUser('password_reset', user.id);
-    const when = updated.password_changed_at ? new Date(updated.password_changed_at) : clock();
-    await notify.email({ to: user.email, template: 'password-changed', lang: user.lang, data: { name: user.name ?? undefined, time: mailTime(when) } });
   }
 
   return {

@@ -22,11 +22,15 @@ const SYSTEMS: [RegExp, string][] = [
   [/Linux/, 'Linux'],
 ];
 
+/** The browser and the operating system a User-Agent names (each absent when nothing matches). */
+export function deviceParts(userAgent: string | undefined | null): { browser?: string; system?: string } {
+  if (!userAgent) return {};
+  return { browser: BROWSERS.find(([re]) => re.test(userAgent))?.[1], system: SYSTEMS.find(([re]) => re.test(userAgent))?.[1] };
+}
+
 /** A short human label for a User-Agent ("Chrome on macOS"); "Unknown device" when nothing matches. */
 export function describeDevice(userAgent: string | undefined | null): string {
-  if (!userAgent) return 'Unknown device';
-  const browser = BROWSERS.find(([re]) => re.test(userAgent))?.[1];
-  const system = SYSTEMS.find(([re]) => re.test(userAgent))?.[1];
+  const { browser, system } = deviceParts(userAgent);
   if (browser && system) return `${browser} on ${system}`;
   return browser ?? system ?? 'Unknown device';
 }

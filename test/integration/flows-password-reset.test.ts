@@ -6,7 +6,8 @@ import { linkIn, mailTo, mailsTo, tokenIn } from './flows-helpers.js';
 const NEW_PASSWORD = 'Brand-New-Secret-77';
 const REQUEST_ANSWER = { success: true, message: 'If the address is registered, a password reset email has been sent.' };
 const RESET_SUBJECT = /^Reset your Gatehouse password$/;
-const CHANGED_SUBJECT = /^Your Gatehouse password was changed$/;
+/** A reset has a notice of its own (password.reset → password-was-reset). */
+const RESET_DONE_SUBJECT = /^Your Gatehouse password was reset$/;
 
 const { t, smtp: sink } = appWithMail({
   env: {
@@ -53,7 +54,7 @@ describe('password reset', () => {
     expect((await t.request('GET', '/auth/validation', { session })).status).toBe(401);
     expect((await login(user.email, DEFAULT_PASSWORD)).status).toBe(401);
     expect((await login(user.email, NEW_PASSWORD)).status).toBe(200);
-    const notice = await mailTo(sink, user.email, CHANGED_SUBJECT);
+    const notice = await mailTo(sink, user.email, RESET_DONE_SUBJECT);
     expect(notice.text).toContain('Hi Ana,');
   });
 

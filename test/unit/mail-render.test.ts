@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,21 +11,44 @@ const branding = { productName: 'Acme ID', brandColor: '#12ab34', publicUrl: 'ht
 const LINK = 'https://app.acme.test/verify?token=tok123&next=%2Fhome';
 const CODE = '482913';
 
+const RESET_PAGE = 'https://app.acme.test/reset-password';
+/** What every security notice gets (src/audit/security-notices.ts). */
+const NOTICE = { name: 'Ana', time: '2026-11-21 14:05 UTC', ip: '203.0.113.9', device: 'Firefox, Linux', resetUrl: RESET_PAGE };
+const NOTICE_SHOWS = ['2026-11-21 14:05 UTC', '203.0.113.9', 'Firefox, Linux', RESET_PAGE];
+
 const DATA: Record<EmailTemplateName, Record<string, string | number>> = {
   'verify-email': { name: 'Ana', link: LINK },
   'password-reset': { name: 'Ana', link: LINK, expiresMinutes: 60 },
-  'password-changed': { name: 'Ana', time: '2026-11-21 14:05 UTC' },
   'login-link': { name: 'Ana', link: LINK, code: CODE, expiresMinutes: 15 },
   test: {},
+  'new-device-sign-in': NOTICE,
+  'password-changed': NOTICE,
+  'password-was-reset': NOTICE,
+  'email-changed': { ...NOTICE, newEmail: 'n***@example.test' },
+  'two-factor-disabled': NOTICE,
+  'two-factor-reset': NOTICE,
+  'social-linked': { ...NOTICE, provider: 'GitHub' },
+  'social-unlinked': { ...NOTICE, provider: 'GitHub' },
+  'passkey-added': { ...NOTICE, passkeyName: 'Work laptop' },
+  'passkey-removed': { ...NOTICE, passkeyName: 'Work laptop' },
 };
 
 /** What must reach the reader of each message, in both parts. */
 const MUST_SHOW: Record<EmailTemplateName, string[]> = {
   'verify-email': [LINK],
   'password-reset': [LINK, '60'],
-  'password-changed': ['2026-11-21 14:05 UTC'],
   'login-link': [LINK, CODE, '15'],
   test: ['https://id.acme.test'],
+  'new-device-sign-in': NOTICE_SHOWS,
+  'password-changed': NOTICE_SHOWS,
+  'password-was-reset': NOTICE_SHOWS,
+  'email-changed': [...NOTICE_SHOWS, 'n***@example.test'],
+  'two-factor-disabled': NOTICE_SHOWS,
+  'two-factor-reset': NOTICE_SHOWS,
+  'social-linked': [...NOTICE_SHOWS, 'GitHub'],
+  'social-unlinked': [...NOTICE_SHOWS, 'GitHub'],
+  'passkey-added': [...NOTICE_SHOWS, 'Work laptop'],
+  'passkey-removed': [...NOTICE_SHOWS, 'Work laptop'],
 };
 
 const htmlOf = (s: string) => escapeHtml(s);
@@ -152,8 +175,39 @@ describe('renderEmail', () => {
     expect(out.subject).toBe('Acme ID test message');
   });
 
+  it('when a security notice lacks its time or reset page, then it throws rather than send half a notice', () => {
+    expect(() => renderEmail('new-device-sign-in', 'en', { ...NOTICE, time: undefined }, branding)).toThrow(/needs data: time/);
+    expect(() => renderEmail('password-changed', 'es', { ...NOTICE, resetUrl: '' }, branding)).toThrow(/needs data: resetUrl/);
+  });
+
+  it('when a notice has a support address or names an admin, then it says so; without, it points to the administrator', () => {
+    const withSupport = renderEmail('password-changed', 'en', { ...NOTICE, supportEmail: 'help@acme.test', byAdmin: '1' }, branding);
+    expect(withSupport.text).toContain('changed by an administrator.');
+    expect(withSupport.text).toContain('write to help@acme.test');
+    expect(withSupport.html).toContain('href="mailto:help@acme.test"');
+    const plain = renderEmail('password-changed', 'es', NOTICE, branding);
+    expect(plain.text).toContain('avisa al administrador de Acme ID');
+    expect(plain.text).not.toContain('por un administrador');
+  });
+
+  it('when data holds a partial tag, then it stays text; a template naming a missing partial throws', () => {
+    const out = renderEmail('password-changed', 'en', { ...NOTICE, name: '{{> security-notice}}' }, branding);
+    expect(out.text).toContain('Hi {{> security-notice}},');
+    expect(out.text.match(/If not, reset your password/g)).toHaveLength(1);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-partial-'));
+    try {
+      mkdirSync(path.join(dir, 'en'));
+      writeFileSync(path.join(dir, 'en', 'strings.json'), JSON.stringify({ subjects: { note: 'Note from {{productName}}' } }));
+      writeFileSync(path.join(dir, 'en', 'note.html'), '<p>x</p>{{> nowhere}}');
+      writeFileSync(path.join(dir, 'en', 'note.txt'), 'x');
+      expect(() => renderEmail('note', 'en', {}, branding, { dir, required: { note: {} } })).toThrow(/partial "nowhere" is missing/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('when an appUrl is given, then the footer links to it', () => {
-    const out = renderEmail('password-changed', 'en', { name: 'Ana' }, { ...branding, appUrl: 'https://app.acme.test/' });
+    const out = renderEmail('password-changed', 'en', NOTICE, { ...branding, appUrl: 'https://app.acme.test/' });
     expect(out.html).toContain('href="https://app.acme.test"');
     expect(out.text.trimEnd().endsWith('https://app.acme.test')).toBe(true);
   });

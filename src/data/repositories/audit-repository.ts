@@ -30,6 +30,13 @@ export interface AuditQuery {
   limit: number;
 }
 
+/** Where an earlier event came from (the new-device check compares sign-ins by these). */
+export interface AuditSource {
+  id: string;
+  ip: string | null;
+  user_agent: string | null;
+}
+
 interface TxOption {
   tx?: Transaction | null;
 }
@@ -41,6 +48,11 @@ export interface AuditRepository {
   list(q: AuditQuery): Promise<AuditEvent[]>;
   /** Every event about a user, oldest first (the personal-data export). */
   listByUser(userId: string, opts?: TxOption): Promise<AuditEvent[]>;
+  /**
+   * Ip and agent of a user's events of one type with ids in (afterId, beforeId), newest first, at most
+   * `limit`: a range read of the (user_id, id) index, the type checked on the rows it reads.
+   */
+  sourcesOf(userId: string, type: string, range: { afterId?: string; beforeId: string; limit: number }): Promise<AuditSource[]>;
   /** Deletes at most `batch` events older than `before`; returns how many went. */
   pruneBatch(before: Date, batch: number): Promise<number>;
   /**
@@ -137,6 +149,17 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
 
     async listByUser(userId, opts) {
       return (await select(`SELECT ${COLUMNS} FROM audit_events WHERE user_id = ? ORDER BY id`, [userId], opts?.tx)).map(toEvent);
+    },
+
+    async sourcesOf(userId, type, range) {
+      const after = range.afterId ? ' AND id > ?' : '';
+      return sequelize.query<AuditSource>(
+        `SELECT id, ip, user_agent FROM audit_events WHERE user_id = ? AND id < ?${after} AND type = ? ORDER BY id DESC LIMIT ?`,
+        {
+          type: QueryTypes.SELECT,
+          replacements: [userId, range.beforeId, ...(range.afterId ? [range.afterId] : []), type, range.limit],
+        },
+      );
     },
 
     async pruneBatch(before, batch) {
