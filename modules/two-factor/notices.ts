@@ -3,10 +3,14 @@ import { LABELS } from './methods.js';
 import type { Caller } from './service.js';
 import type { MethodKind } from './store.js';
 
-/** Mails the user about a change of their two-factor settings: a failure is logged, never thrown (the change it reports is done). */
+/**
+ * Mails the user about a change of their two-factor settings: a failure is logged, never thrown (the
+ * change it reports is done). Turning it off and an admin's reset are told by core's security notices
+ * (src/audit/security-notices.ts), from the events the module writes.
+ */
 export async function notify(
   c: Pick<Caller, 'ctx' | 'user'>,
-  event: 'enabled' | 'disabled' | 'method_added' | 'method_removed' | 'backup_codes' | 'reset',
+  event: 'enabled' | 'method_added' | 'method_removed' | 'backup_codes',
   method?: MethodKind,
 ): Promise<void> {
   const to = c.user.email;

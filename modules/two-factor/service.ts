@@ -87,7 +87,8 @@ export async function toggle(c: Caller, enable: boolean, proof: Proof) {
     if (!enable) await store.forgetDevices(c.ctx, user.id, { transaction });
     await c.ctx.audit.record({ type: enable ? 'two_factor.enabled' : 'two_factor.disabled', userId: user.id }, { tx: transaction });
   });
-  await notify({ ctx: c.ctx, user }, enable ? 'enabled' : 'disabled');
+  // Turning it off is told by core's security notice (two_factor.disabled); turning it on only here.
+  if (enable) await notify({ ctx: c.ctx, user }, 'enabled');
   return answer(enable, `Two-factor authentication turned ${enable ? 'on' : 'off'}`);
 }
 
@@ -183,7 +184,7 @@ export async function resetUser(ctx: ModuleContext, target: UserRecord, actor: U
     await ctx.audit.record({ type: 'two_factor.reset', userId: target.id, details: { methods_removed: n } }, { tx: transaction });
     return n;
   });
-  await notify({ ctx, user: target }, 'reset');
+  // The user is told by core's security notice of two_factor.reset.
   return { user_id: target.id, two_factor_enabled: false, methods_removed: removed };
 }
 
