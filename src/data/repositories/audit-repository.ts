@@ -1,5 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { AuditActor, AuditEvent, AuditOutcome } from '../../audit/audit-types.js';
+import { dialectOf } from '../sequelize.js';
 
 /** One stored event, as the service hands it over (the id time-ordered, details already cleaned). */
 export interface AuditRow {
@@ -140,13 +141,14 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
     },
 
     async pruneBatch(before, batch) {
-      const ids = await sequelize.query<{ id: string }>('SELECT id FROM audit_events WHERE at < ? ORDER BY at LIMIT ?', {
-        type: QueryTypes.SELECT,
-        replacements: [before, batch],
-      });
-      if (!ids.length) return 0;
-      await sequelize.query(`DELETE FROM audit_events WHERE id IN (${ids.map(() => '?').join(', ')})`, { replacements: ids.map((r) => r.id) });
-      return ids.length;
+      // One statement per batch, its own transaction (as the session-expiry job's): row locks last one
+      // batch, and two runners pass each other on PostgreSQL (SKIP LOCKED). The index on `at` finds them.
+      const lock = dialectOf(sequelize) === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+      const n = await sequelize.query(
+        `DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < :before ORDER BY at LIMIT ${Math.max(1, Math.floor(batch))}${lock})`,
+        { replacements: { before }, type: QueryTypes.BULKDELETE },
+      );
+      return Number(n);
     },
 
     async anonymize(userId, identifiers, opts) {
