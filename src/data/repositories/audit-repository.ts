@@ -45,8 +45,8 @@ export interface AuditRepository {
   /** Deletes at most `batch` events older than `before`; returns how many went. */
   pruneBatch(before: Date, batch: number): Promise<number>;
   /**
-   * Erasure: the person's address, agent and identifier are removed from past events about them (or
-   * attempts on their identifier), while the events themselves stay.
+   * Erasure: the person's address, agent and identifier are removed from past events about them, by
+   * them, or attempts on their identifier, while the events themselves stay.
    */
   anonymize(userId: string, identifiers: string[], opts?: TxOption): Promise<number>;
 }
@@ -156,8 +156,9 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
       const idList = identifiers.filter(Boolean);
       const byIdentifier = idList.length ? ` OR identifier IN (${idList.map(() => '?').join(', ')})` : '';
       const [, meta] = await sequelize.query(
-        `UPDATE audit_events SET ip = NULL, user_agent = NULL, identifier = NULL WHERE (user_id = ?${byIdentifier}) AND (ip IS NOT NULL OR user_agent IS NOT NULL OR identifier IS NOT NULL)`,
-        { replacements: [userId, ...idList], transaction: tx },
+        // Events they did to others too (an admin erased): the address and agent there are theirs.
+        `UPDATE audit_events SET ip = NULL, user_agent = NULL, identifier = NULL WHERE (user_id = ? OR actor_id = ?${byIdentifier}) AND (ip IS NOT NULL OR user_agent IS NOT NULL OR identifier IS NOT NULL)`,
+        { replacements: [userId, userId, ...idList], transaction: tx },
       );
       return typeof meta === 'number' ? meta : ((meta as { rowCount?: number; changes?: number } | undefined)?.rowCount ?? (meta as { changes?: number } | undefined)?.changes ?? 0);
     },

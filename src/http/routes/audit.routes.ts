@@ -1,4 +1,4 @@
-import type { AuditActor, AuditEvent } from '../../audit/audit-types.js';
+import { ownView } from '../../audit/own-view.js';
 import { expandTypes, ownSecurityTypes } from '../../audit/type-filter.js';
 import { badRequest } from '../../errors/app-error.js';
 import { defineRoute } from '../define-route.js';
@@ -41,40 +41,6 @@ export const listAuditEvents = defineRoute({
     return { success: true, data: page };
   },
 });
-
-/** Keys of details that hold someone's id (`by_user_id`, `adminId`, `actor_ids`). */
-const ID_KEY = /(^|_)ids?$|Ids?$/;
-
-function withoutOthersIds(v: unknown, me: string): unknown {
-  if (Array.isArray(v)) return v.map((x) => withoutOthersIds(x, me));
-  if (!v || typeof v !== 'object') return v;
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    if (k === 'identifier') continue;
-    if (ID_KEY.test(k) && x !== me) continue;
-    out[k] = withoutOthersIds(x, me);
-  }
-  return out;
-}
-
-/**
- * An event as its subject sees it: when someone else acted (an admin reset their second factor), the
- * actor is only their kind ({ user_type }), and that person's address, agent and request id are left
- * out; ids of other people in details are dropped.
- */
-export type OwnAuditEvent = Omit<AuditEvent, 'actor'> & { actor: AuditActor | { user_type: string } };
-
-export function ownView(e: AuditEvent, me: string): OwnAuditEvent {
-  const other = e.actor !== null && 'id' in e.actor && e.actor.id !== me ? e.actor : null;
-  return {
-    ...e,
-    actor: other ? { user_type: other.user_type } : e.actor,
-    ip: other ? null : e.ip,
-    user_agent: other ? null : e.user_agent,
-    request_id: other ? null : e.request_id,
-    details: withoutOthersIds(e.details, me) as Record<string, unknown>,
-  };
-}
 
 export const ownSecurityEvents = defineRoute({
   method: 'get',
