@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../../modules/index.js';
 import { createAppContext } from '../../src/app-context.js';
 import { withAuditScope } from '../../src/audit/audit-scope.js';
-import { eventId } from '../../src/audit/event-id.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { coreRoutes } from '../../src/http/routes/index.js';
 import { createLogger } from '../../src/log/logger.js';
 import { moduleEnvNames } from '../../src/modules/module-env.js';
+import { eventAt } from '../helpers/audit-events.js';
 import { json, removeTempDirs, runCli, tempDir } from '../helpers/cli.js';
 
 const EXPORTED = 450;
@@ -36,19 +36,7 @@ beforeAll(async () => {
     const start = Date.parse('2025-03-01T00:00:00Z');
     for (let i = 0; i < EXPORTED; i++) {
       const at = new Date(start + i * 60_000);
-      await app.repos.audit.insert({
-        id: eventId(at.getTime()),
-        type: 'sign_out',
-        at,
-        outcome: 'success',
-        actor: null,
-        user_id: null,
-        ip: null,
-        user_agent: null,
-        request_id: null,
-        identifier: null,
-        details: { i },
-      });
+      await app.repos.audit.insert(eventAt(at, { type: 'sign_out', details: { i } }));
     }
   } finally {
     await app.close();

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withAuditScope, type AuditScope } from '../../src/audit/audit-scope.js';
 import type { AuditInput } from '../../src/audit/audit-types.js';
-import { eventId } from '../../src/audit/event-id.js';
 import type { UserRecord } from '../../src/data/repositories/user-repository.js';
+import { eventAt } from '../helpers/audit-events.js';
 import { makeSession, makeUser } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -24,22 +24,10 @@ const scopeOf = (actor: UserRecord | null, ip: string, requestId = 'req-test'): 
 });
 const record = (scope: AuditScope, input: AuditInput) => withAuditScope(scope, () => t.app.services.audit.record(input));
 
-/** An event written as if it happened `daysAgo` days ago (test data: straight through the repository). */
+/** An event written as if it happened `daysAgo` days ago. */
 async function recordAt(daysAgo: number, input: { type: string; userId: string; ip: string }) {
   const at = new Date(Date.now() - daysAgo * 86_400_000);
-  await t.app.repos.audit.insert({
-    id: eventId(at.getTime()),
-    type: input.type,
-    at,
-    outcome: 'success',
-    actor: null,
-    user_id: input.userId,
-    ip: input.ip,
-    user_agent: null,
-    request_id: null,
-    identifier: null,
-    details: {},
-  });
+  await t.app.repos.audit.insert(eventAt(at, { type: input.type, user_id: input.userId, ip: input.ip }));
 }
 
 const adminGet = (qs: string, token = admin.token) => t.request('GET', `/auth/admin/audit-events${qs ? `?${qs}` : ''}`, { session: token });

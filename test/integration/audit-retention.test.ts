@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventId } from '../../src/audit/event-id.js';
 import { auditRetentionJob, coreJobs } from '../../src/jobs/core-jobs.js';
 import { startScheduler } from '../../src/jobs/scheduler.js';
+import { eventAt } from '../helpers/audit-events.js';
 import { makeUser } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -15,23 +15,11 @@ afterAll(async () => {
 
 const DAY = 86_400_000;
 
-/** `n` events about `userId`, `daysAgo` days old (test data, straight through the repository). */
+/** `n` events about `userId`, `daysAgo` days old. */
 async function eventsAged(userId: string, daysAgo: number, n: number) {
   for (let i = 0; i < n; i++) {
     const at = new Date(Date.now() - daysAgo * DAY - i * 1000);
-    await t.app.repos.audit.insert({
-      id: eventId(at.getTime()),
-      type: 'sign_in.succeeded',
-      at,
-      outcome: 'success',
-      actor: null,
-      user_id: userId,
-      ip: null,
-      user_agent: null,
-      request_id: null,
-      identifier: null,
-      details: { daysAgo },
-    });
+    await t.app.repos.audit.insert(eventAt(at, { type: 'sign_in.succeeded', user_id: userId, details: { daysAgo } }));
   }
 }
 

@@ -69,6 +69,14 @@ interface Raw {
 
 const COLUMNS = 'id, type, at, outcome, actor_id, actor_type, actor_via, user_id, ip, user_agent, request_id, identifier, details';
 
+/** The smallest id an event made at `ms` can have (its first 48 bits are `ms`, the rest zero). */
+function idFloor(ms: number): string {
+  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0').slice(-12);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
+}
+/** How far an id's time may run ahead of its event's (4096 events in one millisecond borrow the next). */
+const ID_LEAD_MS = 60_000;
+
 function toEvent(r: Raw): AuditEvent {
   const details = typeof r.details === 'string' ? (JSON.parse(r.details) as Record<string, unknown>) : { ...r.details };
   if (r.identifier) details.identifier = r.identifier;
@@ -128,12 +136,25 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
       if (q.actorId !== undefined) add('actor_id = ?', q.actorId);
       if (q.outcome !== undefined) add('outcome = ?', q.outcome);
       if (q.ip !== undefined) add('ip = ?', q.ip);
-      if (q.since) add('at >= ?', q.since);
-      if (q.until) add('at < ?', q.until);
+      // Ids begin with their time (UUIDv7), so a window is also a range of ids: the primary key (or the
+      // id part of a filter's index) reads just that range, newest first, wherever it lies in the year.
+      // `at` stays the exact test (an id may run a little ahead of its time, event-id.ts).
+      if (q.since) add('at >= ? AND id >= ?', q.since, idFloor(q.since.getTime()));
+      if (q.until) add('at < ? AND id < ?', q.until, idFloor(q.until.getTime() + ID_LEAD_MS));
       if (q.beforeId) add('id < ?', q.beforeId);
-      if (q.types) add(`type IN (${q.types.map(() => '?').join(', ') || 'NULL'})`, ...q.types);
-      const sql = `SELECT ${COLUMNS} FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-      return (await select(sql, [...args, q.limit])).map(toEvent);
+      const page = (extra: string[]) => {
+        const all = [...extra, ...where];
+        return `SELECT ${COLUMNS} FROM audit_events${all.length ? ` WHERE ${all.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
+      };
+      if (!q.types) return (await select(page([]), [...args, q.limit])).map(toEvent);
+      if (!q.types.length) return [];
+      if (q.types.length === 1) return (await select(page(['type = ?']), [q.types[0], ...args, q.limit])).map(toEvent);
+      // Several types (a family): one page per type, each an index range read on (type, id), merged.
+      // As `type IN (…)` the planner can only walk every event newest first and test the type (slow
+      // for a rare family), or collect every event of the types and sort them (slow for a common one).
+      const branches = q.types.map(() => `SELECT * FROM (${page(['type = ?'])}) AS t`);
+      const sql = `SELECT ${COLUMNS} FROM (${branches.join(' UNION ALL ')}) AS merged ORDER BY id DESC LIMIT ?`;
+      return (await select(sql, [...q.types.flatMap((t) => [t, ...args, q.limit]), q.limit])).map(toEvent);
     },
 
     async listByUser(userId, opts) {
