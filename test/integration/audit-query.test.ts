@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withAuditScope, type AuditScope } from '../../src/audit/audit-scope.js';
 import type { AuditInput } from '../../src/audit/audit-types.js';
 import type { UserRecord } from '../../src/data/repositories/user-repository.js';
-import { eventAt } from '../helpers/audit-events.js';
+import { eventAt, idAt } from '../helpers/audit-events.js';
 import { makeSession, makeUser } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -88,6 +88,17 @@ describe('GET /auth/admin/audit-events', () => {
     const sinceDate = await adminGet(`user_id=${user.id}&since=${day(15).slice(0, 10)}`);
     expect(sinceDate.body.data.events.length).toBeGreaterThanOrEqual(2);
     expect(sinceDate.body.data.events.length).toBeLessThanOrEqual(3);
+  });
+
+  it('when an id runs ahead of its time (many events in one millisecond), then the window still finds the event by its time', async () => {
+    const user = await makeUser(t);
+    const at = new Date(Date.now() - 3 * 86_400_000);
+    await t.app.repos.audit.insert({ ...eventAt(at, { type: 'two_factor.enabled', user_id: user.id }), id: idAt(at.getTime() + 30_000) });
+    const until = encodeURIComponent(new Date(at.getTime() + 1).toISOString());
+    const r = await adminGet(`type=two_factor.*&since=${encodeURIComponent(at.toISOString())}&until=${until}`);
+    expect(r.body.data.events.map((e: { user_id: string }) => e.user_id)).toEqual([user.id]);
+    const after = await adminGet(`user_id=${user.id}&since=${until}`);
+    expect(after.body.data.events).toEqual([]);
   });
 
   it('when more events than the limit exist, then the keyset cursor walks every page once, and the default page is 50', async () => {
