@@ -13,6 +13,8 @@ import { createAuthTokenRepository, type AuthTokenRepository } from './data/repo
 import { createSettingsRepository, type SettingsRepository } from './data/repositories/settings-repository.js';
 import { createAuditRepository, type AuditRepository } from './data/repositories/audit-repository.js';
 import { createAuditService, type AuditService } from './audit/audit-service.js';
+import { createWebhooks } from './webhooks/webhooks.js';
+import type { WebhookService } from './webhooks/webhook-service.js';
 import { createDeferredWork } from './services/deferred-work.js';
 import { defineSystemModels, type SystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
@@ -53,6 +55,8 @@ export interface Services {
   social: SocialService;
   /** The security-event record (src/audit): the one writer of audit_events. */
   audit: AuditService;
+  /** Signed webhooks (src/webhooks): endpoints, the outbox written with each event, the delivery worker. */
+  webhooks: WebhookService;
 }
 
 /** Everything a request, a job or a CLI command needs, wired once. */
@@ -139,6 +143,18 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const instanceId = randomUUID();
     const dialect = dialectOf(sequelize);
 
+    const deferred = createDeferredWork(logger);
+    // Before the module runtime (the hub records module.* events); the modules' types are asked for at
+    // each write, by when the runtime exists.
+    const audit = createAuditService({
+      repo: repos.audit,
+      transaction: (fn) => sequelize.transaction(fn),
+      moduleTypes: () => new Map(modules.registry().flatMap((m) => m.auditEvents.map((e) => [e.type, e.description] as const))),
+      logger,
+      clock: opts.clock,
+      later: (what, work) => deferred.later(what, work),
+      onWritten: (type) => metrics.auditEvent(type),
+    });
     // A module's context needs the services, and the services need the runtime: the runtime asks for
     // a context on a module's first use (the reload below, a request), by when `contextDeps` is set.
     let contextDeps: ModuleContextDeps | null = null;
@@ -150,6 +166,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         bus,
         hooks,
         users: repos.users,
+        audit,
         contextFor(manifest) {
           if (!contextDeps) throw new Error(`module ${manifest.id}: context asked for before the services exist`);
           return createModuleContext(contextDeps, manifest);
@@ -159,16 +176,6 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     );
     const migrator = createMigrator(sequelize, () => [coreMigrations, ...modules.installedSources()]);
 
-    const deferred = createDeferredWork(logger);
-    const audit = createAuditService({
-      repo: repos.audit,
-      transaction: (fn) => sequelize.transaction(fn),
-      moduleTypes: () => new Map(modules.registry().flatMap((m) => m.auditEvents.map((e) => [e.type, e.description] as const))),
-      logger,
-      clock: opts.clock,
-      later: (what, work) => deferred.later(what, work),
-      onWritten: (type) => metrics.auditEvent(type),
-    });
     const sessions = createSessionService({
       sessions: repos.sessions,
       users: repos.users,
@@ -193,6 +200,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       hooks,
       modules,
       transaction: (fn) => sequelize.transaction(fn),
+      audit,
       clock: opts.clock,
       logger,
     });
@@ -229,8 +237,12 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         await flows.mailer.close();
       }),
     );
+    const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock: opts.clock, dbHealth });
+    // The worker (started by serve) stops before the database closes; its requests in flight are aborted.
+    closers.unshift(closer('webhook worker', () => webhooks.stopWorker(2_000)));
     const services: Services = {
       audit,
+      webhooks,
       sessions,
       passwords,
       users,

@@ -5,6 +5,7 @@ import { BLOG_TABLES, createBlogTables } from './migrations/20261124-1200-create
 import { blogSearch } from './migrations/20261124-1201-blog-search.js';
 import { routes } from './routes.js';
 import { blogConfig } from './settings.js';
+import { BLOG_AUDIT_EVENTS } from './audit.js';
 import { blogPostTypes } from './migrations/20261125-1000-blog-post-types.js';
 import { countByType, defaultBehaviors, moveType } from './types.js';
 
@@ -44,4 +45,5 @@ export default defineModule({
   ],
   exporters: [{ name: 'blog', run: exportBlog }],
   erasers: [{ name: 'blog', run: eraseBlog }],
+  auditEvents: BLOG_AUDIT_EVENTS,
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { assertCanManage, isAdmin, isWriter, type PostAccessRow } from './access.js';
+import { recordPost, type AuditedPost } from './audit.js';
 import { AppError, badRequest, forbidden, notFound, type ModuleContext, type Transaction, type UserRecord } from '../../src/module-api.js';
 import { isUniqueViolation } from '../../src/module-api.js';
 import { langSchema, loadPost, type Row } from './posts-read.js';
@@ -135,6 +136,8 @@ async function setTerms(ctx: ModuleContext, postId: string, input: PostInput, us
   }
 }
 
+const auditedPost = (row: Row, postType: string): AuditedPost => ({ id: row.id as string, author_id: row.author_id as string, post_type: postType });
+
 export async function createPost(ctx: ModuleContext, user: UserRecord, input: z.output<typeof createSchema>): Promise<string> {
   if (!isWriter(user)) throw forbidden('Writer role required');
   const type = await rulesForWrite(ctx, input.post_type ?? DEFAULT_TYPE);
@@ -189,6 +192,7 @@ export async function createPost(ctx: ModuleContext, user: UserRecord, input: z.
         { tx: t },
       );
       await setTerms(ctx, id, input, user, t);
+      if (status === 'published') await recordPost(ctx, 'published', { id, author_id: user.id, post_type: type.type_key }, user, t);
     });
   } catch (err) {
     // Two writers raced for the same generated slug: the unique index refused the second.
@@ -260,6 +264,7 @@ export async function updatePost(ctx: ModuleContext, user: UserRecord, postId: s
       const cols = Object.keys(set);
       await ctx.db.exec(`UPDATE blog_posts SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...cols.map((c) => set[c]), postId], { tx: t });
       await setTerms(ctx, postId, input, user, t);
+      if (status === 'published' && row.status !== 'published') await recordPost(ctx, 'published', auditedPost(row, type.type_key), user, t);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw slugTaken(input.slug ?? row.slug);
@@ -287,10 +292,14 @@ export async function changeStatus(
   if (reviewed(type, user, to) === PENDING) {
     await ctx.db.exec("UPDATE blog_posts SET status = 'pending', scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, postId]);
   } else if (to === 'published') {
-    await ctx.db.exec(
-      "UPDATE blog_posts SET status = 'published', published_at = COALESCE(published_at, ?), scheduled_at = NULL, updated_at = ? WHERE id = ?",
-      [now, now, postId],
-    );
+    await ctx.db.transaction(async (tx) => {
+      await ctx.db.exec(
+        "UPDATE blog_posts SET status = 'published', published_at = COALESCE(published_at, ?), scheduled_at = NULL, updated_at = ? WHERE id = ?",
+        [now, now, postId],
+        { tx },
+      );
+      if (row.status !== 'published') await recordPost(ctx, 'published', auditedPost(row, type.type_key), user, tx);
+    });
   } else if (to === 'draft') {
     await ctx.db.exec("UPDATE blog_posts SET status = 'draft', scheduled_at = NULL, updated_at = ? WHERE id = ?", [now, postId]);
   } else {
@@ -307,7 +316,10 @@ export async function deletePost(ctx: ModuleContext, user: UserRecord, postId: s
   if (row.deleted_at) throw notFound('Post not found');
   assertCanManage(user, row as PostAccessRow);
   const now = new Date();
-  await ctx.db.exec('UPDATE blog_posts SET deleted_at = ?, updated_at = ? WHERE id = ?', [now, now, postId]);
+  await ctx.db.transaction(async (tx) => {
+    await ctx.db.exec('UPDATE blog_posts SET deleted_at = ?, updated_at = ? WHERE id = ?', [now, now, postId], { tx });
+    await recordPost(ctx, 'deleted', auditedPost(row, row.post_type as string), user, tx);
+  });
   forgetTotals(ctx);
 }
 

@@ -42,4 +42,13 @@ export default defineModule({
   tables: ['privacy_consent_events'],
   exporters: [{ name: 'privacy', run: exportPrivacy }],
   erasers: [{ name: 'privacy', run: erasePrivacy }],
+  // details.by: self, admin or system (the CLI); the actor, address and request id come from the request.
+  auditEvents: [
+    { type: 'privacy.export_requested', description: "A copy of a user's personal data was requested and given (details.by)" },
+    { type: 'privacy.erasure_requested', description: "Erasure of a user's personal data was asked for (details.by), written before it runs" },
+    {
+      type: 'privacy.erasure_completed',
+      description: "A user's personal data was erased across core and modules (details.by, details.modules), with the erasure",
+    },
+  ],
 });

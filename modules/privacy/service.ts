@@ -108,7 +108,11 @@ export const history = (ctx: ModuleContext, userId: string, page: number, limit:
 /** Everything stored about a user: core, then each module with data (its own exporters). */
 export async function exportAll(ctx: ModuleContext, userId: string, by: Actor) {
   const out = await ctx.personalData.exportAll(userId);
-  await recordEvent(ctx, { userId, kind: 'data_exported', by });
+  // The consent history's entry and the security event commit together (actor and address from the request).
+  await ctx.db.transaction(async (tx) => {
+    await recordEvent(ctx, { userId, kind: 'data_exported', by }, tx);
+    await ctx.audit.record({ type: 'privacy.export_requested', userId, details: { by: by.actor } }, { tx });
+  });
   return out;
 }
 
@@ -118,10 +122,13 @@ export async function exportAll(ctx: ModuleContext, userId: string, by: Actor) {
  */
 export async function eraseAll(ctx: ModuleContext, user: UserRecord, by: Actor): Promise<{ user_id: string; erased: string[] }> {
   const reason = { self: 'erasure requested by the user', admin: `erasure by admin ${by.actorId}`, system: 'erasure by an operator (CLI)' }[by.actor];
-  // Proof that the erasure happened, with nothing personal in it.
-  return ctx.personalData.erase(user.id, reason, (tx, erased) =>
-    recordEvent(ctx, { userId: user.id, kind: 'account_erased', details: { modules: erased }, by }, tx),
-  );
+  // Asked for, on its own: the record keeps the request even if the erasure then fails.
+  await ctx.audit.record({ type: 'privacy.erasure_requested', userId: user.id, details: { by: by.actor } });
+  // Proof that the erasure happened, with nothing personal in it, in the erasure's transaction.
+  return ctx.personalData.erase(user.id, reason, async (tx, erased) => {
+    await recordEvent(ctx, { userId: user.id, kind: 'account_erased', details: { modules: erased }, by }, tx);
+    await ctx.audit.record({ type: 'privacy.erasure_completed', userId: user.id, details: { by: by.actor, modules: erased } }, { tx });
+  });
 }
 
 export async function exportPrivacy({ ctx, userId }: { ctx: ModuleContext; userId: string }) {

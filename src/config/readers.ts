@@ -120,3 +120,14 @@ export const strongSecret = z.string().superRefine((v, ctx) => {
   const w = weakness(v);
   if (w) ctx.addIssue({ code: 'custom', message: `${w}; generate one with: openssl rand -base64 32` });
 });
+
+/** Comma-separated seconds (WEBHOOK_RETRY_SCHEDULE): at least one, each from 0 to 7 days. */
+export const webhookSchedule = z.union([z.string(), z.array(z.number())]).transform((v, ctx) => {
+  const parts = Array.isArray(v) ? v.map(String) : v.split(',').map((s) => s.trim());
+  const secs = parts.map((p) => (/^\d+(\.\d+)?$/.test(p) ? Number(p) : NaN));
+  if (!secs.length || secs.length > 50 || secs.some((n) => !Number.isFinite(n) || n > 7 * 86400)) {
+    ctx.addIssue({ code: 'custom', message: 'expected comma-separated seconds such as 0,5,300 (each at most 604800, at most 50)' });
+    return z.NEVER;
+  }
+  return secs;
+});

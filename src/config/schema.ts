@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { bool, duration, int, list, rateLimit, SIZE_PATTERN, strongSecret, trustProxy, url } from './readers.js';
+import { bool, duration, int, list, rateLimit, SIZE_PATTERN, strongSecret, trustProxy, url, webhookSchedule } from './readers.js';
 import { socialAuthSchema } from '../social/settings.js';
 
 /**
@@ -277,6 +277,25 @@ export const CONFIG_KEYS = {
     default: '600/5m',
   }),
   RATE_LIMITS_ENABLED: key('rateLimitsEnabled', 'limits', bool, 'Enforce rate limits (switch off only for benchmarks).', { default: true }),
+  // Webhooks (src/webhooks, docs/webhooks.md)
+  WEBHOOK_RETRY_SCHEDULE: key(
+    'webhookRetrySchedule',
+    'webhooks',
+    webhookSchedule,
+    'Seconds to wait before each delivery attempt of a webhook message, comma-separated (the first is the first attempt); after the last failure the message is failed.',
+    { default: '0,5,300,1800,7200,18000,36000,36000' },
+  ),
+  WEBHOOK_TIMEOUT: key('webhookTimeout', 'webhooks', int(1, 60), 'Seconds a webhook receiver has to answer one delivery before it counts as failed.', {
+    default: 10,
+  }),
+  WEBHOOK_ALLOW_HTTP: key('webhookAllowHttp', 'webhooks', bool, 'Allow http:// webhook URLs (otherwise https only).', { default: false }),
+  WEBHOOK_ALLOW_PRIVATE_URLS: key(
+    'webhookAllowPrivateUrls',
+    'webhooks',
+    bool,
+    'Allow webhook URLs that resolve to loopback, private, link-local, CGNAT, metadata, unspecified or multicast addresses (for local receivers in development and tests).',
+    { default: false },
+  ),
 } satisfies Record<string, KeyDef>;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;

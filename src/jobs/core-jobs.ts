@@ -3,12 +3,17 @@ import type { Config } from '../config/schema.js';
 import type { SystemModels } from '../data/models/system.models.js';
 import type { AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
 import type { SessionService } from '../services/session-service.js';
+import type { WebhookService } from '../webhooks/webhook-service.js';
 import { pruneRuns } from './job-lock.js';
 
 /** What the core jobs work with (a module's job gets its module's context instead). */
 export interface JobDeps {
   config: Pick<Config, 'sessionExpiryBatch' | 'sessionExpiryMaxPerRun' | 'auditRetentionDays'>;
-  services: { sessions: Pick<SessionService, 'pruneExpired'>; audit: Pick<AuditService, 'prune'> };
+  services: {
+    sessions: Pick<SessionService, 'pruneExpired'>;
+    audit: Pick<AuditService, 'prune'>;
+    webhooks: Pick<WebhookService, 'pruneWebhookLog'>;
+  };
   models: Pick<SystemModels, 'JobRun'>;
   repos: { authTokens: Pick<AuthTokenRepository, 'deleteSpent'> };
 }
@@ -40,7 +45,8 @@ export const tokenCleanupJob: JobDef = {
 };
 
 /**
- * Security events past AUDIT_RETENTION_DAYS (docs/audit.md), deleted as expired sessions are: a short
+ * Security events past AUDIT_RETENTION_DAYS (docs/audit.md), and the webhook log with them, deleted as
+ * expired sessions are: a short
  * statement per batch with a rest after each, so a year's backlog on first run never holds a core or a
  * lock for long; what one run leaves waits for the next night.
  */
@@ -51,7 +57,9 @@ export const auditRetentionJob: JobDef = {
     const days = app.config.auditRetentionDays;
     if (days === 0) return 'kept forever (AUDIT_RETENTION_DAYS=0)';
     const n = await app.services.audit.prune(days, app.config.sessionExpiryBatch, { max: app.config.sessionExpiryMaxPerRun, rest: 1 });
-    return `${n} security events older than ${days} days deleted`;
+    // The webhook delivery log goes with the events it delivered (docs/webhooks.md); pending messages stay.
+    const log = await app.services.webhooks.pruneWebhookLog(days, app.config.sessionExpiryBatch);
+    return `${n} security events and ${log} webhook log entries older than ${days} days deleted`;
   },
 };
 

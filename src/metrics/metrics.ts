@@ -20,6 +20,8 @@ export interface Metrics {
   unavailableAnswer(cause: 'database'): void;
   /** One security event committed to the audit record (src/audit), by type. */
   auditEvent(type: string): void;
+  /** One webhook attempt ended: delivered, failed with a retry scheduled, or failed for good. */
+  webhookDelivery(outcome: 'delivered' | 'retry' | 'failed'): void;
   /** Gauges read at scrape time (active sessions, users), set by the composition root. */
   onScrape(fn: () => Promise<void>): void;
   /**
@@ -33,6 +35,9 @@ export interface Metrics {
   setCollector(fn: (() => Promise<string>) | null): void;
   readonly activeSessions: Gauge;
   readonly users: Gauge;
+  /** Pending webhook messages, and the age of the oldest (read at scrape time). */
+  readonly webhookOutboxDepth: Gauge;
+  readonly webhookOldestPendingSeconds: Gauge;
 }
 
 // Login answers take tens of milliseconds (bcrypt); validation answers well under one.
@@ -108,6 +113,24 @@ export function createMetrics(): Metrics {
     labelNames: ['type'],
     registers: [registry],
   });
+  const webhookDeliveries = new Counter({
+    name: 'gatehouse_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered, retry (failed, another try scheduled), failed (the last try failed)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const webhookOutboxDepth = new Gauge({
+    name: 'gatehouse_webhook_outbox_pending',
+    help: 'Webhook messages waiting for delivery',
+    aggregator: 'max',
+    registers: [registry],
+  });
+  const webhookOldestPendingSeconds = new Gauge({
+    name: 'gatehouse_webhook_oldest_pending_seconds',
+    help: 'Age of the oldest webhook message waiting for delivery (0 when none waits)',
+    aggregator: 'max',
+    registers: [registry],
+  });
   const users = new Gauge({ name: 'gatehouse_users', help: 'User accounts (not deleted)', aggregator: 'max', registers: [registry] });
 
   const scrapeHooks: (() => Promise<void>)[] = [];
@@ -117,6 +140,8 @@ export function createMetrics(): Metrics {
     registry,
     activeSessions,
     users,
+    webhookOutboxDepth,
+    webhookOldestPendingSeconds,
     httpRequest(method, route, status, seconds) {
       requests.inc({ method, route, status: String(status) });
       latency.observe({ method, route }, seconds);
@@ -132,6 +157,7 @@ export function createMetrics(): Metrics {
     },
     unavailableAnswer: (cause) => unavailable.inc({ cause }),
     auditEvent: (type) => auditEvents.inc({ type }),
+    webhookDelivery: (outcome) => webhookDeliveries.inc({ outcome }),
     onScrape: (fn) => void scrapeHooks.push(fn),
     async json(opts = {}) {
       if (opts.gauges !== false) await refresh(scrapeHooks);

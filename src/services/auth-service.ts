@@ -103,7 +103,10 @@ export function createAuthService(deps: AuthServiceDeps) {
     async registerPublic(input: PublicRegistration, client: ClientInfo = {}): Promise<RegisterResult> {
       if (!config.registrationEnabled) throw forbidden('Registration is disabled', Codes.REGISTRATION_DISABLED);
       assertPasswordPolicy(input.password);
-      const user = await deps.userService.createParsed({ ...input, user_type: 'customer', is_verified: false }, { actor: null, verified: false });
+      const user = await deps.userService.createParsed(
+        { ...input, user_type: 'customer', is_verified: false },
+        { actor: null, via: 'registration', verified: false },
+      );
       // The session first: once the account exists, nothing after it may turn the answer into an error.
       const session = config.requireEmailVerification ? null : await sessions.create(user.id, client);
       await runAfterHooks(hooks, deps.logger, 'auth.registered', { user });

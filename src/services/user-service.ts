@@ -13,8 +13,10 @@ import { invalidInput } from '../errors/zod-issues.js';
 import { parseProfileInput, type ProfileModule } from './profile-input.js';
 import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
-import { adminUpdateSchema, createUserSchema, text, type AdminUpdate, type AdminUpdateInput, type CreateUserInput, type NewUser } from './user-fields.js';
+import { adminUpdateSchema, createUserSchema, type AdminUpdate, type AdminUpdateInput, type CreateUserInput, type NewUser } from './user-fields.js';
 import { toPublicUser, type PublicUser } from './user-view.js';
+import { adminChanges, isSuper } from './user-admin.js';
+import { createdEvent, patchEvent, patchMayBeAudited, type CreatedVia, type UserAudit } from './user-audit.js';
 
 export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
 export type { AdminUpdate, AdminUpdateInput, CreateUserInput, NewUser, PublicUser };
@@ -23,6 +25,10 @@ export type UserListParams = UserListQuery;
 
 export interface CreateUserOptions {
   actor: UserRecord | null;
+  /** How the user came to be (`user.created` details.via). */
+  via: CreatedVia;
+  /** The identity provider of a social sign-up (`user.created` details.provider). */
+  provider?: string;
   verified?: boolean;
   /** The insert joins this unit of work (a social sign-up writes the user and its linked account as one). */
   tx?: Transaction | null;
@@ -86,13 +92,14 @@ export interface UserServiceDeps {
   modules: { isInstalled(id: string): boolean; registry(): readonly ProfileModule[] };
   /** Opens a unit of work (sequelize.transaction). */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /** The security-event record: each change's event is written in the change's unit of work (user-audit.ts). */
+  audit: UserAudit;
   clock?: () => Date;
   /** Where failing after-event hooks are reported. */
   logger?: Logger;
 }
 
 const ID_RE = /^[A-Za-z0-9-]{1,64}$/;
-const isSuper = (u: { user_type: string } | null) => u?.user_type === 'superadmin';
 
 // The spec's error table has 400 for invalid input and no 409; the code tells which field is taken.
 const emailTaken = () => badRequest('Email already registered', undefined, Codes.EMAIL_TAKEN);
@@ -108,7 +115,9 @@ function uniqueViolation(err: unknown): AppError | null {
 
 export function createUserService(deps: UserServiceDeps): UserService {
   const clock = deps.clock ?? (() => new Date());
-  const { users, sessions, hooks } = deps;
+  const { users, sessions, hooks, audit } = deps;
+  /** Joins the caller's unit of work, or opens one: a change and its event commit together. */
+  const inTx = <T>(tx: Transaction | null | undefined, fn: (tx: Transaction) => Promise<T>) => (tx ? fn(tx) : deps.transaction(fn));
 
   async function assertEmailFree(email: string, exceptId?: string): Promise<void> {
     const existing = await users.findByEmail(email, { includeDeleted: true });
@@ -144,6 +153,18 @@ export function createUserService(deps: UserServiceDeps): UserService {
     );
   }
 
+  const admin = adminChanges({
+    deps,
+    get: (id) => service.get(id),
+    assertCanManage,
+    assertEmailFree,
+    assertUserNameFree,
+    write,
+    changed,
+    report,
+    clock,
+  });
+
   const service: UserService = {
     create(raw, opts) {
       const parsed = createUserSchema.safeParse(raw);
@@ -159,28 +180,33 @@ export function createUserService(deps: UserServiceDeps): UserService {
       await assertEmailFree(input.email);
       await assertUserNameFree(input.user_name);
       const now = clock();
+      const passwordHash = input.password ? await deps.passwords.hash(input.password) : null;
       try {
-        return await users.create(
-          {
-            id: randomUUID(),
-            email: input.email,
-            name: input.name ?? null,
-            last_name: input.last_name ?? null,
-            user_name: input.user_name ?? null,
-            user_type: userType,
-            phone: input.phone ?? null,
-            title: input.title ?? null,
-            lang: input.lang ?? null,
-            is_verified: input.is_verified ?? opts.verified ?? false,
-            password_hash: input.password ? await deps.passwords.hash(input.password) : null,
-            password_changed_at: input.password ? now : null,
-            picture: opts.picture ?? null,
-            metadata: {},
-            created_at: now,
-            updated_at: now,
-          },
-          { tx: opts.tx },
-        );
+        return await inTx(opts.tx, async (tx) => {
+          const created = await users.create(
+            {
+              id: randomUUID(),
+              email: input.email,
+              name: input.name ?? null,
+              last_name: input.last_name ?? null,
+              user_name: input.user_name ?? null,
+              user_type: userType,
+              phone: input.phone ?? null,
+              title: input.title ?? null,
+              lang: input.lang ?? null,
+              is_verified: input.is_verified ?? opts.verified ?? false,
+              password_hash: passwordHash,
+              password_changed_at: input.password ? now : null,
+              picture: opts.picture ?? null,
+              metadata: {},
+              created_at: now,
+              updated_at: now,
+            },
+            { tx },
+          );
+          await audit.record(createdEvent(created, opts.via, opts.provider), { tx });
+          return created;
+        });
       } catch (err) {
         throw uniqueViolation(err) ?? err;
       }
@@ -210,9 +236,20 @@ export function createUserService(deps: UserServiceDeps): UserService {
     },
 
     async patch(id, values, opts = {}) {
-      const updated = await write(id, values, opts.tx);
-      await changed(updated, opts.tx);
-      return updated;
+      // Only what user-audit.ts counts as a change worth an event pays for a read and a unit of work.
+      if (!patchMayBeAudited(values)) {
+        const updated = await write(id, values, opts.tx);
+        await changed(updated, opts.tx);
+        return updated;
+      }
+      return inTx(opts.tx, async (tx) => {
+        const before = await users.findById(id, { includeDeleted: true, tx });
+        const updated = await write(id, values, tx);
+        const event = patchEvent(before, values, id);
+        if (event) await audit.record(event, { tx });
+        await changed(updated, tx);
+        return updated;
+      });
     },
 
     idsWhere: (where, opts = {}) => users.idsWhere(where, { tx: opts.tx }),
@@ -228,55 +265,8 @@ export function createUserService(deps: UserServiceDeps): UserService {
       return parsed.success ? service.adminUpdateParsed(actor, id, parsed.data) : Promise.reject(invalidInput(parsed.error));
     },
 
-    async adminUpdateParsed(actor, id, parsed) {
-      const { disabled, ...input } = parsed;
-      const target = await service.get(id);
-      assertCanManage(actor, target);
-      const self = actor?.id === target.id;
-      const roleChange = input.user_type !== undefined && input.user_type !== target.user_type;
-      if (roleChange && self) throw forbidden('You cannot change your own role');
-      if (roleChange && actor && !isSuper(actor) && input.user_type === 'superadmin') {
-        throw forbidden('Only a superadmin can promote to superadmin');
-      }
-      if (disabled && self) throw forbidden('You cannot disable your own account');
-      const emailChange = input.email !== undefined && input.email !== target.email;
-      if (emailChange) await assertEmailFree(input.email!, target.id);
-      if (input.user_name && input.user_name !== target.user_name) await assertUserNameFree(input.user_name, target.id);
-
-      const patch: Partial<UserRecord> = { ...input };
-      const disabling = disabled === true && !target.disabled_at;
-      if (disabled !== undefined) patch.disabled_at = disabled ? (target.disabled_at ?? clock()) : null;
-      // The change and the sign-out everywhere are one unit of work, as a password change is: were the
-      // revocation to fail, nothing changed and the admin is told; caches and 'user.updated' follow the commit.
-      return deps.transaction(async (tx) => {
-        const updated = await write(target.id, patch, tx);
-        if (roleChange || emailChange || disabling) await sessions.revokeAllForUser(target.id, undefined, { tx });
-        await changed(updated, tx);
-        return updated;
-      });
-    },
-
-    async softDelete(actor, id, reason) {
-      const target = await service.get(id);
-      if (actor?.id === target.id) throw forbidden('You cannot delete your own account');
-      assertCanManage(actor, target);
-      const r = reason === undefined || reason === null || reason === '' ? null : text(500).safeParse(reason);
-      if (r && !r.success) throw invalidInput(r.error, 'reason');
-      // As adminUpdate: the row and the sign-out everywhere commit together; caches and 'user.deleted' follow.
-      return deps.transaction(async (tx) => {
-        const deleted = await write(target.id, { deleted_at: clock(), deletion_reason: r?.data || null }, tx);
-        await sessions.revokeAllForUser(target.id, undefined, { tx });
-        await afterCommit(
-          tx,
-          async () => {
-            await sessions.invalidateUser(deleted.id);
-            await runAfterHooks(hooks, deps.logger, 'user.deleted', { user: deleted });
-          },
-          report('user.deleted'),
-        );
-        return deleted;
-      });
-    },
+    adminUpdateParsed: (actor, id, parsed) => admin.update(actor, id, parsed),
+    softDelete: (actor, id, reason) => admin.softDelete(actor, id, reason),
 
     async setPassword(id, password, opts = {}) {
       assertPasswordPolicy(password);

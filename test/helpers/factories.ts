@@ -45,5 +45,6 @@ export function userServiceFailingRevocation(t: TestApp) {
     hooks: t.app.hooks,
     modules: { isInstalled: () => false, registry: () => [] },
     transaction: (fn) => t.app.sequelize.transaction(fn),
+    audit: t.app.services.audit,
   });
 }

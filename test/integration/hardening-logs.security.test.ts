@@ -101,7 +101,7 @@ describe('tokens in URLs', () => {
   it('when a reset token is checked through the legacy path form, or a login token arrives under an encoded query key, then neither is logged', async () => {
     const user = await info.app.services.users.create(
       { email: `logs.${Date.now()}@example.test`, password: 'Correct-Horse-42' },
-      { actor: null, verified: true },
+      { actor: null, via: 'cli', verified: true },
     );
     const reset = await info.app.services.tokens.issue({ kind: 'password_reset', userId: user.id, identifier: user.email, channel: 'email', ttlSec: 600 });
     const login = await info.app.services.tokens.issue({ kind: 'login', userId: user.id, identifier: user.email, channel: 'email', ttlSec: 600 });
@@ -123,7 +123,7 @@ describe('tokens in URLs', () => {
 describe('account mail written to the default outbox', () => {
   it('when reset, sign-in and verification mails are written, then the log names each kind and file but no link, token or code', async () => {
     const email = `outbox.${Date.now()}@example.test`;
-    await info.app.services.users.create({ email, password: 'Correct-Horse-42' }, { actor: null, verified: false });
+    await info.app.services.users.create({ email, password: 'Correct-Horse-42' }, { actor: null, via: 'cli', verified: false });
     expect((await info.request('POST', '/auth/password-reset/request', { body: { email } })).status).toBe(200);
     expect((await info.request('POST', '/auth/token/login', { bridge: true, body: { identifier: email, type: 'email' } })).status).toBe(200);
     expect((await info.request('POST', '/auth/resend-verification', { body: { email } })).status).toBe(200);

@@ -59,34 +59,59 @@ describe(`core migrations on ${BACKEND}`, () => {
       'core/20261123-1000-add-user-list-indexes',
       'core/20261124-2000-create-user-accounts',
       'core/20261126-1200-create-audit-events',
+      'core/20261126-1300-create-webhooks',
     ]);
     const dry = await app.migrator.dryRun();
-    expect(dry).toHaveLength(7);
+    expect(dry).toHaveLength(8);
     expect(dry[0].sql.join('\n')).toMatch(/CREATE TABLE.*users/i);
     expect(await tables()).not.toContain('users');
-    expect(await app.migrator.plan()).toHaveLength(7);
+    expect(await app.migrator.plan()).toHaveLength(8);
   });
 
   it('when migrated up, down and up again, then the schema comes back whole', async () => {
     const progress: string[] = [];
     await app.migrator.apply({ onProgress: (m, i, n) => progress.push(`${i + 1}/${n} ${m.name}`) });
-    expect(progress).toHaveLength(7);
+    expect(progress).toHaveLength(8);
     expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
     expect(await tables()).toEqual(
-      expect.arrayContaining(['users', 'sessions', 'module_state', 'settings', 'job_runs', 'auth_tokens', 'user_accounts', 'audit_events']),
+      expect.arrayContaining([
+        'users',
+        'sessions',
+        'module_state',
+        'settings',
+        'job_runs',
+        'auth_tokens',
+        'user_accounts',
+        'audit_events',
+        'webhook_endpoints',
+        'webhook_messages',
+        'webhook_deliveries',
+      ]),
     );
     expect(await app.migrator.plan()).toEqual([]);
 
     const reverted = await app.migrator.down('core');
-    expect(reverted).toHaveLength(7);
+    expect(reverted).toHaveLength(8);
     const after = await tables();
-    for (const t of ['users', 'sessions', 'module_state', 'settings', 'job_runs', 'auth_tokens', 'user_accounts', 'audit_events'])
+    for (const t of [
+      'users',
+      'sessions',
+      'module_state',
+      'settings',
+      'job_runs',
+      'auth_tokens',
+      'user_accounts',
+      'audit_events',
+      'webhook_endpoints',
+      'webhook_messages',
+      'webhook_deliveries',
+    ])
       expect(after).not.toContain(t);
-    expect(await app.migrator.plan()).toHaveLength(7);
+    expect(await app.migrator.plan()).toHaveLength(8);
 
     await app.migrator.apply();
     expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'auth_tokens']));
-    expect(await app.migrator.executed()).toHaveLength(7);
+    expect(await app.migrator.executed()).toHaveLength(8);
     expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
   });
 

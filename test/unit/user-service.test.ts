@@ -70,6 +70,7 @@ function setup(opts: { extra?: UserFieldDef[]; installed?: string[] } = {}) {
   const calls: string[] = [];
   const hooks = createHooks();
   const events: string[] = [];
+  const audited: { type: string; userId: string | null; details: Record<string, unknown> }[] = [];
   hooks.on('user.updated', () => void events.push('updated'));
   hooks.on('user.deleted', () => void events.push('deleted'));
   const deps: UserServiceDeps = {
@@ -100,9 +101,16 @@ function setup(opts: { extra?: UserFieldDef[]; installed?: string[] } = {}) {
       for (const f of after) await f();
       return result;
     },
+    // The record, as far as the service uses it: the events it was asked to write, in order.
+    audit: {
+      async record(input) {
+        audited.push({ type: input.type, userId: input.userId ?? null, details: input.details ?? {} });
+        return {} as never;
+      },
+    },
     clock: () => new Date('2026-11-21T12:00:00Z'),
   };
-  return { service: createUserService(deps), calls, events };
+  return { service: createUserService(deps), calls, events, audited };
 }
 
 const PW = 'Correct-Horse-42';
@@ -112,21 +120,23 @@ const sup = { id: 'super-1', user_type: 'superadmin' } as UserRecord;
 describe('user service: create', () => {
   it('when input is valid, then email is lower-cased, the password hashed, and defaults applied', async () => {
     const { service } = setup();
-    const u = await service.create({ email: ' Ana@Example.TEST ', password: PW, name: ' Ana ' }, { actor: null });
+    const u = await service.create({ email: ' Ana@Example.TEST ', password: PW, name: ' Ana ' }, { actor: null, via: 'cli' });
     expect(u).toMatchObject({ email: 'ana@example.test', name: 'Ana', user_type: 'customer', is_verified: false, password_hash: `hashed:${PW}` });
   });
 
   it('when opts.verified is true, then it is the default, but the input can still say false', async () => {
     const { service } = setup();
-    expect((await service.create({ email: 'a@x.test', password: PW }, { actor: admin, verified: true })).is_verified).toBe(true);
-    expect((await service.create({ email: 'b@x.test', password: PW, is_verified: false }, { actor: admin, verified: true })).is_verified).toBe(false);
+    expect((await service.create({ email: 'a@x.test', password: PW }, { actor: admin, via: 'admin', verified: true })).is_verified).toBe(true);
+    expect((await service.create({ email: 'b@x.test', password: PW, is_verified: false }, { actor: admin, via: 'admin', verified: true })).is_verified).toBe(
+      false,
+    );
   });
 
   it('when the email or user name exists, then 400 with its own code', async () => {
     const { service } = setup();
-    await service.create({ email: 'a@x.test', password: PW, user_name: 'Taken' }, { actor: null });
-    await expect(service.create({ email: 'A@x.test', password: PW }, { actor: null })).rejects.toMatchObject({ status: 400, code: 'EMAIL_TAKEN' });
-    await expect(service.create({ email: 'c@x.test', password: PW, user_name: 'taken' }, { actor: null })).rejects.toMatchObject({
+    await service.create({ email: 'a@x.test', password: PW, user_name: 'Taken' }, { actor: null, via: 'cli' });
+    await expect(service.create({ email: 'A@x.test', password: PW }, { actor: null, via: 'cli' })).rejects.toMatchObject({ status: 400, code: 'EMAIL_TAKEN' });
+    await expect(service.create({ email: 'c@x.test', password: PW, user_name: 'taken' }, { actor: null, via: 'cli' })).rejects.toMatchObject({
       status: 400,
       code: 'USER_NAME_TAKEN',
     });
@@ -134,17 +144,19 @@ describe('user service: create', () => {
 
   it('when a non-superadmin actor asks for a superadmin, then 403; the system and a superadmin may', async () => {
     const { service } = setup();
-    await expect(service.create({ email: 'a@x.test', password: PW, user_type: 'superadmin' }, { actor: admin })).rejects.toMatchObject({ status: 403 });
-    await expect(service.create({ email: 'b@x.test', password: PW, user_type: 'superadmin' }, { actor: null })).resolves.toBeTruthy();
-    await expect(service.create({ email: 'c@x.test', password: PW, user_type: 'superadmin' }, { actor: sup })).resolves.toBeTruthy();
+    await expect(service.create({ email: 'a@x.test', password: PW, user_type: 'superadmin' }, { actor: admin, via: 'admin' })).rejects.toMatchObject({
+      status: 403,
+    });
+    await expect(service.create({ email: 'b@x.test', password: PW, user_type: 'superadmin' }, { actor: null, via: 'cli' })).resolves.toBeTruthy();
+    await expect(service.create({ email: 'c@x.test', password: PW, user_type: 'superadmin' }, { actor: sup, via: 'admin' })).resolves.toBeTruthy();
   });
 
   it('when the password breaks the policy or a field is bad, then 400', async () => {
     const { service } = setup();
-    await expect(service.create({ email: 'a@x.test', password: 'short' }, { actor: null })).rejects.toMatchObject({ status: 400 });
-    await expect(service.create({ email: 'nope', password: PW }, { actor: null })).rejects.toMatchObject({ status: 400 });
-    await expect(service.create({ email: 'a@x.test', user_name: 'x y' }, { actor: null })).rejects.toMatchObject({ status: 400 });
-    await expect(service.create({ email: 'a@x.test', role: 'admin' } as never, { actor: null })).rejects.toMatchObject({ status: 400 });
+    await expect(service.create({ email: 'a@x.test', password: 'short' }, { actor: null, via: 'cli' })).rejects.toMatchObject({ status: 400 });
+    await expect(service.create({ email: 'nope', password: PW }, { actor: null, via: 'cli' })).rejects.toMatchObject({ status: 400 });
+    await expect(service.create({ email: 'a@x.test', user_name: 'x y' }, { actor: null, via: 'cli' })).rejects.toMatchObject({ status: 400 });
+    await expect(service.create({ email: 'a@x.test', role: 'admin' } as never, { actor: null, via: 'cli' })).rejects.toMatchObject({ status: 400 });
   });
 });
 
@@ -158,7 +170,7 @@ describe('user service: profile and module fields', () => {
 
   it('when ext-business is installed, then business fields are validated (module schema first) and written', async () => {
     const { service, calls, events } = setup({ extra: bizFields, installed: ['ext-business'] });
-    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null, via: 'cli' });
     const updated = await service.updateProfile(u, { is_business: true, biz_name: 'ACME', biz_country: 'ES' });
     expect(updated).toMatchObject({ is_business: true, biz_name: 'ACME', biz_country: 'ES' });
     expect(calls).toContain(`invalidate:${u.id}`);
@@ -170,13 +182,13 @@ describe('user service: profile and module fields', () => {
 
   it('when ext-business is not installed, then business fields answer module_not_installed', async () => {
     const { service } = setup({ extra: bizFields, installed: [] });
-    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null, via: 'cli' });
     await expect(service.updateProfile(u, { biz_name: 'ACME' })).rejects.toMatchObject({ status: 400, code: 'module_not_installed' });
   });
 
   it('when a user is shown, then module fields appear but write-only ones never do', async () => {
     const { service } = setup({ extra: bizFields, installed: ['ext-business'] });
-    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null, via: 'cli' });
     const pub = service.toPublic({ ...u, biz_name: 'ACME', acquisition_source: 'ads' });
     expect(pub.biz_name).toBe('ACME');
     expect('acquisition_source' in pub).toBe(false);
@@ -187,7 +199,7 @@ describe('user service: profile and module fields', () => {
 describe('user service: admin actions', () => {
   it('when the role changes, then sessions are revoked; a plain edit keeps them', async () => {
     const { service, calls } = setup();
-    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null, via: 'cli' });
     await service.adminUpdate(admin, u.id, { name: 'New' });
     expect(calls.filter((c) => c.startsWith('revokeAll'))).toEqual([]);
     await service.adminUpdate(admin, u.id, { user_type: 'writer' });
@@ -196,21 +208,21 @@ describe('user service: admin actions', () => {
 
   it('when disabled is set and cleared, then disabled_at follows', async () => {
     const { service } = setup();
-    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null, via: 'cli' });
     expect((await service.adminUpdate(admin, u.id, { disabled: true })).disabled_at).toEqual(new Date('2026-11-21T12:00:00Z'));
     expect((await service.adminUpdate(admin, u.id, { disabled: false })).disabled_at).toBeNull();
   });
 
   it('when the system (CLI) acts, then superadmins can be managed without an actor', async () => {
     const { service } = setup();
-    const s = await service.create({ email: 's@x.test', password: PW, user_type: 'superadmin' }, { actor: null });
+    const s = await service.create({ email: 's@x.test', password: PW, user_type: 'superadmin' }, { actor: null, via: 'cli' });
     expect((await service.adminUpdate(null, s.id, { user_type: 'admin' })).user_type).toBe('admin');
     expect((await service.softDelete(null, s.id, 'cleanup')).deletion_reason).toBe('cleanup');
   });
 
   it('when a user is soft-deleted, then the row stays with its reason, sessions go and user.deleted fires', async () => {
     const { service, calls, events } = setup();
-    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null, via: 'cli' });
     const d = await service.softDelete(admin, u.id, 'spam');
     expect(d.deleted_at).toBeTruthy();
     expect(calls).toContain(`revokeAll:${u.id}:`);
@@ -220,7 +232,7 @@ describe('user service: admin actions', () => {
 
   it('when a password is set, then the policy applies and other sessions are revoked', async () => {
     const { service, calls } = setup();
-    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null });
+    const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null, via: 'cli' });
     await expect(service.setPassword(u.id, 'password')).rejects.toMatchObject({ status: 400 });
     const updated = await service.setPassword(u.id, 'Another-Horse-43', { exceptSessionId: 'keep' });
     expect(updated.password_hash).toBe('hashed:Another-Horse-43');

@@ -11,6 +11,7 @@ import { searchIndexCheck } from './search-index.js';
 import { secretsCheck } from './secrets.js';
 import { sessionBacklogCheck } from './session-backlog.js';
 import { socialCheck } from './social.js';
+import { webhooksCheck } from './webhooks.js';
 
 const smtpCheck: Check = {
   id: 'smtp',
@@ -36,6 +37,7 @@ export const coreChecks: Check[] = [
   migrationsCheck,
   searchIndexCheck,
   sessionBacklogCheck,
+  webhooksCheck,
   smtpCheck,
   socialCheck,
   moduleSettingsCheck,

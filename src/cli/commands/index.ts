@@ -12,6 +12,7 @@ import { registerSessions } from './sessions.js';
 import { registerUpgrade } from './upgrade.js';
 import { registerUser } from './user.js';
 import { registerVersion } from './version.js';
+import { registerWebhook } from './webhook.js';
 
 /**
  * Every top-level command, one line each, in the order `gatehouse --help` lists them. A registrar
@@ -31,5 +32,6 @@ export const commands: CommandRegistrar[] = [
   registerUpgrade,
   registerMail,
   registerModuleCommands,
+  registerWebhook,
   registerVersion,
 ];

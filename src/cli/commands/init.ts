@@ -104,7 +104,7 @@ async function ensureSuperadmin(app: AppContext, ui: Ui, plan: AdminPlan | 'ask'
   const { email, password, name } = plan;
   const user = await ui.task(
     `Superadmin ${email}`,
-    () => app.services.users.create({ email, password, user_type: 'superadmin', name }, { actor: null, verified: true }),
+    () => app.services.users.create({ email, password, user_type: 'superadmin', name }, { actor: null, via: 'cli', verified: true }),
     () => 'created',
   );
   return { status: 'created', id: user.id, email: user.email, ...(plan.generated ? { password } : {}) };

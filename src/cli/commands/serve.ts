@@ -211,6 +211,8 @@ async function serveSingle(config: Config, ui: Ui, logger: Logger, stop: StopWat
       }
     }
     const jobs = app ? await startJobs(app) : null;
+    // Webhook deliveries run where the jobs do (one-shot commands never start it); app.close stops it.
+    app?.services.webhooks.startWorker();
     if (app) await superadminHint(app, ui);
     const signal = await stop.signal;
     ui.note(`${signal}: finishing in-flight requests, then stopping`);
@@ -246,6 +248,8 @@ async function servePrimary(config: Config, ui: Ui, logger: Logger, stop: StopWa
       });
     }
     const jobs = app ? await startJobs(app) : null;
+    // Webhook deliveries run where the jobs do (one-shot commands never start it); app.close stops it.
+    app?.services.webhooks.startWorker();
     if (app) await superadminHint(app, ui);
     const code = await supervised;
     relay.stop();

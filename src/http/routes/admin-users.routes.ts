@@ -77,7 +77,7 @@ const detail = adminRoute({
 const create = adminRoute({
   body: adminCreateBody,
   async handler({ body, auth, app }) {
-    const user = await app.services.users.createParsed(body, { actor: auth.user, verified: true });
+    const user = await app.services.users.createParsed(body, { actor: auth.user, via: 'admin', verified: true });
     return { success: true, message: 'User created', data: { user: app.services.users.toPublic(user) } };
   },
 });

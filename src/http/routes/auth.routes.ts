@@ -112,7 +112,7 @@ export const register = defineRoute({
     if (auth.tokenSource === 'cookie') assertSameOrigin(req, auth, app.config);
     if (!['admin', 'superadmin'].includes(live.user.user_type)) throw forbidden();
     await consumeClassOrThrow(app, req, res, 'admin');
-    const user = await app.services.users.createParsed(parseWith(adminCreateBody, body), { actor: live.user, verified: true });
+    const user = await app.services.users.createParsed(parseWith(adminCreateBody, body), { actor: live.user, via: 'admin', verified: true });
     const pub = app.services.users.toPublic(user);
     return { success: true, message: 'User created', data: { ...pub, user: pub } };
   },

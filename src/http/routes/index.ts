@@ -14,6 +14,7 @@ import * as metrics from './metrics.routes.js';
 import * as openapi from '../openapi/openapi.routes.js';
 import * as limits from './limits.routes.js';
 import * as audit from './audit.routes.js';
+import * as webhooks from './webhooks.routes.js';
 
 /** The table of contents of the core API: one line per route. */
 export const coreRoutes: AnyRouteDef[] = [
@@ -74,6 +75,13 @@ export const coreRoutes: AnyRouteDef[] = [
   social.socialLoginApi, // POST /auth/social/:provider/login-api
   limits.resetLimitsLocal, // POST /internal/limits/reset (gatehouse limits reset, from the server's host only)
   limits.forgetSessionsLocal, // POST /internal/sessions/forget (gatehouse sessions revoke without Redis, likewise)
+  webhooks.listWebhooks, // GET /auth/admin/webhooks
+  webhooks.createWebhook, // POST /auth/admin/webhooks
+  webhooks.retryWebhook, // POST /auth/admin/webhooks/deliveries/:id/retry
+  webhooks.deleteWebhook, // DELETE /auth/admin/webhooks/:id
+  webhooks.rotateWebhookSecret, // POST /auth/admin/webhooks/:id/rotate-secret
+  webhooks.testWebhook, // POST /auth/admin/webhooks/:id/test
+  webhooks.webhookDeliveries, // GET /auth/admin/webhooks/:id/deliveries
   hub.discover, // GET /api/v1/modules/install
   hub.statusAll, // GET /api/v1/modules/install/status
   hub.dryRunMany, // POST /api/v1/modules/install/dry-run

@@ -10,6 +10,10 @@ import type { ModuleManifest } from '../define-module.js';
 import type { ModuleContext } from '../module-context.js';
 import type { Problem } from '../registry.js';
 import type { InstalledModule, StateStore } from './state-store.js';
+import type { AuditService } from '../../audit/audit-service.js';
+
+/** The security-event record, as the hub writes it: `module.*` events in the change's transaction. */
+export type HubAudit = Pick<AuditService, 'record'>;
 
 /** The database the hub works on: its schema, the settings row that locks, the module_state table. */
 export interface HubDb {
@@ -39,6 +43,7 @@ export interface HubDeps {
   logger: Logger;
   runtime: HubRuntime;
   store: StateStore;
+  audit: HubAudit;
   /** After a change is committed: reload here, tell the other instances. */
   changed(): Promise<void>;
   /** How long other instances may take to notice a change (before dropping columns they may read). */

@@ -12,7 +12,7 @@ import type { JobSink, ModuleRoutes, ModuleRuntime } from '../runtime.js';
 import { createModuleHub } from './hub.js';
 import type { Transaction } from '../../data/unit-of-work.js';
 import { createStateStore, type InstalledModule } from './state-store.js';
-import type { HubDb } from './hub-deps.js';
+import type { HubAudit, HubDb } from './hub-deps.js';
 import { envProblems, envSettings } from '../module-env.js';
 
 /** What the runtime works with: built before it, nothing of the services (module contexts come through `contextFor`). */
@@ -25,6 +25,8 @@ export interface ModuleRuntimeDeps {
   hooks: Pick<Hooks, 'on' | 'removeOwner'>;
   /** Learns the installed modules' user columns on every reload. */
   users: Pick<UserRepository, 'setExtraFields'>;
+  /** Where the hub records installs, uninstalls and switches (module.* events). */
+  audit: HubAudit;
   /**
    * Builds a module's context. The contexts need the services, which need this runtime: the runtime
    * calls it on a module's first use (a reload, a request), once the services exist.
@@ -224,6 +226,7 @@ export function createModuleRuntime(deps: ModuleRuntimeDeps, opts: ModuleRuntime
     logger,
     runtime,
     store,
+    audit: deps.audit,
     async changed() {
       await reload();
       await bus.publish(MODULES_CHANGED, { from: instanceId, revision });

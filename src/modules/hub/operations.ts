@@ -80,6 +80,7 @@ export async function install(d: HubDeps, ids: string[], o: ChangeOptions & { co
           info: { installed_by: o.actor ?? 'unknown', migrations: done.filter((m) => m.source === p.module_id).map((m) => m.name) },
         });
         if (o.config?.[p.module_id]) await d.store.writeConfig(t, p.module_id, Object.fromEntries(p.settings.map((s) => [s.key, s.value])));
+        await d.audit.record({ type: 'module.installed', details: { module: p.module_id, version: p.module_version } }, { tx: t });
       }
       o.onProgress?.({ step: 'commit' });
       await d.store.bumpRevision(t);
@@ -121,6 +122,7 @@ export async function setEnabled(d: HubDeps, id: string, enabled: boolean, o: Ch
     if (state.enabled === enabled) return { modules: [id], action, migrations: [], changed: false };
     await atomically(d, `Switching ${id} ${enabled ? 'on' : 'off'}`, async (t) => {
       await d.store.writeState(t, { id, version: state.version, enabled });
+      await d.audit.record({ type: 'module.toggled', details: { module: id, enabled } }, { tx: t });
       await d.store.bumpRevision(t);
     });
     o.onProgress?.({ step: 'reload' });
@@ -152,6 +154,7 @@ export async function uninstall(d: HubDeps, id: string, o: ChangeOptions & { dro
       await atomically(d, `Uninstalling ${id}`, async (t) => {
         guarded = (await m.beforeUninstall?.({ ctx: d.runtime.context(id), force: Boolean(o.force), tx: t })) ?? {};
         await d.store.deleteState(t, id);
+        await d.audit.record({ type: 'module.uninstalled', details: { module: id, version: state.version, data_kept: !o.dropData } }, { tx: t });
         await d.store.bumpRevision(t);
       });
       o.onProgress?.({ step: 'reload' });
@@ -168,6 +171,8 @@ export async function uninstall(d: HubDeps, id: string, o: ChangeOptions & { dro
     const reverted = await atomically(d, `Dropping the data of ${id}`, async (t) => {
       const list = await migrator.down(id, { transaction: t });
       await d.store.deleteConfig(t, id);
+      // A purge of a module uninstalled earlier with its data kept: the data going is the change recorded.
+      if (!state) await d.audit.record({ type: 'module.uninstalled', details: { module: id, version: null, data_kept: false } }, { tx: t });
       await d.store.bumpRevision(t);
       return list;
     });
