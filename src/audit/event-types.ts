@@ -12,7 +12,7 @@ export const CORE_AUDIT_TYPES = {
   'password.changed': 'A signed-in user changed their password',
   'password.reset': 'A password was set through a reset link or code',
   'email.verified': "A user's email address was verified",
-  'email.changed': "A user's email address was changed (neither address is kept: see user_id; an erasure could not remove them from details)",
+  'email.changed': "A user's email address was changed (details.identifier: the previous address, removed by an erasure; the new one is on the user)",
   'two_factor.enabled': 'Two-factor authentication was turned on',
   'two_factor.disabled': 'Two-factor authentication was turned off by the user',
   'two_factor.reset': "An admin or the CLI removed a user's second factor",

@@ -20,7 +20,11 @@ export async function afterCommit(tx: Transaction | null | undefined, fn: () => 
   tx.afterCommit(() => guarded().catch((err) => onError?.(err)));
 }
 
+/** What opens a unit of work: the database, or a service's `transaction` port. */
+export type TransactionOpener = Pick<Sequelize, 'transaction'> | (<T>(fn: (tx: Transaction) => Promise<T>) => Promise<T>);
+
 /** Joins the caller's unit of work, or opens one for `fn` alone. */
-export function inTransaction<T>(sequelize: Sequelize, tx: Transaction | null | undefined, fn: (tx: Transaction) => Promise<T>): Promise<T> {
-  return tx ? fn(tx) : sequelize.transaction(fn);
+export function inTransaction<T>(open: TransactionOpener, tx: Transaction | null | undefined, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  if (tx) return fn(tx);
+  return typeof open === 'function' ? open(fn) : open.transaction(fn);
 }

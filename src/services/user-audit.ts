@@ -52,14 +52,16 @@ export function patchEvent(before: UserRecord | null, values: Partial<UserRecord
 
 /**
  * The events of an admin update, in the order they are written: `user.role_changed` (from, to),
- * `email.changed` (no address: see below), `user.disabled` / `user.enabled`, then `user.updated` with
+ * `email.changed` (the previous address as the identifier: see below), `user.disabled` / `user.enabled`, then `user.updated` with
  * the names of every other changed field (`is_verified` and `two_factor` included: an admin's change
  * of them has no other event).
  *
- * `email.changed` carries neither address. Both are personal data, and an erasure anonymizes a user's
- * past events by their identifying columns (ip, agent, identifier), not by what a details object holds:
- * an address kept there would outlive the erasure. The operator has what they need without it — which
- * account (user_id), who changed it (actor), when and from where; the current address is on the user.
+ * `email.changed` keeps the previous address only as the event's identifier (`details.identifier` on the
+ * wire, its own column in the store), never elsewhere in details: erasure anonymizes a user's past events
+ * by their identifying columns (ip, agent, identifier), so it goes with them, whereas an address in a
+ * details object would outlive the erasure. It is what the security notice needs to warn the old inbox
+ * (src/audit/security-notices.ts): whoever took over an account by changing its address must not be the
+ * only one told. The new address is on the user.
  */
 export function adminUpdateEvents(target: UserRecord, patch: Partial<UserRecord>): AuditInput[] {
   const userId = target.id;
@@ -67,7 +69,7 @@ export function adminUpdateEvents(target: UserRecord, patch: Partial<UserRecord>
   if (patch.user_type !== undefined && patch.user_type !== target.user_type) {
     out.push({ type: 'user.role_changed', userId, details: { from: target.user_type, to: patch.user_type } });
   }
-  if (patch.email !== undefined && patch.email !== target.email) out.push({ type: 'email.changed', userId, details: {} });
+  if (patch.email !== undefined && patch.email !== target.email) out.push({ type: 'email.changed', userId, details: { identifier: target.email } });
   if (patch.disabled_at !== undefined) {
     if (patch.disabled_at && !target.disabled_at) out.push({ type: 'user.disabled', userId, details: {} });
     if (!patch.disabled_at && target.disabled_at) out.push({ type: 'user.enabled', userId, details: {} });

@@ -7,7 +7,7 @@ import type { Logger } from '../log/logger.js';
 import type { Hooks } from '../modules/hooks.js';
 import { isUniqueViolation } from '../data/db-errors.js';
 import type { Transaction } from '../data/unit-of-work.js';
-import { afterCommit } from '../data/unit-of-work.js';
+import { afterCommit, inTransaction } from '../data/unit-of-work.js';
 import { runAfterHooks } from './after-hooks.js';
 import { invalidInput } from '../errors/zod-issues.js';
 import { parseProfileInput, type ProfileModule } from './profile-input.js';
@@ -117,7 +117,8 @@ export function createUserService(deps: UserServiceDeps): UserService {
   const clock = deps.clock ?? (() => new Date());
   const { users, sessions, hooks, audit } = deps;
   /** Joins the caller's unit of work, or opens one: a change and its event commit together. */
-  const inTx = <T>(tx: Transaction | null | undefined, fn: (tx: Transaction) => Promise<T>) => (tx ? fn(tx) : deps.transaction(fn));
+  const inTx = <T>(tx: Transaction | null | undefined, fn: (tx: Transaction) => Promise<T>) =>
+    inTransaction(<U>(open: (t: Transaction) => Promise<U>) => deps.transaction(open), tx, fn);
 
   async function assertEmailFree(email: string, exceptId?: string): Promise<void> {
     const existing = await users.findByEmail(email, { includeDeleted: true });

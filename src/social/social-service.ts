@@ -215,7 +215,13 @@ export function createSocialService(deps: SocialServiceDeps) {
         is_verified: profile.emailVerified,
         password: null,
       },
-      { actor: null, via: 'social', provider: id, tx: t, picture: profile.picture && /^https?:\/\//i.test(profile.picture) ? profile.picture.slice(0, 2000) : null },
+      {
+        actor: null,
+        via: 'social',
+        provider: id,
+        tx: t,
+        picture: profile.picture && /^https?:\/\//i.test(profile.picture) ? profile.picture.slice(0, 2000) : null,
+      },
     );
     await accounts.create({ user_id: user.id, provider: id, provider_user_id: profile.id, ...nullTokens, ...fresh, metadata: null }, now, t);
     return { kind: 'user' as const, user, isNew: true };

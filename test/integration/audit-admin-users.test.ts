@@ -76,9 +76,10 @@ describe(`account administration events (${BACKEND})`, () => {
       expect(e.ip).toMatch(LOOPBACK);
     }
     expect(events[0].details).toEqual({ from: 'customer', to: 'writer' });
-    expect(events[1].details).toEqual({});
+    // The previous address, kept as the identifier (its own column, which an erasure clears) for the notice to the old inbox.
+    expect(events[1].details).toEqual({ identifier: victim.email });
     expect(events[3].details).toEqual({ fields: ['name', 'phone'] });
-    const stored = JSON.stringify(await t.app.sequelize.query(`SELECT * FROM audit_events WHERE user_id = '${victim.id}'`));
+    const stored = JSON.stringify(await t.app.sequelize.query(`SELECT details FROM audit_events WHERE user_id = '${victim.id}'`));
     for (const value of ['Secretname', '611', newEmail, victim.email, 'Old']) expect(stored).not.toContain(value);
 
     const again = await t.request('PUT', `/auth/admin/users/${victim.id}`, { session: admin.token, body: { disabled: false, name: 'Secretname' } });
