@@ -64,7 +64,7 @@ interface Saved {
 }
 
 /** Every index and constraint of the tables, and the foreign keys pointing at them, as DROP and CREATE statements. */
-async function indexesAndConstraints(c: pg.Client, tables: string[]): Promise<Saved> {
+export async function indexesAndConstraints(c: pg.Client, tables: string[]): Promise<Saved> {
   const fks = await c.query<{ tbl: string; name: string; def: string }>(
     `SELECT conrelid::regclass::text AS tbl, conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint
       WHERE contype = 'f' AND (conrelid::regclass::text = ANY($1) OR confrelid::regclass::text = ANY($1))`,

@@ -10,6 +10,7 @@ import { round } from './load.js';
 import { prepare, type Prepared } from './prepare.js';
 import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
 import { ADMIN_TOKEN, seed, seededUser, sessionToken, type ScaleSizes } from './scale-seed.js';
+import { auditQueries, seedAudit, type Measure } from './scale-audit.js';
 
 /**
  * `npm run bench:scale`: admin search and listing, uncached validation and the session-expiry job on
@@ -26,6 +27,7 @@ const SESSIONS = num(process.env.BENCH_SCALE_SESSIONS, USERS * 10);
 const EXPIRED = Math.min(num(process.env.BENCH_SCALE_EXPIRED, Math.round(SESSIONS * 0.3)), SESSIONS - 10_000);
 const SAMPLES = num(process.env.BENCH_SCALE_SAMPLES, 200);
 const BATCH = num(process.env.BENCH_SCALE_BATCH, 5000);
+const AUDIT_EVENTS = num(process.env.BENCH_SCALE_AUDIT_EVENTS, 10_000_000);
 const TARGET_MS = 50;
 
 interface Latency {
@@ -82,6 +84,16 @@ interface Row {
 const ORDER = 'ORDER BY created_at DESC, id DESC';
 const SEARCH = 'deleted_at IS NULL AND (email ILIKE $1 OR name ILIKE $1 OR last_name ILIKE $1 OR user_name ILIKE $1)';
 
+/** Measures each operation over HTTP and in plain SQL, one after the other, into `rows`. */
+function measurer(rows: Row[], note: (s: string) => void, prefix = ''): Measure {
+  return async (operation, http, sql) => {
+    note(`${prefix}${operation}`);
+    const gatehouse = await timed(SAMPLES, async (i) => void (await http(i)));
+    const baseline = await timed(SAMPLES, async (i) => void (await sql(i)));
+    rows.push({ operation: `${prefix}${operation}`, gatehouse, baseline, target: `p95 < ${TARGET_MS} ms`, pass: gatehouse.p95 < TARGET_MS });
+  };
+}
+
 /** Admin search and listing: each operation over HTTP and its plain SQL (page query + count), same inputs. */
 async function listing(server: ChildServer, db: pg.Client, note: (s: string) => void): Promise<Row[]> {
   const admin = { 'X-Session-ID': ADMIN_TOKEN };
@@ -91,12 +103,7 @@ async function listing(server: ChildServer, db: pg.Client, note: (s: string) => 
   const lastPart = (i: number) => seededUser(pick(i)).lastName.slice(2, 8).toLowerCase();
   const deepPage = Math.max(2, Math.floor((USERS * 0.8) / 20));
   const rows: Row[] = [];
-  const measure = async (operation: string, http: (i: number) => Promise<unknown>, sql: (i: number) => Promise<unknown>) => {
-    note(operation);
-    const gatehouse = await timed(SAMPLES, async (i) => void (await http(i)));
-    const baseline = await timed(SAMPLES, async (i) => void (await sql(i)));
-    rows.push({ operation, gatehouse, baseline, target: `p95 < ${TARGET_MS} ms`, pass: gatehouse.p95 < TARGET_MS });
-  };
+  const measure = measurer(rows, note);
   const plain = async (where: string, params: unknown[], tail = '') => {
     await db.query(`SELECT * FROM users WHERE ${where} ${ORDER} LIMIT 20 ${tail}`, params);
     await db.query(`SELECT count(*) FROM users WHERE ${where}`, params);
@@ -251,6 +258,8 @@ async function main(): Promise<number> {
     );
     const seeded = await seed(db, sizes, note);
     note(`seeded in ${seeded.seconds} s`);
+    const auditSeeded = await seedAudit(db, AUDIT_EVENTS, USERS, note);
+    note(`security events seeded in ${auditSeeded.seconds} s`);
 
     const port = await freePort();
     const server = await startChild({
@@ -263,6 +272,9 @@ async function main(): Promise<number> {
     });
     const fresh = freshSessions();
     const rows = [...(await listing(server, db, note)), await validation(server, db, fresh)];
+    const auditRows: Row[] = [];
+    const auditApi = (qs: string) => getJson(`${server.url}/auth/admin/audit-events?${qs}`, { 'X-Session-ID': ADMIN_TOKEN });
+    const auditNotes = await auditQueries(auditApi, db, USERS, measurer(auditRows, note, 'GET /auth/admin/audit-events '));
     const pruned = await prune(prepared, server, db, fresh);
     const pruneOk = pruned.left === 0 && pruned.deleted >= EXPIRED;
     const calm = pruned.validationDuring.p95 <= Math.max(2 * pruned.validationBefore.p95, pruned.validationBefore.p95 + 5);
@@ -275,6 +287,11 @@ async function main(): Promise<number> {
     out(render(rows));
     for (const r of rows) if (r.note) out(`  ${r.operation}: ${r.note}`);
     out();
+    out(`Security events: ${AUDIT_EVENTS.toLocaleString('en-US')} over the past year (seeded in ${auditSeeded.seconds} s), pages of 50`);
+    out();
+    out(render(auditRows));
+    for (const n of auditNotes) out(`  ${n}`);
+    out();
     out(
       `sessions prune: ${pruned.deleted.toLocaleString('en-US')} of ${pruned.backlog.toLocaleString('en-US')} expired deleted in ${pruned.seconds} s (${pruned.rowsPerSec.toLocaleString('en-US')}/s), ${pruned.left} left: ${pruneOk ? 'PASS' : 'FAIL'} (goal: all in one job run)`,
     );
@@ -284,7 +301,7 @@ async function main(): Promise<number> {
     out(
       `  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before)`,
     );
-    const pass = rows.every((r) => r.pass !== false) && pruneOk && calm;
+    const pass = [...rows, ...auditRows].every((r) => r.pass !== false) && pruneOk && calm;
     out();
     out(pass ? 'PASS' : 'FAIL');
 
@@ -302,6 +319,7 @@ async function main(): Promise<number> {
       samples: SAMPLES,
       rows,
       prune: { ...pruned, pass: pruneOk, validationPass: calm },
+      audit: { events: AUDIT_EVENTS, seedSeconds: auditSeeded.seconds, rows: auditRows, notes: auditNotes },
       pass,
     };
     writeResults(ROOT, RESULTS, result);

@@ -27,3 +27,11 @@ export function currentAuditScope(): AuditScope | null {
 
 /** The CLI's scope: the operator at the host (no address, no agent). */
 export const CLI_SCOPE: AuditScope = Object.freeze({ actor: Object.freeze({ via: 'cli' as const }), ip: null, userAgent: null, requestId: null });
+
+/**
+ * Runs `fn` outside any scope: a server started by a CLI command (`gatehouse serve`) is no CLI action;
+ * its requests enter their own scopes and its jobs run with none (actor null).
+ */
+export function outsideAuditScope<T>(fn: () => T): T {
+  return storage.exit(fn);
+}

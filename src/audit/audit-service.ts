@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transaction } from 'sequelize';
 import type { AuditRepository } from '../data/repositories/audit-repository.js';
 import { afterCommit } from '../data/unit-of-work.js';
@@ -47,8 +48,12 @@ export interface AuditService {
   knows(type: string): boolean;
   /** Every declared type with its description. */
   types(): Map<string, string>;
-  /** Deletes events older than `days`, `batch` at a time; returns how many went. */
-  prune(days: number, batch?: number): Promise<number>;
+  /**
+   * Deletes events older than `days`, `batch` at a time (each its own statement), at most `max` in one
+   * call, resting `rest` times as long as a batch took after each (as the session-expiry job does, so a
+   * backlog never holds a core); returns how many went.
+   */
+  prune(days: number, batch?: number, opts?: { max?: number; rest?: number }): Promise<number>;
   /** Events about a user, oldest first (the personal-data export). */
   exportFor(userId: string): Promise<AuditEvent[]>;
   /** Erasure: removes ip, agent and identifier from past events about the user, keeping the events. */
@@ -172,14 +177,19 @@ export function createAuditService(deps: AuditServiceDeps): AuditService {
     },
     knows,
     types,
-    async prune(days, batch = 1000) {
+    async prune(days, batch = 1000, opts = {}) {
       const before = new Date(now().getTime() - days * 86_400_000);
+      const max = opts.max ?? Number.MAX_SAFE_INTEGER;
       let total = 0;
-      for (;;) {
-        const n = await deps.repo.pruneBatch(before, batch);
+      while (total < max) {
+        const want = Math.min(batch, max - total);
+        const started = performance.now();
+        const n = await deps.repo.pruneBatch(before, want);
         total += n;
-        if (n < batch) return total;
+        if (n < want) break;
+        if (opts.rest) await sleep((performance.now() - started) * opts.rest);
       }
+      return total;
     },
     exportFor(userId) {
       return deps.repo.listByUser(userId);

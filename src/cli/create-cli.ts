@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { CLI_SCOPE, withAuditScope } from '../audit/audit-scope.js';
 import { packageVersion } from '../version.js';
 import { commands } from './commands/index.js';
 import type { CliRuntime } from './context.js';
@@ -29,7 +30,9 @@ export function createCli(rt: CliRuntime): Command {
 export async function runCli(argv: string[], rt: CliRuntime): Promise<number> {
   const program = createCli(rt);
   try {
-    await program.parseAsync(argv);
+    // Every command acts as the operator at the host: the events it writes, however deep, have the
+    // actor { via: 'cli' } (src/audit). `serve` leaves the scope for its server (commands/serve.ts).
+    await withAuditScope(CLI_SCOPE, () => program.parseAsync(argv));
     return rt.exitCode;
   } catch (err) {
     return reportError(err, rt, { verbose: argv.includes('--verbose'), json: argv.includes('--json') });

@@ -67,7 +67,7 @@ export const CONFIG_KEYS = {
     'Seconds requests in flight get to finish after SIGTERM; what cannot finish by then is answered 503. The process exits within this plus 5 s.',
     { default: 10 },
   ),
-  JOBS_ENABLED: key('jobsEnabled', 'server', bool, 'Run scheduled jobs (session expiry, token cleanup).', { default: true }),
+  JOBS_ENABLED: key('jobsEnabled', 'server', bool, 'Run scheduled jobs (session expiry, token cleanup, audit retention).', { default: true }),
   METRICS_TOKEN: key(
     'metricsToken',
     'server',
@@ -89,6 +89,13 @@ export const CONFIG_KEYS = {
     int(1000, 1_000_000_000),
     'Most expired sessions one run of the session-expiry job deletes; the rest wait for the next run.',
     { default: 10_000_000 },
+  ),
+  AUDIT_RETENTION_DAYS: key(
+    'auditRetentionDays',
+    'server',
+    int(0, 36_500),
+    'Days security events are kept (docs/audit.md); the audit-retention job deletes older ones nightly, in batches. 0 keeps them forever.',
+    { default: 365 },
   ),
   ADMIN_EXACT_COUNT_LIMIT: key(
     'adminExactCountLimit',

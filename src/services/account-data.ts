@@ -1,4 +1,6 @@
 import type { Sequelize } from 'sequelize';
+import type { AuditService } from '../audit/audit-service.js';
+import { ownView } from '../audit/own-view.js';
 import { ERASED_USER_COLUMNS, EXPORTED_USER_COLUMNS, RESET_ON_ERASURE } from '../data/models/user-columns.js';
 import type { AuthTokenRepository } from '../data/repositories/auth-token-repository.js';
 import type { SessionRepository } from '../data/repositories/session-repository.js';
@@ -22,6 +24,7 @@ export interface PersonalDataDeps {
     users: Pick<UserService, 'patch'>;
     sessions: Pick<SessionService, 'revokeAllForUser' | 'invalidateUser'>;
     pictures: Pick<PictureService, 'discard'>;
+    audit: Pick<AuditService, 'exportFor' | 'anonymize'>;
   };
   hooks: Pick<Hooks, 'run'>;
   logger: Logger;
@@ -42,24 +45,42 @@ export interface PersonalDataDeps {
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
 const plainRow = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, iso(v)]));
 
-/** What core stores about a user: the user row (no password hash), sessions (no token hashes), token metadata. */
+/**
+ * What core stores about a user: the user row (no password hash), sessions (no token hashes), token
+ * metadata, and the security events about them, oldest first, as they see them in their account (no
+ * other person's id or address: src/audit/own-view.ts).
+ */
 export async function exportCore(app: PersonalDataDeps, userId: string) {
   // Through the repository, so booleans, JSON and dates come back typed on both dialects.
   const record = await app.repos.users.findById(userId, { includeDeleted: true });
   const user = record ? Object.fromEntries(EXPORTED_USER_COLUMNS.map((c) => [c, record[c] ?? null])) : null;
   const sessions = await app.repos.sessions.listByUser(userId);
   const tokens = await app.repos.authTokens.listByUser(userId);
+  const events = await app.services.audit.exportFor(userId);
   return {
     user: user ? plainRow(user) : null,
     // Every column but the hashes of secrets (session token, one-time token and code).
     sessions: sessions.map(({ token_hash: _secret, ...rest }) => plainRow(rest as Record<string, unknown>)),
     auth_tokens: tokens.map(({ token_hash: _t, code_hash: _c, ...rest }) => plainRow(rest)),
+    security_events: events.map((e) => ownView(e, userId)),
   };
 }
 
-/** Anonymizes the user row and deletes one-time tokens; sessions are revoked after commit (caches too). */
+/** The ways a person was named in sign-in attempts (an unknown account's identifier), as the sign-in normalises them. */
+function identifiersOf(user: { email?: string | null; phone?: string | null; recovery_email?: string | null } | null): string[] {
+  const all = [user?.email, user?.recovery_email, user?.phone].filter((v): v is string => typeof v === 'string' && v.trim() !== '');
+  return [...new Set(all.flatMap((v) => [v, v.trim().toLowerCase()]))];
+}
+
+/**
+ * Anonymizes the user row and deletes one-time tokens; sessions are revoked after commit (caches too).
+ * Security events stay (what happened to the account, and when, is the operator's record), but the
+ * address, agent and identifier in them go: those are what name the person (docs/audit.md).
+ */
 export async function eraseCore(app: PersonalDataDeps, userId: string, reason: string, tx: Transaction): Promise<void> {
   const now = new Date();
+  const before = await app.repos.users.findById(userId, { includeDeleted: true, tx });
+  await app.services.audit.anonymize(userId, identifiersOf(before), { tx });
   // The row stays (anonymized) so foreign keys and audit history hold; user-columns.ts says what is cleared.
   const cleared = Object.fromEntries(ERASED_USER_COLUMNS.map((c) => [c, null]));
   await app.services.users.patch(

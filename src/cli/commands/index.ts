@@ -1,4 +1,5 @@
 import type { CommandRegistrar } from '../context.js';
+import { registerAudit } from './audit.js';
 import { registerBackup } from './backup.js';
 import { registerDoctor } from './doctor.js';
 import { registerInit } from './init.js';
@@ -25,6 +26,7 @@ export const commands: CommandRegistrar[] = [
   registerUser,
   registerDoctor,
   registerSessions,
+  registerAudit,
   registerLimits,
   registerBackup,
   registerUpgrade,

@@ -16,6 +16,7 @@ import { logStreams } from '../log-ui.js';
 import { supervise, waitForStop, WORKER_LISTENING } from './serve-cluster.js';
 import { installLastResort } from '../last-resort.js';
 import { isDatabaseUnavailable } from '../../data/db-errors.js';
+import { outsideAuditScope } from '../../audit/audit-scope.js';
 
 interface ServeOptions {
   port?: string;
@@ -37,22 +38,25 @@ export const registerServe: CommandRegistrar = (program, rt) => {
     .option('--host <host>', 'address to bind (overrides HOST)')
     .option('--workers <n>', 'processes sharing the port; a crashed one is restarted', workerCount, 1)
     .option('--migrate', 'apply pending migrations before starting (otherwise pending migrations stop it)')
-    .action(async (opts: ServeOptions, cmd: Command) => {
-      const flags: ConfigFlags = { PORT: opts.port, HOST: opts.host };
-      if (cluster.isWorker) return serveWorker(cmd, flags);
-      const tty = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd, flags);
-      const logger = createLogger(tty.verbose ? 'debug' : config.logLevel);
-      installLastResort(logger);
-      // In a terminal, lines for people; anywhere else the log is JSON, so they become log entries too.
-      const ui = rt.streams.stdout.isTTY ? tty : new Ui(logStreams(logger, rt.streams), { verbose: tty.verbose });
-      const stop = stopWatch(config, logger);
-      if (opts.workers > 1 && !config.redisUrl) {
-        ui.warn(`--workers ${opts.workers} without REDIS_URL: rate limits and session caches are per worker; set REDIS_URL to share them`);
-      }
-      if (opts.workers > 1) rt.exitCode = await servePrimary(config, ui, logger, stop, opts);
-      else await serveSingle(config, ui, logger, stop, Boolean(opts.migrate));
-    });
+    // The CLI's audit scope (create-cli.ts) ends here: the server's events come from its requests and jobs.
+    .action((opts: ServeOptions, cmd: Command) => outsideAuditScope(() => serve(opts, cmd)));
+
+  async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
+    const flags: ConfigFlags = { PORT: opts.port, HOST: opts.host };
+    if (cluster.isWorker) return serveWorker(cmd, flags);
+    const tty = commandUi(rt, cmd);
+    const config = loadCliConfig(cmd, flags);
+    const logger = createLogger(tty.verbose ? 'debug' : config.logLevel);
+    installLastResort(logger);
+    // In a terminal, lines for people; anywhere else the log is JSON, so they become log entries too.
+    const ui = rt.streams.stdout.isTTY ? tty : new Ui(logStreams(logger, rt.streams), { verbose: tty.verbose });
+    const stop = stopWatch(config, logger);
+    if (opts.workers > 1 && !config.redisUrl) {
+      ui.warn(`--workers ${opts.workers} without REDIS_URL: rate limits and session caches are per worker; set REDIS_URL to share them`);
+    }
+    if (opts.workers > 1) rt.exitCode = await servePrimary(config, ui, logger, stop, opts);
+    else await serveSingle(config, ui, logger, stop, Boolean(opts.migrate));
+  }
 };
 
 /** The first stop signal, and the deadline that starts with it. */

@@ -1,5 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { AuditActor, AuditEvent, AuditOutcome } from '../../audit/audit-types.js';
+import { dialectOf } from '../sequelize.js';
 
 /** One stored event, as the service hands it over (the id time-ordered, details already cleaned). */
 export interface AuditRow {
@@ -56,8 +57,8 @@ export interface AuditRepository {
   /** Deletes at most `batch` events older than `before`; returns how many went. */
   pruneBatch(before: Date, batch: number): Promise<number>;
   /**
-   * Erasure: the person's address, agent and identifier are removed from past events about them (or
-   * attempts on their identifier), while the events themselves stay.
+   * Erasure: the person's address, agent and identifier are removed from past events about them, by
+   * them, or attempts on their identifier, while the events themselves stay.
    */
   anonymize(userId: string, identifiers: string[], opts?: TxOption): Promise<number>;
 }
@@ -79,6 +80,14 @@ interface Raw {
 }
 
 const COLUMNS = 'id, type, at, outcome, actor_id, actor_type, actor_via, user_id, ip, user_agent, request_id, identifier, details';
+
+/** The smallest id an event made at `ms` can have (its first 48 bits are `ms`, the rest zero). */
+function idFloor(ms: number): string {
+  const h = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0').slice(-12);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
+}
+/** How far an id's time may run ahead of its event's (4096 events in one millisecond borrow the next). */
+const ID_LEAD_MS = 60_000;
 
 function toEvent(r: Raw): AuditEvent {
   const details = typeof r.details === 'string' ? (JSON.parse(r.details) as Record<string, unknown>) : { ...r.details };
@@ -139,12 +148,25 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
       if (q.actorId !== undefined) add('actor_id = ?', q.actorId);
       if (q.outcome !== undefined) add('outcome = ?', q.outcome);
       if (q.ip !== undefined) add('ip = ?', q.ip);
-      if (q.since) add('at >= ?', q.since);
-      if (q.until) add('at < ?', q.until);
+      // Ids begin with their time (UUIDv7), so a window is also a range of ids: the primary key (or the
+      // id part of a filter's index) reads just that range, newest first, wherever it lies in the year.
+      // `at` stays the exact test (an id may run a little ahead of its time, event-id.ts).
+      if (q.since) add('at >= ? AND id >= ?', q.since, idFloor(q.since.getTime()));
+      if (q.until) add('at < ? AND id < ?', q.until, idFloor(q.until.getTime() + ID_LEAD_MS));
       if (q.beforeId) add('id < ?', q.beforeId);
-      if (q.types) add(`type IN (${q.types.map(() => '?').join(', ') || 'NULL'})`, ...q.types);
-      const sql = `SELECT ${COLUMNS} FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-      return (await select(sql, [...args, q.limit])).map(toEvent);
+      const page = (extra: string[]) => {
+        const all = [...extra, ...where];
+        return `SELECT ${COLUMNS} FROM audit_events${all.length ? ` WHERE ${all.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
+      };
+      if (!q.types) return (await select(page([]), [...args, q.limit])).map(toEvent);
+      if (!q.types.length) return [];
+      if (q.types.length === 1) return (await select(page(['type = ?']), [q.types[0], ...args, q.limit])).map(toEvent);
+      // Several types (a family): one page per type, each an index range read on (type, id), merged.
+      // As `type IN (…)` the planner can only walk every event newest first and test the type (slow
+      // for a rare family), or collect every event of the types and sort them (slow for a common one).
+      const branches = q.types.map(() => `SELECT * FROM (${page(['type = ?'])}) AS t`);
+      const sql = `SELECT ${COLUMNS} FROM (${branches.join(' UNION ALL ')}) AS merged ORDER BY id DESC LIMIT ?`;
+      return (await select(sql, [...q.types.flatMap((t) => [t, ...args, q.limit]), q.limit])).map(toEvent);
     },
 
     async listByUser(userId, opts) {
@@ -163,13 +185,14 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
     },
 
     async pruneBatch(before, batch) {
-      const ids = await sequelize.query<{ id: string }>('SELECT id FROM audit_events WHERE at < ? ORDER BY at LIMIT ?', {
-        type: QueryTypes.SELECT,
-        replacements: [before, batch],
-      });
-      if (!ids.length) return 0;
-      await sequelize.query(`DELETE FROM audit_events WHERE id IN (${ids.map(() => '?').join(', ')})`, { replacements: ids.map((r) => r.id) });
-      return ids.length;
+      // One statement per batch, its own transaction (as the session-expiry job's): row locks last one
+      // batch, and two runners pass each other on PostgreSQL (SKIP LOCKED). The index on `at` finds them.
+      const lock = dialectOf(sequelize) === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+      const n = await sequelize.query(
+        `DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < :before ORDER BY at LIMIT ${Math.max(1, Math.floor(batch))}${lock})`,
+        { replacements: { before }, type: QueryTypes.BULKDELETE },
+      );
+      return Number(n);
     },
 
     async anonymize(userId, identifiers, opts) {
@@ -177,8 +200,9 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
       const idList = identifiers.filter(Boolean);
       const byIdentifier = idList.length ? ` OR identifier IN (${idList.map(() => '?').join(', ')})` : '';
       const [, meta] = await sequelize.query(
-        `UPDATE audit_events SET ip = NULL, user_agent = NULL, identifier = NULL WHERE (user_id = ?${byIdentifier}) AND (ip IS NOT NULL OR user_agent IS NOT NULL OR identifier IS NOT NULL)`,
-        { replacements: [userId, ...idList], transaction: tx },
+        // Events they did to others too (an admin erased): the address and agent there are theirs.
+        `UPDATE audit_events SET ip = NULL, user_agent = NULL, identifier = NULL WHERE (user_id = ? OR actor_id = ?${byIdentifier}) AND (ip IS NOT NULL OR user_agent IS NOT NULL OR identifier IS NOT NULL)`,
+        { replacements: [userId, userId, ...idList], transaction: tx },
       );
       return typeof meta === 'number' ? meta : ((meta as { rowCount?: number; changes?: number } | undefined)?.rowCount ?? (meta as { changes?: number } | undefined)?.changes ?? 0);
     },

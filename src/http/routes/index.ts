@@ -13,6 +13,7 @@ import * as social from '../../social/routes.js';
 import * as metrics from './metrics.routes.js';
 import * as openapi from '../openapi/openapi.routes.js';
 import * as limits from './limits.routes.js';
+import * as audit from './audit.routes.js';
 import * as webhooks from './webhooks.routes.js';
 
 /** The table of contents of the core API: one line per route. */
@@ -30,6 +31,7 @@ export const coreRoutes: AnyRouteDef[] = [
   profile.updateUserMe, // PUT /auth/user/me
   profile.updateProfileLegacy, // PUT /auth/profile
   profile.updateProfileLegacyPost, // POST /auth/profile
+  audit.ownSecurityEvents, // GET /auth/user/me/security-events
   sessions.validation, // GET /auth/validation
   sessions.validationPost, // POST /auth/validation
   sessions.refresh, // POST /auth/refresh
@@ -44,6 +46,7 @@ export const coreRoutes: AnyRouteDef[] = [
   adminUsers.revokeSessionPost, // POST /auth/admin/users/:id/sessions/:sessionId/revoke
   adminUsers.revokeSession, // DELETE /auth/admin/users/:id/sessions/:sessionId
   adminUsers.revokeAllSessions, // DELETE /auth/admin/users/:id/sessions
+  audit.listAuditEvents, // GET /auth/admin/audit-events
   adminUsers.listUsersAlias, // GET /auth/users
   adminUsers.getUserAlias, // GET /auth/users/:id
   adminUsers.createUserAlias, // POST /auth/users

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { USER_SORT_FIELDS } from '../../data/repositories/user-repository.js';
 import { adminUpdateSchema, createUserSchema, userTypeField } from '../../services/user-fields.js';
 import { USER_ALIASES, withAliases } from './aliases.js';
+import { instant } from './instant.js';
 
 export const MAX_PAGE_SIZE = 100;
 
@@ -14,13 +15,6 @@ const intParam = (min: number, max: number, fallback: number) =>
     .transform((n) => Math.min(n, max))
     .optional()
     .transform((n) => n ?? fallback);
-
-/** A date (YYYY-MM-DD, midnight UTC) or an ISO 8601 timestamp. */
-const instant = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp')
-  .transform((v) => new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v))
-  .refine((d) => !Number.isNaN(d.getTime()), 'must be a real date');
 
 /** GET /auth/admin/users: search, filters, sort, and a page number or a cursor (limit capped, not refused). */
 export const listUsersQuery = withAliases(

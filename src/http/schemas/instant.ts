@@ -1,0 +1,11 @@
+import { z } from 'zod';
+
+/**
+ * A date (YYYY-MM-DD, midnight UTC) or an ISO 8601 timestamp, as a Date: the one reader of instants in
+ * query strings (admin filters) and CLI flags (`gatehouse audit list --since`).
+ */
+export const instant = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp')
+  .transform((v) => new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v))
+  .refine((d) => !Number.isNaN(d.getTime()), 'must be a real date');
