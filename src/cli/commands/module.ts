@@ -1,4 +1,3 @@
-import { CLI_SCOPE, withAuditScope } from '../../audit/audit-scope.js';
 import { Command } from 'commander';
 import type { AppContext } from '../../app-context.js';
 import type { ModulePlan, ModuleStatus, ProgressEvent } from '../../modules/hub/hub.js';
@@ -31,8 +30,7 @@ function action(rt: CliRuntime, run: Run, opts: { anySchema?: boolean } = {}) {
     const config = loadCliConfig(cmd);
     await withApp(config, cliLogger(config, ui), async (app) => {
       if (!opts.anySchema) await requireCoreSchema(app);
-      // The operator at the host is the actor of what the hub records (module.* events).
-      await withAuditScope(CLI_SCOPE, () => run(ui, app));
+      await run(ui, app);
     });
   };
 }

@@ -1,4 +1,3 @@
-import { CLI_SCOPE, withAuditScope } from '../../audit/audit-scope.js';
 import { Command, Option } from 'commander';
 import type { CommandRegistrar } from '../context.js';
 import { cliLogger, commandUi, loadCliConfig, moduleRegistryForCli, requireSchema, withApp } from '../context.js';
@@ -35,12 +34,9 @@ export const registerUser: CommandRegistrar = (program, rt) => {
       const password = given ?? generatePassword();
       const created = await withApp(config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
-        // The operator at the host is the actor of user.created.
-        return withAuditScope(CLI_SCOPE, () =>
-          app.services.users.create(
-            { email: opts.email, password, user_type: opts.type, name: opts.name, last_name: opts.lastName, user_name: opts.userName },
-            { actor: null, via: 'cli', verified: true },
-          ),
+        return app.services.users.create(
+          { email: opts.email, password, user_type: opts.type, name: opts.name, last_name: opts.lastName, user_name: opts.userName },
+          { actor: null, via: 'cli', verified: true },
         );
       });
       ui.print(`Created ${created.user_type} ${created.email}`);
@@ -72,10 +68,7 @@ export const registerUser: CommandRegistrar = (program, rt) => {
         const result = await withApp(config, cliLogger(config, ui), async (app) => {
           await requireSchema(app);
           if (!app.modules.isInstalled(m.id)) throw new CliError(`the ${m.id} module is not installed`, `gatehouse module install ${m.id}`);
-          // What the module records (e.g. a second factor reset) has the operator at the host as actor.
-          return withAuditScope(CLI_SCOPE, () =>
-            c.run({ ctx: app.modules.context(m.id), args: cmd.args, options: cmd.opts(), print: (line) => ui.print(line) }),
-          );
+          return c.run({ ctx: app.modules.context(m.id), args: cmd.args, options: cmd.opts(), print: (line) => ui.print(line) });
         });
         ui.result({ success: true, result });
       });

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../../app-context.js';
-import { CLI_SCOPE, withAuditScope } from '../../audit/audit-scope.js';
 import { isAppError } from '../../errors/app-error.js';
 import { ENDPOINT_ID_RE, RETRY_ID_RE, webhookCreateInput } from '../../webhooks/webhook-input.js';
 import type { WebhookEndpoint } from '../../webhooks/webhook-types.js';
@@ -23,7 +22,7 @@ async function run<T>(rt: CliRuntime, cmd: Command, fn: (app: AppContext, ui: Ui
   try {
     const value = await withApp(config, cliLogger(config, ui), async (app) => {
       await requireSchema(app);
-      return withAuditScope(CLI_SCOPE, () => fn(app, ui));
+      return fn(app, ui);
     });
     return { ui, value };
   } catch (err) {
