@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { withAuditScope } from '../../src/audit/audit-scope.js';
-import { makeUser } from '../helpers/factories.js';
+import { makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { startReceiver, WEBHOOK_TEST_ENV, type Receiver } from '../helpers/webhook-receiver.js';
 
@@ -40,11 +40,18 @@ const verify = (secret: string, r: { headers: Record<string, unknown>; body: str
   new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, unknown> };
 
 describe('webhook delivery', () => {
-  it('when a user is created, then the receiver gets a user.created POST signed per Standard Webhooks, without ip and agent', async () => {
+  it('when an admin creates a user over the API, then the receiver gets that user.created POST signed per Standard Webhooks, without ip and agent', async () => {
     const r = await receiver();
     const { secret } = await hooks().create({ url: r.url, events: ['user.created'] });
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{40,}={0,2}$/);
-    const user = await userCreated();
+    const admin = await makeSession(t, { user_type: 'admin' });
+    const created = await t.request('POST', '/auth/admin/users', {
+      session: admin.token,
+      headers: { 'X-Request-ID': 'req-created-1' },
+      body: { email: uniqueEmail('hooked'), password: 'Correct-Horse-42', name: 'Hooked' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBeLessThan(300);
+    const userId = (created.body.user ?? created.body.data?.user ?? created.body.data).id as string;
     await expect.poll(() => r.received.length).toBe(1);
     const [got] = r.received;
     expect(got.headers['content-type']).toBe('application/json');
@@ -52,10 +59,16 @@ describe('webhook delivery', () => {
     expect(Math.abs(Number(got.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30);
     const payload = verify(secret, got);
     expect(payload.type).toBe('user.created');
-    expect(payload.data).toMatchObject({ type: 'user.created', user_id: user.id, details: { via: 'admin' } });
-    expect(payload.data).toMatchObject({ request_id: 'req-1' });
+    expect(payload.data).toMatchObject({
+      type: 'user.created',
+      user_id: userId,
+      actor: { id: admin.user.id, user_type: 'admin' },
+      request_id: 'req-created-1',
+      details: { via: 'admin' },
+    });
     expect(payload.data).not.toHaveProperty('ip');
     expect(payload.data).not.toHaveProperty('user_agent');
+    expect(got.body).not.toContain('Correct-Horse-42');
     expect(() => verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, got)).toThrow();
     await expect.poll(async () => (await hooks().deliveries((await hooks().list())[0].id))[0]?.message_status).toBe('delivered');
   });
