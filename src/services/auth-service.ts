@@ -15,7 +15,7 @@ import type { PublicRegistration } from './user-fields.js';
 import type { UserService } from './user-service.js';
 import type { AuditService } from '../audit/audit-service.js';
 import type { Transaction } from '../data/unit-of-work.js';
-import { actorOf, signInFailed, type SignInFailure } from './sign-in-audit.js';
+import { actorOf, signInFailed, signInSucceeded, type SignInFailure } from './sign-in-audit.js';
 
 export interface ClientInfo {
   ip?: string | null;
@@ -133,6 +133,9 @@ export function createAuthService(deps: AuthServiceDeps) {
       );
       // The session first: once the account exists, nothing after it may turn the answer into an error.
       const session = config.requireEmailVerification ? null : await sessions.create(user.id, client);
+      // Its first session is a sign-in too (who signed in as this user, from where). Written after the
+      // answer, which nothing may turn into an error once the account exists.
+      if (session) deps.audit.recordLater(signInSucceeded(user, 'password', session.session, { registration: true }));
       await runAfterHooks(hooks, deps.logger, 'auth.registered', { user });
       return { user, session };
     },

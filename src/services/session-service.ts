@@ -200,8 +200,9 @@ export function createSessionService(deps: SessionServiceDeps) {
       return (await deps.sessions.deleteWhere({ id: s.id }, opts)).length > 0;
     },
 
-    async revokeById(sessionId: string): Promise<boolean> {
-      const hashes = await deps.sessions.deleteWhere({ id: sessionId });
+    /** Ends one session by id; inside a unit of work the row goes with it (the caches are told at once: the safe direction). */
+    async revokeById(sessionId: string, opts: TxOption = {}): Promise<boolean> {
+      const hashes = await deps.sessions.deleteWhere({ id: sessionId }, opts);
       await forgetSessions(hashes, { revoked: true });
       return hashes.length > 0;
     },

@@ -1,6 +1,6 @@
 import { afterCommit, type Transaction } from '../data/unit-of-work.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
-import { forbidden } from '../errors/app-error.js';
+import { forbidden, notFound } from '../errors/app-error.js';
 import { invalidInput } from '../errors/zod-issues.js';
 import { runAfterHooks } from './after-hooks.js';
 import { adminUpdateEvents } from './user-audit.js';
@@ -79,5 +79,30 @@ export function adminChanges(k: AdminKit) {
     });
   }
 
-  return { update, softDelete };
+  // A revocation and its session.revoked event commit together; the session is named by its display
+  // prefix only. `by`: an admin over HTTP, or the operator at the CLI (no actor).
+  async function revokeSession(actor: UserRecord | null, userId: string, sessionId: string): Promise<void> {
+    const target = await k.get(userId);
+    k.assertCanManage(actor, target);
+    const owned = (await k.deps.sessions.listForUser(target.id)).find((s) => s.id === sessionId);
+    if (!owned) throw notFound('Session not found');
+    await k.deps.transaction(async (tx) => {
+      if (!(await k.deps.sessions.revokeById(sessionId, { tx }))) throw notFound('Session not found');
+      const details = { by: actor ? 'admin' : 'cli', count: 1, session_prefix: owned.session_prefix };
+      await k.deps.audit.record({ type: 'session.revoked', userId: target.id, details }, { tx });
+    });
+  }
+
+  async function revokeAllSessions(actor: UserRecord | null, userId: string): Promise<number> {
+    const target = await k.get(userId);
+    k.assertCanManage(actor, target);
+    return k.deps.transaction(async (tx) => {
+      const revoked = await k.deps.sessions.revokeAllForUser(target.id, undefined, { tx });
+      if (revoked > 0)
+        await k.deps.audit.record({ type: 'session.revoked', userId: target.id, details: { by: actor ? 'admin' : 'cli', count: revoked } }, { tx });
+      return revoked;
+    });
+  }
+
+  return { update, softDelete, revokeSession, revokeAllSessions };
 }

@@ -304,18 +304,8 @@ export function createUserService(deps: UserServiceDeps): UserService {
       return sessions.listForUser(userId);
     },
 
-    async revokeSession(actor, userId, sessionId) {
-      const target = await service.get(userId);
-      assertCanManage(actor, target);
-      const owned = (await sessions.listForUser(target.id)).some((s) => s.id === sessionId);
-      if (!owned || !(await sessions.revokeById(sessionId))) throw notFound('Session not found');
-    },
-
-    async revokeAllSessions(actor, userId) {
-      const target = await service.get(userId);
-      assertCanManage(actor, target);
-      return sessions.revokeAllForUser(target.id);
-    },
+    revokeSession: (actor, userId, sessionId) => admin.revokeSession(actor, userId, sessionId),
+    revokeAllSessions: (actor, userId) => admin.revokeAllSessions(actor, userId),
   };
   return service;
 }

@@ -67,6 +67,16 @@ describe('gatehouse sessions list / revoke', () => {
     expect(all.code, all.stderr).toBe(0);
     expect(all.stdout).toContain('1 session revoked');
     expect((await call(url, 'GET', '/auth/me', { session: second })).status).toBe(401);
+    // Both revocations are in the audit record, the CLI as actor, the session named by its prefix only.
+    const revokedEvents = await runCli(['audit', 'list', '--user', email, '--type', 'session.revoked', '--json', '--data-dir', dir], { env });
+    expect(revokedEvents.code, revokedEvents.stderr).toBe(0);
+    const events = json(revokedEvents).events as { actor: unknown; details: Record<string, unknown> }[];
+    expect(events.map((e) => [e.actor, e.details.by, e.details.count])).toEqual([
+      [{ via: 'cli' }, 'cli', 1],
+      [{ via: 'cli' }, 'cli', 1],
+    ]);
+    expect(revokedEvents.stdout).not.toContain(first);
+    expect(revokedEvents.stdout).not.toContain(second);
 
     const again = await runCli(['sessions', 'revoke', '--id', firstId, '--data-dir', dir], { env });
     expect(again.code).toBe(1);

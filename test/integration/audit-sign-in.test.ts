@@ -70,6 +70,25 @@ describe('sign-in events', () => {
     await expectNoSecrets(t, e, [DEFAULT_PASSWORD, token, session.id, session.token_hash]);
   });
 
+  it('when someone registers and gets a first session, then that is a sign_in.succeeded (registration) by the new user, after user.created', async () => {
+    const email = uniqueEmail('au-reg');
+    const id = rid();
+    const r = await t.request('POST', '/auth/register/public', {
+      body: { email, password: DEFAULT_PASSWORD, name: 'New' },
+      headers: { 'X-Request-ID': id, 'User-Agent': 'AuditTest/1.0' },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
+    const user = (await t.app.repos.users.findByEmail(email))!;
+    const token = r.body.data.session_id as string;
+    expect(token).toBeTruthy();
+    const e = await oneEvent(t, user.id, 'sign_in.succeeded');
+    expect(e).toMatchObject({ actor: { id: user.id, user_type: 'customer' }, details: { method: 'password', registration: true } });
+    expectSource(e, id);
+    await expectNoSecrets(t, e, [DEFAULT_PASSWORD, token]);
+    const all = (await t.app.services.audit.list({ userId: user.id })).events.map((x) => x.type);
+    expect(all).toEqual(['sign_in.succeeded', 'user.created']);
+  });
+
   it('when the password is wrong, then sign_in.failed (wrong_password) is recorded for the account without the password tried', async () => {
     const user = await makeUser(t, { email: uniqueEmail('au-wrong') });
     const id = rid();

@@ -3,6 +3,7 @@ import type { SessionRecord } from '../../data/repositories/session-repository.j
 import type { UserRecord } from '../../data/repositories/user-repository.js';
 import type { CommandRegistrar } from '../context.js';
 import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
+import { isAppError } from '../../errors/app-error.js';
 import { CliError, UsageError } from '../errors.js';
 import { count } from '../ui.js';
 import { forgetOnRunningServer } from './limits-remote.js';
@@ -62,13 +63,17 @@ export const registerSessions: CommandRegistrar = (program, rt) => {
       const ui = commandUi(rt, cmd);
       if (Boolean(opts.user) === Boolean(opts.id)) throw new UsageError('sessions revoke needs exactly one of --user EMAIL or --id ID');
       const config = loadCliConfig(cmd);
-      // Through the session service, not a DELETE: it leaves tombstones and tells every instance (Redis pub/sub).
+      // Through the user service, not a DELETE: it leaves tombstones, tells every instance (Redis pub/sub)
+      // and records session.revoked with the revocation (actor: the CLI).
       const revoked = await withApp(config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
-        if (opts.user) return app.services.sessions.revokeAllForUser((await userByEmail(app, opts.user)).id);
-        if (!(await app.services.sessions.revokeById(opts.id!))) {
-          throw new CliError(`no session with the id ${opts.id}`, 'list them with gatehouse sessions list --user EMAIL');
-        }
+        if (opts.user) return app.services.users.revokeAllSessions(null, (await userByEmail(app, opts.user)).id);
+        const session = await app.repos.sessions.findById(opts.id!);
+        const gone = () => new CliError(`no session with the id ${opts.id}`, 'list them with gatehouse sessions list --user EMAIL');
+        if (!session) throw gone();
+        await app.services.users.revokeSession(null, session.user_id, session.id).catch((err: unknown) => {
+          throw isAppError(err) && err.status === 404 ? gone() : err;
+        });
         return 1;
       });
       // Without Redis no message reaches a running server: ask it directly to drop its cached copies.

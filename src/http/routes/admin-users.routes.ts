@@ -104,11 +104,7 @@ const remove = adminRoute({
 const revokeOne = adminRoute({
   params: userSessionParams,
   async handler({ params, auth, app }) {
-    // Named in the event by its display prefix only (never its id); read before it goes.
-    const prefix = (await app.services.users.listSessions(params.id)).find((s) => s.id === params.sessionId)?.session_prefix ?? null;
     await app.services.users.revokeSession(auth.user, params.id, params.sessionId);
-    // After the revocation (the user service opens no unit of work for it): actor = the admin, from the request.
-    await app.services.audit.record({ type: 'session.revoked', userId: params.id, details: { by: 'admin', count: 1, session_prefix: prefix } });
     return { success: true, message: 'Session revoked' };
   },
 });
@@ -117,7 +113,6 @@ const revokeAll = adminRoute({
   params: userIdParams,
   async handler({ params, auth, app }) {
     const revoked = await app.services.users.revokeAllSessions(auth.user, params.id);
-    if (revoked > 0) await app.services.audit.record({ type: 'session.revoked', userId: params.id, details: { by: 'admin', count: revoked } });
     return { success: true, message: 'Sessions revoked', data: { revoked } };
   },
 });
