@@ -13,6 +13,7 @@ import type { PasswordHasher } from '../services/security/passwords.js';
 import type { SessionService } from '../services/session-service.js';
 import type { SignInService } from '../services/sign-in.js';
 import type { UserService } from '../services/user-service.js';
+import type { SocialService } from '../social/social-service.js';
 import type { Hooks } from './hooks.js';
 import type { AuditService } from '../audit/audit-service.js';
 
@@ -33,7 +34,9 @@ export type ModuleContextDeps = PersonalDataDeps & {
     users: Pick<UserService, 'patch' | 'idsWhere' | 'clearColumns' | 'toPublic'>;
     passwords: Pick<PasswordHasher, 'hash' | 'verify'>;
     sessions: Pick<SessionService, 'revokeAllForUser'>;
-    signIn: Pick<SignInService, 'signIn' | 'completePending'>;
+    signIn: Pick<SignInService, 'signIn' | 'completePending' | 'pendingMethods'>;
+    /** Linked social accounts: a module that is a way in asks whether another way is left. */
+    social: Pick<SocialService, 'listAccounts'>;
     mailer: Pick<Mailer, 'send'>;
     sms: Pick<SmsSender, 'send'>;
     audit: Pick<AuditService, 'record' | 'recordLater'>;

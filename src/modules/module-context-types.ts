@@ -7,7 +7,7 @@
  * factor) and `sessions.activate` (after the second factor): test/unit/module-context-api.test.ts and
  * test/integration/module-account-state.test.ts.
  */
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Model, ModelAttributes, ModelOptions, ModelStatic } from 'sequelize';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
@@ -51,6 +51,11 @@ export interface ModuleUsers {
   toPublic(user: UserRecord): PublicUser;
   /** Whether `password` is the user's password (bcrypt, constant time); false without one. */
   verifyPassword(user: UserRecord, password: string): Promise<boolean>;
+  /**
+   * Core's ways into the account besides the module's own (a module that is a way in, such as passkeys,
+   * must not remove the last one): whether it has a password, and how many social accounts are linked.
+   */
+  waysIn(userId: string): Promise<{ password: boolean; social: number }>;
 }
 
 export interface ModuleSessions {
@@ -164,6 +169,13 @@ export interface ModuleContext {
   readonly sessions: ModuleSessions;
   /** The one sign-in seam (see services/sign-in.ts): full or pending two-factor session, hooks. */
   signIn(user: UserRecord, method: SignInMethod, client?: SignInClient): Promise<SignInResult>;
+  /** What core's login routes read of a request for `signIn`: address, user agent, device id, trusted-device token. */
+  signInClient(req: Request): SignInClient;
+  /**
+   * The answer of POST /auth/login for a `signIn` result, the same body and session cookie (a pending
+   * two-factor session included), so a module's sign-in route answers as login does.
+   */
+  signInAnswer(res: Response, result: SignInResult): Promise<Record<string, unknown>>;
   readonly hooks: ModuleHooks;
   readonly mail: ModuleMail;
   readonly sms: { send(to: string, text: string): Promise<void> };

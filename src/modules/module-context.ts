@@ -7,6 +7,7 @@ import type { Transaction } from '../data/unit-of-work.js';
 import { AppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import { tooManyRequests } from '../http/middleware/rate-limit-request.js';
+import { clientInfo, signInAnswer } from '../http/routes/auth-responses.js';
 import { consumeFailingOpen } from '../limits/fail-open.js';
 import { createLimitClassTable, moduleLimitClass, type LimitClass, type LimitClassTable } from '../limits/limit-classes.js';
 import { findPackageRoot } from '../mail/package-root.js';
@@ -125,6 +126,10 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
       clearOwnFields: (userId, opts = {}) => app.services.users.clearColumns(userId, ownColumns, { tx: opts.tx }),
       toPublic: (u) => app.services.users.toPublic(u),
       verifyPassword: (u, password) => app.services.passwords.verify(password, u.password_hash ?? null),
+      async waysIn(userId) {
+        const [user, social] = await Promise.all([app.repos.users.findById(userId), app.services.social.listAccounts(userId)]);
+        return { password: Boolean(user?.password_hash), social: social.length };
+      },
     },
     sessions: {
       // Only the second-factor provider completes a second factor; the user is the stored one, and the
@@ -143,6 +148,9 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
       if (!stored) throw new AppError(401, Codes.INVALID_CREDENTIALS, 'Invalid credentials');
       return app.services.signIn.signIn(stored, method, client);
     },
+    signInClient: (req) => clientInfo(req),
+    // Login's own answer and cookie (http/routes/auth-responses.ts).
+    signInAnswer: (res, r) => signInAnswer(app, res, r),
     hooks: {
       run: (event, payload) => app.hooks.run(event, payload),
     },

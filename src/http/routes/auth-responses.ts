@@ -1,12 +1,22 @@
-import type { Request } from 'express';
-import type { AppContext } from '../../app-context.js';
+import type { Request, Response } from 'express';
+import type { Config } from '../../config/schema.js';
 import type { SessionRecord } from '../../data/repositories/session-repository.js';
 import type { UserRecord } from '../../data/repositories/user-repository.js';
 import type { ClientInfo } from '../../services/auth-service.js';
 import type { PublicUser } from '../../services/user-view.js';
+import type { SignInService } from '../../services/sign-in.js';
+import type { UserService } from '../../services/user-service.js';
+import { setSessionCookie } from '../cookies.js';
 import { parseCookies } from '../request-context.js';
+import type { SignInResult } from '../../services/sign-in.js';
 
-/** Response shapes shared by the login-like routes (the contract's spellings, snake and camel). */
+/**
+ * Response shapes shared by the login-like routes (the contract's spellings, snake and camel), and
+ * by modules that sign users in (ModuleContext.signInAnswer): what they read of the app, narrowly.
+ */
+export interface AnswerDeps {
+  services: { users: Pick<UserService, 'toPublic'>; signIn: Pick<SignInService, 'pendingMethods'> };
+}
 
 export const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : null);
 
@@ -37,7 +47,7 @@ export function sessionFields(token: string, session: SessionRecord) {
 }
 
 /** `{success, user, sessionId, session_id, expiresAt, expires_at}`: login, refresh, token login. */
-export function loginShape(app: AppContext, user: UserRecord, token: string, session: SessionRecord) {
+export function loginShape(app: AnswerDeps, user: UserRecord, token: string, session: SessionRecord) {
   return { success: true, user: app.services.users.toPublic(user), ...sessionFields(token, session) };
 }
 
@@ -51,7 +61,7 @@ function pendingUser(u: PublicUser) {
 }
 
 /** HTTP 200 with success:false, as the clients need to recognise the two-factor step. */
-export async function pendingShape(app: AppContext, user: UserRecord, token: string, methods?: unknown[]) {
+export async function pendingShape(app: AnswerDeps, user: UserRecord, token: string, methods?: unknown[]) {
   return {
     success: false,
     requires_2fa: true,
@@ -61,6 +71,17 @@ export async function pendingShape(app: AppContext, user: UserRecord, token: str
     available_methods: methods ?? (await app.services.signIn.pendingMethods(user)),
     user: pendingUser(app.services.users.toPublic(user)),
   };
+}
+
+/**
+ * The answer of POST /auth/login to a sign-in (also a module's, ModuleContext.signInAnswer): the body,
+ * and the session cookie — a pending session gets it too, so cookie-only browsers can finish the
+ * two-factor step.
+ */
+export async function signInAnswer(app: AnswerDeps & { config: Config }, res: Response, r: SignInResult) {
+  setSessionCookie(res, app.config, r.token, new Date(r.session.expires_at));
+  if (r.status === 'pending') return pendingShape(app, r.user, r.token, r.methods);
+  return { ...loginShape(app, r.user, r.token, r.session), message: 'Login successful' };
 }
 
 export const isPending = (s: SessionRecord) => s.status !== 'active';

@@ -9,7 +9,7 @@ import { registrationOrAdmin, validationRead } from '../middleware/rate-limit-cl
 import { beforeCredentials } from '../middleware/credential-limits.js';
 import { adminCreateBody } from '../schemas/admin-users.schemas.js';
 import { loginBody, registerBody, registerPublicBody, type RegisterPublicBody } from '../schemas/auth.schemas.js';
-import { clientInfo, isPending, loginShape, pendingShape, sessionFields } from './auth-responses.js';
+import { clientInfo, isPending, pendingShape, sessionFields, signInAnswer } from './auth-responses.js';
 
 export const login = defineRoute({
   method: 'post',
@@ -30,10 +30,7 @@ export const login = defineRoute({
       throw err;
     }
     app.metrics.login(r.status === 'pending' ? 'pending_second_factor' : 'success');
-    // A pending session gets the cookie too, so cookie-only browsers can finish the two-factor step.
-    setSessionCookie(res, app.config, r.token, new Date(r.session.expires_at));
-    if (r.status === 'pending') return pendingShape(app, r.user, r.token, r.methods);
-    return { ...loginShape(app, r.user, r.token, r.session), message: 'Login successful' };
+    return signInAnswer(app, res, r);
   },
 });
 
