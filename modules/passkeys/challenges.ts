@@ -1,0 +1,65 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { decodeClientDataJSON } from '@simplewebauthn/server/helpers';
+import { Op } from 'sequelize';
+import type { ModuleContext } from '../../src/module-api.js';
+import { store } from './store.js';
+
+export type Purpose = 'register' | 'login';
+
+/** Five minutes: long enough for a person at a prompt, short enough that a leaked challenge is stale. */
+export const CHALLENGE_TTL_MS = 5 * 60_000;
+
+const hash = (challenge: string) => createHash('sha256').update(challenge, 'utf8').digest('hex');
+
+/** Keeps a challenge handed out in options: only its hash, its purpose and, for a registration, its user. */
+export async function keepChallenge(ctx: ModuleContext, challenge: string, purpose: Purpose, userId: string | null): Promise<void> {
+  const now = new Date();
+  await store(ctx).Challenge.create({
+    id: randomUUID(),
+    challenge_hash: hash(challenge),
+    purpose,
+    user_id: userId,
+    created_at: now,
+    expires_at: new Date(now.getTime() + CHALLENGE_TTL_MS),
+    used_at: null,
+  });
+}
+
+/** The challenge a response was signed over, as its clientDataJSON says; null when that cannot be read. */
+export function challengeOf(clientDataJSON: unknown): string | null {
+  if (typeof clientDataJSON !== 'string' || clientDataJSON.length > 10_000) return null;
+  try {
+    const c = decodeClientDataJSON(clientDataJSON).challenge;
+    return typeof c === 'string' && c.length <= 200 ? c : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Uses up a challenge: one conditional update, so of two requests with the same challenge one wins.
+ * True only for a live challenge of this purpose (and, for a registration, this user's) never used
+ * before. It is spent whatever the verification then says: a challenge is good for one attempt.
+ */
+export async function claimChallenge(ctx: ModuleContext, challenge: string, purpose: Purpose, userId: string | null): Promise<boolean> {
+  const now = new Date();
+  const [count] = await store(ctx).Challenge.update(
+    { used_at: now },
+    {
+      where: {
+        challenge_hash: hash(challenge),
+        purpose,
+        used_at: null,
+        expires_at: { [Op.gt]: now },
+        ...(purpose === 'register' ? { user_id: userId } : {}),
+      },
+    },
+  );
+  return count === 1;
+}
+
+/** Deletes challenges past their lifetime (spent or not): the module's cleanup job. */
+export async function sweepChallenges(ctx: ModuleContext): Promise<string> {
+  const n = await store(ctx).Challenge.destroy({ where: { expires_at: { [Op.lt]: new Date() } } });
+  return `${n} expired passkey challenges deleted`;
+}

@@ -1,0 +1,17 @@
+import { AppError, type ModuleErrorCode } from '../../src/module-api.js';
+
+/** The codes the module answers with (listed in /openapi.json under its tag as `x-error-codes`). */
+export const errorCodes: ModuleErrorCode[] = [
+  {
+    code: 'PASSKEY_INVALID',
+    status: 400,
+    description:
+      'The passkey response was refused: a replayed, expired or foreign challenge, a wrong origin or RP ID, a bad signature, an unknown credential or account. Nothing was created.',
+  },
+  { code: 'PASSKEY_NOT_FOUND', status: 404, description: 'No such passkey of the signed-in user.' },
+  { code: 'RECENT_SIGN_IN_REQUIRED', status: 403, description: 'Removing a passkey needs a session signed in within the last 10 minutes: sign in again.' },
+  { code: 'LAST_SIGN_IN_METHOD', status: 409, description: 'This passkey is the last way into the account (no password, no social link, no other passkey).' },
+];
+
+/** One answer for every refusal, so a client learns nothing about which check failed. */
+export const passkeyInvalid = () => new AppError(400, 'PASSKEY_INVALID', 'The passkey could not be verified');
