@@ -35,9 +35,9 @@ export async function signInWithPasskey(ctx: ModuleContext, credential: Authenti
   const user = await ctx.users.find(stored.user_id);
   if (!user || user.disabled_at || user.deleted_at) return refuse(ctx, 'account', stored);
   const rp = relyingParty(ctx);
-  let info;
+  let v;
   try {
-    const v = await verifyAuthenticationResponse({
+    v = await verifyAuthenticationResponse({
       response: credential,
       expectedChallenge: challenge,
       expectedOrigin: rp.origins,
@@ -46,12 +46,12 @@ export async function signInWithPasskey(ctx: ModuleContext, credential: Authenti
       credential: { id: stored.credential_id, publicKey: Buffer.from(stored.public_key, 'base64url'), counter: 0 },
       requireUserVerification: false,
     });
-    if (!v.verified) return refuse(ctx, 'verification', stored);
-    info = v.authenticationInfo;
   } catch (err) {
     ctx.logger.info({ passkey: stored.id, reason: (err as Error).message }, 'passkey sign-in refused');
     return refuse(ctx, 'verification', stored);
   }
+  if (!v.verified) return refuse(ctx, 'verification', stored);
+  const info = v.authenticationInfo;
   // A counter that does not move forward (once either side is past 0) means two authenticators hold
   // the same key: a possible clone.
   if ((info.newCounter > 0 || stored.counter > 0) && info.newCounter <= stored.counter) {

@@ -36,9 +36,9 @@ export async function registerPasskey(ctx: ModuleContext, user: UserRecord, cred
   const challenge = challengeOf(credential?.response?.clientDataJSON);
   if (!challenge || !(await claimChallenge(ctx, challenge, 'register', user.id))) return refuse(ctx, user.id, 'challenge');
   const rp = relyingParty(ctx);
-  let info;
+  let v;
   try {
-    const v = await verifyRegistrationResponse({
+    v = await verifyRegistrationResponse({
       response: credential,
       expectedChallenge: challenge,
       expectedOrigin: rp.origins,
@@ -46,12 +46,12 @@ export async function registerPasskey(ctx: ModuleContext, user: UserRecord, cred
       requireUserVerification: false,
       supportedAlgorithmIDs: ALGORITHMS,
     });
-    if (!v.verified) return refuse(ctx, user.id, 'verification');
-    info = v.registrationInfo;
   } catch (err) {
     ctx.logger.info({ user: user.id, reason: (err as Error).message }, 'passkey registration refused');
     return refuse(ctx, user.id, 'verification');
   }
+  const info = v.verified ? v.registrationInfo : undefined;
+  if (!info) return refuse(ctx, user.id, 'verification');
   const now = new Date();
   const values = {
     id: randomUUID(),

@@ -36,7 +36,7 @@ export type ModuleContextDeps = PersonalDataDeps & {
     sessions: Pick<SessionService, 'revokeAllForUser'>;
     signIn: Pick<SignInService, 'signIn' | 'completePending' | 'pendingMethods'>;
     /** Linked social accounts: a module that is a way in asks whether another way is left. */
-    social: Pick<SocialService, 'listAccounts'>;
+    social: Pick<SocialService, 'usableLinkCount'>;
     mailer: Pick<Mailer, 'send'>;
     sms: Pick<SmsSender, 'send'>;
     audit: Pick<AuditService, 'record' | 'recordLater'>;

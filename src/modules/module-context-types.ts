@@ -53,7 +53,8 @@ export interface ModuleUsers {
   verifyPassword(user: UserRecord, password: string): Promise<boolean>;
   /**
    * Core's ways into the account besides the module's own (a module that is a way in, such as passkeys,
-   * must not remove the last one): whether it has a password, and how many social accounts are linked.
+   * must not remove the last one): whether it has a password, and how many linked social accounts can sign in
+   * now (0 while social login is off).
    */
   waysIn(userId: string): Promise<{ password: boolean; social: number }>;
 }

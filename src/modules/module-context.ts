@@ -127,8 +127,8 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
       toPublic: (u) => app.services.users.toPublic(u),
       verifyPassword: (u, password) => app.services.passwords.verify(password, u.password_hash ?? null),
       async waysIn(userId) {
-        const [user, social] = await Promise.all([app.repos.users.findById(userId), app.services.social.listAccounts(userId)]);
-        return { password: Boolean(user?.password_hash), social: social.length };
+        const [user, social] = await Promise.all([app.repos.users.findById(userId), app.services.social.usableLinkCount(userId)]);
+        return { password: Boolean(user?.password_hash), social };
       },
     },
     sessions: {

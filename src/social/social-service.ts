@@ -352,6 +352,14 @@ export function createSocialService(deps: SocialServiceDeps) {
       return accounts.listForUser(userId);
     },
 
+    /**
+     * How many linked accounts the user could sign in with now: 0 while social login is off (a module
+     * deciding whether it holds the last way in must not count a link that cannot be used).
+     */
+    async usableLinkCount(userId: string): Promise<number> {
+      return config.socialLogin ? (await accounts.listForUser(userId)).length : 0;
+    },
+
     /** Unlinks, unless it is the user's last way to sign in (no password and no other provider). */
     async unlink(user: UserRecord, provider: string): Promise<void> {
       assertEnabled();
