@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sweepChallenges } from './challenges.js';
 import { checkRelyingParty } from './doctor.js';
 import { addPasskey, makeSession, P, rowsOf, signInWith, uniqueEmail, useApp, userWithPasskey } from './test/world.js';
 
@@ -100,6 +101,20 @@ describe('passkeys: security events, export, erasure', () => {
     expect(JSON.stringify(data)).not.toContain(String(stored.public_key));
     await ctx.personalData.erase(user.id, 'test erasure');
     expect(await rowsOf(t, 'passkey_credentials', user.id)).toHaveLength(0);
+  });
+});
+
+describe('passkeys: the challenge sweep', () => {
+  it('when the sweep job runs, then expired challenges are deleted and live ones kept', async () => {
+    const t = app();
+    const ctx = t.app.modules.context('passkeys');
+    await t.request('POST', `${P}/login/options`, { body: {} });
+    await t.app.sequelize.query('UPDATE passkey_challenges SET expires_at = ?', { replacements: [new Date(Date.now() - 1000)] });
+    const live = await t.request('POST', `${P}/login/options`, { body: {} });
+    expect(live.status).toBe(200);
+    await sweepChallenges(ctx);
+    const [rows] = await t.app.sequelize.query('SELECT * FROM passkey_challenges');
+    expect(rows).toHaveLength(1);
   });
 });
 
