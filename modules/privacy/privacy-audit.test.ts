@@ -58,6 +58,8 @@ describe(`privacy security events (${BACKEND})`, () => {
     expect(events[1].details).toEqual({ by: 'self', modules: expect.arrayContaining(['core', 'privacy']) });
     const stored = JSON.stringify(events);
     for (const v of [user.user.email, 'Erasable', DEFAULT_PASSWORD]) expect(stored).not.toContain(v);
+    // Their address and agent go from every event about them, the erasure's own completion included.
+    for (const e of events) expect([e.ip, e.user_agent]).toEqual([null, null]);
   });
 
   it('when an erasure fails after its completion was written, then the account stays, the request is on record and no completion is', async () => {

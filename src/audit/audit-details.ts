@@ -22,7 +22,8 @@ function clean(v: unknown, depth: number, dropped: string[], at: string): unknow
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v as Record<string, unknown>).slice(0, MAX_KEYS)) {
       const path = at ? `${at}.${k}` : k;
-      if (SECRET_KEY.test(k)) {
+      // camelCase keys too (newPassword, accessToken, apiKey): split into words before matching.
+      if (SECRET_KEY.test(k.replace(/([a-z0-9])([A-Z])/g, '$1_$2'))) {
         dropped.push(path);
         continue;
       }

@@ -8,6 +8,7 @@ import { cleanDetails } from './audit-details.js';
 import { currentAuditScope } from './audit-scope.js';
 import type { AuditEvent, AuditFilters, AuditInput, AuditPage } from './audit-types.js';
 import { eventId } from './event-id.js';
+import { ExpiringMap, type Expiring } from '../limits/expiring-map.js';
 import { CORE_AUDIT_TYPES } from './event-types.js';
 
 export interface AuditServiceDeps {
@@ -38,8 +39,10 @@ export interface AuditService {
   /**
    * For what is not a change (a refused sign-in): written after the answer has gone, so its cost is no
    * timing signal, with the scope as it was when asked. Never throws; a failure is logged.
+   * `oncePer` writes it once per key and source address within `ms` (a flood of refusals the limits
+   * turn away cheaply must not become a flood of writes and webhook messages).
    */
-  recordLater(input: AuditInput): void;
+  recordLater(input: AuditInput, opts?: { oncePer?: { key: string; ms: number } }): void;
   onRecord(listener: InTransactionListener): void;
   afterRecord(listener: CommittedListener): void;
   /** Newest first, with a keyset cursor; bad filters answer 400. */
@@ -76,6 +79,8 @@ export function createAuditService(deps: AuditServiceDeps): AuditService {
   const now = () => deps.clock?.() ?? new Date();
   const inTx: InTransactionListener[] = [];
   const committed: CommittedListener[] = [];
+  // Bounded: a flood of distinct keys evicts the oldest (which then may be written once more).
+  const recent = new ExpiringMap<Expiring>(10_000);
 
   function types(): Map<string, string> {
     const all = new Map<string, string>(Object.entries(CORE_AUDIT_TYPES));
@@ -130,13 +135,19 @@ export function createAuditService(deps: AuditServiceDeps): AuditService {
 
   return {
     record,
-    recordLater(input) {
+    recordLater(input, opts = {}) {
       let built: ReturnType<typeof build>;
       try {
         built = build(input);
       } catch (err) {
         log.error({ type: input.type, reason: (err as Error).message }, 'audit event not recorded');
         return;
+      }
+      if (opts.oncePer) {
+        const key = `${input.type}|${opts.oncePer.key}|${built.event.ip ?? ''}`;
+        const nowMs = Date.now();
+        if (recent.get(key, nowMs)) return;
+        recent.set(key, { expiresAtMs: nowMs + opts.oncePer.ms }, nowMs);
       }
       deps.later(`audit ${input.type}`, () => deps.transaction((tx) => write(built.event, built.identifier, tx)));
     },

@@ -31,6 +31,7 @@ export const CORE_AUDIT_TYPES = {
   'module.installed': 'A module was installed (details.module, details.version)',
   'module.uninstalled':
     'A module was uninstalled (details.module, details.version, details.data_kept; a later purge of its data: version null, data_kept false)',
+  'module.updated': 'An installed module was updated to a newer version (details.module, details.from, details.to, details.migrations)',
   'module.toggled': 'A module was switched on or off (details.module, details.enabled)',
   'webhook.created': 'A webhook endpoint was registered (details.url, details.events)',
   'webhook.deleted': 'A webhook endpoint was removed',

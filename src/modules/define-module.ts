@@ -1,3 +1,4 @@
+import { CORE_AUDIT_TYPES } from '../audit/event-types.js';
 import cron from 'node-cron';
 import { z } from 'zod';
 import type { MigrationDef } from '../data/migration-types.js';
@@ -345,6 +346,8 @@ export function defineModule<const Events extends readonly string[] = []>(input:
   for (const d of duplicates(m.commands.map((x) => x.name))) problems.push(`command ${d} is declared twice`);
   for (const c of m.commands) if (!c.name.startsWith(`${m.id}:`)) problems.push(`command ${c.name} must start with ${m.id}:`);
   for (const e of m.auditEvents ?? []) if (!e.type.startsWith(`${m.id}.`)) problems.push(`audit event ${e.type} must start with ${m.id}.`);
+  // A module named like a core family (`password`, `user`) must not declare core's own types.
+  for (const e of m.auditEvents ?? []) if (e.type in CORE_AUDIT_TYPES) problems.push(`audit event ${e.type} is one of core's`);
   for (const d of duplicates((m.auditEvents ?? []).map((x) => x.type))) problems.push(`audit event ${d} is declared twice`);
   if (m.requires.includes(m.id)) problems.push('a module cannot require itself');
   if (m.config) {

@@ -72,15 +72,9 @@ function identifiersOf(user: { email?: string | null; phone?: string | null; rec
   return [...new Set(all.flatMap((v) => [v, v.trim().toLowerCase()]))];
 }
 
-/**
- * Anonymizes the user row and deletes one-time tokens; sessions are revoked after commit (caches too).
- * Security events stay (what happened to the account, and when, is the operator's record), but the
- * address, agent and identifier in them go: those are what name the person (docs/audit.md).
- */
+/** Anonymizes the user row and deletes one-time tokens; sessions are revoked after commit (caches too). */
 export async function eraseCore(app: PersonalDataDeps, userId: string, reason: string, tx: Transaction): Promise<void> {
   const now = new Date();
-  const before = await app.repos.users.findById(userId, { includeDeleted: true, tx });
-  await app.services.audit.anonymize(userId, identifiersOf(before), { tx });
   // The row stays (anonymized) so foreign keys and audit history hold; user-columns.ts says what is cleared.
   const cleared = Object.fromEntries(ERASED_USER_COLUMNS.map((c) => [c, null]));
   await app.services.users.patch(
@@ -112,12 +106,17 @@ export async function eraseAccount(
   // The stored picture is personal data too; the row is read fresh (the caller's copy may be cached).
   const picture = (await app.repos.users.findById(userId))?.picture ?? null;
   await app.sequelize.transaction(async (tx) => {
+    const identifiers = identifiersOf(await app.repos.users.findById(userId, { includeDeleted: true, tx }));
     for (const { module, erase } of app.modules.erasers()) {
       await erase(userId, tx);
       if (!erased.includes(module)) erased.push(module);
     }
     await eraseCore(app, userId, reason, tx);
     await within?.(tx, erased);
+    // Security events stay (what happened to the account, and when, is the operator's record), but the
+    // address, agent and identifier in them go: those name the person (docs/audit.md). Last, so the
+    // events the erasure itself writes (a module's proof of it, in `within`) lose them too.
+    await app.services.audit.anonymize(userId, identifiers, { tx });
   });
   await app.services.sessions.revokeAllForUser(userId);
   await app.services.sessions.invalidateUser(userId);

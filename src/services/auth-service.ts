@@ -15,7 +15,7 @@ import type { PublicRegistration } from './user-fields.js';
 import type { UserService } from './user-service.js';
 import type { AuditService } from '../audit/audit-service.js';
 import type { Transaction } from '../data/unit-of-work.js';
-import { actorOf, signInFailed, signInSucceeded, type SignInFailure } from './sign-in-audit.js';
+import { actorOf, signInFailed, signInSucceeded, THROTTLED_ONCE_PER_MS, type SignInFailure } from './sign-in-audit.js';
 
 export interface ClientInfo {
   ip?: string | null;
@@ -89,12 +89,15 @@ export function createAuthService(deps: AuthServiceDeps) {
       const throttle = client.throttleKey ?? account;
       const decision = await guard(backoff.reserve(throttle));
       if (!decision.allowed) {
-        deps.audit.recordLater({
-          type: 'sign_in.throttled',
-          outcome: 'failure',
-          actor: null,
-          details: { method: 'password', limit: 'account_backoff', identifier: account, retry_after: decision.retryAfterSec },
-        });
+        deps.audit.recordLater(
+          {
+            type: 'sign_in.throttled',
+            outcome: 'failure',
+            actor: null,
+            details: { method: 'password', limit: 'account_backoff', identifier: account, retry_after: decision.retryAfterSec },
+          },
+          { oncePer: { key: `account_backoff|${account}`, ms: THROTTLED_ONCE_PER_MS } },
+        );
         throw new AppError(429, Codes.RATE_LIMITED, 'Too many login attempts for this account; try again later', undefined, {
           retry_after: decision.retryAfterSec,
         });
@@ -141,10 +144,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     },
 
     /** Ends the session everywhere at once; `sign_out` (the user ending their own session) commits with it. */
-    async logout(
-      token: string,
-      signedIn?: { user: Pick<UserRecord, 'id' | 'user_type'>; session: Pick<SessionRecord, 'user_id' | 'status' | 'session_prefix'> },
-    ): Promise<void> {
+    async logout(token: string, signedIn?: { user: Pick<UserRecord, 'id' | 'user_type'>; session: Pick<SessionRecord, 'user_id' | 'status'> }): Promise<void> {
       await deps.transaction(async (tx) => {
         const ended = await sessions.revokeToken(token, { tx });
         if (!ended || !signedIn || signedIn.session.user_id !== signedIn.user.id) return;
@@ -154,7 +154,7 @@ export function createAuthService(deps: AuthServiceDeps) {
             type: 'sign_out',
             userId: signedIn.user.id,
             actor: actorOf(signedIn.user),
-            details: { session_prefix: signedIn.session.session_prefix, ...pending },
+            details: { ...pending },
           },
           { tx },
         );

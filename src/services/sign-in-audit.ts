@@ -6,8 +6,8 @@ import type { SignInMethod } from '../modules/hooks.js';
 
 /**
  * The security events of signing in (src/audit), built in one place so every way in names its method
- * and reasons alike. Details never carry the password, code, token or session id: a session is named
- * by its display prefix only (what the session lists show).
+ * and reasons alike. Details never carry the password, code, token, session id or any part of a
+ * session token (the display prefix included: events go out to webhook receivers).
  */
 
 /**
@@ -18,6 +18,9 @@ export function auditMethod(method: SignInMethod): string {
   return method === 'token-login' ? 'token' : method;
 }
 
+/** A source refused again and again by one login limit is recorded once per minute (audit recordLater oncePer). */
+export const THROTTLED_ONCE_PER_MS = 60_000;
+
 /** The user signing in is the actor of their sign-in (the request has no signed-in user yet). */
 export const actorOf = (user: Pick<UserRecord, 'id' | 'user_type'>) => ({ id: user.id, user_type: user.user_type });
 
@@ -26,7 +29,7 @@ export function signInSucceeded(user: UserRecord, method: SignInMethod, session:
     type: 'sign_in.succeeded',
     userId: user.id,
     actor: actorOf(user),
-    details: { method: auditMethod(method), session_prefix: session.session_prefix, ...extra },
+    details: { method: auditMethod(method), ...extra },
   };
 }
 

@@ -50,7 +50,12 @@ export function adminChanges(k: AdminKit) {
     return k.deps.transaction(async (tx) => {
       const updated = await k.write(target.id, patch, tx);
       for (const event of adminUpdateEvents(target, patch)) await k.deps.audit.record(event, { tx });
-      if (roleChange || emailChange || disabling) await k.deps.sessions.revokeAllForUser(target.id, undefined, { tx });
+      if (roleChange || emailChange || disabling) {
+        const revoked = await k.deps.sessions.revokeAllForUser(target.id, undefined, { tx });
+        const reason = disabling ? 'user.disabled' : roleChange ? 'user.role_changed' : 'email.changed';
+        if (revoked > 0)
+          await k.deps.audit.record({ type: 'session.revoked', userId: target.id, details: { by: actor ? 'admin' : 'cli', count: revoked, reason } }, { tx });
+      }
       await k.changed(updated, tx);
       return updated;
     });
@@ -66,7 +71,12 @@ export function adminChanges(k: AdminKit) {
     return k.deps.transaction(async (tx) => {
       const deleted = await k.write(target.id, { deleted_at: k.clock(), deletion_reason: r?.data || null }, tx);
       await k.deps.audit.record({ type: 'user.deleted', userId: target.id, details: {} }, { tx });
-      await k.deps.sessions.revokeAllForUser(target.id, undefined, { tx });
+      const revoked = await k.deps.sessions.revokeAllForUser(target.id, undefined, { tx });
+      if (revoked > 0)
+        await k.deps.audit.record(
+          { type: 'session.revoked', userId: target.id, details: { by: actor ? 'admin' : 'cli', count: revoked, reason: 'user.deleted' } },
+          { tx },
+        );
       await afterCommit(
         tx,
         async () => {
@@ -79,8 +89,8 @@ export function adminChanges(k: AdminKit) {
     });
   }
 
-  // A revocation and its session.revoked event commit together; the session is named by its display
-  // prefix only. `by`: an admin over HTTP, or the operator at the CLI (no actor).
+  // A revocation and its session.revoked event commit together (no part of the session's token or id
+  // goes into it). `by`: an admin over HTTP, or the operator at the CLI (no actor).
   async function revokeSession(actor: UserRecord | null, userId: string, sessionId: string): Promise<void> {
     const target = await k.get(userId);
     k.assertCanManage(actor, target);
@@ -88,7 +98,7 @@ export function adminChanges(k: AdminKit) {
     if (!owned) throw notFound('Session not found');
     await k.deps.transaction(async (tx) => {
       if (!(await k.deps.sessions.revokeById(sessionId, { tx }))) throw notFound('Session not found');
-      const details = { by: actor ? 'admin' : 'cli', count: 1, session_prefix: owned.session_prefix };
+      const details = { by: actor ? 'admin' : 'cli', count: 1 };
       await k.deps.audit.record({ type: 'session.revoked', userId: target.id, details }, { tx });
     });
   }

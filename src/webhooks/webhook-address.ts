@@ -41,6 +41,10 @@ for (const [net, prefix] of [
   ['ff00::', 8], // multicast
   ['2001:db8::', 32], // documentation
   ['100::', 64], // discard
+  ['::', 96], // IPv4-compatible (deprecated): ::127.0.0.1 would reach the loopback on some hosts
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['2002::', 16], // 6to4: carries an IPv4 address (a private one, for all a check can tell)
+  ['fec0::', 10], // site-local (deprecated)
 ] as const)
   refused.addSubnet(net, prefix, 'ipv6');
 

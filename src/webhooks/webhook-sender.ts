@@ -34,12 +34,18 @@ export async function sendAttempt(input: SendInput, now: () => Date = () => new 
     error: error.slice(0, 500),
     responseBody,
   });
+  // One deadline for the whole attempt, the address lookup included: a resolver that hangs must not
+  // make an attempt outlive its lease (another claim of the same message would run beside it).
+  const timeout = AbortSignal.timeout(input.timeoutMs);
+  const signal = input.signal ? AbortSignal.any([timeout, input.signal]) : timeout;
   let url: URL;
   let addrs;
   try {
     url = parseWebhookUrl(input.url, input.policy);
-    addrs = await checkedAddresses(url, input.policy);
+    addrs = await untilAborted(checkedAddresses(url, input.policy), signal);
   } catch (err) {
+    if (input.signal?.aborted) return { ...failed('aborted: the worker stopped'), aborted: true };
+    if (timeout.aborted) return failed(`timed out after ${input.timeoutMs} ms resolving the address`);
     return failed(`refused: ${(err as Error).message}`);
   }
   const timestamp = Math.floor(now().getTime() / 1000);
@@ -51,8 +57,6 @@ export async function sendAttempt(input: SendInput, now: () => Date = () => new 
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(input.secrets, input.messageId, timestamp, input.body),
   };
-  const timeout = AbortSignal.timeout(input.timeoutMs);
-  const signal = input.signal ? AbortSignal.any([timeout, input.signal]) : timeout;
   const client = url.protocol === 'https:' ? https : http;
 
   return new Promise<AttemptResult>((resolve) => {
@@ -88,5 +92,27 @@ export async function sendAttempt(input: SendInput, now: () => Date = () => new 
       finish(failed(err.code ? `${err.code}: ${err.message}` : err.message));
     });
     req.end(input.body);
+  });
+}
+
+/** `p`, or a rejection once `signal` aborts (`p` goes on, its outcome ignored). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.reject(new Error('aborted'));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
   });
 }

@@ -38,12 +38,20 @@ export function subscribes(events: readonly string[], type: string): boolean {
   return events.some((e) => e === '*' || e === type || (e.endsWith('.*') && type.startsWith(e.slice(0, -1))));
 }
 
-/** The Standard Webhooks body: the event, without the address and agent unless the endpoint opted in. */
+/**
+ * The Standard Webhooks body: the event, without what names a person — the address, the agent and the
+ * identifier (an unknown account's address, a previous email) — unless the endpoint opted in. Those are
+ * what an erasure removes from the record; a message already sent cannot be called back.
+ */
 export function webhookBody(event: AuditEvent, includeIpUserAgent: boolean): string {
   const data: Partial<AuditEvent> = { ...event };
   if (!includeIpUserAgent) {
     delete data.ip;
     delete data.user_agent;
+    if (event.details.identifier !== undefined) {
+      const { identifier: _personal, ...details } = event.details;
+      data.details = details;
+    }
   }
   return JSON.stringify({ type: event.type, timestamp: event.at, data });
 }
@@ -141,10 +149,11 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       };
       await deps.transaction(async (tx) => {
         await deps.repo.insertEndpoint(row, { tx });
-        // The URL without its query: an operator may have put a token there, and the record keeps no secret.
-        await deps.audit.record({ type: 'webhook.created', details: { webhook_id: row.id, url: url.origin + url.pathname, events } }, { tx });
+        // The origin only: receivers often put their secret in the path or the query (Slack, Discord),
+        // and the record — read by admins, sent to other endpoints — keeps no secret.
+        await deps.audit.record({ type: 'webhook.created', details: { webhook_id: row.id, origin: url.origin, events } }, { tx });
       });
-      log.info({ endpoint: row.id, url: row.url, events }, 'webhook endpoint registered');
+      log.info({ endpoint: row.id, origin: url.origin, events }, 'webhook endpoint registered');
       return { endpoint: publicEndpoint(row), secret };
     },
     async list(): Promise<WebhookEndpoint[]> {
@@ -157,8 +166,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       await deps.transaction(async (tx) => {
         const e = await deps.repo.findEndpoint(id, { tx });
         if (!e || !(await deps.repo.deleteEndpoint(id, { tx }))) throw notFound(`No webhook endpoint with the id ${id}`);
-        const gone = new URL(e.url);
-        await deps.audit.record({ type: 'webhook.deleted', details: { webhook_id: id, url: gone.origin + gone.pathname } }, { tx });
+        await deps.audit.record({ type: 'webhook.deleted', details: { webhook_id: id, origin: new URL(e.url).origin } }, { tx });
       });
       log.info({ endpoint: id }, 'webhook endpoint removed');
     },

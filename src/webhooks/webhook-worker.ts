@@ -120,7 +120,7 @@ export function startWebhookWorker(deps: WorkerDeps): WebhookWorker {
       const reason = `every delivery failed since ${new Date(since).toISOString()} (5 days); last: ${result.error ?? 'no answer'}`;
       await deps.repo.setEnabled(endpoint.id, false, reason.slice(0, 500));
       const failed = await deps.repo.failPending(endpoint.id);
-      log.error({ endpoint: endpoint.id, url: endpoint.url, failedMessages: failed }, `webhook endpoint disabled: ${reason}`);
+      log.error({ endpoint: endpoint.id, origin: new URL(endpoint.url).origin, failedMessages: failed }, `webhook endpoint disabled: ${reason}`);
     }
   }
 

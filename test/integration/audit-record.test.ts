@@ -37,7 +37,16 @@ describe('the security-event record', () => {
       audit().record({
         type: 'password.changed',
         userId: user.id,
-        details: { password: 'x', new_token: 't', session_id: 's', nested: { secret: 'y', ok: 1 }, kept: true },
+        details: {
+          password: 'x',
+          new_token: 't',
+          session_id: 's',
+          nested: { secret: 'y', ok: 1 },
+          newPassword: 'x',
+          accessToken: 't',
+          apiKey: 'y',
+          kept: true,
+        },
       }),
     );
     const [e] = (await audit().list({ userId: user.id })).events;
@@ -78,7 +87,8 @@ describe('the security-event record', () => {
     });
     const before = await audit().list({ ip: '198.51.100.7' });
     expect(before.events.map((e) => e.details.identifier ?? null)).toEqual([null, user.email]);
-    await audit().anonymize(user.id, [user.email]);
+    expect(await audit().anonymize(user.id, [user.email])).toBe(2);
+    expect(await audit().anonymize(user.id, [user.email])).toBe(0);
     const after = await audit().list({ types: ['sign_in.*'], limit: 200 });
     const mine = after.events.filter((e) => e.id === before.events[0].id || e.id === before.events[1].id);
     expect(mine).toHaveLength(2);

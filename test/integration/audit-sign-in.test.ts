@@ -65,7 +65,7 @@ describe('sign-in events', () => {
     const e = await oneEvent(t, user.id, 'sign_in.succeeded');
     expect(e).toMatchObject({ outcome: 'success', user_id: user.id, actor: { id: user.id, user_type: 'customer' }, user_agent: 'AuditTest/1.0' });
     expectSource(e, id);
-    expect(e.details).toEqual({ method: 'password', session_prefix: token.slice(0, 12) });
+    expect(e.details).toEqual({ method: 'password' });
     const session = (await t.app.services.sessions.listForUser(user.id))[0];
     await expectNoSecrets(t, e, [DEFAULT_PASSWORD, token, session.id, session.token_hash]);
   });
@@ -135,6 +135,11 @@ describe('sign-in events', () => {
     const e = (await find())!;
     expect(e).toMatchObject({ outcome: 'failure', actor: null, user_id: null, details: { method: 'password', limit: 'login' } });
     expectSource(e, id);
+    // A flood the limit turns away is not a flood of writes: the same source and limit, once a minute.
+    for (let i = 0; i < 20; i++) expect((await login(limited, email, 'Whatever-123', rid())).status).toBe(429);
+    await limited.app.services.deferred.idle();
+    const throttled = (await limited.app.services.audit.list({ types: ['sign_in.throttled'], limit: 200 })).events;
+    expect(throttled.filter((x) => x.ip === e.ip && x.details.limit === 'login')).toHaveLength(1);
   });
 
   it('when an auth.sign_in.before hook refuses, then sign_in.failed (refused) and no sign_in.succeeded', async () => {
@@ -220,7 +225,7 @@ describe('sign-out and session events', () => {
     const id = rid();
     expect((await t.request('POST', '/auth/logout', { session: token, headers: { 'X-Request-ID': id } })).status).toBe(200);
     const e = await oneEvent(t, user.id, 'sign_out');
-    expect(e).toMatchObject({ outcome: 'success', user_id: user.id, actor: { id: user.id }, details: { session_prefix: token.slice(0, 12) } });
+    expect(e).toMatchObject({ outcome: 'success', user_id: user.id, actor: { id: user.id }, details: {} });
     expectSource(e, id);
     await expectNoSecrets(t, e, [token]);
   });
@@ -236,7 +241,7 @@ describe('sign-out and session events', () => {
     expect(e).toMatchObject({
       user_id: user.id,
       actor: { id: admin.id, user_type: 'admin' },
-      details: { by: 'admin', count: 1, session_prefix: token.slice(0, 12) },
+      details: { by: 'admin', count: 1 },
     });
     expectSource(e, id);
     await expectNoSecrets(t, e, [token, session.id]);

@@ -127,6 +127,9 @@ describe(`module lifecycle with test-only modules (${BACKEND})`, () => {
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ installed_version: '1.1.0', update_available: false });
     expect(await tableNames(t)).toContain('test_base_extra');
+    // The update is in the audit record with who did it, from which version to which.
+    const [updated] = (await t.app.services.audit.list({ types: ['module.updated'] })).events;
+    expect(updated).toMatchObject({ actor: { user_type: 'superadmin' }, details: { module: 'test-base', from: '1.0.0', to: '1.1.0', migrations: 1 } });
 
     // A registry older than what is installed is no update.
     await t.app.modules.setRegistry([...shipped, broken, base, child, clash, sneaky]);

@@ -94,6 +94,23 @@ describe('module manifests', () => {
     );
   });
 
+  it("when a module declares audit events outside its own family, twice, or one of core's, then the manifest is refused", () => {
+    const foreign = problemsOf(minimal({ auditEvents: [{ type: 'other.thing_happened', description: 'x' }] }));
+    expect(foreign).toContain('audit event other.thing_happened must start with test-min.');
+    const twice = problemsOf(
+      minimal({
+        auditEvents: [
+          { type: 'test-min.done', description: 'x' },
+          { type: 'test-min.done', description: 'y' },
+        ],
+      }),
+    );
+    expect(twice).toContain('audit event test-min.done is declared twice');
+    // A module whose id is a core family cannot pass off core's own types (they would mail the user).
+    const core = problemsOf(minimal({ id: 'password', auditEvents: [{ type: 'password.reset', description: 'x' }] }));
+    expect(core).toContain("audit event password.reset is one of core's");
+  });
+
   it('when the shipped registry is checked against core, then it has no conflicts', () => {
     const r = checkRegistry(registry, CORE);
     expect([...r.problems.entries()]).toEqual([]);

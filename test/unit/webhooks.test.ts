@@ -44,6 +44,11 @@ describe('the SSRF guard', () => {
       '::ffff:127.0.0.1',
       '::ffff:a9fe:a9fe',
       '64:ff9b::10.0.0.1',
+      '::127.0.0.1',
+      '::7f00:1',
+      '64:ff9b:1::a00:1',
+      '2002:c0a8:101::1',
+      'fec0::1',
       'not-an-ip',
     ])
       expect(isForbiddenAddress(ip), ip).toBe(true);
@@ -81,7 +86,7 @@ describe('subscriptions, bodies and the schedule', () => {
     expect(subscribes(['*'], 'anything')).toBe(true);
   });
 
-  it('when the body is built, then ip and agent are left out unless the endpoint opted in', () => {
+  it('when the body is built, then ip, agent and identifier are left out unless the endpoint opted in', () => {
     const event = {
       id: 'e',
       type: 'user.created',
@@ -100,6 +105,10 @@ describe('subscriptions, bodies and the schedule', () => {
       data: { id: 'e', type: 'user.created', at: event.at, outcome: 'success', actor: null, user_id: 'u', request_id: 'r', details: {} },
     });
     expect(JSON.parse(webhookBody(event, true)).data).toMatchObject({ ip: '1.2.3.4', user_agent: 'UA' });
+    // An unknown account's address (or a previous email) names a person too.
+    const named = { ...event, type: 'sign_in.failed', details: { reason: 'unknown_account', identifier: 'who@example.test' } };
+    expect(JSON.parse(webhookBody(named, false)).data.details).toEqual({ reason: 'unknown_account' });
+    expect(JSON.parse(webhookBody(named, true)).data.details).toEqual({ reason: 'unknown_account', identifier: 'who@example.test' });
   });
 
   it('when attempts fail, then the next follows the schedule and the last one fails the message', () => {

@@ -199,12 +199,13 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
       const tx = opts?.tx ?? undefined;
       const idList = identifiers.filter(Boolean);
       const byIdentifier = idList.length ? ` OR identifier IN (${idList.map(() => '?').join(', ')})` : '';
-      const [, meta] = await sequelize.query(
+      // RETURNING counts on both dialects (SQLite's driver reports no affected rows for a raw UPDATE).
+      const rows = await sequelize.query<{ id: string }>(
         // Events they did to others too (an admin erased): the address and agent there are theirs.
-        `UPDATE audit_events SET ip = NULL, user_agent = NULL, identifier = NULL WHERE (user_id = ? OR actor_id = ?${byIdentifier}) AND (ip IS NOT NULL OR user_agent IS NOT NULL OR identifier IS NOT NULL)`,
-        { replacements: [userId, userId, ...idList], transaction: tx },
+        `UPDATE audit_events SET ip = NULL, user_agent = NULL, identifier = NULL WHERE (user_id = ? OR actor_id = ?${byIdentifier}) AND (ip IS NOT NULL OR user_agent IS NOT NULL OR identifier IS NOT NULL) RETURNING id`,
+        { type: QueryTypes.SELECT, replacements: [userId, userId, ...idList], transaction: tx },
       );
-      return typeof meta === 'number' ? meta : ((meta as { rowCount?: number; changes?: number } | undefined)?.rowCount ?? (meta as { changes?: number } | undefined)?.changes ?? 0);
+      return rows.length;
     },
   };
 }

@@ -103,6 +103,8 @@ export async function update(d: HubDeps, id: string, o: ChangeOptions = {}): Pro
       const done = await hubMigrator(d).apply({ sources: [id], transaction: t, onProgress: progressOf(o, 'up') });
       const current = d.runtime.installed().find((s) => s.id === id);
       await d.store.writeState(t, { id, version: plan.module_version, enabled: current?.enabled ?? true });
+      const details = { module: id, from: current?.version ?? null, to: plan.module_version, migrations: done.length };
+      await d.audit.record({ type: 'module.updated', details }, { tx: t });
       o.onProgress?.({ step: 'commit' });
       await d.store.bumpRevision(t);
       return done;
