@@ -121,6 +121,23 @@ describe('passkeys: every refusal is 400 PASSKEY_INVALID with nothing created', 
     refused((await signInWith(t, credential)).r);
   });
 
+  it('when the credential is malformed, then sign-in and registration answer 400 PASSKEY_INVALID, never 500', async () => {
+    const t = app();
+    const { user, token } = await makeSession(t, { email: uniqueEmail('pk') });
+    const o = await t.request('POST', `${P}/login/options`, { body: {} });
+    const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: o.body.options.challenge, origin: ORIGIN })).toString('base64url');
+    for (const credential of [
+      {},
+      { id: 5, response: 'x' },
+      { id: 'abc', response: { clientDataJSON: 'not-base64-json' } },
+      { id: 'abc', response: { clientDataJSON } },
+    ]) {
+      refused(await t.request('POST', `${P}/login/verify`, { body: { credential } }));
+      refused(await t.request('POST', `${P}/register/verify`, { session: token, body: { credential } }));
+    }
+    expect(await rowsOf(t, 'passkey_credentials', user.id)).toHaveLength(0);
+  });
+
   it('when a challenge has expired, then the response is refused', async () => {
     const t = app();
     const { credential } = await userWithPasskey(t);
