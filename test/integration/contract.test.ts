@@ -4,7 +4,7 @@ import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers
 import { appWithMail } from '../helpers/app-with-mail.js';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/test-app.js';
 import { PUBLIC_USER_FIELDS } from '../../src/services/user-view.js';
-import { follow, linkIn, mailTo, mailsTo, tokenIn } from './flows-helpers.js';
+import { follow, linkIn, mailTo, mailsTo, nextMailTo, tokenIn } from './flows-helpers.js';
 import { pictureForm, png } from './picture-images.js';
 
 /**
@@ -83,16 +83,14 @@ async function pendingSession(app: TestApp) {
 async function resetTokenFor(email: string): Promise<string> {
   const before = mailsTo(smtp, email).length;
   expect((await t.request('POST', '/auth/password-reset/request', { body: { email } })).status).toBe(200);
-  await expect.poll(() => mailsTo(smtp, email)[before]?.subject).toMatch(RESET_SUBJECT);
-  return tokenIn(mailsTo(smtp, email)[before]);
+  return tokenIn(await nextMailTo(smtp, email, RESET_SUBJECT, before));
 }
 
 async function loginTokenFor(email: string): Promise<string> {
   const before = mailsTo(smtp, email).length;
   const r = await t.request('POST', '/auth/token/login', { body: { identifier: email, type: 'email', redirect_url: 'myapp://reset/magic' } });
   expect(r.status).toBe(200);
-  await expect.poll(() => mailsTo(smtp, email)[before]?.subject).toMatch(LOGIN_SUBJECT);
-  return tokenIn(mailsTo(smtp, email)[before]);
+  return tokenIn(await nextMailTo(smtp, email, LOGIN_SUBJECT, before));
 }
 
 describe(`wire contract: cross-cutting conventions (${BACKEND})`, () => {

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { ParsedMail, SmtpSink } from '../helpers/smtp-sink.js';
 import type { TestApp } from '../helpers/test-app.js';
 
@@ -16,6 +17,19 @@ export const mailTo = (sink: SmtpSink, address: string, subject: RegExp, timeout
   sink.waitFor((m) => recipients(m).includes(address.toLowerCase()) && subject.test(m.subject ?? ''), timeoutMs);
 
 export const mailsTo = (sink: SmtpSink, address: string) => sink.messages.filter((m) => recipients(m).includes(address.toLowerCase()));
+
+/**
+ * The first mail to `address` with this subject among those after the first `before` (waited for).
+ * Security notices arrive after the answers that cause them, so "the next mail" may be another one.
+ */
+export async function nextMailTo(sink: SmtpSink, address: string, subject: RegExp, before: number): Promise<ParsedMail> {
+  const find = () =>
+    mailsTo(sink, address)
+      .slice(before)
+      .find((m) => subject.test(m.subject ?? ''));
+  await expect.poll(find).toBeDefined();
+  return find()!;
+}
 
 /** The first link carrying a token in the plain-text part. */
 export function linkIn(m: ParsedMail): URL {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { appWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
-import { linkIn, mailTo, mailsTo, tokenIn } from './flows-helpers.js';
+import { linkIn, mailTo, mailsTo, nextMailTo, tokenIn } from './flows-helpers.js';
 
 const NEW_PASSWORD = 'Brand-New-Secret-77';
 const REQUEST_ANSWER = { success: true, message: 'If the address is registered, a password reset email has been sent.' };
@@ -23,8 +23,7 @@ const requestReset = (email: string, extra: Record<string, unknown> = {}) => t.r
 async function resetToken(email: string, extra: Record<string, unknown> = {}): Promise<string> {
   const before = mailsTo(sink, email).length;
   expect((await requestReset(email, extra)).body).toEqual(REQUEST_ANSWER);
-  await expect.poll(() => mailsTo(sink, email).length).toBeGreaterThan(before);
-  return tokenIn(mailsTo(sink, email)[before]);
+  return tokenIn(await nextMailTo(sink, email, /^Reset your/, before));
 }
 
 const login = (email: string, password: string) => t.request('POST', '/auth/login', { body: { email, password } });
