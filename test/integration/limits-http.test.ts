@@ -215,6 +215,7 @@ describe('route classes', () => {
     'bridge-invalid': 1011,
     session: 1012,
     'module:two-factor:two-factor': 1013,
+    'module:passkeys:passkeys': 1014,
   };
   /** Where a request without session or bridge secret lands on a route with a classifier. */
   const anonymousClass = (limit: RouteLimit | undefined): RateLimitClass =>
@@ -242,6 +243,7 @@ describe('route classes', () => {
         RATE_LIMIT_BRIDGE_INVALID: '1011/1h',
         RATE_LIMIT_SESSION: '1012/1h',
         RATE_LIMIT_TWO_FACTOR: '1013/1h',
+        RATE_LIMIT_PASSKEYS: '1014/1h',
         // On (no provider: nothing calls out), so the social routes answer rather than 503 "off".
         SOCIAL_LOGIN: 'true',
       },
