@@ -139,6 +139,17 @@ describe('passkeys: a passkey as a second-factor method', () => {
       .toEqual(['passkey', 'passkey', 'passkey']);
   });
 
+  it('when another pending session of the same user answers with a challenge started by the first, then it is refused', async () => {
+    const t = app();
+    const { credential } = await userWithPasskey(t, { two_factor: true });
+    const first = await pendingWith(t, credential);
+    const second = await pendingWith(t, credential);
+    const { assertion } = await secondStep(t, first, credential);
+    const r = await t.request('POST', `${TF}/verify`, { session: second, body: { method_id: 'passkey', credential: assertion } });
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.code).toBe('PASSKEY_INVALID');
+  });
+
   it('when the passkey step is asked with a code-only body or for an action other than login, then it is refused with the module’s codes', async () => {
     const t = app();
     const { credential } = await userWithPasskey(t, { two_factor: true });
