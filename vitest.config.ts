@@ -1,10 +1,17 @@
+import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
 const integrationFiles = ['test/integration/**/*.test.ts', 'modules/**/*.test.ts'];
 const bothBackends = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
+/** The browser tier runs where a Chromium is found (test/helpers/chromium.ts says where; scripts/test.mjs says when it skips). */
+const chromium = process.env.CHROMIUM_PATH ? existsSync(process.env.CHROMIUM_PATH) : existsSync('/usr/bin/chromium');
+const browserTier = (name: string, backend: 'sqlite' | 'pg') => ({
+  extends: true as const,
+  test: { name, include: ['test/browser/**/*.test.ts'], testTimeout: 60_000, env: { GATEHOUSE_TEST_BACKEND: backend } },
+});
 
 /**
- * Four tiers (unit, integration, cli, faults), and a smoke run of the server. The integration tier runs on SQLite + in-process backends,
+ * Five tiers (unit, integration, browser, cli, faults), and a smoke run of the server. The integration tier runs on SQLite + in-process backends,
  * and a second time on PostgreSQL + Redis when TEST_DATABASE_URL and TEST_REDIS_URL are set.
  */
 export default defineConfig({
@@ -37,6 +44,8 @@ export default defineConfig({
             },
           ]
         : []),
+      // Real pages in headless Chromium (one browser per file), on each backend the integration tier runs.
+      ...(chromium ? [browserTier('browser:sqlite', 'sqlite'), ...(bothBackends ? [browserTier('browser:pg', 'pg')] : [])] : []),
       {
         extends: true as const,
         // Whole processes under outages and signals, on SQLite and (with the URLs set) PostgreSQL + Redis.

@@ -77,6 +77,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     // The CLI tier runs the pinned Node 24 in several files at once: install it once, before them.
     run('node release/node24/runtime.mjs', [process.execPath, path.join(ROOT, 'release', 'node24', 'runtime.mjs')]);
   }
+  if (!quick) {
+    const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+    if (existsSync(chromium)) say(`browser tier: on (Chromium at ${chromium})`);
+    else
+      say(
+        `browser tier: SKIPPED, no Chromium at ${chromium} (apt-get install chromium, or set CHROMIUM_PATH); the pages and passkeys in a real browser are not tested in this run`,
+      );
+  }
   const tiers = quick ? ['--project', 'unit', '--project', 'smoke'] : [];
   run(`vitest run ${[...tiers, ...vitestArgs].join(' ')}`.trim(), [
     process.execPath,
