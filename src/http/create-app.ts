@@ -55,6 +55,9 @@ export function createApp(app: AppContext): Express {
   }
 
   front.push(apiSecurityHeaders());
+  // The hosted pages (src/web); its front part only marks page requests so a 429 from the gate is a page.
+  const web = createWebLayer(app);
+  front.push(web.front);
   // Preflights are counted before CORS answers them; everything else after CORS (a 429 stays
   // readable cross-origin) and before body parsing (a flood is refused unread).
   // The hosted pages' form posts count in their API twins' classes (src/web).
@@ -71,7 +74,6 @@ export function createApp(app: AppContext): Express {
   x.use(routedRoutes);
   x.use(moduleRouter(app));
   // The hosted pages (src/web): after every API route, before the API's 404.
-  const web = createWebLayer(app);
   x.use(web.router);
 
   x.use(limits.fallback);

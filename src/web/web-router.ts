@@ -4,6 +4,7 @@ import { withAuditScope } from '../audit/audit-scope.js';
 import { isAppError } from '../errors/app-error.js';
 import type { Routes } from '../http/registry-routes.js';
 import { requestAuditScope } from '../http/request-audit.js';
+import { TOO_MANY_PAGE } from '../http/middleware/rate-limit-request.js';
 import { ASSET_PATH } from './assets.js';
 import { csrfValid, trustedFormOrigin } from './page-security.js';
 import { accountFlowPages } from './pages/account-flows.js';
@@ -27,6 +28,8 @@ export const WEB_ROUTE_LIMITS: Routes = [
 ];
 
 export interface WebLayer {
+  /** Before the rate-limit gate: a refused page request is answered with the 429 page, not JSON. */
+  front: RequestHandler;
   /** The pages and their assets; mounted before the API's 404. */
   router: express.Router;
   /** A browser asking for a page nobody serves gets the 404 page (an API client keeps the JSON 404). */
@@ -99,5 +102,15 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     const { t } = view.lang(req);
     w.message(req, res, 404, { title: t('error.not_found_title'), text: t('error.not_found'), tone: 'error' });
   };
-  return { router, notFound, view };
+  const pagePaths = new Set(pages.map(([, path]) => path));
+  const front: RequestHandler = (req, res, next) => {
+    if (pagePaths.has(req.path)) {
+      res.locals[TOO_MANY_PAGE] = () => {
+        const { t } = view.lang(req);
+        w.message(req, res, 429, { title: t('error.title'), text: t('error.rate_limited'), tone: 'error' });
+      };
+    }
+    next();
+  };
+  return { router, notFound, view, front };
 }
