@@ -5,6 +5,7 @@ import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { csrfIn, WebClient } from '../helpers/web-client.js';
 import { linkIn, mailTo } from './flows-helpers.js';
+import { PUBLIC, RETURN_ORIGIN, socialEnv } from './social-helpers.js';
 
 // The hosted pages over plain HTTP (no browser): headers, CSRF, cookies, return_to, limits, mail links.
 const { t, smtp } = appWithMail({ env: { WEB_PAGES: 'true', SOCIAL_REDIRECT_ALLOWLIST: 'https://app.example.test' } });
@@ -254,5 +255,26 @@ describe('rate limits', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.text).toContain('Too many attempts');
     expect(c.jar.has('session_id')).toBe(false);
+  });
+});
+
+describe('social buttons', () => {
+  let social: TestApp;
+  beforeAll(async () => {
+    social = await startTestApp({
+      env: socialEnv({ github: { client_id: 'gh-id', client_secret: 'gh-secret' } }, { SOCIAL_REDIRECT_ALLOWLIST: `${RETURN_ORIGIN},${PUBLIC}` }),
+    });
+  });
+  afterAll(async () => social?.close());
+
+  it("when a provider is configured, then /login links to its sign-in with the page's destination as return_to", async () => {
+    const page = await new WebClient(social.url).get('/login?return_to=%2Fafter');
+    expect(page.status).toBe(200);
+    const href = /<a class="button secondary" href="([^"]+)">Continue with GitHub<\/a>/.exec(page.text)?.[1];
+    expect(href?.replace(/&amp;/g, '&')).toBe(`/auth/social/github/login?return_to=${encodeURIComponent(`${PUBLIC}/after`)}`);
+    // Cookies are Secure on a public URL that is not this machine's plain http.
+    const c = new WebClient(social.url);
+    await c.get('/login');
+    expect(c.setCookies.find((l) => l.startsWith('gh_csrf='))).toMatch(/; Secure/);
   });
 });
