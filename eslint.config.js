@@ -137,6 +137,16 @@ export default tseslint.config(
   },
   // Node scripts (release, this config): Node's globals.
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } } },
+  // The hosted pages' script (src/web): a browser's globals, a classic script (no modules, no Node).
+  {
+    files: ['templates/web/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        ['window', 'document', 'navigator', 'fetch', 'atob', 'btoa', 'AbortController', 'PublicKeyCredential'].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
   // The CLI's ui writes to its streams; benchmarks and release scripts print their reports.
   { files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'release/**', 'test/**/*.ts', 'modules/**/*.test.ts'], rules: { 'no-console': 'off' } },
 );

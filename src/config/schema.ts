@@ -225,6 +225,19 @@ export const CONFIG_KEYS = {
     { secret: true },
   ),
   MAIL_FROM: key('mailFrom', 'mail', z.string().min(3), 'Sender address.', { default: 'Gatehouse <no-reply@localhost>' }),
+  WEB_PAGES: key(
+    'webPages',
+    'mail',
+    bool,
+    "Point the mails' links (verification, password reset) at Gatehouse's own hosted pages (/verify-email, /reset-password) instead of the API route and APP_URL/reset-password. The pages are served either way.",
+    { default: false },
+  ),
+  WEB_LOGO_FILE: key(
+    'webLogoFile',
+    'mail',
+    z.string().min(1).max(4096).optional(),
+    'PNG, SVG, WebP or JPEG file shown as the logo on the hosted pages (served by Gatehouse itself).',
+  ),
   PRODUCT_NAME: key('productName', 'mail', z.string().min(1).max(80), 'Product name shown in messages.', { default: 'Gatehouse' }),
   BRAND_COLOR: key('brandColor', 'mail', z.string().regex(/^#[0-9a-fA-F]{6}$/, 'expected a colour such as #2f6fed'), 'Accent colour of messages.', {
     default: '#2f6fed',

@@ -17,6 +17,7 @@ import { createRateLimitLayers } from './middleware/rate-limit-gate.js';
 import { methodNotAllowed } from './middleware/method-not-allowed.js';
 import { countRequests } from '../metrics/http-metrics.js';
 import { docsPage } from './openapi/docs-page.js';
+import { createWebLayer, WEB_ROUTE_LIMITS } from '../web/web-router.js';
 
 /** Builds the express app (no listen). */
 export function createApp(app: AppContext): Express {
@@ -54,9 +55,13 @@ export function createApp(app: AppContext): Express {
   }
 
   front.push(apiSecurityHeaders());
+  // The hosted pages (src/web); its front part only marks page requests so a 429 from the gate is a page.
+  const web = createWebLayer(app);
+  front.push(web.front);
   // Preflights are counted before CORS answers them; everything else after CORS (a 429 stays
   // readable cross-origin) and before body parsing (a flood is refused unread).
-  const limits = createRateLimitLayers(app, coreRoutes);
+  // The hosted pages' form posts count in their API twins' classes (src/web).
+  const limits = createRateLimitLayers(app, [...coreRoutes, ...WEB_ROUTE_LIMITS]);
   front.push(limits.preflight, cors(config.corsOrigins), limits.gate);
   front.push(jsonBody(config.bodyLimit));
   const [exactRoutes, routedRoutes] = createCoreRouter(coreRoutes.map((def) => ({ method: def.method, path: def.path, handlers: toHandlers(def, app) })));
@@ -68,9 +73,12 @@ export function createApp(app: AppContext): Express {
   x.use('/docs', docsPage());
   x.use(routedRoutes);
   x.use(moduleRouter(app));
+  // The hosted pages (src/web): after every API route, before the API's 404.
+  x.use(web.router);
 
   x.use(limits.fallback);
   x.use(methodNotAllowed(app, coreRoutes));
+  x.use(web.notFound);
   x.use(notFoundHandler);
   x.use(limits.onError);
   x.use(

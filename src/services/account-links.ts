@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema.js';
 
 type LinkConfig = Pick<Config, 'resetUrlAllowlist' | 'appUrl' | 'publicBaseUrl'>;
+type PageConfig = Pick<Config, 'appUrl' | 'publicBaseUrl' | 'webPages'>;
 
 // Never a link target, whatever the allow-list says.
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
@@ -50,4 +51,11 @@ export function withParams(base: string, params: Record<string, string>): string
 }
 
 /** The front-end base for pages such as /reset-password (APP_URL, else PUBLIC_URL). */
-export const frontEndBase = (config: LinkConfig) => (config.appUrl ?? config.publicBaseUrl).replace(/\/+$/, '');
+export const frontEndBase = (config: Pick<Config, 'appUrl' | 'publicBaseUrl'>) => (config.appUrl ?? config.publicBaseUrl).replace(/\/+$/, '');
+
+/**
+ * Where a mailed link to the reset page goes: Gatehouse's own hosted page (src/web) when WEB_PAGES is
+ * on, else the front end's APP_URL/reset-password as before.
+ */
+export const resetPageBase = (config: PageConfig) =>
+  config.webPages ? `${config.publicBaseUrl.replace(/\/+$/, '')}/reset-password` : `${frontEndBase(config)}/reset-password`;

@@ -2,7 +2,7 @@ import { canonicalEmail } from '../data/models/user-columns.js';
 import type { AuthTokenRecord } from '../data/repositories/auth-token-repository.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, forbidden, notFound } from '../errors/app-error.js';
-import { chooseLinkBase, frontEndBase, withParams } from './account-links.js';
+import { chooseLinkBase, resetPageBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, markVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
 import type { SetPasswordOptions } from './user-service.js';
 import { assertPasswordPolicy } from './security/passwords.js';
@@ -45,7 +45,7 @@ export function createPasswordService(deps: AccountFlowDeps) {
      */
     async requestReset(emailInput: string, clientUrl?: string | null): Promise<void> {
       const email = canonicalEmail(emailInput);
-      const base = chooseLinkBase(clientUrl, `${frontEndBase(config)}/reset-password`, config);
+      const base = chooseLinkBase(clientUrl, resetPageBase(config), config);
       // The same work on the request path for every address: one lookup, one count against the
       // address. The token and the mail for a real account come after the answer.
       const user = await users.findByEmail(email);

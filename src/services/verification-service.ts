@@ -6,6 +6,8 @@ import { isActiveUser, isVerified, markVerified, type AccountFlowDeps } from './
 
 /** The route the verification link opens (GET /auth/token/verify). */
 export const VERIFY_PATH = '/auth/token/verify';
+/** The hosted page it opens instead when WEB_PAGES is on (src/web): it asks for a click before using the token. */
+export const VERIFY_PAGE_PATH = '/verify-email';
 
 /**
  * Email verification: the link mailed on registration (when REQUIRE_EMAIL_VERIFICATION is on) and on
@@ -19,7 +21,7 @@ export function createVerificationService(deps: AccountFlowDeps) {
   async function issueFor(user: UserRecord): Promise<{ sent: Promise<boolean> }> {
     const email = canonicalEmail(user.email);
     const t = await tokens.issue({ kind: 'verify_email', userId: user.id, identifier: email, channel: 'email', ttlSec: config.verifyTokenTtl });
-    const link = withParams(`${config.publicBaseUrl}${VERIFY_PATH}`, { token: t.token });
+    const link = withParams(`${config.publicBaseUrl.replace(/\/+$/, '')}${config.webPages ? VERIFY_PAGE_PATH : VERIFY_PATH}`, { token: t.token });
     return { sent: notify.email({ to: email, template: 'verify-email', lang: user.lang, data: { name: user.name ?? undefined, link } }) };
   }
 

@@ -60,7 +60,15 @@ export function tooManyRequests(r: LimitResult): AppError {
   return new AppError(429, Codes.RATE_LIMITED, RATE_LIMITED_MESSAGE, undefined, { retry_after: Math.max(1, r.retryAfterSec) });
 }
 
+/**
+ * Where a request's 429 is a page rather than JSON (the hosted pages, src/web), the renderer that
+ * layer left in `res.locals` before the gate ran.
+ */
+export const TOO_MANY_PAGE = 'tooManyPage';
+
 export function sendTooMany(res: Response, r: LimitResult): void {
+  const page: unknown = res.locals[TOO_MANY_PAGE];
+  if (typeof page === 'function') return void (page as (retryAfterSec: number) => void)(Math.max(1, r.retryAfterSec));
   res.status(429).json({ success: false, error: RATE_LIMITED_MESSAGE, code: Codes.RATE_LIMITED, retry_after: Math.max(1, r.retryAfterSec) });
 }
 

@@ -1,4 +1,6 @@
+import type { Request, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
+import type { SignInResult } from '../../services/sign-in.js';
 import type { Config } from '../../config/schema.js';
 import { forbidden, isAppError } from '../../errors/app-error.js';
 import { clearSessionCookie, setSessionCookie } from '../cookies.js';
@@ -11,6 +13,27 @@ import { adminCreateBody } from '../schemas/admin-users.schemas.js';
 import { loginBody, registerBody, registerPublicBody, type RegisterPublicBody } from '../schemas/auth.schemas.js';
 import { clientInfo, isPending, pendingShape, sessionFields, signInAnswer } from './auth-responses.js';
 
+/**
+ * A password sign-in as POST /auth/login does it: the per-account budgets on top of the `login` class
+ * (counted by the gate), the auth service, the metrics. The hosted /login page (src/web) calls this
+ * too, so a page never signs anyone in another way.
+ */
+export async function passwordLogin(app: AppContext, req: Request, res: Response, identifier: string, password: string): Promise<SignInResult> {
+  let r;
+  try {
+    // Per-account budgets on top of the per-IP class; a check the database failed gives the attempt's hits back (docs/rate-limits.md).
+    const attempt = await consumeLoginAttempt(app, req, res, identifier);
+    r = await attempt.check((throttleKey) => app.services.auth.login(identifier, password, { ...clientInfo(req), throttleKey }));
+  } catch (err) {
+    const limited = isAppError(err) && err.status === 429;
+    app.metrics.login(limited ? 'limited' : 'failure');
+    if (limited) res.setHeader('Retry-After', String(Math.max(1, Number(err.extra?.retry_after) || 1)));
+    throw err;
+  }
+  app.metrics.login(r.status === 'pending' ? 'pending_second_factor' : 'success');
+  return r;
+}
+
 export const login = defineRoute({
   method: 'post',
   path: '/auth/login',
@@ -18,19 +41,7 @@ export const login = defineRoute({
   rateLimit: 'login',
   body: loginBody,
   async handler({ req, res, body, app }) {
-    let r;
-    try {
-      // Per-account budgets on top of the per-IP class; a check the database failed gives the attempt's hits back (docs/rate-limits.md).
-      const attempt = await consumeLoginAttempt(app, req, res, body.identifier);
-      r = await attempt.check((throttleKey) => app.services.auth.login(body.identifier, body.password, { ...clientInfo(req), throttleKey }));
-    } catch (err) {
-      const limited = isAppError(err) && err.status === 429;
-      app.metrics.login(limited ? 'limited' : 'failure');
-      if (limited) res.setHeader('Retry-After', String(Math.max(1, Number(err.extra?.retry_after) || 1)));
-      throw err;
-    }
-    app.metrics.login(r.status === 'pending' ? 'pending_second_factor' : 'success');
-    return signInAnswer(app, res, r);
+    return signInAnswer(app, res, await passwordLogin(app, req, res, body.identifier, body.password));
   },
 });
 

@@ -1,0 +1,138 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { Config } from '../config/schema.js';
+import { parseCookies } from '../http/request-context.js';
+
+/**
+ * The pages' defences: a CSP with a fresh nonce per response, a CSRF token on every form (signed
+ * double-submit, tied to a pre-session cookie), cookie attributes, and the one rule for `return_to`.
+ */
+
+/** The pre-session cookie a CSRF token is bound to (random, HttpOnly; never the session). */
+export const CSRF_COOKIE = 'gh_csrf';
+/** The form field carrying the token. */
+export const CSRF_FIELD = '_csrf';
+
+type SecurityConfig = Pick<Config, 'publicBaseUrl' | 'socialRedirectAllowlist' | 'cookieSecret' | 'bridgeSecret'>;
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Secure on every cookie the pages set, except when the public URL is plain http on this machine. */
+export function webCookieSecure(config: Pick<Config, 'publicBaseUrl'>): boolean {
+  try {
+    const u = new URL(config.publicBaseUrl);
+    return !(u.protocol === 'http:' && LOCAL_HOSTS.has(u.hostname));
+  } catch {
+    return true;
+  }
+}
+
+export const newNonce = (): string => randomBytes(18).toString('base64');
+
+/** Origins of SOCIAL_REDIRECT_ALLOWLIST (the one list of places a sign-in may send the browser back to). */
+function allowedOrigins(config: SecurityConfig): string[] {
+  const out: string[] = [];
+  for (const o of config.socialRedirectAllowlist) {
+    try {
+      const u = new URL(o);
+      if (u.protocol === 'https:' || u.protocol === 'http:') out.push(u.origin);
+    } catch {
+      /* not a URL: matches nothing */
+    }
+  }
+  return out;
+}
+
+/**
+ * The page CSP: scripts and styles only with this response's nonce (plus this origin's stylesheets),
+ * nothing framed, forms posted here or to where a sign-in may return (Chromium applies form-action
+ * to the redirect after a post).
+ */
+export function pageCsp(nonce: string, config: SecurityConfig): string {
+  const forms = ["'self'", ...allowedOrigins(config)].join(' ');
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src 'self' 'nonce-${nonce}'`,
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "font-src 'self'",
+    `form-action ${forms}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+/** The key CSRF tokens are signed with: COOKIE_SECRET (or the bridge secret), else one per process. */
+export function csrfKey(config: SecurityConfig): Buffer {
+  const secret = config.cookieSecret ?? config.bridgeSecret;
+  return secret ? createHmac('sha256', secret).update('gatehouse web csrf v1').digest() : randomBytes(32);
+}
+
+const sign = (key: Buffer, binding: string) => createHmac('sha256', key).update(binding).digest('base64url');
+
+/**
+ * The token for this browser: HMAC of its pre-session cookie (set here when missing). A cross-site
+ * page can neither read the cookie nor compute the signature, so it cannot forge the field.
+ */
+export function csrfTokenFor(req: Request, res: Response, key: Buffer, config: Pick<Config, 'publicBaseUrl'>): string {
+  let binding = parseCookies(req.headers.cookie)[CSRF_COOKIE];
+  if (!binding || !/^[A-Za-z0-9_-]{32,64}$/.test(binding)) {
+    binding = randomBytes(24).toString('base64url');
+    res.cookie(CSRF_COOKIE, binding, { httpOnly: true, secure: webCookieSecure(config), sameSite: 'lax', path: '/' });
+  }
+  return sign(key, binding);
+}
+
+/** Whether a form post carries the token of the cookie it came with. Constant-time. */
+export function csrfValid(req: Request, key: Buffer): boolean {
+  const binding = parseCookies(req.headers.cookie)[CSRF_COOKIE];
+  const given = (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
+  if (!binding || typeof given !== 'string' || given.length > 100) return false;
+  const want = Buffer.from(sign(key, binding));
+  const got = Buffer.from(given);
+  return got.length === want.length && timingSafeEqual(got, want);
+}
+
+export type ReturnTo = { ok: true; to: string | null } | { ok: false };
+
+/**
+ * Where a page may send the browser after signing in: a same-origin relative path (`/x`, never `//x`
+ * or `/\x`), or an absolute URL on an origin of SOCIAL_REDIRECT_ALLOWLIST or this server's own.
+ * Absent: `{ ok: true, to: null }`; anything else is refused.
+ */
+export function checkReturnTo(raw: unknown, config: SecurityConfig): ReturnTo {
+  if (raw === undefined || raw === null || raw === '') return { ok: true, to: null };
+  if (typeof raw !== 'string' || raw.length > 2000 || /[\u0000-\u001f\u007f\\]/.test(raw)) return { ok: false };
+  if (raw.startsWith('/')) return raw.startsWith('//') ? { ok: false } : { ok: true, to: raw };
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return { ok: false };
+  }
+  if (!/^https?:$/.test(u.protocol) || u.username || u.password) return { ok: false };
+  let own: string | null = null;
+  try {
+    own = new URL(config.publicBaseUrl).origin;
+  } catch {
+    /* no own origin */
+  }
+  return u.origin === own || allowedOrigins(config).includes(u.origin) ? { ok: true, to: u.toString() } : { ok: false };
+}
+
+/**
+ * A second check on form posts, after the token: when the browser names the post's origin, it must
+ * be this server's. (`Origin: null`, which a no-referrer policy can give, leaves the token alone to decide.)
+ */
+export function trustedFormOrigin(req: Request, config: Pick<Config, 'publicBaseUrl'>): boolean {
+  const origin = req.headers.origin;
+  if (typeof origin !== 'string' || origin === '' || origin === 'null') return true;
+  // The address the browser used (behind a proxy, as `trust proxy` reads it) or the configured public URL.
+  if (origin === `${req.protocol}://${req.get('host') ?? ''}`) return true;
+  try {
+    return new URL(config.publicBaseUrl).origin === origin;
+  } catch {
+    return false;
+  }
+}

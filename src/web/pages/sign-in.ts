@@ -1,0 +1,184 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../app-context.js';
+import { isAppError } from '../../errors/app-error.js';
+import { consumeRoute } from '../../http/middleware/rate-limit.js';
+import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
+import { passwordLogin } from '../../http/routes/auth.routes.js';
+import type { AuthState } from '../../http/request-context.js';
+import { enabledModuleRoute } from '../module-routes.js';
+import { clearPageSessionCookie, pageSession, setPageSessionCookie } from '../page-auth.js';
+import type { WebPage } from '../web-page.js';
+import { bodyString, destination, withReturn } from '../web-page.js';
+
+/** The passkeys module's API the page's script uses (present only when that module is on). */
+const PASSKEY_OPTIONS = '/auth/passkeys/login/options';
+/** The second-factor provider's verify route, which the two-factor page calls in-process. */
+const TWO_FACTOR_VERIFY = '/auth/two_factor/verify';
+/** …and its "send me a code" route (email and SMS methods). */
+const TWO_FACTOR_START = '/auth/two_factor/:method/start';
+
+const NOTICES: Record<string, string> = { reset: 'login.reset_done', verified: 'login.verified', registered: 'login.registered_verify' };
+
+/** The configured social providers' buttons; each goes back to the page's destination when the allow-list lets it. */
+function socialButtons(app: AppContext, next: string): { name: string; href: string }[] {
+  if (!app.config.socialLogin) return [];
+  const absolute = new URL(next, app.config.publicBaseUrl).toString();
+  let returnTo: string | null = null;
+  try {
+    returnTo = app.services.social.checkReturnTo(absolute);
+  } catch {
+    returnTo = null; // the allow-list does not name this server: the callback lands on FRONTEND_URL/login
+  }
+  return app.services.social.providers().map((p) => ({
+    name: p.name,
+    href: returnTo ? `${p.login_url}?return_to=${encodeURIComponent(returnTo)}` : p.login_url,
+  }));
+}
+
+async function renderLogin(w: WebPage, req: Request, res: Response, extra: { error?: string; email?: string; status?: number } = {}) {
+  const { app } = w;
+  const rt = w.returnTo(req);
+  if (!rt) return;
+  const next = destination(rt);
+  const { t } = w.view.lang(req);
+  const notice = typeof req.query.done === 'string' && NOTICES[req.query.done] ? t(NOTICES[req.query.done]) : null;
+  w.view.render(
+    req,
+    res,
+    'login',
+    {
+      title: t('login.submit'),
+      error: extra.error,
+      email: extra.email,
+      notice,
+      returnTo: rt.to,
+      returnQuery: withReturn('', rt.to),
+      next,
+      twoFactorUrl: withReturn('/login/two-factor', rt.to),
+      passkeys: enabledModuleRoute(app, 'post', PASSKEY_OPTIONS) !== null,
+      providers: socialButtons(app, next),
+      registration: app.config.registrationEnabled && !app.config.registrationRequiresBridgeSecret,
+    },
+    { status: extra.status },
+  );
+}
+
+export function signInPages(w: WebPage) {
+  const { app } = w;
+
+  /** GET /login: a signed-in browser goes straight on; a pending one to the second step. */
+  const showLogin = async (req: Request, res: Response) => {
+    const rt = w.returnTo(req);
+    if (!rt) return;
+    const s = await pageSession(app, req);
+    if (s && !s.pending) return res.redirect(303, destination(rt));
+    if (s?.pending) return res.redirect(303, withReturn('/login/two-factor', rt.to));
+    await renderLogin(w, req, res);
+  };
+
+  /** POST /login: the same sign-in as POST /auth/login (passwordLogin), its `login` class counted by the gate. */
+  const submitLogin = async (req: Request, res: Response) => {
+    const rt = w.returnTo(req);
+    if (!rt) return;
+    const { t } = w.view.lang(req);
+    const identifier = bodyString(req, 'email', 254).trim();
+    const password = bodyString(req, 'password', 1024);
+    if (!identifier || !password) return renderLogin(w, req, res, { error: t('login.failed'), email: identifier, status: 400 });
+    let r;
+    try {
+      r = await passwordLogin(app, req, res, identifier, password);
+    } catch (err) {
+      if (!isAppError(err) || err.status >= 500) throw err;
+      const error = err.status === 401 ? t('login.failed') : err.status === 429 ? t('error.rate_limited') : err.message;
+      return renderLogin(w, req, res, { error, email: identifier, status: err.status });
+    }
+    setPageSessionCookie(res, app.config, r.token, new Date(r.session.expires_at));
+    res.redirect(303, r.status === 'pending' ? withReturn('/login/two-factor', rt.to) : destination(rt));
+  };
+
+  /** GET /login/two-factor: the pending session (its cookie) and every method the installed provider offers. */
+  const showTwoFactor = async (req: Request, res: Response, outcome: { error?: string; sent?: boolean; methodId?: string } = {}) => {
+    const rt = w.returnTo(req);
+    if (!rt) return;
+    const s = await pageSession(app, req);
+    if (!s) return res.redirect(303, withReturn('/login', rt.to));
+    if (!s.pending) return res.redirect(303, destination(rt));
+    const methods = (await app.services.signIn.pendingMethods(s.user)) as { id: string; method: string; identifier?: string | null }[];
+    const { t } = w.view.lang(req, s.user);
+    if (!methods.length || !enabledModuleRoute(app, 'post', TWO_FACTOR_VERIFY))
+      return w.message(req, res, 503, { title: t('error.disabled_title'), text: t('error.unavailable'), tone: 'error' });
+    w.view.render(
+      req,
+      res,
+      'second-factor',
+      { title: t('two_factor.title'), methods, returnTo: rt.to, error: outcome.error, sent: outcome.sent, chosen: outcome.methodId ?? methods[0].id },
+      { status: outcome.error ? 400 : 200 },
+    );
+  };
+
+  /**
+   * POST /login/two-factor: the provider's own API handlers, called in process with this pending
+   * session (its rate limit counted as the API counts it): "send me a code" runs
+   * `POST /auth/two_factor/:method/start`, the code runs `POST /auth/two_factor/verify`.
+   */
+  const submitTwoFactor = async (req: Request, res: Response) => {
+    const rt = w.returnTo(req);
+    if (!rt) return;
+    const s = await pageSession(app, req);
+    if (!s) return res.redirect(303, withReturn('/login', rt.to));
+    if (!s.pending) return res.redirect(303, destination(rt));
+    const { t } = w.view.lang(req, s.user);
+    const sending = bodyString(req, 'send', 8) !== '';
+    const methodId = bodyString(req, 'method_id', 64);
+    const route = enabledModuleRoute(app, 'post', sending ? TWO_FACTOR_START : TWO_FACTOR_VERIFY);
+    if (!route) return w.message(req, res, 503, { title: t('error.disabled_title'), text: t('error.unavailable'), tone: 'error' });
+    if (route.def.rateLimit) {
+      const limited = await consumeRoute(app, req, res, route.def.rateLimit);
+      if (limited && !limited.allowed) throw tooManyRequests(limited);
+    }
+    let input: Record<string, unknown>;
+    let params: Record<string, string> = {};
+    if (sending) {
+      const methods = (await app.services.signIn.pendingMethods(s.user)) as { id: string; method: string }[];
+      params = { method: methods.find((m) => m.id === methodId)?.method ?? '' };
+      input = { method_id: methodId || undefined, action: 'login' };
+    } else {
+      input = {
+        code: bodyString(req, 'code', 64).trim(),
+        method_id: methodId || undefined,
+        action: 'login',
+        trust_device: bodyString(req, 'trust_device', 8) !== '',
+      };
+    }
+    const body = route.def.body ? route.def.body.safeParse(input) : { success: true as const, data: input };
+    const parsedParams = route.def.params ? route.def.params.safeParse(params) : { success: true as const, data: params };
+    if (!body.success || !parsedParams.success) return showTwoFactor(req, res, { error: t(sending ? 'two_factor.send_failed' : 'two_factor.failed') });
+    const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
+    try {
+      await route.def.handler({ req, res, body: body.data, query: {}, params: parsedParams.data, auth, ctx: route.ctx });
+    } catch (err) {
+      if (!isAppError(err) || err.status >= 500 || err.status === 429) throw err;
+      return showTwoFactor(req, res, { error: t(sending ? 'two_factor.send_failed' : 'two_factor.failed') });
+    }
+    if (sending) return showTwoFactor(req, res, { sent: true, methodId });
+    res.redirect(303, destination(rt));
+  };
+
+  /** POST /logout (with the CSRF token): the API's logout service, then the sign-in page. */
+  const logout = async (req: Request, res: Response) => {
+    const s = await pageSession(app, req);
+    if (s) await app.services.auth.logout(s.token, { user: s.user, session: s.session });
+    clearPageSessionCookie(res, app.config);
+    res.redirect(303, '/login');
+  };
+
+  /** GET /account: for now the signed-in user's name and address (the account page is a later slice). */
+  const account = async (req: Request, res: Response) => {
+    const s = await pageSession(app, req);
+    if (!s || s.pending) return res.redirect(303, withReturn('/login', '/account'));
+    const { t } = w.view.lang(req, s.user);
+    w.view.render(req, res, 'account', { title: t('account.title') }, { user: s.user });
+  };
+
+  return { showLogin, submitLogin, showTwoFactor: (req: Request, res: Response) => showTwoFactor(req, res), submitTwoFactor, logout, account };
+}

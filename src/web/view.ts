@@ -1,0 +1,87 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Request, Response } from 'express';
+import { Eta } from 'eta';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log/logger.js';
+import { findPackageRoot } from '../mail/package-root.js';
+import { loadAssets, type AssetTable } from './assets.js';
+import { loadStrings, pickLang, translator, type Translate, type WebLang } from './i18n.js';
+import { csrfKey, csrfTokenFor, CSRF_FIELD, newNonce, pageCsp } from './page-security.js';
+
+type ViewConfig = Pick<Config, 'publicBaseUrl' | 'socialRedirectAllowlist' | 'cookieSecret' | 'bridgeSecret' | 'productName' | 'brandColor' | 'webLogoFile'>;
+
+/** Everything the pages share, built once: templates, strings, hashed assets, the CSRF key. */
+export interface WebView {
+  config: ViewConfig;
+  assets: AssetTable;
+  /** Renders a page of templates/web/pages in the layout, with this response's nonce and CSRF token. */
+  render(req: Request, res: Response, page: string, data?: Record<string, unknown>, opts?: { status?: number; user?: PageUser | null }): void;
+  /** The language and translator for a request (for messages built outside a template). */
+  lang(req: Request, user?: PageUser | null): { lang: WebLang; t: Translate };
+  csrfKey: Buffer;
+}
+
+/** What the layout shows of a signed-in user. */
+export interface PageUser {
+  name: string | null;
+  email: string;
+  lang?: string | null;
+}
+
+const LOGO_TYPES: Record<string, string> = { '.svg': 'logo.svg', '.png': 'logo.png', '.webp': 'logo.webp', '.jpg': 'logo.jpg', '.jpeg': 'logo.jpg' };
+
+/** The operator's logo (WEB_LOGO_FILE) as an extra asset; a missing or unknown file is logged and left out. */
+function logoAsset(config: ViewConfig, logger: Logger): { name: string; body: Buffer }[] {
+  const file = config.webLogoFile;
+  if (!file) return [];
+  const name = LOGO_TYPES[path.extname(file).toLowerCase()];
+  if (!name || !existsSync(file)) {
+    logger.warn({ file }, 'WEB_LOGO_FILE is not a readable .svg, .png, .webp or .jpg file; the pages show no logo');
+    return [];
+  }
+  return [{ name, body: readFileSync(file) }];
+}
+
+export function createWebView(config: ViewConfig, logger: Logger, root = path.join(findPackageRoot(import.meta.url), 'templates', 'web')): WebView {
+  // autoEscape: every <%= %> is HTML-escaped; raw output (<%~ %>) is kept for the layout's body slot.
+  const eta = new Eta({ views: root, cache: true, autoEscape: true, autoTrim: [false, 'nl'] });
+  const extra = logoAsset(config, logger);
+  const assets = loadAssets(path.join(root, 'assets'), extra);
+  const logoUrl = extra.length ? assets.url(extra[0].name) : null;
+  const strings = loadStrings(path.join(root, 'i18n'));
+  const key = csrfKey(config);
+
+  const lang = (req: Request, user?: PageUser | null) => {
+    const l = pickLang(user?.lang, req.headers['accept-language']);
+    return { lang: l, t: translator(strings, l) };
+  };
+
+  return {
+    config,
+    assets,
+    csrfKey: key,
+    lang,
+    render(req, res, page, data = {}, opts = {}) {
+      const nonce = newNonce();
+      const { lang: l, t } = lang(req, opts.user);
+      const html = eta.render(`pages/${page}`, {
+        ...data,
+        t,
+        lang: l,
+        nonce,
+        csrf: { field: CSRF_FIELD, token: csrfTokenFor(req, res, key, config) },
+        user: opts.user ?? null,
+        product: config.productName,
+        brandColor: config.brandColor,
+        logoUrl,
+        asset: (name: string) => assets.url(name),
+      });
+      res.status(opts.status ?? 200);
+      res.setHeader('Content-Security-Policy', pageCsp(nonce, config));
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Content-Language', l);
+      res.type('text/html; charset=utf-8').send(html);
+    },
+  };
+}

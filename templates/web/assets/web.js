@@ -1,0 +1,127 @@
+/* Gatehouse hosted pages: progressive enhancement only (every page works as HTML first), no framework.
+ * - passkey sign-in with browser autofill (conditional mediation) on /login when the passkeys module is on;
+ * - on the two-factor step, the "send me a code" button shown only for methods that send one.
+ * Destinations come from data-* attributes the server wrote after checking them (return_to rules). */
+(function () {
+  'use strict';
+
+  function b64urlToBuf(s) {
+    var str = atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4));
+    var out = new Uint8Array(str.length);
+    for (var i = 0; i < str.length; i++) out[i] = str.charCodeAt(i);
+    return out.buffer;
+  }
+  function bufToB64url(buf) {
+    var bytes = new Uint8Array(buf);
+    var s = '';
+    for (var i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
+    return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+  function postJson(url, body) {
+    return fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(body || {}),
+    }).then(function (r) {
+      return r.json().then(
+        function (j) { return { status: r.status, body: j }; },
+        function () { return { status: r.status, body: {} }; }
+      );
+    });
+  }
+  function show(el, text) {
+    if (!el) return;
+    if (text !== undefined) el.textContent = text;
+    el.hidden = false;
+  }
+
+  // ---- Passkeys ----
+  function requestOptions(o) {
+    var pk = { challenge: b64urlToBuf(o.challenge) };
+    if (o.timeout) pk.timeout = o.timeout;
+    if (o.rpId) pk.rpId = o.rpId;
+    if (o.userVerification) pk.userVerification = o.userVerification;
+    pk.allowCredentials = (o.allowCredentials || []).map(function (c) {
+      return { type: c.type, id: b64urlToBuf(c.id), transports: c.transports };
+    });
+    return pk;
+  }
+  function credentialJson(c) {
+    var r = c.response;
+    return {
+      id: c.id,
+      rawId: bufToB64url(c.rawId),
+      type: c.type,
+      clientExtensionResults: c.getClientExtensionResults ? c.getClientExtensionResults() : {},
+      authenticatorAttachment: c.authenticatorAttachment || undefined,
+      response: {
+        clientDataJSON: bufToB64url(r.clientDataJSON),
+        authenticatorData: bufToB64url(r.authenticatorData),
+        signature: bufToB64url(r.signature),
+        userHandle: r.userHandle ? bufToB64url(r.userHandle) : undefined,
+      },
+    };
+  }
+  function passkeys(box) {
+    if (!window.PublicKeyCredential || !navigator.credentials) return;
+    var button = box.querySelector('[data-passkey-button]');
+    var errorBox = box.querySelector('[data-passkey-error]');
+    var pending = null;
+    function signIn(mediation) {
+      if (pending) pending.abort();
+      var ctl = (pending = new AbortController());
+      return postJson('/auth/passkeys/login/options', {})
+        .then(function (r) {
+          if (!r.body || !r.body.options) throw new Error('no options');
+          var req = { publicKey: requestOptions(r.body.options), signal: ctl.signal };
+          if (mediation) req.mediation = mediation;
+          return navigator.credentials.get(req);
+        })
+        .then(function (cred) {
+          if (!cred) throw new Error('no credential');
+          return postJson('/auth/passkeys/login/verify', { credential: credentialJson(cred) });
+        })
+        .then(function (r) {
+          if (r.body && r.body.requires_2fa) return window.location.assign(box.getAttribute('data-two-factor'));
+          if (r.status === 200 && r.body && r.body.success) return window.location.assign(box.getAttribute('data-return'));
+          throw new Error('refused');
+        })
+        .catch(function (err) {
+          if (err && err.name === 'AbortError') return;
+          show(errorBox, box.getAttribute('data-error'));
+        });
+    }
+    if (button) {
+      button.hidden = false;
+      button.addEventListener('click', function () { signIn(null); });
+    }
+    if (PublicKeyCredential.isConditionalMediationAvailable) {
+      PublicKeyCredential.isConditionalMediationAvailable().then(function (ok) {
+        if (ok) signIn('conditional');
+      });
+    }
+  }
+
+  // ---- Two-factor step: "send me a code" only where the chosen method sends one (the form posts itself) ----
+  function twoFactor(form) {
+    var send = form.querySelector('[data-send-code]');
+    if (!send) return;
+    function sync() {
+      var m = form.querySelector('input[name="method_id"]:checked');
+      var kind = m ? m.getAttribute('data-kind') : '';
+      send.hidden = !(kind === 'email' || kind === 'sms');
+    }
+    form.addEventListener('change', sync);
+    sync();
+  }
+
+  function start() {
+    var box = document.querySelector('[data-passkey]');
+    if (box) passkeys(box);
+    var tf = document.querySelector('form[data-form="second-factor"]');
+    if (tf) twoFactor(tf);
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();
