@@ -292,7 +292,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
         clock: opts.clock,
       }),
     };
-    contextDeps = { config, logger, dialect, sequelize, cache, limiter, hooks, repos, modules, services };
+    contextDeps = { config, logger, dialect, sequelize, cache, limiter, loginBackoff, hooks, repos, modules, services };
 
     const ctx: AppContext = {
       instanceId,

@@ -36,6 +36,7 @@ export type {
   ModuleMail,
   ModulePersonalData,
   ModuleSessions,
+  ModuleSignInAttempts,
   ModuleUsers,
 } from './modules/module-context.js';
 export type { HookEvent, HookEvents, HookMatcher, HookPayload, SignInClient, SignInMethod, TwoFactorMethodsPayload } from './modules/hooks.js';
@@ -45,6 +46,8 @@ export type { ModuleLimitClass } from './limits/limit-classes.js';
 export { randomCode, randomToken, safeEqual } from './services/security/tokens.js';
 export { maskEmail, maskPhone } from './mail/outbox.js';
 export { normalizePhone } from './services/token-login-service.js';
+/** The browser and system a User-Agent names ("Chrome", "Linux"), each absent when unknown: what session lists show. */
+export { deviceParts } from './services/user-agent.js';
 /** The one email rule (trimmed, lower-cased, at most 254 characters), as registration applies it. */
 export { emailField as emailAddress } from './services/user-fields.js';
 export { AppError, badRequest, forbidden, notFound, unauthorized, unavailable, isAppError } from './errors/app-error.js';
@@ -59,7 +62,7 @@ export type { UserRecord } from './data/repositories/user-repository.js';
 export type { UserFieldDef } from './data/models/user.model.js';
 export type { SessionRecord, SessionStatus } from './data/repositories/session-repository.js';
 export type { PublicUser } from './services/user-view.js';
-export type { SignInResult } from './services/sign-in.js';
+export type { SignInOptions, SignInResult } from './services/sign-in.js';
 export type { ErasureResult } from './services/account-data.js';
 export type { LimitResult } from './limits/rate-limiter.js';
 export { assertAcceptableImage as checkImage } from './services/picture-service.js';

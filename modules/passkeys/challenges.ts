@@ -4,14 +4,18 @@ import { Op } from 'sequelize';
 import type { ModuleContext } from '../../src/module-api.js';
 import { store } from './store.js';
 
-export type Purpose = 'register' | 'login';
+/**
+ * What a challenge is for: adding a passkey, signing in (anyone's discoverable credential), the second
+ * step of a pending session, or proving a passkey to remove it. All but `login` are bound to their user.
+ */
+export type Purpose = 'register' | 'login' | 'second_factor' | 'remove';
 
 /** Five minutes: long enough for a person at a prompt, short enough that a leaked challenge is stale. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 
 const hash = (challenge: string) => createHash('sha256').update(challenge, 'utf8').digest('hex');
 
-/** Keeps a challenge handed out in options: only its hash, its purpose and, for a registration, its user. */
+/** Keeps a challenge handed out in options: only its hash, its purpose and (but for `login`) its user. */
 export async function keepChallenge(ctx: ModuleContext, challenge: string, purpose: Purpose, userId: string | null): Promise<void> {
   const now = new Date();
   await store(ctx).Challenge.create({
@@ -38,7 +42,7 @@ export function challengeOf(clientDataJSON: unknown): string | null {
 
 /**
  * Uses up a challenge: one conditional update, so of two requests with the same challenge one wins.
- * True only for a live challenge of this purpose (and, for a registration, this user's) never used
+ * True only for a live challenge of this purpose (and, but for `login`, this user's) never used
  * before. It is spent whatever the verification then says: a challenge is good for one attempt.
  */
 export async function claimChallenge(ctx: ModuleContext, challenge: string, purpose: Purpose, userId: string | null): Promise<boolean> {
@@ -51,7 +55,7 @@ export async function claimChallenge(ctx: ModuleContext, challenge: string, purp
         purpose,
         used_at: null,
         expires_at: { [Op.gt]: now },
-        ...(purpose === 'register' ? { user_id: userId } : {}),
+        ...(purpose === 'login' ? {} : { user_id: userId }),
       },
     },
   );

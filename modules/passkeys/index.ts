@@ -5,9 +5,10 @@ import { errorCodes } from './errors.js';
 import { createPasskeysTables, TABLES } from './migrations/20261126-1300-create-passkeys-tables.js';
 import { erasePasskeys, exportPasskeys } from './privacy.js';
 import { routes } from './routes.js';
+import { isPasskeyStep, offerMethod, startStep, verifyStep } from './second-factor.js';
 import { settingsSchema } from './settings.js';
 
-/** Passkeys (WebAuthn): add, list, rename and remove them, and sign in with one (first slice of issue 24; see README.md). */
+/** Passkeys (WebAuthn): add, list, rename and remove them, sign in with one, use one as a second factor (issue 24; see README.md). */
 export default defineModule({
   id: 'passkeys',
   version: '1.0.0',
@@ -16,6 +17,14 @@ export default defineModule({
   migrations: [createPasskeysTables],
   tables: TABLES,
   routes,
+  // A user-verified passkey sign-in is two factors (login.ts proofOf): ctx.signIn with { factors: 2 }.
+  provesTwoFactors: true,
+  // A passkey as a second-factor method: the two-factor module's events (second-factor.ts).
+  hooks: [
+    { event: 'two_factor.extra_methods', handler: offerMethod },
+    { event: 'two_factor.extra_start', when: isPasskeyStep, handler: startStep },
+    { event: 'two_factor.extra_verify', when: isPasskeyStep, handler: verifyStep },
+  ],
   jobs: [{ name: 'passkeys-challenge-sweep', schedule: '17 * * * *', run: sweepChallenges }],
   exporters: [{ name: 'passkeys', run: exportPasskeys }],
   erasers: [{ name: 'passkeys', run: erasePasskeys }],

@@ -44,11 +44,11 @@ describe('passkeys: register, list, sign in', () => {
     expect(new Set(shapes).size).toBe(1);
   });
 
-  it('when a two-factor user signs in with a passkey, then the session is pending as from a password (this slice)', async () => {
+  it('when a two-factor user signs in with a passkey without user verification, then the session is pending as from a password', async () => {
     const t = app();
     const { credential } = await userWithPasskey(t, { two_factor: true });
     await t.app.modules.hub.install(['two-factor']);
-    const { r } = await signInWith(t, credential);
+    const { r } = await signInWith(t, credential, { uv: false });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toMatchObject({ success: false, requires_2fa: true });
   });

@@ -3,6 +3,7 @@ import { generateRegistrationOptions, verifyRegistrationResponse, type Registrat
 import { isUniqueViolation, type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { challengeOf, claimChallenge, keepChallenge } from './challenges.js';
 import { passkeyInvalid } from './errors.js';
+import { defaultName } from './names.js';
 import { relyingParty } from './settings.js';
 import { row, store, view } from './store.js';
 
@@ -32,7 +33,13 @@ export async function registrationOptions(ctx: ModuleContext, user: UserRecord) 
 const transportsOf = (s: string | null) => (s ? s.split(',') : undefined);
 
 /** Verifies a new passkey and stores it with its `passkeys.added` event; any refusal is PASSKEY_INVALID with nothing stored. */
-export async function registerPasskey(ctx: ModuleContext, user: UserRecord, credential: RegistrationResponseJSON, name: string | undefined) {
+export async function registerPasskey(
+  ctx: ModuleContext,
+  user: UserRecord,
+  credential: RegistrationResponseJSON,
+  name: string | undefined,
+  userAgent?: string | null,
+) {
   const challenge = challengeOf(credential?.response?.clientDataJSON);
   if (!challenge || !(await claimChallenge(ctx, challenge, 'register', user.id))) return refuse(ctx, user.id, 'challenge');
   const rp = relyingParty(ctx);
@@ -53,7 +60,7 @@ export async function registerPasskey(ctx: ModuleContext, user: UserRecord, cred
   const info = v.verified ? v.registrationInfo : undefined;
   if (!info) return refuse(ctx, user.id, 'verification');
   const now = new Date();
-  const values = {
+  const values: Record<string, unknown> & { id: string; name: string; aaguid: string | null; device_type: string } = {
     id: randomUUID(),
     user_id: user.id,
     credential_id: info.credential.id,
@@ -63,10 +70,12 @@ export async function registerPasskey(ctx: ModuleContext, user: UserRecord, cred
     device_type: info.credentialDeviceType,
     backed_up: info.credentialBackedUp,
     aaguid: info.aaguid && info.aaguid !== '00000000-0000-0000-0000-000000000000' ? info.aaguid : null,
-    name: name || 'Passkey',
+    name: '',
     created_at: now,
     last_used_at: null,
   };
+  // Called after its authenticator (AAGUID) or the browser adding it, unless the user named it.
+  values.name = name || defaultName(values.aaguid, userAgent);
   try {
     const created = await ctx.db.transaction(async (tx) => {
       const r = await store(ctx).Credential.create(values, { transaction: tx });

@@ -2,7 +2,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { z } from 'zod';
 import { defineRoute, emailAddress, perSession } from '../../src/module-api.js';
 import { loginOptions, signInWithPasskey } from './login.js';
-import { listPasskeys, removePasskey, renamePasskey } from './manage.js';
+import { adminList, adminRemove, listPasskeys, removalOptions, removePasskey, renamePasskey } from './manage.js';
 import { registerPasskey, registrationOptions } from './register.js';
 
 const MODULE_ID = 'passkeys';
@@ -32,9 +32,9 @@ export const registerVerify = defineRoute({
   module: MODULE_ID,
   rateLimit: passkeyLimit,
   body: z.object({ credential, name: name.optional() }),
-  handler: async ({ ctx, auth, body }) => ({
+  handler: async ({ ctx, auth, body, req }) => ({
     success: true,
-    passkey: await registerPasskey(ctx, auth.user, body.credential as unknown as RegistrationResponseJSON, body.name),
+    passkey: await registerPasskey(ctx, auth.user, body.credential as unknown as RegistrationResponseJSON, body.name, ctx.signInClient(req).userAgent),
   }),
 });
 
@@ -56,14 +56,30 @@ export const rename = defineRoute({
   handler: async ({ ctx, auth, params, body }) => ({ success: true, passkey: await renamePasskey(ctx, auth.user.id, params.id, body.name) }),
 });
 
+/** Options for proving a passkey before removing it without a recent sign-in: limited to that passkey. */
+export const removeOptions = defineRoute({
+  method: 'post',
+  path: `${BASE}/:id/remove/options`,
+  auth: 'session',
+  module: MODULE_ID,
+  rateLimit: passkeyLimit,
+  params: idParam,
+  body: z.object({}).strict().optional(),
+  handler: async ({ ctx, auth, params }) => ({ success: true, options: await removalOptions(ctx, auth.user.id, params.id) }),
+});
+
 export const remove = defineRoute({
   method: 'delete',
   path: `${BASE}/:id`,
   auth: 'session',
   module: MODULE_ID,
+  rateLimit: passkeyLimit,
   params: idParam,
-  async handler({ ctx, auth, params }) {
-    await removePasskey(ctx, auth.user, auth.session, params.id);
+  // With `credential` (an assertion of this passkey over its remove options) no recent sign-in is needed.
+  body: z.object({ credential: credential.optional() }).optional(),
+  async handler({ ctx, auth, params, body, req }) {
+    const proof = body?.credential ? { credential: body.credential as unknown as AuthenticationResponseJSON, client: ctx.signInClient(req) } : undefined;
+    await removePasskey(ctx, auth.user, auth.session, params.id, proof);
     return { success: true, message: 'Passkey removed' };
   },
 });
@@ -92,4 +108,30 @@ export const signInVerify = defineRoute({
   },
 });
 
-export const routes = [registerOptions, registerVerify, list, rename, remove, signInOptions, signInVerify];
+const userParams = z.object({ user_id: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an id') });
+
+/** An admin sees a user's passkeys (the same view the user has). */
+export const adminListRoute = defineRoute({
+  method: 'get',
+  path: '/auth/admin/users/:user_id/passkeys',
+  auth: { roles: ['admin', 'superadmin'] },
+  module: MODULE_ID,
+  params: userParams,
+  handler: async ({ ctx, params }) => ({ success: true, user_id: params.user_id, passkeys: await adminList(ctx, params.user_id) }),
+});
+
+/** An admin removes a user's passkey: audited with the admin as actor, the user mailed. */
+export const adminRemoveRoute = defineRoute({
+  method: 'delete',
+  path: '/auth/admin/users/:user_id/passkeys/:id',
+  auth: { roles: ['admin', 'superadmin'] },
+  module: MODULE_ID,
+  rateLimit: 'admin',
+  params: userParams.extend(idParam.shape),
+  async handler({ ctx, auth, params }) {
+    await adminRemove(ctx, auth.user, params.user_id, params.id);
+    return { success: true, message: 'Passkey removed; the user was told by mail' };
+  },
+});
+
+export const routes = [registerOptions, registerVerify, list, rename, removeOptions, remove, signInOptions, signInVerify, adminListRoute, adminRemoveRoute];

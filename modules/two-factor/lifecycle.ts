@@ -8,6 +8,7 @@ import {
 } from '../../src/module-api.js';
 import { writeTwoFactorFlag } from './two-factor-flag.js';
 import { isTrusted, listDevices } from './devices.js';
+import { extraMethods, extraView } from './extra.js';
 import { loginMethods, maskIdentifier, views } from './methods.js';
 import { resetUser } from './service.js';
 import { store } from './store.js';
@@ -29,6 +30,8 @@ export async function onSecondFactor(p: TwoFactorMethodsPayload, ctx: ModuleCont
   const rows = await loginMethods(ctx, p.user);
   for (const v of await views(ctx, rows))
     p.methods.push({ id: v.id, method: v.method, type: v.method, status: v.status, identifier: v.identifier, metadata: v.metadata });
+  for (const v of (await extraMethods(ctx, p.user)).map(extraView))
+    p.methods.push({ id: v.id, method: v.method, type: v.type, status: v.status, identifier: v.identifier, metadata: v.metadata });
 }
 
 /** Uninstalling while users rely on 2FA would lock them out (logins answer 503): refused unless forced. */

@@ -1,6 +1,17 @@
 import { z } from 'zod';
-import { AppError, defineRoute, notFound, perSession, type ModuleContext, type SessionRecord, type UserRecord } from '../../src/module-api.js';
+import {
+  AppError,
+  badRequest,
+  defineRoute,
+  forbidden,
+  notFound,
+  perSession,
+  type ModuleContext,
+  type SessionRecord,
+  type UserRecord,
+} from '../../src/module-api.js';
 import { listDevices, TRUSTED_DEVICE_COOKIE, trustDevice } from './devices.js';
+import { startExtra, verifyExtra } from './extra.js';
 import { store } from './store.js';
 import { KINDS, settings } from './settings.js';
 import { listMethods, removeMethod, resetUser, start, toggle, verifyCode, type Caller } from './service.js';
@@ -31,7 +42,11 @@ const code = z
 const absentIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' || v === null ? undefined : v), schema.optional());
 const proofFields = { verification_code: absentIfEmpty(code), verification_method_id: absentIfEmpty(id) };
 const kindParam = z.object({ method: z.enum(KINDS, `must be one of ${KINDS.join(', ')}`) });
-const sendParam = z.object({ method: z.enum(['email', 'sms'], 'codes are sent for email and sms; totp codes come from the app, backup codes from the list') });
+const NOT_SENT = 'codes are sent for email and sms; totp codes come from the app, backup codes from the list';
+// email and sms here; any other type is asked of the module that provides it (extra.ts), else refused as before.
+const sendParam = z.object({ method: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, NOT_SENT) });
+// A WebAuthn response (checked by the providing module): only its outline and size here.
+const credential = z.record(z.string(), z.unknown()).refine((v) => JSON.stringify(v).length <= 64_000, 'is too large');
 
 const caller = (ctx: ModuleContext, auth: { user: Caller['user'] | null; session: Caller['session'] | null }): Caller => ({
   ctx,
@@ -76,7 +91,13 @@ export const startMethod = defineRoute({
   rateLimit: twoFactorLimit,
   params: sendParam,
   body: z.object({ method_id: id.optional(), action: z.enum(['login', 'setup', 'remove', 'verify', 'toggle', 'disable', 'manage']).optional() }),
-  handler: ({ ctx, auth, params, body }) => start(caller(ctx, auth), params.method, body),
+  async handler({ ctx, auth, params, body }) {
+    const { method } = params;
+    if (method === 'email' || method === 'sms') return start(caller(ctx, auth), method, body);
+    const extra = auth.session.status !== 'active' ? await startExtra(ctx, auth.user, auth.session, method) : null;
+    if (!extra) throw badRequest('Validation failed', [{ field: 'method', message: NOT_SENT }]);
+    return extra;
+  },
 });
 
 export const verify = defineRoute({
@@ -85,21 +106,48 @@ export const verify = defineRoute({
   auth: 'session-or-pending',
   module: MODULE_ID,
   rateLimit: twoFactorLimit,
-  body: z.object({
-    code,
-    method_id: id.optional(),
-    method: z.enum(KINDS).optional(),
-    action: z.enum(['login', 'setup', 'remove']).optional(),
-    trust_device: z.boolean('trust_device must be true or false').optional(),
-  }),
+  body: z
+    .object({
+      code: code.optional(),
+      // A passkey's (another module's method's) proof instead of a code.
+      credential: credential.optional(),
+      method_id: id.optional(),
+      method: z.union([z.enum(KINDS), z.string().regex(/^[a-z][a-z0-9_]{0,31}$/)]).optional(),
+      action: z.enum(['login', 'setup', 'remove']).optional(),
+      trust_device: z.boolean('trust_device must be true or false').optional(),
+    })
+    .refine((b) => b.code !== undefined || b.credential !== undefined, { message: 'code is required', path: ['code'] })
+    .refine((b) => b.credential !== undefined || b.method === undefined || (KINDS as readonly string[]).includes(b.method), {
+      message: `must be one of ${KINDS.join(', ')}`,
+      path: ['method'],
+    }),
   async handler({ ctx, auth, body, req, res }) {
     const c = caller(ctx, auth);
-    const { action, method } = await verifyCode(c, body);
-    const base = { success: true, verified: true, method: method.kind, method_id: method.id };
+    let action: 'login' | 'setup' | 'remove';
+    let base: Record<string, unknown>;
+    let method: Awaited<ReturnType<typeof verifyCode>>['method'] | null = null;
+    if (body.credential) {
+      // Another module's method (a passkey): only to finish a sign-in, from a pending session.
+      if (auth.session.status === 'active') throw badRequest('This session is signed in already', undefined, 'ALREADY_VERIFIED');
+      if (body.action && body.action !== 'login') throw forbidden('A pending session can only finish signing in', 'TWO_FACTOR_REQUIRED');
+      if (!body.method_id && !body.method) throw badRequest('method_id or method is required', [{ field: 'method_id', message: 'required' }]);
+      const extra = await verifyExtra(
+        ctx,
+        { user: c.user, session: c.session, client: ctx.signInClient(req) },
+        body as { credential: Record<string, unknown> },
+      );
+      action = 'login';
+      base = { success: true, verified: true, method: extra.type, method_id: extra.id };
+    } else {
+      const v = await verifyCode(c, { ...body, code: body.code!, method: body.method as (typeof KINDS)[number] | undefined });
+      action = v.action;
+      method = v.method;
+      base = { success: true, verified: true, method: method.kind, method_id: method.id };
+    }
     if (action === 'setup') {
       return { ...base, session_activated: false, status: 'active', message: 'Two-factor method verified', user: ctx.users.toPublic(c.user) };
     }
-    if (action === 'remove') return { ...(await removeMethod(c, method.id, {}, method)), ...base, session_activated: false };
+    if (action === 'remove') return { ...(await removeMethod(c, method!.id, {}, method!)), ...base, session_activated: false };
     const session = await ctx.sessions.activate(c.session.id, { user: c.user, method: SIGN_IN_METHOD });
     if (!session) throw new AppError(401, 'INVALID_SESSION', 'Invalid session');
     // The same id the client holds is now a full session; the cookie gets its new lifetime.

@@ -8,6 +8,7 @@ import { store, type MethodKind, type MethodRow } from './store.js';
 import { writeTwoFactorFlag } from './two-factor-flag.js';
 import { withUserLock } from './user-lock.js';
 import { methodEvent } from './audit.js';
+import { extraMethods, extraView } from './extra.js';
 
 /** Who is asking: the user, their session (pending or full) and its token. */
 export interface Caller {
@@ -188,10 +189,14 @@ export async function resetUser(ctx: ModuleContext, target: UserRecord, actor: U
   return { user_id: target.id, two_factor_enabled: false, methods_removed: removed };
 }
 
-export async function listMethods(c: Pick<Caller, 'ctx' | 'user' | 'session'>): Promise<{ methods: MethodView[]; two_factor_enabled: boolean }> {
+export async function listMethods(
+  c: Pick<Caller, 'ctx' | 'user' | 'session'>,
+): Promise<{ methods: (MethodView | ReturnType<typeof extraView>)[]; two_factor_enabled: boolean }> {
   const user = (await c.ctx.users.find(c.user.id)) ?? c.user;
   const rows = await store.methods(c.ctx, user.id);
   // A pending session sees what it may use to finish signing in, nothing more.
   const shown = isPendingSession(c.session) ? rows.filter((m) => m.status === 'active') : rows;
-  return { methods: await views(c.ctx, shown), two_factor_enabled: Boolean(user.two_factor) };
+  // Methods other modules provide (a passkey) follow the module's own.
+  const extra = (await extraMethods(c.ctx, user)).map(extraView);
+  return { methods: [...(await views(c.ctx, shown)), ...extra], two_factor_enabled: Boolean(user.two_factor) };
 }

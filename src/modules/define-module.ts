@@ -161,6 +161,11 @@ export interface ModuleManifest {
   /** Where the module's email templates live; default modules/<id>/emails in the package. */
   emailDir?: string;
   beforeUninstall?: ModuleUninstallGuard;
+  /**
+   * The module's sign-ins may prove two factors at once (a user-verified passkey: possession and
+   * verification): only such a module may call `ctx.signIn` with `{ factors: 2 }`.
+   */
+  provesTwoFactors?: boolean;
 }
 
 type Optional =
@@ -304,6 +309,7 @@ const manifestSchema = z.strictObject({
     .array(z.strictObject({ type: z.string().regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9_]*)+$/, 'must be <module id>.<what>'), description: z.string().min(1) }))
     .optional(),
   beforeUninstall: fn('beforeUninstall').optional(),
+  provesTwoFactors: z.boolean().optional(),
 });
 
 export class ModuleManifestError extends Error {

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { UserFieldDef } from '../data/models/user.model.js';
 import type { UserRepository } from '../data/repositories/user-repository.js';
 import type { Dialect } from '../data/sequelize.js';
-import type { RateLimiter } from '../limits/limit-types.js';
+import type { LoginBackoff, RateLimiter } from '../limits/limit-types.js';
 import type { Logger } from '../log/logger.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { SmsSender } from '../mail/sms.js';
@@ -28,6 +28,8 @@ export type ModuleContextDeps = PersonalDataDeps & {
   sequelize: Sequelize;
   cache: Cache;
   limiter: Pick<RateLimiter, 'consume' | 'refund'>;
+  /** The failed-login backoff password logins use: a module's failed proofs of a known user count in it too. */
+  loginBackoff: Pick<LoginBackoff, 'reserve' | 'recordFailure' | 'recordSuccess' | 'release'>;
   hooks: Pick<Hooks, 'run'>;
   repos: { users: Pick<UserRepository, 'findById' | 'findByEmail' | 'findByIds' | 'readColumns'> };
   services: {

@@ -17,7 +17,7 @@ import type { LimitResult } from '../limits/rate-limiter.js';
 import type { Logger } from '../log/logger.js';
 import type { ErasureResult, exportAccount } from '../services/account-data.js';
 import type { PublicUser } from '../services/user-view.js';
-import type { SignInResult } from '../services/sign-in.js';
+import type { SignInOptions, SignInResult } from '../services/sign-in.js';
 import type { HookPayload, SignInClient, SignInMethod } from './hooks.js';
 
 export interface ModuleUsers {
@@ -67,6 +67,15 @@ export interface ModuleSessions {
   activate(sessionId: string, opts: { user: UserRecord; method: SignInMethod }): Promise<SessionRecord | null>;
   /** Every session of the user but `exceptSessionId`; returns how many. */
   revokeAll(userId: string, opts?: { exceptSessionId?: string; tx?: Transaction }): Promise<number>;
+}
+
+export interface ModuleSignInAttempts {
+  /**
+   * Takes one attempt of `user`'s budget before the proof is checked; throws 429 RATE_LIMITED (with
+   * retry_after) while the account backs off, as POST /auth/login does, and 503 when the backoff's store
+   * fails. Then exactly one of `failed()` (counts as a failed password) or `succeeded()`.
+   */
+  reserve(user: UserRecord, client: SignInClient): Promise<{ failed(): Promise<void>; succeeded(): Promise<void> }>;
 }
 
 export interface ModuleHooks {
@@ -168,8 +177,19 @@ export interface ModuleContext {
   readonly site: { productName: string; publicBaseUrl: string; appUrl: string };
   readonly users: ModuleUsers;
   readonly sessions: ModuleSessions;
-  /** The one sign-in seam (see services/sign-in.ts): full or pending two-factor session, hooks. */
-  signIn(user: UserRecord, method: SignInMethod, client?: SignInClient): Promise<SignInResult>;
+  /**
+   * The one sign-in seam (see services/sign-in.ts): full or pending two-factor session, hooks. `opts.factors: 2`
+   * (the proof was two factors at once: a user-verified passkey) gives a two-factor user a full session;
+   * only a module whose manifest declares `provesTwoFactors` may pass it. `opts.amr` and `opts.details`
+   * go into the `sign_in.succeeded` event.
+   */
+  signIn(user: UserRecord, method: SignInMethod, client?: SignInClient, opts?: SignInOptions): Promise<SignInResult>;
+  /**
+   * The per-account failed-sign-in budget of password logins (core's login backoff, keyed by the user's
+   * email and the caller's network), for a module that checks a proof of a known user (a passkey
+   * assertion, at sign-in or as a second factor).
+   */
+  readonly signInAttempts: ModuleSignInAttempts;
   /** What core's login routes read of a request for `signIn`: address, user agent, device id, trusted-device token. */
   signInClient(req: Request): SignInClient;
   /**

@@ -9,6 +9,8 @@ import { Codes } from '../errors/codes.js';
 import { tooManyRequests } from '../http/middleware/rate-limit-request.js';
 import { clientInfo, signInAnswer } from '../http/routes/auth-responses.js';
 import { consumeFailingOpen } from '../limits/fail-open.js';
+import { accountNetworkKey } from '../limits/login-policy.js';
+import { THROTTLED_ONCE_PER_MS } from '../services/sign-in-audit.js';
 import { createLimitClassTable, moduleLimitClass, type LimitClass, type LimitClassTable } from '../limits/limit-classes.js';
 import { findPackageRoot } from '../mail/package-root.js';
 import { exportAccount, eraseAccount } from '../services/account-data.js';
@@ -142,11 +144,51 @@ export function createModuleContext(app: ModuleContextDeps, manifest: ModuleMani
       revokeAll: (userId, opts = {}) => app.services.sessions.revokeAllForUser(userId, opts.exceptSessionId, { tx: opts.tx }),
     },
     // The user as stored, not as the caller describes it: a record with two_factor switched off in
-    // memory must not skip the second factor.
-    async signIn(user, method, client) {
+    // memory must not skip the second factor. Two factors at once only from a module that declares it.
+    async signIn(user, method, client, opts) {
+      if (opts?.factors === 2 && !manifest.provesTwoFactors) {
+        throw new Error(`module ${id} may not sign in with two factors: its manifest does not declare provesTwoFactors`);
+      }
       const stored = await app.repos.users.findById(user.id);
       if (!stored) throw new AppError(401, Codes.INVALID_CREDENTIALS, 'Invalid credentials');
-      return app.services.signIn.signIn(stored, method, client);
+      return app.services.signIn.signIn(stored, method, client, opts);
+    },
+    signInAttempts: {
+      // The password login's backoff key for this account from this network (limits/login-policy.ts).
+      async reserve(user, client) {
+        const key = accountNetworkKey(user.email ?? user.id, client.ip ?? '');
+        const unavailable = () => new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Sign-in is temporarily unavailable; try again shortly');
+        const guarded = async <T>(op: () => Promise<T>): Promise<T> => {
+          try {
+            return await op();
+          } catch {
+            throw unavailable();
+          }
+        };
+        const decision = await guarded(() => app.loginBackoff.reserve(key));
+        if (!decision.allowed) {
+          app.services.audit.recordLater(
+            {
+              type: 'sign_in.throttled',
+              outcome: 'failure',
+              userId: user.id,
+              actor: null,
+              details: { method: id, limit: 'account_backoff', retry_after: decision.retryAfterSec },
+            },
+            { oncePer: { key: `account_backoff|${key}`, ms: THROTTLED_ONCE_PER_MS } },
+          );
+          throw new AppError(429, Codes.RATE_LIMITED, 'Too many sign-in attempts for this account; try again later', undefined, {
+            retry_after: decision.retryAfterSec,
+          });
+        }
+        let done = false;
+        const once = (op: () => Promise<void>) => async () => {
+          if (done) return;
+          done = true;
+          await guarded(op);
+        };
+        return { failed: once(() => app.loginBackoff.recordFailure(key)), succeeded: once(() => app.loginBackoff.recordSuccess(key)) };
+      },
     },
     signInClient: (req) => clientInfo(req),
     // Login's own answer and cookie (http/routes/auth-responses.ts).

@@ -45,6 +45,8 @@ export interface CreateSessionInput {
   /** A client-chosen device id; strict bridge validation compares it. */
   deviceId?: string | null;
   status?: SessionStatus;
+  /** A full session whose sign-in itself proved two factors (a user-verified passkey): `two_factor_verified` from the start. */
+  twoFactors?: boolean;
 }
 
 /** Thrown for an unknown or revoked session; the message is one the clients match on. */
@@ -104,7 +106,7 @@ export function createSessionService(deps: SessionServiceDeps) {
           user_agent: input.userAgent?.slice(0, 512) ?? null,
           user_device: describeDevice(input.userAgent),
           device_id: input.deviceId?.slice(0, 128) ?? null,
-          two_factor_verified: false,
+          two_factor_verified: status === 'active' && input.twoFactors === true,
           created_at: now,
           last_used_at: now,
           expires_at: new Date(now.getTime() + ttl * 1000),

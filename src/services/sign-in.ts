@@ -20,6 +20,20 @@ export interface SignInResult {
   methods: unknown[];
 }
 
+/**
+ * What the first factor proved beyond itself. `factors: 2`: the proof was two factors at once (a
+ * passkey with user verification: possession and a PIN or biometric), so a two-factor user gets a
+ * full session with no second step, and the session is marked two-factor verified. Only a module whose
+ * manifest declares `provesTwoFactors` may say so (module-context.ts). `amr` names what was used
+ * (RFC 8176 values: `pwd`, `otp`, `hwk`, `swk`, `user`, `pin`, `mfa`), recorded in the sign-in event;
+ * `details` are a few more facts for that event (`uv: true`).
+ */
+export interface SignInOptions {
+  factors?: 1 | 2;
+  amr?: string[];
+  details?: Record<string, string | number | boolean>;
+}
+
 export interface SignInDeps {
   sessions: Pick<SessionService, 'create' | 'activate' | 'revokeById'>;
   hooks: Hooks;
@@ -65,20 +79,23 @@ export function createSignIn(deps: SignInDeps) {
     return (await ask({ user, session: null, method: null, client: null })).methods;
   }
 
-  async function signIn(user: UserRecord, method: SignInMethod, client: SignInClient = {}): Promise<SignInResult> {
+  async function signIn(user: UserRecord, method: SignInMethod, client: SignInClient = {}, opts: SignInOptions = {}): Promise<SignInResult> {
     try {
       await deps.hooks.run('auth.sign_in.before', { user, method, client });
     } catch (err) {
       deps.audit.recordLater(signInFailed(method, 'refused', { user }));
       throw err;
     }
-    const pending = Boolean(user.two_factor);
+    const twoFactors = opts.factors === 2;
+    // Two factors proved at once need no second step: the user's two-factor setting is satisfied.
+    const pending = Boolean(user.two_factor) && !twoFactors;
     const input = { ip: client.ip, userAgent: client.userAgent, deviceId: client.deviceId };
+    const proved = { ...(opts.details ?? {}), ...(opts.amr?.length ? { amr: opts.amr.slice(0, 8) } : {}), ...(twoFactors ? { factors: 2 } : {}) };
     if (!pending) {
       // The full session and its sign_in.succeeded commit together: no session without its event.
       const { token, session } = await deps.transaction(async (tx) => {
-        const opened = await deps.sessions.create(user.id, { ...input, status: 'active' }, { tx });
-        await deps.audit.record(signInSucceeded(user, method, opened.session), { tx });
+        const opened = await deps.sessions.create(user.id, { ...input, status: 'active', twoFactors }, { tx });
+        await deps.audit.record(signInSucceeded(user, method, opened.session, proved), { tx });
         return opened;
       });
       await runAfterHooks(deps.hooks, deps.logger, 'auth.login', { user, session, method });
@@ -99,7 +116,7 @@ export function createSignIn(deps: SignInDeps) {
     // A device the provider trusts for this user skips the step: the same session, made full.
     const full = await deps.transaction(async (tx) => {
       const activated = await deps.sessions.activate(session.id, undefined, { tx });
-      if (activated) await deps.audit.record(signInSucceeded(user, method, activated, { second_factor: 'trusted_device' }), { tx });
+      if (activated) await deps.audit.record(signInSucceeded(user, method, activated, { ...proved, second_factor: 'trusted_device' }), { tx });
       return activated;
     });
     if (!full) throw new AppError(503, Codes.SERVICE_UNAVAILABLE, 'The session could not be opened; try again');

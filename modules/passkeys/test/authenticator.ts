@@ -35,6 +35,8 @@ export interface Ceremony {
   counter?: number;
   uv?: boolean;
   badSignature?: boolean;
+  /** The authenticator's AAGUID at registration (default: all zeros, as attestation `none` often gives). */
+  aaguid?: string;
 }
 
 function clientData(type: 'webauthn.create' | 'webauthn.get', challenge: string, origin: string) {
@@ -59,7 +61,15 @@ export function createCredential(options: { challenge: string; rp: { id?: string
   const rawId = randomBytes(32);
   const idLen = Buffer.alloc(2);
   idLen.writeUInt16BE(rawId.length);
-  const authData = Buffer.concat([sha256(rpId), Buffer.from([UP | AT | (c.uv === false ? 0 : UV)]), u32(c.counter ?? 0), Buffer.alloc(16), idLen, rawId, cose]);
+  const authData = Buffer.concat([
+    sha256(rpId),
+    Buffer.from([UP | AT | (c.uv === false ? 0 : UV)]),
+    u32(c.counter ?? 0),
+    c.aaguid ? Buffer.from(c.aaguid.replace(/-/g, ''), 'hex') : Buffer.alloc(16),
+    idLen,
+    rawId,
+    cose,
+  ]);
   const attestationObject = isoCBOR.encode(
     new Map<string, string | Uint8Array | Map<string, string>>([
       ['fmt', 'none'],
