@@ -83,6 +83,19 @@ const PAGE_JS = `'use strict';
       return { credential: c.credential, verify: await api('POST', '/auth/passkeys/register/verify', { credential: c.credential, name }, session) };
     },
     signIn: (userVerification) => signIn(false, userVerification),
+    // A pending session finished with a passkey as its second factor: methods, start, the ceremony, verify.
+    async secondFactor(session, userVerification) {
+      const methods = await api('GET', '/auth/two_factor/methods', undefined, session);
+      const method = ((methods.body && methods.body.methods) || []).find((m) => m.type === 'passkey');
+      if (!method) return { methods };
+      const o = await api('POST', '/auth/two_factor/passkey/start', {}, session);
+      if (o.status !== 200) return { methods, options: o };
+      const optionsJSON = userVerification ? { ...o.body.options, userVerification } : o.body.options;
+      const c = await ceremony(() => startAuthentication({ optionsJSON }));
+      if (c.error) return { methods, ...c };
+      const body = { method_id: method.id, credential: c.credential, action: 'login' };
+      return { methods, credential: c.credential, verify: await api('POST', '/auth/two_factor/verify', body, session) };
+    },
     autofill: () => signIn(true),
   };
 })();
