@@ -13,7 +13,10 @@ import { startSite, type Site } from './passkeys-site.js';
  * resident keys, with and without user verification) and @simplewebauthn/browser in a page served at
  * the app's public URL (`site`, http://localhost:<port>, the RP ID `localhost`). `evil` serves the same
  * page and passes requests to the same app from an origin the app does not allow. One browser for the
- * file; one context per user, the tests running side by side.
+ * file; one context per user. The tests are independent (each its own user, context and
+ * authenticator) but run one after the other: side by side on a loaded two-core machine, the SQLite
+ * app's health probe (a query slower than 2 s, then BEGIN IMMEDIATE against the app's own open
+ * transaction) now and then declares the database down and every later request answers 503.
  */
 let browser: Browser;
 let w: AppWithMail;
@@ -126,7 +129,9 @@ const refused = (o: Outcome) => {
 const sessionsOf = async (userId: string) => rowsOf(w.t, 'sessions', userId);
 
 describe('passkeys in Chromium', () => {
-  it('when a user adds a passkey on the page, then it is listed, recorded, mailed, and held by the authenticator as a discoverable credential', async () => {
+  it('when a user adds a passkey on the page, then it is listed, recorded, mailed, and held by the authenticator as a discoverable credential', async ({
+    expect,
+  }) => {
     const v = await visit();
     const added = await v.call.register(v.token, 'Laptop');
     expect(added.verify?.status, JSON.stringify(added)).toBe(200);
@@ -158,7 +163,9 @@ describe('passkeys in Chromium', () => {
     await leave(v);
   });
 
-  it('when a user signs out and signs in with the passkey, no email given (discoverable), then the answer is login’s with a working session and its cookie', async () => {
+  it('when a user signs out and signs in with the passkey, no email given (discoverable), then the answer is login’s with a working session and its cookie', async ({
+    expect,
+  }) => {
     const v = await withPasskey();
     expect((await v.call.post('/auth/logout', {}, v.token)).status).toBe(200);
     const r = await v.call.signIn();
@@ -176,7 +183,7 @@ describe('passkeys in Chromium', () => {
     await leave(v);
   });
 
-  it('when a user signs in through autofill, then the conditional request resolves without anything typed and opens a session', async () => {
+  it('when a user signs in through autofill, then the conditional request resolves without anything typed and opens a session', async ({ expect }) => {
     const v = await withPasskey();
     expect((await v.call.post('/auth/logout', {}, v.token)).status).toBe(200);
     expect(await v.call.autofillSupported()).toBe(true);
@@ -190,7 +197,9 @@ describe('passkeys in Chromium', () => {
     await leave(v);
   });
 
-  it('when the authenticator answers with a sign count lower than the last one (a clone), then the sign-in is refused and recorded as a possible clone', async () => {
+  it('when the authenticator answers with a sign count lower than the last one (a clone), then the sign-in is refused and recorded as a possible clone', async ({
+    expect,
+  }) => {
     const v = await withPasskey();
     expect((await v.call.signIn()).verify?.status).toBe(200);
     const [held] = await v.authenticator.credentials();
@@ -205,7 +214,9 @@ describe('passkeys in Chromium', () => {
     await leave(v);
   });
 
-  it('when a page on an origin the app does not allow runs the ceremonies (a relaying site), then registration and sign-in are 400 PASSKEY_INVALID and nothing is created', async () => {
+  it('when a page on an origin the app does not allow runs the ceremonies (a relaying site), then registration and sign-in are 400 PASSKEY_INVALID and nothing is created', async ({
+    expect,
+  }) => {
     const v = await withPasskey();
     const phished = await v.page.goto(evil.page);
     expect(phished?.status()).toBe(200);
@@ -227,7 +238,7 @@ describe('passkeys in Chromium', () => {
     await leave(other);
   });
 
-  it('when a two-factor user signs in with the passkey without user verification, then the session is pending', async () => {
+  it('when a two-factor user signs in with the passkey without user verification, then the session is pending', async ({ expect }) => {
     const v = await withPasskey({ user: { two_factor: true } });
     // The page asks for no UV (the authenticator could verify): the assertion comes with presence only.
     const r = await v.call.signIn('discouraged');
@@ -242,7 +253,7 @@ describe('passkeys in Chromium', () => {
 });
 
 describe('passkeys and the second factor in Chromium', () => {
-  it('when a two-factor user signs in with a user-verified passkey, then the session is full at once, the event saying passkey with uv', async () => {
+  it('when a two-factor user signs in with a user-verified passkey, then the session is full at once, the event saying passkey with uv', async ({ expect }) => {
     const v = await withPasskey({ user: { two_factor: true } });
     const r = await v.call.signIn();
     expect(r.verify?.status, JSON.stringify(r)).toBe(200);
@@ -257,7 +268,9 @@ describe('passkeys and the second factor in Chromium', () => {
     await leave(v);
   });
 
-  it('when a two-factor user signs in without user verification, then the pending session finishes with the passkey as its second factor', async () => {
+  it('when a two-factor user signs in without user verification, then the pending session finishes with the passkey as its second factor', async ({
+    expect,
+  }) => {
     const v = await withPasskey({ user: { two_factor: true } });
     const first = await v.call.signIn('discouraged');
     expect(userVerified(first)).toBe(false);
