@@ -10,13 +10,15 @@ import { startSite, type Site } from './passkeys-site.js';
 
 /**
  * Passkeys (issue 24) in headless Chromium: the DevTools virtual authenticator (CTAP2, internal,
- * resident keys, with and without user verification) and @simplewebauthn/browser in a page served at
- * the app's public URL (`site`, http://localhost:<port>, the RP ID `localhost`). `evil` serves the same
- * page and passes requests to the same app from an origin the app does not allow. One browser for the
- * file; one context per user. The tests are independent (each its own user, context and
- * authenticator) but run one after the other: side by side on a loaded two-core machine, the SQLite
- * app's health probe (a query slower than 2 s, then BEGIN IMMEDIATE against the app's own open
- * transaction) now and then declares the database down and every later request answers 503.
+ * resident keys; assertions with user verification and, where the page asks for none, without) and
+ * @simplewebauthn/browser in a page served at the app's public URL (`site`, http://localhost:<port>,
+ * the RP ID `localhost`). `evil` serves the same page and passes requests to the same app from an
+ * origin the app does not allow. One browser for the file; one context per user.
+ *
+ * The tests are independent (each its own user, context and authenticator) but run one after the
+ * other. Side by side they were hardly faster on a loaded two-core machine, and on SQLite the app's health
+ * probe (a query slower than 2 s, then BEGIN IMMEDIATE against the app's own open transaction, which
+ * fails SQLITE_BUSY) now and then opened the database breaker, so that the requests answered 503.
  */
 let browser: Browser;
 let w: AppWithMail;
