@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { sweepChallenges } from './challenges.js';
 import { checkRelyingParty } from './doctor.js';
-import { addPasskey, makeSession, P, rowsOf, signInWith, uniqueEmail, useApp, userWithPasskey } from './test/world.js';
+import { assert } from './test/authenticator.js';
+import { addPasskey, makeSession, ORIGIN, P, rowsOf, signInWith, uniqueEmail, useApp, userWithPasskey } from './test/world.js';
 
 /** Managing passkeys: renaming, the removal rules, the security events, export and erasure. */
 const app = useApp();
@@ -125,5 +126,106 @@ describe('passkeys: the doctor check', () => {
     expect(checkRelyingParty({ id: 'ample.com', origins: ['https://example.com'] }).problems).toHaveLength(1);
     expect(checkRelyingParty({ id: 'example.com', origins: ['http://example.com'] }).warnings).toHaveLength(1);
     expect(checkRelyingParty({ id: 'localhost', origins: ['http://localhost:3000'] }).warnings).toHaveLength(0);
+  });
+});
+
+describe('passkeys: removal proven by the passkey itself', () => {
+  /** A session of the user opened 11 minutes ago (changed before its first use, so nothing has cached it). */
+  async function oldSession(t: ReturnType<typeof app>, userId: string) {
+    const old = await t.app.services.sessions.create(userId, { ip: '127.0.0.1', userAgent: 'vitest' });
+    await t.app.sequelize.query('UPDATE sessions SET created_at = ? WHERE id = ?', { replacements: [new Date(Date.now() - 11 * 60_000), old.session.id] });
+    return old.token;
+  }
+
+  it('when an old session proves the passkey with an assertion over its remove options, then it is removed without a recent sign-in', async () => {
+    const t = app();
+    const { user, credential, passkey } = await userWithPasskey(t);
+    const token = await oldSession(t, user.id);
+    const o = await t.request('POST', `${P}/${passkey.id}/remove/options`, { session: token, body: {} });
+    expect(o.status, JSON.stringify(o.body)).toBe(200);
+    expect(o.body.options.allowCredentials.map((c: { id: string }) => c.id)).toEqual([credential.id]);
+    const r = await t.request('DELETE', `${P}/${passkey.id}`, { session: token, body: { credential: assert(credential, o.body.options, { origin: ORIGIN }) } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(await rowsOf(t, 'passkey_credentials', user.id)).toHaveLength(0);
+  });
+
+  it('when the proof is another passkey’s, a sign-in challenge’s, or replayed, then it is 400 PASSKEY_INVALID and nothing is removed', async () => {
+    const t = app();
+    const { user, token: fresh, credential, passkey } = await userWithPasskey(t);
+    const second = await addPasskey(t, fresh);
+    const token = await oldSession(t, user.id);
+    const refused = (r: { status: number; body: { code?: string } }) => {
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.code).toBe('PASSKEY_INVALID');
+    };
+    const o = await t.request('POST', `${P}/${passkey.id}/remove/options`, { session: token, body: {} });
+    // The other passkey's assertion over this passkey's remove challenge.
+    refused(
+      await t.request('DELETE', `${P}/${passkey.id}`, { session: token, body: { credential: assert(second.credential, o.body.options, { origin: ORIGIN }) } }),
+    );
+    // A sign-in challenge is not a removal's.
+    const login = await t.request('POST', `${P}/login/options`, { body: {} });
+    refused(
+      await t.request('DELETE', `${P}/${passkey.id}`, { session: token, body: { credential: assert(credential, login.body.options, { origin: ORIGIN }) } }),
+    );
+    // Proof of the passkey, but presented for the other one.
+    const o2 = await t.request('POST', `${P}/${passkey.id}/remove/options`, { session: token, body: {} });
+    const proof = assert(credential, o2.body.options, { origin: ORIGIN });
+    refused(await t.request('DELETE', `${P}/${second.r.body.passkey.id}`, { session: token, body: { credential: proof } }));
+    expect(await rowsOf(t, 'passkey_credentials', user.id)).toHaveLength(2);
+    // Remove options for someone else's passkey are 404.
+    const other = await userWithPasskey(t);
+    expect((await t.request('POST', `${P}/${other.passkey.id}/remove/options`, { session: token, body: {} })).status).toBe(404);
+  });
+});
+
+describe('passkeys: admins', () => {
+  it('when an admin lists and removes a user’s passkey, then it goes and passkeys.removed names the admin as actor', async () => {
+    const t = app();
+    const { user, passkey } = await userWithPasskey(t);
+    const admin = await makeSession(t, { email: uniqueEmail('admin'), user_type: 'admin' });
+    const list = await t.request('GET', `/auth/admin/users/${user.id}/passkeys`, { session: admin.token });
+    expect(list.status, JSON.stringify(list.body)).toBe(200);
+    expect(list.body.passkeys.map((p: { id: string }) => p.id)).toEqual([passkey.id]);
+    expect(JSON.stringify(list.body)).not.toContain('public_key');
+    const r = await t.request('DELETE', `/auth/admin/users/${user.id}/passkeys/${passkey.id}`, { session: admin.token });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(await rowsOf(t, 'passkey_credentials', user.id)).toHaveLength(0);
+    const [event] = (await t.app.services.audit.list({ userId: user.id, types: ['passkeys.removed'] })).events;
+    expect(event.details).toMatchObject({ passkey_id: passkey.id, by_admin: true });
+    expect(event.actor?.id).toBe(admin.user.id);
+  });
+
+  it('when a customer, an unknown user or another user’s passkey is named, then it is refused and nothing is removed', async () => {
+    const t = app();
+    const a = await userWithPasskey(t);
+    const b = await userWithPasskey(t);
+    const admin = await makeSession(t, { email: uniqueEmail('admin'), user_type: 'admin' });
+    expect((await t.request('GET', `/auth/admin/users/${a.user.id}/passkeys`, { session: b.token })).status).toBe(403);
+    expect((await t.request('DELETE', `/auth/admin/users/${a.user.id}/passkeys/${a.passkey.id}`, { session: b.token })).status).toBe(403);
+    expect((await t.request('GET', `/auth/admin/users/no-such-user/passkeys`, { session: admin.token })).status).toBe(404);
+    expect((await t.request('DELETE', `/auth/admin/users/${a.user.id}/passkeys/${b.passkey.id}`, { session: admin.token })).status).toBe(404);
+    const sup = await userWithPasskey(t, { user_type: 'superadmin' });
+    expect((await t.request('DELETE', `/auth/admin/users/${sup.user.id}/passkeys/${sup.passkey.id}`, { session: admin.token })).status).toBe(403);
+    expect(await rowsOf(t, 'passkey_credentials', a.user.id)).toHaveLength(1);
+    expect(await rowsOf(t, 'passkey_credentials', b.user.id)).toHaveLength(1);
+    expect(await rowsOf(t, 'passkey_credentials', sup.user.id)).toHaveLength(1);
+  });
+});
+
+describe('passkeys: default names', () => {
+  it('when a passkey is added without a name, then it is called after its authenticator, else the browser, else Passkey', async () => {
+    const t = app();
+    const { token } = await makeSession(t, { email: uniqueEmail('pk') });
+    const icloud = await addPasskey(t, token, { aaguid: 'fbfc3007-154e-4ecc-8c0b-6e020557d7bd' });
+    expect(icloud.r.body.passkey.name).toBe('iCloud Keychain');
+    const o = await t.request('POST', `${P}/register/options`, { session: token, body: {} });
+    const { createCredential } = await import('./test/authenticator.js');
+    const chrome = createCredential(o.body.options, { origin: ORIGIN });
+    const ua = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    const r = await t.request('POST', `${P}/register/verify`, { session: token, body: { credential: chrome.response }, headers: { 'User-Agent': ua } });
+    expect(r.body.passkey.name).toBe('Chrome on Linux');
+    expect((await addPasskey(t, token, { aaguid: '11111111-2222-3333-4444-555555555555' })).r.body.passkey.name).toBe('Passkey');
+    expect((await addPasskey(t, token, { aaguid: 'fbfc3007-154e-4ecc-8c0b-6e020557d7bd', name: 'Mine' })).r.body.passkey.name).toBe('Mine');
   });
 });

@@ -43,7 +43,7 @@ export async function startStep(p: Record<string, unknown>, ctx: ModuleContext):
  */
 export async function verifyStep(p: Record<string, unknown>, ctx: ModuleContext): Promise<void> {
   const user = p.user as UserRecord;
-  await checkAssertion(ctx, p.credential as unknown as AuthenticationResponseJSON, {
+  await checkAssertion(ctx, p.credential as AuthenticationResponseJSON, {
     purpose: 'second_factor',
     userId: user.id,
     client: (p.client as SignInClient | undefined) ?? {},

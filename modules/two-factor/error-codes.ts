@@ -2,7 +2,11 @@ import type { ModuleErrorCode } from '../../src/module-api.js';
 
 /** The codes the module answers with (listed in /openapi.json under its tag as `x-error-codes`). */
 export const errorCodes: ModuleErrorCode[] = [
-  { code: 'METHOD_NOT_AVAILABLE', status: 400, description: 'The method is not among the methods this server offers (the `methods` setting).' },
+  {
+    code: 'METHOD_NOT_AVAILABLE',
+    status: 400,
+    description: 'The method is not among the methods this server offers (the `methods` setting), or the module providing it (a passkey) is not answering now.',
+  },
   { code: 'ALREADY_SET_UP', status: 400, description: 'Backup codes, an authenticator app or this address or number is set up already.' },
   { code: 'METHOD_NOT_FOUND', status: 404, description: "No such method of the user's, or none of that kind in the state asked for." },
   { code: 'METHOD_NOT_ACTIVE', status: 400, description: 'The method is not set up yet: verify it with action "setup" first.' },
