@@ -296,4 +296,23 @@ describe('passkeys and the second factor in Chromium', () => {
     await expect.poll(async () => (await events(v.user.id, 'sign_in.succeeded')).map((e) => e.details?.method)).toEqual(['two_factor']);
     await leave(v);
   });
+  it('when the second step is answered on a page of an origin the app does not allow, then it is 400 PASSKEY_INVALID and the session stays pending', async ({
+    expect,
+  }) => {
+    const v = await withPasskey({ user: { two_factor: true } });
+    const first = await v.call.signIn('discouraged');
+    expect(first.verify?.body).toMatchObject({ success: false, requires_2fa: true });
+    const pending = first.verify!.body.session_id as string;
+    expect((await v.page.goto(evil.page))?.status()).toBe(200);
+    const second = await v.call.secondFactor(pending);
+    expect(second.credential?.id).toBeTruthy();
+    refused(second);
+    expect((await v.call.get(P, pending)).status).toBe(401);
+    expect((await sessionsOf(v.user.id)).filter((s) => s.status === 'pending_2fa')).toHaveLength(1);
+    expect(await events(v.user.id, 'sign_in.succeeded')).toEqual([]);
+    await expect
+      .poll(async () => (await events(v.user.id, 'sign_in.failed')).map((e) => e.details))
+      .toEqual([expect.objectContaining({ method: 'two_factor', second_factor: 'passkey' })]);
+    await leave(v);
+  });
 });
