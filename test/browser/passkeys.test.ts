@@ -169,6 +169,8 @@ describe('passkeys in Chromium', () => {
     expect,
   }) => {
     const v = await withPasskey();
+    // Added without a name: the virtual authenticator's AAGUID is no known one, so the browser names it.
+    expect(v.passkey.name).toBe('Chrome on Linux');
     expect((await v.call.post('/auth/logout', {}, v.token)).status).toBe(200);
     const r = await v.call.signIn();
     expect(r.verify?.status, JSON.stringify(r)).toBe(200);
