@@ -13,14 +13,18 @@ export type Purpose = 'register' | 'login' | 'second_factor' | 'remove';
 /** Five minutes: long enough for a person at a prompt, short enough that a leaked challenge is stale. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 
-const hash = (challenge: string) => createHash('sha256').update(challenge, 'utf8').digest('hex');
+/**
+ * The stored hash. A challenge bound to more than its user (the second step: to its pending session) is
+ * hashed with that binding, so it is found only when the same binding is presented: no column needed.
+ */
+const hash = (challenge: string, bind?: string) => createHash('sha256').update(bind ? `${bind}\n${challenge}` : challenge, 'utf8').digest('hex');
 
 /** Keeps a challenge handed out in options: only its hash, its purpose and (but for `login`) its user. */
-export async function keepChallenge(ctx: ModuleContext, challenge: string, purpose: Purpose, userId: string | null): Promise<void> {
+export async function keepChallenge(ctx: ModuleContext, challenge: string, purpose: Purpose, userId: string | null, bind?: string): Promise<void> {
   const now = new Date();
   await store(ctx).Challenge.create({
     id: randomUUID(),
-    challenge_hash: hash(challenge),
+    challenge_hash: hash(challenge, bind),
     purpose,
     user_id: userId,
     created_at: now,
@@ -45,13 +49,13 @@ export function challengeOf(clientDataJSON: unknown): string | null {
  * True only for a live challenge of this purpose (and, but for `login`, this user's) never used
  * before. It is spent whatever the verification then says: a challenge is good for one attempt.
  */
-export async function claimChallenge(ctx: ModuleContext, challenge: string, purpose: Purpose, userId: string | null): Promise<boolean> {
+export async function claimChallenge(ctx: ModuleContext, challenge: string, purpose: Purpose, userId: string | null, bind?: string): Promise<boolean> {
   const now = new Date();
   const [count] = await store(ctx).Challenge.update(
     { used_at: now },
     {
       where: {
-        challenge_hash: hash(challenge),
+        challenge_hash: hash(challenge, bind),
         purpose,
         used_at: null,
         expires_at: { [Op.gt]: now },

@@ -6,10 +6,15 @@ export const errorCodes: ModuleErrorCode[] = [
     code: 'PASSKEY_INVALID',
     status: 400,
     description:
-      'The passkey response was refused: a replayed, expired or foreign challenge, a wrong origin or RP ID, a bad signature, an unknown credential or account. Nothing was created.',
+      'The passkey response was refused: a replayed, expired or foreign challenge (another purpose, user or pending session), a wrong origin or RP ID, a bad signature, an unknown credential or account, a counter that did not move forward. Nothing was created, removed or signed in.',
   },
   { code: 'PASSKEY_NOT_FOUND', status: 404, description: 'No such passkey of the signed-in user.' },
-  { code: 'RECENT_SIGN_IN_REQUIRED', status: 403, description: 'Removing a passkey needs a session signed in within the last 10 minutes: sign in again.' },
+  {
+    code: 'RECENT_SIGN_IN_REQUIRED',
+    status: 403,
+    description:
+      'Removing a passkey needs a session signed in within the last 10 minutes, or an assertion of that passkey (its remove options): sign in again or prove it.',
+  },
   { code: 'LAST_SIGN_IN_METHOD', status: 409, description: 'This passkey is the last way into the account (no password, no social link, no other passkey).' },
 ];
 

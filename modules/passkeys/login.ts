@@ -21,14 +21,15 @@ export async function loginOptions(ctx: ModuleContext) {
  * Options limited to some of one user's passkeys (all of them for the second step of a sign-in, one for
  * proving a removal), their challenge bound to that user and purpose.
  */
-export async function userOptions(ctx: ModuleContext, userId: string, purpose: 'second_factor' | 'remove', only?: CredentialRow[]) {
+export async function userOptions(ctx: ModuleContext, userId: string, purpose: 'second_factor' | 'remove', opts: { only?: CredentialRow[]; bind?: string } = {}) {
+  const { only, bind } = opts;
   const rows = only ?? (await store(ctx).Credential.findAll({ where: { user_id: userId }, order: [['created_at', 'ASC']] })).map(row);
   const options = await generateAuthenticationOptions({
     rpID: relyingParty(ctx).id,
     allowCredentials: rows.map((c) => ({ id: c.credential_id, transports: c.transports ? (c.transports.split(',') as never[]) : undefined })),
     userVerification: 'preferred',
   });
-  await keepChallenge(ctx, options.challenge, purpose, userId);
+  await keepChallenge(ctx, options.challenge, purpose, userId, bind);
   return options;
 }
 
@@ -41,6 +42,8 @@ export interface AssertionScope {
   userId: string | null;
   /** One passkey (its row id) the assertion must come from: a removal. */
   passkeyId?: string;
+  /** What else the challenge was bound to (the pending session of a second step). */
+  bind?: string;
   client: SignInClient;
 }
 
@@ -56,7 +59,7 @@ export async function checkAssertion(
   scope: AssertionScope,
 ): Promise<{ stored: CredentialRow; user: UserRecord; uv: boolean }> {
   const challenge = challengeOf(credential?.response?.clientDataJSON);
-  if (!challenge || !(await claimChallenge(ctx, challenge, scope.purpose, scope.userId))) return refuse(ctx, scope, 'challenge', null);
+  if (!challenge || !(await claimChallenge(ctx, challenge, scope.purpose, scope.userId, scope.bind))) return refuse(ctx, scope, 'challenge', null);
   const { Credential } = store(ctx);
   const where: Record<string, string> = typeof credential.id === 'string' && credential.id.length <= 1400 ? { credential_id: credential.id } : {};
   if (scope.userId) where.user_id = scope.userId;

@@ -38,7 +38,7 @@ export async function renamePasskey(ctx: ModuleContext, userId: string, id: stri
 /** Request options for proving one's own passkey before removing it (POST /auth/passkeys/:id/remove/options). */
 export async function removalOptions(ctx: ModuleContext, userId: string, id: string) {
   const found = await own(ctx, userId, id);
-  return userOptions(ctx, userId, 'remove', [row(found)]);
+  return userOptions(ctx, userId, 'remove', { only: [row(found)] });
 }
 
 /**

@@ -139,6 +139,17 @@ describe('passkeys: a passkey as a second-factor method', () => {
       .toEqual(['passkey', 'passkey', 'passkey']);
   });
 
+  it('when another pending session of the same user answers with a challenge started by the first, then it is refused', async () => {
+    const t = app();
+    const { credential } = await userWithPasskey(t, { two_factor: true });
+    const first = await pendingWith(t, credential);
+    const second = await pendingWith(t, credential);
+    const { assertion } = await secondStep(t, first, credential);
+    const r = await t.request('POST', `${TF}/verify`, { session: second, body: { method_id: 'passkey', credential: assertion } });
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.code).toBe('PASSKEY_INVALID');
+  });
+
   it('when the passkey step is asked with a code-only body or for an action other than login, then it is refused with the module’s codes', async () => {
     const t = app();
     const { credential } = await userWithPasskey(t, { two_factor: true });
@@ -178,5 +189,26 @@ describe('passkeys: failed assertions count toward the per-account failed-sign-i
     const { r } = await signInWith(t, credential);
     expect(r.status).toBe(429);
     expect(r.body.code).toBe('RATE_LIMITED');
+  });
+});
+
+describe('passkeys: the second step fails closed', () => {
+  it('when the passkeys module is switched off mid-sign-in, then the passkey is no longer offered and its answer is refused', async () => {
+    const t = app();
+    const { credential } = await userWithPasskey(t, { two_factor: true });
+    const token = await pendingWith(t, credential);
+    const { assertion } = await secondStep(t, token, credential);
+    await t.app.modules.hub.disable('passkeys');
+    try {
+      const listed = await t.request('GET', `${TF}/methods`, { session: token });
+      expect(listed.status).toBe(200);
+      expect(JSON.stringify(listed.body)).not.toContain('"passkey"');
+      const r = await t.request('POST', `${TF}/verify`, { session: token, body: { method_id: 'passkey', credential: assertion } });
+      expect(r.status, JSON.stringify(r.body)).toBe(404);
+      expect((await t.request('POST', `${TF}/passkey/start`, { session: token, body: {} })).status).toBe(400);
+      expect((await t.request('GET', '/auth/two_factor/trusted_devices', { session: token })).status).not.toBe(200);
+    } finally {
+      await t.app.modules.hub.enable('passkeys');
+    }
   });
 });

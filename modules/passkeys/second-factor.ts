@@ -1,5 +1,5 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import type { ModuleContext, SignInClient, UserRecord } from '../../src/module-api.js';
+import type { ModuleContext, SessionRecord, SignInClient, UserRecord } from '../../src/module-api.js';
 import { checkAssertion, userOptions } from './login.js';
 import { row, store } from './store.js';
 
@@ -33,7 +33,8 @@ export async function offerMethod(p: Record<string, unknown>, ctx: ModuleContext
 /** 'two_factor.extra_start' (type passkey): request options limited to the user's passkeys, the challenge bound to them. */
 export async function startStep(p: Record<string, unknown>, ctx: ModuleContext): Promise<void> {
   const user = p.user as UserRecord;
-  p.answer = { options: await userOptions(ctx, user.id, 'second_factor') };
+  // Bound to the pending session that asked: another session of the user cannot answer with it.
+  p.answer = { options: await userOptions(ctx, user.id, 'second_factor', { bind: (p.session as SessionRecord).id }) };
 }
 
 /**
@@ -46,6 +47,7 @@ export async function verifyStep(p: Record<string, unknown>, ctx: ModuleContext)
   await checkAssertion(ctx, p.credential as AuthenticationResponseJSON, {
     purpose: 'second_factor',
     userId: user.id,
+    bind: (p.session as SessionRecord).id,
     client: (p.client as SignInClient | undefined) ?? {},
   });
   p.verified = true;

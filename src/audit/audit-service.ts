@@ -10,6 +10,7 @@ import type { AuditEvent, AuditFilters, AuditInput, AuditPage } from './audit-ty
 import { eventId } from './event-id.js';
 import { ExpiringMap, type Expiring } from '../limits/expiring-map.js';
 import { CORE_AUDIT_TYPES } from './event-types.js';
+import { matchesType } from './type-filter.js';
 
 export interface AuditServiceDeps {
   repo: AuditRepository;
@@ -161,15 +162,9 @@ export function createAuditService(deps: AuditServiceDeps): AuditService {
       const limit = Math.min(MAX_AUDIT_PAGE, Math.max(1, Math.trunc(filters.limit ?? DEFAULT_AUDIT_PAGE)));
       let typeList: string[] | undefined;
       if (filters.types?.length) {
+        // Families expand to the declared types; an exact name is kept even when nothing declares it now (a removed module's events).
         const declared = [...types().keys()];
-        const set = new Set<string>();
-        for (const t of filters.types) {
-          if (t.endsWith('.*')) {
-            const prefix = t.slice(0, -1);
-            for (const d of declared) if (d.startsWith(prefix)) set.add(d);
-          } else set.add(t);
-        }
-        typeList = [...set];
+        typeList = [...new Set(filters.types.flatMap((t) => (t.endsWith('.*') ? declared.filter((d) => matchesType(d, t)) : [t])))];
       }
       const events = await deps.repo.list({
         userId: filters.userId,

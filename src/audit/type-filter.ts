@@ -1,7 +1,12 @@
 import { OWN_SECURITY_FAMILIES } from './event-types.js';
 
-/** Whether `type` is `pattern`: the same type, or in its family (`sign_in.*`, or `sign_in.` as OWN_SECURITY_FAMILIES write it). */
-function matches(type: string, pattern: string): boolean {
+/**
+ * Whether `type` is `pattern`: the same type, in its family (`sign_in.*`, or `sign_in.` as
+ * OWN_SECURITY_FAMILIES write it), or anything for `*` (a webhook's subscription to every event).
+ * The one reading of a type pattern: the audit query, the CLI, the own-events view and webhooks use it.
+ */
+export function matchesType(type: string, pattern: string): boolean {
+  if (pattern === '*') return true;
   if (pattern.endsWith('.*')) return type.startsWith(pattern.slice(0, -1));
   if (pattern.endsWith('.')) return type.startsWith(pattern);
   return type === pattern;
@@ -17,7 +22,7 @@ export function expandTypes(requested: readonly string[], declared: Iterable<str
   const types = new Set<string>();
   const unknown: string[] = [];
   for (const pattern of requested) {
-    const hit = all.filter((t) => matches(t, pattern));
+    const hit = all.filter((t) => matchesType(t, pattern));
     if (!hit.length) unknown.push(pattern);
     for (const t of hit) types.add(t);
   }
@@ -26,5 +31,5 @@ export function expandTypes(requested: readonly string[], declared: Iterable<str
 
 /** The declared types a user sees of themselves (GET /auth/user/me/security-events). */
 export function ownSecurityTypes(declared: Iterable<string>): string[] {
-  return [...declared].filter((t) => OWN_SECURITY_FAMILIES.some((f) => matches(t, f)));
+  return [...declared].filter((t) => OWN_SECURITY_FAMILIES.some((f) => matchesType(t, f)));
 }

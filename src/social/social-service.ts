@@ -208,12 +208,16 @@ export function createSocialService(deps: SocialServiceDeps) {
       return { kind: 'user' as const, user, isNew: false };
     }
     const email = profile.email ? canonicalEmail(profile.email) : null;
-    if (!email) throw socialError(400, SocialCodes.NO_EMAIL, `${PROVIDERS[id].name} did not share an email address; sign in another way and link the account`);
+    if (!email) {
+      deps.audit.recordLater(signInFailed(method, 'no_email', { identifier: null }, { provider: id }));
+      throw socialError(400, SocialCodes.NO_EMAIL, `${PROVIDERS[id].name} did not share an email address; sign in another way and link the account`);
+    }
     const existing = await deps.users.findByEmail(email, { includeDeleted: true });
     if (existing) {
       // Only an address both sides verified proves it is the same person; anything else would let
       // whoever controls an unverified provider address take over the account.
       if (!profile.emailVerified || !existing.is_verified) {
+        refused(existing, 'link_required');
         throw socialError(400, SocialCodes.LINK_REQUIRED, 'An account with this email exists: sign in to it and link this provider from there');
       }
       if (!usable(existing)) {
@@ -225,8 +229,12 @@ export function createSocialService(deps: SocialServiceDeps) {
       await linked(existing, 'verified_email');
       return { kind: 'user' as const, user: existing, isNew: false };
     }
-    if (!config.registrationEnabled) throw socialError(403, SocialCodes.REGISTRATION_DISABLED, 'Registration is disabled');
+    if (!config.registrationEnabled) {
+      deps.audit.recordLater(signInFailed(method, 'registration_disabled', { identifier: email }, { provider: id }));
+      throw socialError(403, SocialCodes.REGISTRATION_DISABLED, 'Registration is disabled');
+    }
     if (config.requireEmailVerification && !profile.emailVerified) {
+      deps.audit.recordLater(signInFailed(method, 'email_unverified', { identifier: email }, { provider: id }));
       throw socialError(403, SocialCodes.EMAIL_NOT_VERIFIED, `${PROVIDERS[id].name} has not verified this email address`);
     }
     const user = await deps.userService.create(

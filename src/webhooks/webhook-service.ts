@@ -2,6 +2,7 @@ import type { Transaction } from 'sequelize';
 import type { AuditService } from '../audit/audit-service.js';
 import type { AuditEvent } from '../audit/audit-types.js';
 import { eventId } from '../audit/event-id.js';
+import { matchesType } from '../audit/type-filter.js';
 import { badRequest, notFound, unavailable } from '../errors/app-error.js';
 import type { Logger } from '../log/logger.js';
 import type { Sealer } from '../social/crypto.js';
@@ -35,7 +36,7 @@ export interface WebhookServiceDeps {
 
 /** Whether an endpoint's subscription takes an event type: exact, a family (`user.*`) or `*`. */
 export function subscribes(events: readonly string[], type: string): boolean {
-  return events.some((e) => e === '*' || e === type || (e.endsWith('.*') && type.startsWith(e.slice(0, -1))));
+  return events.some((e) => matchesType(type, e));
 }
 
 /**
@@ -82,7 +83,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
   function checkEvents(events: string[]): string[] {
     const declared = [...deps.audit.types().keys()];
-    const unknown = events.filter((t) => t !== '*' && !(t.endsWith('.*') ? declared.some((d) => d.startsWith(t.slice(0, -1))) : deps.audit.knows(t)));
+    const unknown = events.filter((t) => t !== '*' && !(t.endsWith('.*') ? declared.some((d) => matchesType(d, t)) : deps.audit.knows(t)));
     if (unknown.length) {
       const message = `not declared event types: ${unknown.join(', ')} (see docs/audit.md; a family is written family.*)`;
       throw badRequest(`events: ${message}`, [{ field: 'events', message }]);

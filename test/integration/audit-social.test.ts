@@ -103,4 +103,32 @@ describe('social security events', () => {
     });
     fromHere(e);
   });
+
+  it('when a provider address matches an account that is not verified, then SOCIAL_ACCOUNT_LINK_REQUIRED and sign_in.failed (link_required) on that account', async () => {
+    const email = uniqueEmail('au-linkreq');
+    const existing = await t.request('POST', '/auth/register', { body: { email, password: 'a-long-password-1' } });
+    expect(existing.status, existing.text).toBeLessThan(300);
+    const userId = (existing.body.user?.id ?? (await t.app.repos.users.findByEmail(email))!.id) as string;
+    const id = rid();
+    const r = await loginApi(servers.mint('github', fake({ email })), id);
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('SOCIAL_ACCOUNT_LINK_REQUIRED');
+    const e = await oneEvent(userId, 'sign_in.failed');
+    expect(e).toMatchObject({
+      user_id: userId,
+      actor: null,
+      request_id: id,
+      details: { method: 'social:github', reason: 'link_required', provider: 'github' },
+    });
+  });
+
+  it('when a provider shares no email address, then SOCIAL_EMAIL_MISSING and an anonymous sign_in.failed (no_email)', async () => {
+    const id = rid();
+    const r = await loginApi(servers.mint('github', fake({ email: null })), id);
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('SOCIAL_EMAIL_MISSING');
+    await expect.poll(async () => (await t.app.services.audit.list({ types: ['sign_in.failed'] })).events.filter((e) => e.request_id === id).length).toBe(1);
+    const [e] = (await t.app.services.audit.list({ types: ['sign_in.failed'] })).events.filter((x) => x.request_id === id);
+    expect(e).toMatchObject({ user_id: null, actor: null, details: { method: 'social:github', reason: 'no_email', provider: 'github' } });
+  });
 });
