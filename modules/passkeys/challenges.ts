@@ -17,7 +17,10 @@ export const CHALLENGE_TTL_MS = 5 * 60_000;
  * The stored hash. A challenge bound to more than its user (the second step: to its pending session) is
  * hashed with that binding, so it is found only when the same binding is presented: no column needed.
  */
-const hash = (challenge: string, bind?: string) => createHash('sha256').update(bind ? `${bind}\n${challenge}` : challenge, 'utf8').digest('hex');
+const hash = (challenge: string, bind?: string) =>
+  createHash('sha256')
+    .update(bind ? `${bind}\n${challenge}` : challenge, 'utf8')
+    .digest('hex');
 
 /** Keeps a challenge handed out in options: only its hash, its purpose and (but for `login`) its user. */
 export async function keepChallenge(ctx: ModuleContext, challenge: string, purpose: Purpose, userId: string | null, bind?: string): Promise<void> {

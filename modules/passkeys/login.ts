@@ -21,7 +21,12 @@ export async function loginOptions(ctx: ModuleContext) {
  * Options limited to some of one user's passkeys (all of them for the second step of a sign-in, one for
  * proving a removal), their challenge bound to that user and purpose.
  */
-export async function userOptions(ctx: ModuleContext, userId: string, purpose: 'second_factor' | 'remove', opts: { only?: CredentialRow[]; bind?: string } = {}) {
+export async function userOptions(
+  ctx: ModuleContext,
+  userId: string,
+  purpose: 'second_factor' | 'remove',
+  opts: { only?: CredentialRow[]; bind?: string } = {},
+) {
   const { only, bind } = opts;
   const rows = only ?? (await store(ctx).Credential.findAll({ where: { user_id: userId }, order: [['created_at', 'ASC']] })).map(row);
   const options = await generateAuthenticationOptions({
