@@ -171,9 +171,10 @@ async function plainListing(server: ChildServer, db: pg.Client, note: (s: string
   const admin = { 'X-Session-ID': ADMIN_TOKEN };
   const api = (qs: string) => getJson(`${server.url}/auth/admin/users?${qs}`, admin);
   const pick = (i: number) => 1 + ((i * 7919 + 13) % USERS);
-  // Six digits (or all of a smaller run's numbers): one match, as q=user987654 at a million.
-  const few = (i: number) => `user${Math.max(1, USERS - 100_000) + ((i * 7919) % Math.min(USERS, 100_000))}`;
-  const lastFew = (i: number) => `Last${1 + ((i * 7919 + 12_345) % Math.max(1, Math.floor(USERS / 100)))}`;
+  // At a million: six digits, one match (as q=user987654); five digits after Last, 111 matches (Last12345, Last12345x, Last12345xx).
+  const digits = (i: number, lo: number) => lo + ((i * 7919 + 12_345) % Math.max(1, Math.min(USERS, 10 * lo) - lo));
+  const few = (i: number) => `user${digits(i, Math.floor(USERS / 10))}`;
+  const lastFew = (i: number) => `Last${digits(i, Math.floor(USERS / 100))}`;
   const deepPage = Math.max(2, Math.floor((USERS * 0.8) / 20));
   const rows: Row[] = [];
   const measure = measurer(rows, note, '[plain] ');
@@ -182,12 +183,12 @@ async function plainListing(server: ChildServer, db: pg.Client, note: (s: string
     await db.query(`SELECT count(*) FROM users WHERE ${where}`, params);
   };
   await measure(
-    'GET /auth/admin/users?q=user<N> (one match)',
+    'GET /auth/admin/users?q=user<N> (six digits: one match)',
     (i) => api(`q=${few(i)}`),
     (i) => plain(SEARCH, [`%${few(i)}%`]),
   );
   await measure(
-    'GET /auth/admin/users?q=Last<N> (about 111 matches)',
+    'GET /auth/admin/users?q=Last<N> (five digits: 111 matches)',
     (i) => api(`q=${lastFew(i)}`),
     (i) => plain(SEARCH, [`%${lastFew(i)}%`]),
   );
