@@ -142,7 +142,10 @@ async function listing(server: ChildServer, db: pg.Client, note: (s: string) => 
   await measure(
     'GET /auth/admin/users/:id (user detail)',
     (i) => getJson(`${server.url}/auth/admin/users/${seededUser(pick(i)).id}`, admin),
-    (i) => db.query('SELECT * FROM users WHERE id = $1', [seededUser(pick(i)).id]).then(() => db.query('SELECT * FROM sessions WHERE user_id = $1', [seededUser(pick(i)).id])),
+    (i) =>
+      db
+        .query('SELECT * FROM users WHERE id = $1', [seededUser(pick(i)).id])
+        .then(() => db.query('SELECT * FROM sessions WHERE user_id = $1', [seededUser(pick(i)).id])),
   );
   return rows;
 }
@@ -150,7 +153,13 @@ async function listing(server: ChildServer, db: pg.Client, note: (s: string) => 
 const MANY_MS = 200;
 
 /** Searches that match very many users: the page comes at once, the total is capped or estimated (p95 < 200 ms). */
-async function manyMatches(rows: Row[], measure: Measure, api: (qs: string) => Promise<any>, plain: (where: string, params: unknown[]) => Promise<void>, terms: string[]) {
+async function manyMatches(
+  rows: Row[],
+  measure: Measure,
+  api: (qs: string) => Promise<any>,
+  plain: (where: string, params: unknown[]) => Promise<void>,
+  terms: string[],
+) {
   for (const term of terms) {
     await measure(
       `GET /auth/admin/users?q=${term}`,
@@ -202,7 +211,10 @@ async function plainListing(server: ChildServer, db: pg.Client, note: (s: string
   await measure(
     'GET /auth/admin/users/:id (user detail)',
     (i) => getJson(`${server.url}/auth/admin/users/${plainUserId(pick(i))}`, admin),
-    (i) => db.query('SELECT * FROM users WHERE id = $1', [plainUserId(pick(i))]).then(() => db.query('SELECT * FROM sessions WHERE user_id = $1', [plainUserId(pick(i))])),
+    (i) =>
+      db
+        .query('SELECT * FROM users WHERE id = $1', [plainUserId(pick(i))])
+        .then(() => db.query('SELECT * FROM sessions WHERE user_id = $1', [plainUserId(pick(i))])),
   );
   const one = await api(`q=${few(1)}`);
   rows[0].note = `matches: ${one.meta.total} (exact: ${one.meta.total_exact})`;
@@ -377,7 +389,9 @@ async function main(): Promise<number> {
     out(render(auditRows));
     for (const n of auditNotes) out(`  ${n}`);
     out();
-    out(`Plain seeding: ${USERS.toLocaleString('en-US')} users user<N>@example.com, Name<N>, Last<N>, user<N> (seeded in ${plainSeeded.seconds} s, then ANALYZE)`);
+    out(
+      `Plain seeding: ${USERS.toLocaleString('en-US')} users user<N>@example.com, Name<N>, Last<N>, user<N> (seeded in ${plainSeeded.seconds} s, then ANALYZE)`,
+    );
     out();
     out(render(plainRows));
     for (const r of plainRows) if (r.note) out(`  ${r.operation}: ${r.note}`);

@@ -34,7 +34,10 @@ export const searchIndexCheck: Check = {
           );
     }
     if (missing.length) {
-      return warn(`pg_trgm ${installed[0].v} installed, but indexes are missing: ${missing.map(trigramIndexName).join(', ')}`, `as the database owner: ${mend}`);
+      return warn(
+        `pg_trgm ${installed[0].v} installed, but indexes are missing: ${missing.map(trigramIndexName).join(', ')}`,
+        `as the database owner: ${mend}`,
+      );
     }
     return ok(`pg_trgm ${installed[0].v}; trigram indexes on ${SEARCH_COLUMNS.join(', ')}`);
   },

@@ -189,7 +189,9 @@ async function appHandler(app: AppContext): Promise<http.RequestListener> {
 
 /** The admin list's deep pages answer from anchors; the default listing's are built now, not by the first operator to ask (docs/admin-users.md). */
 function warmAdminList(app: AppContext, logger: Logger): void {
-  app.repos.users.warmList().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'admin list anchors: build failed; the first deep page builds them'));
+  app.repos.users
+    .warmList()
+    .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'admin list anchors: build failed; the first deep page builds them'));
 }
 
 async function waitingHandler(): Promise<http.RequestListener> {
