@@ -149,6 +149,15 @@ describe.runIf(BACKEND === 'pg')('admin search on PostgreSQL: the trigram indexe
     expect(text).not.toMatch(/Seq Scan on users|using users_(list_)?created_at/);
   });
 
+  it('when the table is large, then the default listing anchors are built ahead (as serve does) and its deep pages hold the offset rows', async () => {
+    expect(await t.app.repos.users.warmList()).toBe(true);
+    const [[want]] = (await t.app.sequelize.query(
+      'SELECT array_agg(id ORDER BY created_at DESC, id DESC) AS ids FROM (SELECT id, created_at FROM users WHERE deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 20 OFFSET 25000) s',
+    )) as [{ ids: string[] }[], unknown];
+    const r = await list('page=1251&limit=20');
+    expect(r.data.users.map((u) => u.id)).toEqual(want.ids);
+  });
+
   it('when nearly every user matches (q=example), then the page is the newest matches and the total an estimate', async () => {
     const r = await list('q=example&limit=5');
     expect(r.meta.total_exact).toBe(false);
