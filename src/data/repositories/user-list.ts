@@ -53,6 +53,8 @@ const ANCHOR_SETS = 32;
 const DEFAULT_EXACT_LIMIT = 10_000;
 /** A search gathers at least this many matches before it falls back to the ordered walk (whatever the exact-count limit). */
 const GATHER_MIN = 1_000;
+/** A search the planner expects to match this many times what it gathers goes straight to the ordered walk. */
+const DENSE_FACTOR = 10;
 /** Below this many rows (the planner's figure) the default listing's anchors are not built ahead. */
 const WARM_FROM_ROWS = 10 * ANCHOR_EVERY;
 
@@ -205,6 +207,7 @@ export function createUserLister(sequelize: Sequelize) {
     keyset: string,
     params: Record<string, unknown>,
     offset: number,
+    planned: { total: number; exact: boolean },
   ): Promise<{ rows: { id: string; k: string }[]; total: { total: number; exact: boolean } } | null> {
     const cap = q.exactCountLimit ?? DEFAULT_EXACT_LIMIT;
     const gather = Math.max(cap, GATHER_MIN);
@@ -218,7 +221,7 @@ export function createUserLister(sequelize: Sequelize) {
     const n = Number(found[0]?.n ?? 0);
     if (n > gather) return null;
     const rows = found.filter((r): r is { n: string; id: string; k: string } => r.id !== null);
-    return { rows, total: n <= cap ? { total: n, exact: true } : await estimate(cap, where) };
+    return { rows, total: n <= cap ? { total: n, exact: true } : planned };
   }
 
   return {
@@ -252,10 +255,14 @@ export function createUserLister(sequelize: Sequelize) {
       let rows: { id: string; k: string }[] | null = null;
       let counted: { total: number; exact: boolean } | null = null;
       if (pg && where.params.pattern) {
-        const found = await gathered(q, where, s, dir, keysetOn('sk'), params, offset);
+        const cap = q.exactCountLimit ?? DEFAULT_EXACT_LIMIT;
+        // The planner's figure first (a millisecond): where it is far past what a search gathers, the
+        // matches are dense and gathering them would only read the first of many; the ordered walk is quicker.
+        const planned = await estimate(cap, where);
+        const found = planned.total > DENSE_FACTOR * Math.max(cap, GATHER_MIN) ? null : await gathered(q, where, s, dir, keysetOn('sk'), params, offset, planned);
         if (found) ({ rows, total: counted } = found);
         // More matches than gathered: they are dense, so the sort's index walked in order finds a page soon.
-        else counted = await estimate(q.exactCountLimit ?? DEFAULT_EXACT_LIMIT, where);
+        else counted = planned;
       }
       if (!rows) {
         const rowsP = select<{ id: string; k: string }>(
