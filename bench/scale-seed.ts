@@ -165,8 +165,7 @@ export async function seed(c: pg.Client, sizes: ScaleSizes, note: (s: string) =>
 /**
  * The plain seeding (issue 26): every user `user<N>@example.com`, `Name<N>`, `Last<N>`, user name
  * `user<N>`, one INSERT … SELECT … FROM generate_series, then ANALYZE (no VACUUM: as an operator's
- * import would leave it). Every row gets the same created_at (the statement's now()), so the newest-first
- * order is by id, which is random: a match is anywhere in the listing, not near its start. Replaces every user (TRUNCATE … CASCADE empties the tables that reference
+ * import would leave it). User N is created N × 30 s after 2024-01-01, so newest first is highest N first. Replaces every user (TRUNCATE … CASCADE empties the tables that reference
  * users: sessions, tokens, accounts), then puts the bench admin and its session back.
  */
 export async function seedPlain(c: pg.Client, users: number, note: (s: string) => void): Promise<{ seconds: number }> {
@@ -179,7 +178,9 @@ export async function seedPlain(c: pg.Client, users: number, note: (s: string) =
   await c.query(
     `INSERT INTO users (id, email, name, last_name, user_name, user_type, is_verified, two_factor, first_time, metadata, created_at, updated_at)
      SELECT md5('p' || i)::uuid::text, 'user' || i || '@example.com', 'Name' || i, 'Last' || i, 'user' || i,
-            'customer', true, false, true, '{}', now(), now()
+            'customer', true, false, true, '{}',
+            timestamptz '2024-01-01 00:00:00+00' + i * interval '30 seconds',
+            timestamptz '2024-01-01 00:00:00+00' + i * interval '30 seconds'
        FROM generate_series(1, $1::int) i`,
     [users],
   );

@@ -180,7 +180,8 @@ async function plainListing(server: ChildServer, db: pg.Client, note: (s: string
   const admin = { 'X-Session-ID': ADMIN_TOKEN };
   const api = (qs: string) => getJson(`${server.url}/auth/admin/users?${qs}`, admin);
   const pick = (i: number) => 1 + ((i * 7919 + 13) % USERS);
-  // At a million: six digits, one match (as q=user987654); five digits after Last, 111 matches (Last12345, Last12345x, Last12345xx).
+  // At a million: six digits, one match (as q=user987654); five digits after Last, 11 matches (as q=Last12345: Last12345, Last12345x).
+  // Spread over the whole range, so a match is anywhere in the newest-first listing, not only near its start.
   const digits = (i: number, lo: number) => lo + ((i * 7919 + 12_345) % Math.max(1, Math.min(USERS, 10 * lo) - lo));
   const few = (i: number) => `user${digits(i, Math.floor(USERS / 10))}`;
   const lastFew = (i: number) => `Last${digits(i, Math.floor(USERS / 100))}`;
@@ -197,7 +198,7 @@ async function plainListing(server: ChildServer, db: pg.Client, note: (s: string
     (i) => plain(SEARCH, [`%${few(i)}%`]),
   );
   await measure(
-    'GET /auth/admin/users?q=Last<N> (five digits: 111 matches)',
+    'GET /auth/admin/users?q=Last<N> (five digits: 11 matches)',
     (i) => api(`q=${lastFew(i)}`),
     (i) => plain(SEARCH, [`%${lastFew(i)}%`]),
   );
