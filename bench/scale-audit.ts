@@ -101,7 +101,13 @@ export async function seedAudit(c: pg.Client, events: number, users: number, not
 }
 
 /** One measured operation: Gatehouse over HTTP, and its baseline in plain SQL, called with the sample's index. */
-export type Measure = (operation: string, http: (i: number) => Promise<unknown>, sql: (i: number) => Promise<unknown>) => Promise<void>;
+export type Measure = (
+  operation: string,
+  http: (i: number) => Promise<unknown>,
+  sql: (i: number) => Promise<unknown>,
+  /** p95 goal in ms (default 50). */
+  targetMs?: number,
+) => Promise<void>;
 
 const PAGE = 50;
 const COLS = 'id, type, at, outcome, actor_id, actor_type, actor_via, user_id, ip, user_agent, request_id, identifier, details';

@@ -23,11 +23,14 @@ const ADMIN_ID = 'bench-admin-0000-0000-000000000001';
 
 /** The fields the bench searches on, as the seed makes them for user `i` (1-based). */
 export const seededUser = (i: number) => ({
+  id: uuidOf(`u${i}`),
   email: `user${i}.${md5(`e${i}`).slice(0, 6)}@example.com`,
   lastName: lastNameOf(i),
 });
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+/** PostgreSQL's md5(s)::uuid::text. */
+const uuidOf = (s: string) => md5(s).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
 const LAST_FROM = '0123456789';
 const LAST_TO = 'aeiouylmnr';
 function lastNameOf(i: number): string {
@@ -158,3 +161,44 @@ export async function seed(c: pg.Client, sizes: ScaleSizes, note: (s: string) =>
   await c.query('VACUUM ANALYZE sessions');
   return { seconds: Math.round((Date.now() - t0) / 100) / 10 };
 }
+
+/**
+ * The plain seeding (issue 26): every user `user<N>@example.com`, `Name<N>`, `Last<N>`, user name
+ * `user<N>`, one INSERT … SELECT … FROM generate_series, then ANALYZE (no VACUUM: as an operator's
+ * import would leave it). User N is created N × 30 s after 2024-01-01, so newest first is highest N first. Replaces every user (TRUNCATE … CASCADE empties the tables that reference
+ * users: sessions, tokens, accounts), then puts the bench admin and its session back.
+ */
+export async function seedPlain(c: pg.Client, users: number, note: (s: string) => void): Promise<{ seconds: number }> {
+  const t0 = Date.now();
+  await c.query("SET maintenance_work_mem = '512MB'");
+  await c.query('TRUNCATE users CASCADE');
+  const saved = await indexesAndConstraints(c, ['users']);
+  for (const sql of saved.drop) await c.query(sql);
+  note(`plain seeding: ${users.toLocaleString('en-US')} users user<N>@example.com, Name<N>, Last<N>`);
+  await c.query(
+    `INSERT INTO users (id, email, name, last_name, user_name, user_type, is_verified, two_factor, first_time, metadata, created_at, updated_at)
+     SELECT md5('p' || i)::uuid::text, 'user' || i || '@example.com', 'Name' || i, 'Last' || i, 'user' || i,
+            'customer', true, false, true, '{}',
+            timestamptz '2024-01-01 00:00:00+00' + i * interval '30 seconds',
+            timestamptz '2024-01-01 00:00:00+00' + i * interval '30 seconds'
+       FROM generate_series(1, $1::int) i`,
+    [users],
+  );
+  await c.query(
+    `INSERT INTO users (id, email, name, user_type, is_verified, two_factor, first_time, metadata, created_at, updated_at)
+     VALUES ($1, 'admin@bench.example.test', 'Bench admin', 'superadmin', true, false, false, '{}', clock_timestamp(), clock_timestamp())`,
+    [ADMIN_ID],
+  );
+  note(`rebuilding ${saved.create.length} indexes and constraints`);
+  for (const sql of saved.create) await c.query(sql);
+  await c.query(
+    `INSERT INTO sessions (id, token_hash, session_prefix, user_id, status, two_factor_verified, created_at, last_used_at, expires_at)
+     VALUES ('bench-admin-session', encode(sha256(convert_to($1, 'UTF8')), 'hex'), left($1, 12), $2, 'active', true, now(), now(), now() + interval '7 days')`,
+    [ADMIN_TOKEN, ADMIN_ID],
+  );
+  await c.query('ANALYZE users');
+  return { seconds: Math.round((Date.now() - t0) / 100) / 10 };
+}
+
+/** The id the plain seeding gives user `i`. */
+export const plainUserId = (i: number) => uuidOf(`p${i}`);

@@ -9,7 +9,7 @@ import { envNumber, note, out, runBenchmark, table, writeResults } from './harne
 import { round } from './load.js';
 import { prepare, type Prepared } from './prepare.js';
 import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
-import { ADMIN_TOKEN, seed, seededUser, sessionToken, type ScaleSizes } from './scale-seed.js';
+import { ADMIN_TOKEN, plainUserId, seed, seededUser, seedPlain, sessionToken, type ScaleSizes } from './scale-seed.js';
 import { auditQueries, seedAudit, type Measure } from './scale-audit.js';
 
 /**
@@ -86,11 +86,11 @@ const SEARCH = 'deleted_at IS NULL AND (email ILIKE $1 OR name ILIKE $1 OR last_
 
 /** Measures each operation over HTTP and in plain SQL, one after the other, into `rows`. */
 function measurer(rows: Row[], note: (s: string) => void, prefix = ''): Measure {
-  return async (operation, http, sql) => {
+  return async (operation, http, sql, targetMs = TARGET_MS) => {
     note(`${prefix}${operation}`);
     const gatehouse = await timed(SAMPLES, async (i) => void (await http(i)));
     const baseline = await timed(SAMPLES, async (i) => void (await sql(i)));
-    rows.push({ operation: `${prefix}${operation}`, gatehouse, baseline, target: `p95 < ${TARGET_MS} ms`, pass: gatehouse.p95 < TARGET_MS });
+    rows.push({ operation: `${prefix}${operation}`, gatehouse, baseline, target: `p95 < ${targetMs} ms`, pass: gatehouse.p95 < targetMs });
   };
 }
 
@@ -138,6 +138,89 @@ async function listing(server: ChildServer, db: pg.Client, note: (s: string) => 
   rows[0].note = `matches for one email part: ${sample.meta.total} (exact: ${sample.meta.total_exact})`;
   const first = await api('');
   rows[2].note = `total ${first.meta.total.toLocaleString('en-US')} (exact: ${first.meta.total_exact})`;
+  await manyMatches(rows, measure, api, plain, ['Maya', 'user', 'example']);
+  await measure(
+    'GET /auth/admin/users/:id (user detail)',
+    (i) => getJson(`${server.url}/auth/admin/users/${seededUser(pick(i)).id}`, admin),
+    (i) =>
+      db
+        .query('SELECT * FROM users WHERE id = $1', [seededUser(pick(i)).id])
+        .then(() => db.query('SELECT * FROM sessions WHERE user_id = $1', [seededUser(pick(i)).id])),
+  );
+  return rows;
+}
+
+const MANY_MS = 200;
+
+/** Searches that match very many users: the page comes at once, the total is capped or estimated (p95 < 200 ms). */
+async function manyMatches(
+  rows: Row[],
+  measure: Measure,
+  api: (qs: string) => Promise<any>,
+  plain: (where: string, params: unknown[]) => Promise<void>,
+  terms: string[],
+) {
+  for (const term of terms) {
+    await measure(
+      `GET /auth/admin/users?q=${term}`,
+      () => api(`q=${term}`),
+      () => plain(SEARCH, [`%${term}%`]),
+      MANY_MS,
+    );
+    const r = await api(`q=${term}`);
+    rows[rows.length - 1].note = `total ${r.meta.total.toLocaleString('en-US')} (exact: ${r.meta.total_exact})`;
+  }
+}
+
+/**
+ * The same console queries on the plain seeding (user<N>@example.com, Name<N>, Last<N>, user<N>):
+ * every address and user name shares "user" and "example", so trigrams alone do not narrow a search.
+ */
+async function plainListing(server: ChildServer, db: pg.Client, note: (s: string) => void): Promise<Row[]> {
+  const admin = { 'X-Session-ID': ADMIN_TOKEN };
+  const api = (qs: string) => getJson(`${server.url}/auth/admin/users?${qs}`, admin);
+  const pick = (i: number) => 1 + ((i * 7919 + 13) % USERS);
+  // At a million: six digits, one match (as q=user987654); five digits after Last, 11 matches (as q=Last12345: Last12345, Last12345x).
+  // Spread over the whole range, so a match is anywhere in the newest-first listing, not only near its start.
+  const digits = (i: number, lo: number) => lo + ((i * 7919 + 12_345) % Math.max(1, Math.min(USERS, 10 * lo) - lo));
+  const few = (i: number) => `user${digits(i, Math.floor(USERS / 10))}`;
+  const lastFew = (i: number) => `Last${digits(i, Math.floor(USERS / 100))}`;
+  const deepPage = Math.max(2, Math.floor((USERS * 0.8) / 20));
+  const rows: Row[] = [];
+  const measure = measurer(rows, note, '[plain] ');
+  const plain = async (where: string, params: unknown[], tail = '') => {
+    await db.query(`SELECT * FROM users WHERE ${where} ${ORDER} LIMIT 20 ${tail}`, params);
+    await db.query(`SELECT count(*) FROM users WHERE ${where}`, params);
+  };
+  await measure(
+    'GET /auth/admin/users?q=user<N> (six digits: one match)',
+    (i) => api(`q=${few(i)}`),
+    (i) => plain(SEARCH, [`%${few(i)}%`]),
+  );
+  await measure(
+    'GET /auth/admin/users?q=Last<N> (five digits: 11 matches)',
+    (i) => api(`q=${lastFew(i)}`),
+    (i) => plain(SEARCH, [`%${lastFew(i)}%`]),
+  );
+  // The deep page first, before any other listing has built anchors: its first call is the cold one.
+  await measure(
+    `GET /auth/admin/users?page=${deepPage}`,
+    () => api(`page=${deepPage}`),
+    () => plain('deleted_at IS NULL', [], `OFFSET ${(deepPage - 1) * 20}`),
+  );
+  await manyMatches(rows, measure, api, plain, ['user', 'example', 'Name']);
+  await measure(
+    'GET /auth/admin/users/:id (user detail)',
+    (i) => getJson(`${server.url}/auth/admin/users/${plainUserId(pick(i))}`, admin),
+    (i) =>
+      db
+        .query('SELECT * FROM users WHERE id = $1', [plainUserId(pick(i))])
+        .then(() => db.query('SELECT * FROM sessions WHERE user_id = $1', [plainUserId(pick(i))])),
+  );
+  const one = await api(`q=${few(1)}`);
+  rows[0].note = `matches: ${one.meta.total} (exact: ${one.meta.total_exact})`;
+  const last = await api(`q=${lastFew(1)}`);
+  rows[1].note = `matches: ${last.meta.total} (exact: ${last.meta.total_exact})`;
   return rows;
 }
 
@@ -277,6 +360,21 @@ async function main(): Promise<number> {
     const auditNotes = await auditQueries(auditApi, db, USERS, measurer(auditRows, note, 'GET /auth/admin/audit-events '));
     const pruned = await prune(prepared, server, db, fresh);
     const pruneOk = pruned.left === 0 && pruned.deleted >= EXPIRED;
+
+    // The plain seeding, served by a fresh server (no anchors or caches from the first seeding).
+    await server.stop();
+    const plainSeeded = await seedPlain(db, USERS, note);
+    note(`plain seeding in ${plainSeeded.seconds} s`);
+    const port2 = await freePort();
+    const server2 = await startChild({
+      name: 'gatehouse serve (plain seeding)',
+      args: [...prepared.cli, 'serve', '--workers', '1', '--data-dir', prepared.dataDir, '--port', String(port2), '--host', '127.0.0.1'],
+      env: { ...prepared.env, PORT: String(port2), JOBS_ENABLED: 'false' },
+      port: port2,
+      readyPath: '/health',
+      cwd: ROOT,
+    });
+    const plainRows = await plainListing(server2, db, note);
     const calm = pruned.validationDuring.p95 <= Math.max(2 * pruned.validationBefore.p95, pruned.validationBefore.p95 + 5);
 
     out();
@@ -293,6 +391,13 @@ async function main(): Promise<number> {
     for (const n of auditNotes) out(`  ${n}`);
     out();
     out(
+      `Plain seeding: ${USERS.toLocaleString('en-US')} users user<N>@example.com, Name<N>, Last<N>, user<N> (seeded in ${plainSeeded.seconds} s, then ANALYZE)`,
+    );
+    out();
+    out(render(plainRows));
+    for (const r of plainRows) if (r.note) out(`  ${r.operation}: ${r.note}`);
+    out();
+    out(
       `sessions prune: ${pruned.deleted.toLocaleString('en-US')} of ${pruned.backlog.toLocaleString('en-US')} expired deleted in ${pruned.seconds} s (${pruned.rowsPerSec.toLocaleString('en-US')}/s), ${pruned.left} left: ${pruneOk ? 'PASS' : 'FAIL'} (goal: all in one job run)`,
     );
     out(
@@ -301,7 +406,7 @@ async function main(): Promise<number> {
     out(
       `  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before)`,
     );
-    const pass = [...rows, ...auditRows].every((r) => r.pass !== false) && pruneOk && calm;
+    const pass = [...rows, ...auditRows, ...plainRows].every((r) => r.pass !== false) && pruneOk && calm;
     out();
     out(pass ? 'PASS' : 'FAIL');
 
@@ -320,6 +425,7 @@ async function main(): Promise<number> {
       rows,
       prune: { ...pruned, pass: pruneOk, validationPass: calm },
       audit: { events: AUDIT_EVENTS, seedSeconds: auditSeeded.seconds, rows: auditRows, notes: auditNotes },
+      plain: { seedSeconds: plainSeeded.seconds, rows: plainRows },
       pass,
     };
     writeResults(ROOT, RESULTS, result);

@@ -47,6 +47,9 @@ function fakeUsers(extra: UserFieldDef[] = []): UserRepository {
     async list() {
       return { rows: [...rows.values()], total: rows.size, totalExact: true, nextCursor: null };
     },
+    async warmList() {
+      return false;
+    },
     async count() {
       return rows.size;
     },

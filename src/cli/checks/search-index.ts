@@ -1,11 +1,12 @@
 import { QueryTypes } from 'sequelize';
-import { SEARCH_COLUMNS, trigramIndexName } from '../../data/migrations/20261123-1000-add-user-list-indexes.js';
+import { SEARCH_COLUMNS, trigramIndexName, trigramIndexSql } from '../../data/migrations/20261123-1000-add-user-list-indexes.js';
 import { dialectOf } from '../../data/sequelize.js';
 import { fail, ok, warn, type Check } from './check.js';
 
 /**
  * Admin search by substring needs pg_trgm's GIN indexes on PostgreSQL; without them every search
- * reads the whole users table (seconds at a million users).
+ * reads the whole users table (seconds at a million users). The migration goes on without them where
+ * the extension cannot be created, so this check is where that shows, with the statements that mend it.
  */
 export const searchIndexCheck: Check = {
   id: 'search-index',
@@ -16,20 +17,28 @@ export const searchIndexCheck: Check = {
     const app = await ctx.app();
     if (dialectOf(app.sequelize) !== 'postgres') return ok('SQLite: substring search reads the users table (fine up to some 100,000 users)');
     const select = <T extends object>(sql: string) => app.sequelize.query<T>(sql, { type: QueryTypes.SELECT });
+    const present = new Set((await select<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'users'")).map((r) => r.name));
+    const missing = SEARCH_COLUMNS.filter((c) => !present.has(trigramIndexName(c)));
+    const mend = missing.map((c) => `${trigramIndexSql(c)};`).join(' ');
     const installed = await select<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'pg_trgm'");
     if (!installed.length) {
       const available = await select("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'");
       return available.length
         ? fail(
             'the pg_trgm extension is missing from this database: admin search reads the whole users table',
-            'as a superuser: CREATE EXTENSION pg_trgm; (or run gatehouse migrate as the database owner)',
+            `as a superuser (or the database owner): CREATE EXTENSION pg_trgm; ${mend}`.trim(),
           )
-        : fail('pg_trgm is not available on this PostgreSQL server', 'install PostgreSQL contrib (Debian: postgresql-contrib), then run gatehouse migrate');
+        : fail(
+            'pg_trgm is not available on this PostgreSQL server: admin search reads the whole users table',
+            `install PostgreSQL contrib (Debian: postgresql-contrib), then as a superuser: CREATE EXTENSION pg_trgm; ${mend}`.trim(),
+          );
     }
-    const wanted = SEARCH_COLUMNS.map(trigramIndexName);
-    const present = new Set((await select<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'users'")).map((r) => r.name));
-    const missing = wanted.filter((n) => !present.has(n));
-    if (missing.length) return warn(`pg_trgm ${installed[0].v} installed, but indexes are missing: ${missing.join(', ')}`, 'run gatehouse migrate');
+    if (missing.length) {
+      return warn(
+        `pg_trgm ${installed[0].v} installed, but indexes are missing: ${missing.map(trigramIndexName).join(', ')}`,
+        `as the database owner: ${mend}`,
+      );
+    }
     return ok(`pg_trgm ${installed[0].v}; trigram indexes on ${SEARCH_COLUMNS.join(', ')}`);
   },
 };

@@ -187,6 +187,13 @@ async function appHandler(app: AppContext): Promise<http.RequestListener> {
   return createApp(app);
 }
 
+/** The admin list's deep pages answer from anchors; the default listing's are built now, not by the first operator to ask (docs/admin-users.md). */
+function warmAdminList(app: AppContext, logger: Logger): void {
+  app.repos.users
+    .warmList()
+    .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'admin list anchors: build failed; the first deep page builds them'));
+}
+
 async function waitingHandler(): Promise<http.RequestListener> {
   const { unavailableHandler } = await import('../../http/unavailable-handler.js');
   return unavailableHandler(new Date());
@@ -213,6 +220,7 @@ async function serveSingle(config: Config, ui: Ui, logger: Logger, stop: StopWat
     const jobs = app ? await startJobs(app) : null;
     // Webhook deliveries run where the jobs do (one-shot commands never start it); app.close stops it.
     app?.services.webhooks.startWorker();
+    if (app) warmAdminList(app, logger);
     if (app) await superadminHint(app, ui);
     const signal = await stop.signal;
     ui.note(`${signal}: finishing in-flight requests, then stopping`);
@@ -294,6 +302,7 @@ async function serveWorker(cmd: Command, flags: ConfigFlags): Promise<void> {
         server.setHandler(await appHandler(app));
       }
     }
+    if (app) warmAdminList(app, logger);
     await stop.signal;
     await server.close(stop.graceMs);
   } finally {

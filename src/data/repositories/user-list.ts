@@ -4,10 +4,14 @@ import { dialectOf } from '../sequelize.js';
 /*
  * The admin user list at scale (a million rows): only the ids of a page are searched for, then the
  * rows are read by primary key. Search is substring (ILIKE on PostgreSQL, where pg_trgm GIN indexes
- * serve it; LIKE on SQLite). Pages go by keyset cursor (exact, any depth) or by page number; deep page
- * numbers start from anchors (every ANCHOR_EVERY-th key of the listing, refreshed every ANCHOR_TTL_MS)
- * so page 40,000 does not walk 800,000 index entries. Totals are counted exactly up to a limit and
- * estimated by the planner beyond it.
+ * serve it; LIKE on SQLite). On PostgreSQL a search first gathers its matches through the trigram
+ * indexes, unordered and capped (one query, which also counts them and sorts the page from them);
+ * only when the matches pass the cap is the page read in order from the sort's index, filtering as it
+ * goes, which is quick precisely because the matches are then dense. Pages go by keyset cursor (exact,
+ * any depth) or by page number; deep page numbers start from anchors (every ANCHOR_EVERY-th key of the
+ * listing, rebuilt in the background once older than ANCHOR_TTL_MS while the old set keeps serving) so
+ * page 40,000 does not walk 800,000 index entries. Totals are counted exactly up to a limit and
+ * estimated by the planner beyond it. docs/admin-users.md shows the plans.
  */
 
 export const USER_SORT_FIELDS = ['created_at', 'updated_at', 'email', 'name', 'last_name', 'user_name', 'user_type'] as const;
@@ -47,6 +51,12 @@ const ANCHOR_EVERY = 1000;
 const ANCHOR_TTL_MS = 60_000;
 const ANCHOR_SETS = 32;
 const DEFAULT_EXACT_LIMIT = 10_000;
+/** A search gathers at least this many matches before it falls back to the ordered walk (whatever the exact-count limit). */
+const GATHER_MIN = 1_000;
+/** A search the planner expects to match this many times what it gathers goes straight to the ordered walk. */
+const DENSE_FACTOR = 10;
+/** Below this many rows (the planner's figure) the default listing's anchors are not built ahead. */
+const WARM_FROM_ROWS = 10 * ANCHOR_EVERY;
 
 interface Cursor {
   s: UserSortField;
@@ -81,10 +91,16 @@ interface Anchors {
   keys: { k: string; id: string }[];
 }
 
+/** A listing's anchors: the set in use (possibly stale) and the build under way, if any. */
+interface AnchorEntry {
+  set?: Anchors;
+  building?: Promise<Anchors>;
+}
+
 export function createUserLister(sequelize: Sequelize) {
   const pg = dialectOf(sequelize) === 'postgres';
   const like = pg ? 'ILIKE' : 'LIKE';
-  const anchors = new Map<string, Anchors | Promise<Anchors>>();
+  const anchors = new Map<string, AnchorEntry>();
 
   /** The sort key as SQL: nullable text sorts as '' (one total order, and the expression the indexes hold). */
   const sortExpr = (s: UserSortField) => (TEXT_SORTS.has(s) ? `COALESCE(${s}, '')` : s);
@@ -136,33 +152,76 @@ export function createUserLister(sequelize: Sequelize) {
       const n = Number(r?.n ?? 0);
       if (n <= cap) return { total: n, exact: true };
     }
+    return estimate(cap, where);
+  }
+
+  /** The planner's estimate of the matches (PostgreSQL), never below what was seen: more than `cap`. */
+  async function estimate(cap: number, where: { sql: string; params: Record<string, unknown> }): Promise<{ total: number; exact: boolean }> {
     const [plan] = await select<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
       `EXPLAIN (FORMAT JSON) SELECT 1 FROM users WHERE ${where.sql}`,
       where.params,
     );
-    const estimate = Math.round(plan?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
-    return { total: Math.max(estimate, cap + 1), exact: false };
+    const rows = Math.round(plan?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
+    return { total: Math.max(rows, cap + 1), exact: false };
   }
 
-  /** Every ANCHOR_EVERY-th key of a listing; built once per TTL per filter and sort (one build at a time). */
-  async function anchorsFor(cacheKey: string, where: { sql: string; params: Record<string, unknown> }, s: UserSortField, dir: string): Promise<Anchors> {
-    const hit = anchors.get(cacheKey);
-    if (hit && (hit instanceof Promise || Date.now() - hit.at < ANCHOR_TTL_MS)) return hit;
-    const build = select<{ k: string; id: string }>(
-      `SELECT k, id FROM (SELECT ${keyText(s)} AS k, id, row_number() OVER (ORDER BY ${sortExpr(s)} ${dir}, id ${dir}) AS rn
-         FROM users WHERE ${where.sql}) a WHERE rn % ${ANCHOR_EVERY} = 0 ORDER BY rn`,
-      where.params,
-    ).then((keys) => ({ at: Date.now(), keys }));
-    if (anchors.size >= ANCHOR_SETS) anchors.delete(anchors.keys().next().value!);
-    anchors.set(cacheKey, build);
-    try {
-      const built = await build;
-      anchors.set(cacheKey, built);
-      return built;
-    } catch (err) {
-      anchors.delete(cacheKey);
-      throw err;
+  /**
+   * Every ANCHOR_EVERY-th key of a listing (per filter and sort). Only the first request of a listing
+   * waits for its build; once a set is older than ANCHOR_TTL_MS the next request starts a rebuild in the
+   * background and is served from the old set meanwhile (one build at a time per listing).
+   */
+  function anchorsFor(cacheKey: string, where: { sql: string; params: Record<string, unknown> }, s: UserSortField, dir: string): Promise<Anchors> {
+    let entry = anchors.get(cacheKey);
+    if (!entry) {
+      if (anchors.size >= ANCHOR_SETS) anchors.delete(anchors.keys().next().value!);
+      entry = {};
+      anchors.set(cacheKey, entry);
     }
+    const e = entry;
+    if (!e.building && (!e.set || Date.now() - e.set.at >= ANCHOR_TTL_MS)) {
+      e.building = select<{ k: string; id: string }>(
+        `SELECT k, id FROM (SELECT ${keyText(s)} AS k, id, row_number() OVER (ORDER BY ${sortExpr(s)} ${dir}, id ${dir}) AS rn
+           FROM users WHERE ${where.sql}) a WHERE rn % ${ANCHOR_EVERY} = 0 ORDER BY rn`,
+        where.params,
+      )
+        .then((keys) => (e.set = { at: Date.now(), keys }))
+        .finally(() => (e.building = undefined));
+      // A failed background rebuild leaves the old set serving; the next request past the TTL tries again.
+      if (e.set) e.building.catch(() => undefined);
+    }
+    return e.set ? Promise.resolve(e.set) : e.building!;
+  }
+
+  const anchorKey = (where: { sql: string; params: Record<string, unknown> }, s: UserSortField, o: string) => JSON.stringify([where.sql, where.params, s, o]);
+
+  /**
+   * PostgreSQL search: the matches gathered unordered through the trigram indexes (a bitmap scan; a
+   * sequential scan stops early when nearly everything matches), at most `gather` of them, counted and
+   * the page sorted from them in the same query. Null when there are more: the caller walks in order.
+   */
+  async function gathered(
+    q: UserListQuery,
+    where: { sql: string; params: Record<string, unknown> },
+    s: UserSortField,
+    dir: string,
+    keyset: string,
+    params: Record<string, unknown>,
+    offset: number,
+    planned: { total: number; exact: boolean },
+  ): Promise<{ rows: { id: string; k: string }[]; total: { total: number; exact: boolean } } | null> {
+    const cap = q.exactCountLimit ?? DEFAULT_EXACT_LIMIT;
+    const gather = Math.max(cap, GATHER_MIN);
+    const found = await select<{ n: string; id: string | null; k: string | null }>(
+      `WITH m AS MATERIALIZED (SELECT id, ${sortExpr(s)} AS sk FROM users WHERE ${where.sql} LIMIT ${gather + 1})
+       SELECT c.n, p.id, p.k FROM (SELECT count(*) AS n FROM m) c
+       LEFT JOIN LATERAL (SELECT id, CAST(sk AS text) AS k FROM m WHERE 1=1${keyset}
+                           ORDER BY sk ${dir}, id ${dir} LIMIT ${q.limit + 1}${offset ? ` OFFSET ${offset}` : ''}) p ON true`,
+      params,
+    );
+    const n = Number(found[0]?.n ?? 0);
+    if (n > gather) return null;
+    const rows = found.filter((r): r is { n: string; id: string; k: string } => r.id !== null);
+    return { rows, total: n <= cap ? { total: n, exact: true } : planned };
   }
 
   return {
@@ -180,7 +239,7 @@ export function createUserLister(sequelize: Sequelize) {
       } else {
         offset = (q.page - 1) * q.limit;
         if (offset >= ANCHOR_EVERY && !where.params.pattern) {
-          const set = await anchorsFor(JSON.stringify([where.sql, where.params, s, o]), where, s, dir);
+          const set = await anchorsFor(anchorKey(where, s, o), where, s, dir);
           const j = Math.min(Math.floor(offset / ANCHOR_EVERY), set.keys.length) - 1;
           if (j >= 0) {
             after = set.keys[j];
@@ -188,27 +247,53 @@ export function createUserLister(sequelize: Sequelize) {
           }
         }
       }
-      let keyset = '';
       if (after) {
-        keyset = ` AND (${sortExpr(s)}, id) ${cmp} (${keyParam(s, ':afterK')}, :afterId)`;
         params.afterK = after.k;
         params.afterId = after.id;
       }
-      const rowsP = select<{ id: string; k: string }>(
-        `SELECT id, ${keyText(s)} AS k FROM users WHERE ${where.sql}${keyset}
-         ORDER BY ${sortExpr(s)} ${dir}, id ${dir} LIMIT ${q.limit + 1}${offset ? ` OFFSET ${offset}` : ''}`,
-        params,
-      );
-      const [rows, counted] = await Promise.all([rowsP, total(q, where)]);
+      const keysetOn = (key: string) => (after ? ` AND (${key}, id) ${cmp} (${keyParam(s, ':afterK')}, :afterId)` : '');
+      let rows: { id: string; k: string }[] | null = null;
+      let counted: { total: number; exact: boolean } | null = null;
+      if (pg && where.params.pattern) {
+        const cap = q.exactCountLimit ?? DEFAULT_EXACT_LIMIT;
+        // The planner's figure first (a millisecond): where it is far past what a search gathers, the
+        // matches are dense and gathering them would only read the first of many; the ordered walk is quicker.
+        const planned = await estimate(cap, where);
+        const found = planned.total > DENSE_FACTOR * Math.max(cap, GATHER_MIN) ? null : await gathered(q, where, s, dir, keysetOn('sk'), params, offset, planned);
+        if (found) ({ rows, total: counted } = found);
+        // More matches than gathered: they are dense, so the sort's index walked in order finds a page soon.
+        else counted = planned;
+      }
+      if (!rows) {
+        const rowsP = select<{ id: string; k: string }>(
+          `SELECT id, ${keyText(s)} AS k FROM users WHERE ${where.sql}${keysetOn(sortExpr(s))}
+           ORDER BY ${sortExpr(s)} ${dir}, id ${dir} LIMIT ${q.limit + 1}${offset ? ` OFFSET ${offset}` : ''}`,
+          params,
+        );
+        [rows, counted] = await Promise.all([rowsP, counted ?? total(q, where)]);
+      }
       const more = rows.length > q.limit;
       const pageRows = more ? rows.slice(0, q.limit) : rows;
       const last = pageRows[pageRows.length - 1];
       return {
         ids: pageRows.map((r) => r.id),
-        total: counted.total,
-        totalExact: counted.exact,
+        total: counted!.total,
+        totalExact: counted!.exact,
         nextCursor: more && last ? encodeCursor({ s, o, k: String(last.k), id: last.id }) : null,
       };
+    },
+
+    /**
+     * Builds the anchors of the listing the console opens (live users, newest first) ahead of the first
+     * deep page, on PostgreSQL when the table is large; `gatehouse serve` calls it once per process.
+     */
+    async warm(): Promise<boolean> {
+      if (!pg) return false;
+      const [r] = await select<{ n: number }>("SELECT reltuples AS n FROM pg_class WHERE relname = 'users' AND relkind = 'r'", {});
+      if (!(Number(r?.n ?? 0) >= WARM_FROM_ROWS)) return false;
+      const where = conditions({ page: 1, limit: 1 });
+      await anchorsFor(anchorKey(where, 'created_at', 'desc'), where, 'created_at', 'DESC');
+      return true;
     },
   };
 }

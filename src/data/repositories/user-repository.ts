@@ -36,6 +36,8 @@ export interface UserRepository {
   create(values: Partial<UserRecord> & { id: string; email: string }, opts?: TxOption): Promise<UserRecord>;
   update(id: string, values: Partial<UserRecord>, opts?: TxOption): Promise<UserRecord | null>;
   list(query: UserListQuery): Promise<UserListPage>;
+  /** Builds the default admin listing's deep-page anchors ahead (PostgreSQL, large tables); true when it did. */
+  warmList(): Promise<boolean>;
   count(where?: Partial<Pick<UserRecord, 'user_type'>>): Promise<number>;
   /** Ids of the live users matching `where` (e.g. everyone with two-factor on). */
   idsWhere(where: UserFlagWhere, opts?: TxOption): Promise<string[]>;
@@ -109,6 +111,7 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
       const byId = new Map(found.map((m) => [m.get('id') as string, plain(m)!]));
       return { rows: ids.map((id) => byId.get(id)).filter((u): u is UserRecord => u !== undefined), ...page };
     },
+    warmList: () => lister.warm(),
     async count(where) {
       return User.count({ where: { deleted_at: null, ...(where ?? {}) } });
     },
