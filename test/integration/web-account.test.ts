@@ -107,7 +107,7 @@ describe('profile and password', () => {
     expect((await fresh(user.id))!.name).toBe(user.name);
   });
 
-  it('when the current password is wrong, then the API's 400 on the page; when right, the password changes and other sessions end, this one stays', async () => {
+  it('when the current password is wrong, then the API’s 400 on the page; when right, the password changes and other sessions end, this one stays', async () => {
     const { c, user } = await signedIn();
     const { token: other } = await t.app.services.sessions.create(user.id, { ip: '127.0.0.1', userAgent: 'other device' });
     const bad = await post(c, '/account/password', { current_password: 'wrong-password-1', new_password: 'A-new-password-77' });
