@@ -194,7 +194,7 @@ describe('two-factor (the module’s API routes)', () => {
 
     // Backup codes: with two-factor on, the API asks for a code from a method in use.
     const on = (await fresh(user.id))!.two_factor;
-    const proof = on ? { verification_code: totp.generate() } : {};
+    const proof: Record<string, string> = on ? { verification_code: totp.generate() } : {};
     const codes = await post(c, '/account/two-factor/add', { method: 'backup_codes', ...proof });
     expect(codes.status, codes.text.slice(0, 2000)).toBe(200);
     expect([...codes.text.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/g)]).toHaveLength(10);
