@@ -110,7 +110,10 @@ describe.concurrent('account page', () => {
 
   it('sees another session and signs it out: its next validation is 401 and it is gone from the list', async () => {
     const { user, g, page } = await signedIn();
-    const other = await w.t.request('POST', '/auth/login', { body: { email: user.email, password: DEFAULT_PASSWORD }, headers: { 'user-agent': 'Other Phone 9' } });
+    const other = await w.t.request('POST', '/auth/login', {
+      body: { email: user.email, password: DEFAULT_PASSWORD },
+      headers: { 'user-agent': 'Other Phone 9' },
+    });
     const token = other.body.session_id as string;
     expect((await w.t.request('GET', '/auth/validation', { session: token })).status).toBe(200);
     await page.reload();

@@ -42,7 +42,9 @@ describe('who sees /account', () => {
     // A TOTP method through the API turns two-factor on; the next sign-in is pending.
     const setup = await t.request('POST', '/auth/two_factor/totp/setup', { session: token, body: {} });
     const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(setup.body.secret) }).generate();
-    expect((await t.request('POST', '/auth/two_factor/verify', { session: token, body: { method_id: setup.body.method_id, code, action: 'setup' } })).status).toBe(200);
+    expect(
+      (await t.request('POST', '/auth/two_factor/verify', { session: token, body: { method_id: setup.body.method_id, code, action: 'setup' } })).status,
+    ).toBe(200);
     await t.request('POST', '/auth/two_factor/toggle', { session: token, body: { two_factor_enabled: true, verification_code: code } });
     const c = new WebClient(t.url);
     const r = await c.submit('/login', '/login', { email: user.email, password: DEFAULT_PASSWORD });

@@ -212,7 +212,13 @@ export function accountPages(w: WebPage) {
   /** PUT /auth/user/me's service: the same body rules (profileUpdateBody), an empty field clears it. */
   const profile = action(async (req, _res, s) => {
     const input: Record<string, unknown> = {};
-    const names = [...PROFILE_FIELDS, ...app.modules.userFields().filter((f) => f.schema && !f.writeOnly && f.type === 'string').map((f) => f.name)];
+    const names = [
+      ...PROFILE_FIELDS,
+      ...app.modules
+        .userFields()
+        .filter((f) => f.schema && !f.writeOnly && f.type === 'string')
+        .map((f) => f.name),
+    ];
     const body = req.body as Record<string, unknown>;
     for (const name of names) {
       if (!(name in body)) continue;
@@ -291,7 +297,9 @@ export function accountPages(w: WebPage) {
 
   /** The privacy module's own deletion (password checked, its `login` class): then signed out. */
   const deleteAccount = action(async (req, res, s) => {
-    await callRoute(req, res, s, 'privacyDelete', { body: { confirm: field(req, 'confirm', 8) === 'yes', password: field(req, 'password', 1024) || undefined } });
+    await callRoute(req, res, s, 'privacyDelete', {
+      body: { confirm: field(req, 'confirm', 8) === 'yes', password: field(req, 'password', 1024) || undefined },
+    });
     clearPageSessionCookie(res, app.config);
     res.redirect(303, '/login');
   }, 'privacy');
@@ -327,4 +335,3 @@ function describe(err: AppError): string {
 
 const iso = (d: Date | string | null | undefined): string => (d ? new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '');
 const stringOf = (v: unknown): string => (v === null || v === undefined ? '' : v instanceof Date ? v.toISOString().slice(0, 10) : String(v));
-
