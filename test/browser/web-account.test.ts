@@ -133,7 +133,7 @@ describe.concurrent('account page', () => {
     await page.getByLabel('Add a method').selectOption('totp');
     await press(page, page.getByRole('button', { name: 'Add method' }));
     const qr = page.getByRole('img', { name: 'QR code for your authenticator app' });
-    expect(await qr.evaluate((img) => (img as HTMLImageElement).naturalWidth)).toBeGreaterThan(100);
+    expect(await qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100);
     await pageIsClean(g, page);
     const secret = await page.locator('[data-totp-secret]').innerText();
     const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });

@@ -1,9 +1,13 @@
 import * as OTPAuth from 'otpauth';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UserRecord } from '../../src/data/repositories/user-repository.js';
 import { appWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { createBrowser } from '../helpers/browser.js';
+import { APPS, startOAuthServers, type OAuthServers } from '../helpers/social-oauth-servers.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { csrfIn, WebClient } from '../helpers/web-client.js';
+import { accountsOf, FRONTEND, PUBLIC, PUBLIC_HOST, socialEnv } from './social-helpers.js';
 import { addPasskey, ORIGIN, RP_ID } from '../../modules/passkeys/test/world.js';
 
 // The account page (/account) over plain HTTP, no browser: each action's effect through the API's
@@ -258,5 +262,48 @@ describe('passkeys, privacy, escaping', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('content-disposition')).toContain('attachment');
     expect(r.text).toContain(user.email);
+  });
+});
+
+describe('linked social accounts (an app with a provider configured)', () => {
+  let servers: OAuthServers;
+  let s: TestApp;
+  beforeAll(async () => {
+    servers = await startOAuthServers();
+    s = await startTestApp({
+      env: socialEnv(
+        { github: { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: servers.endpoints('github') } },
+        { WEB_PAGES: 'true' },
+      ),
+    });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await servers?.close();
+  });
+
+  it('when a provider is linked, then the page lists it with Unlink; unlinking goes through the API’s service (social.unlinked, the user as actor)', async () => {
+    const user = await makeUser(s, { email: uniqueEmail('soc') });
+    const c = new WebClient(s.url);
+    expect((await c.submit('/login', '/login', { email: user.email, password: DEFAULT_PASSWORD })).location).toBe('/account');
+    const before = await c.get('/account');
+    expect(before.text).toContain('id="social"');
+    expect(before.text).toMatch(/href="\/auth\/social\/github\/login\?link=true&amp;return_to=[^"]+"/);
+
+    servers.nextUser('github', { id: `${Date.now()}`, email: uniqueEmail('gh'), verified: true, name: 'Git Hub' });
+    const browser = createBrowser([FRONTEND], { [PUBLIC]: s.url });
+    browser.setCookie(PUBLIC_HOST, 'session_id', c.jar.get('session_id')!);
+    await browser.go(`${PUBLIC}/auth/social/github/login?link=true`);
+    expect(await accountsOf(s, { user_id: user.id })).toHaveLength(1);
+
+    const linked = await c.get('/account');
+    expect(linked.text).toContain('name="provider" value="github"');
+    const r = await c.submit('/account', '/account/social/unlink', { provider: 'github' });
+    expect(r.location).toBe('/account?done=unlinked#social');
+    expect(await accountsOf(s, { user_id: user.id })).toHaveLength(0);
+    const [e] = (await s.app.services.audit.list({ userId: user.id, types: ['social.unlinked'], limit: 5 })).events;
+    expect(e).toMatchObject({ actor: { id: user.id }, details: { provider: 'github' } });
+    // Nothing linked any more: a second unlink is the API's 404.
+    expect((await c.submit('/account', '/account/social/unlink', { provider: 'github' })).status).toBe(404);
   });
 });
