@@ -307,3 +307,30 @@ describe('linked social accounts (an app with a provider configured)', () => {
     expect((await c.submit('/account', '/account/social/unlink', { provider: 'github' })).status).toBe(404);
   });
 });
+
+describe('rate limits', () => {
+  let tight: TestApp;
+  beforeAll(async () => {
+    tight = await startTestApp({ env: { RATE_LIMIT_LOGIN: '3/1m' } });
+  });
+  afterAll(async () => tight?.close());
+
+  it('when the page posts more password changes than the login class allows, then 429, counted with the API’s own password change', async () => {
+    const { user, token } = await makeSession(tight, { email: uniqueEmail('pwlimit') });
+    const c = new WebClient(tight.url);
+    c.jar.set('session_id', token);
+    const csrf = csrfIn((await c.get('/account')).text);
+    const change = (current: string) =>
+      c.request('POST', '/account/password', { form: { _csrf: csrf, current_password: current, new_password: 'A-new-password-77' } });
+    const first = await change('wrong-password-1');
+    expect(first.status).toBe(400);
+    expect(first.headers.get('x-ratelimit-limit')).toBe('3');
+    await tight.request('POST', '/auth/password-change/self', { session: token, body: { current_password: 'wrong-2', new_password: 'A-new-password-77' } });
+    expect((await change('wrong-password-3')).status).toBe(400);
+    const refused = await change(DEFAULT_PASSWORD);
+    expect(refused.status).toBe(429);
+    expect(refused.text).toContain('Too many attempts');
+    expect((await tight.request('POST', '/auth/login', { body: { email: user.email, password: DEFAULT_PASSWORD } })).status).toBe(429);
+    expect((await tight.app.repos.users.findById(user.id))!.password_hash).toBe(user.password_hash);
+  });
+});
