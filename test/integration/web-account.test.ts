@@ -7,12 +7,13 @@ import { createBrowser } from '../helpers/browser.js';
 import { APPS, startOAuthServers, type OAuthServers } from '../helpers/social-oauth-servers.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { csrfIn, WebClient } from '../helpers/web-client.js';
+import { codeIn, mailsTo, recipients } from './flows-helpers.js';
 import { accountsOf, FRONTEND, PUBLIC, PUBLIC_HOST, socialEnv } from './social-helpers.js';
 import { addPasskey, ORIGIN, RP_ID } from '../../modules/passkeys/test/world.js';
 
 // The account page (/account) over plain HTTP, no browser: each action's effect through the API's
 // services and the modules' routes, its audit event with the user as actor, CSRF, sessions, escaping.
-const { t } = appWithMail({ env: { WEB_PAGES: 'true', RATE_LIMIT_TWO_FACTOR: '100000/1m', WEBAUTHN_RP_ID: RP_ID, WEBAUTHN_ORIGINS: ORIGIN } });
+const { t, smtp } = appWithMail({ env: { WEB_PAGES: 'true', RATE_LIMIT_TWO_FACTOR: '100000/1m', WEBAUTHN_RP_ID: RP_ID, WEBAUTHN_ORIGINS: ORIGIN } });
 beforeAll(async () => {
   await t.app.modules.hub.install(['two-factor', 'passkeys', 'privacy']);
 });
@@ -70,6 +71,8 @@ describe('who sees /account', () => {
     for (const id of ['profile', 'email', 'password', 'two-factor', 'passkeys', 'sessions', 'events', 'privacy']) expect(r.text).toContain(`id="${id}"`);
     expect(r.text).toContain(user.email);
     expect(r.text).toContain('href="/auth/user/me/privacy/export"');
+    // The sign-in just made is the newest security event, named in words.
+    expect(r.text).toMatch(/<li data-event="sign_in\.succeeded"><span>Signed in<\/span>/);
     expect(r.text).toMatch(/src="\/web\/assets\/simplewebauthn-browser\.[0-9a-f]{12}\.js"/);
     expect(r.text).not.toMatch(/\son[a-z]+=|style="/i);
     const nonce = /'nonce-([^']+)'/.exec(r.headers.get('content-security-policy')!)![1];
@@ -212,6 +215,21 @@ describe('two-factor (the module’s API routes)', () => {
     const removed = await post(c, '/account/two-factor/remove', { method_id: methodId, verification_code: totp.generate() });
     expect(removed.location, removed.text.slice(0, 2000)).toBe('/account?done=two_factor_removed#two-factor');
     expect((await events(user.id, 'two_factor.method_removed'))[0].actor).toMatchObject({ id: user.id });
+  });
+});
+
+describe('two-factor by email (a code sent to confirm)', () => {
+  it('when the email method is added, then the page asks for the mailed code; the right code activates it', async () => {
+    const { c, user } = await signedIn();
+    const before = mailsTo(smtp, user.email).length;
+    const added = await post(c, '/account/two-factor/add', { method: 'email' });
+    expect(added.status).toBe(200);
+    expect(added.text).toContain('id="confirm-code"');
+    const methodId = /name="method_id" value="([^"]+)"/.exec(added.text)![1];
+    const mail = await smtp.waitFor((m) => recipients(m).includes(user.email.toLowerCase()) && mailsTo(smtp, user.email).indexOf(m) >= before);
+    const ok = await c.submit('/account', '/account/two-factor/confirm', { method_id: methodId, code: codeIn(mail.text) });
+    expect(ok.location).toBe('/account?done=two_factor_added#two-factor');
+    expect((await c.get('/account')).text).toContain('Code by email');
   });
 });
 

@@ -66,7 +66,13 @@ interface TwoFactorMethod {
   identifier?: string | null;
 }
 
-type Shown = { error?: string; status?: number; totp?: { method_id: string; qr: string; secret: string }; codes?: string[] };
+type Shown = {
+  error?: string;
+  status?: number;
+  totp?: { method_id: string; qr: string; secret: string };
+  sent?: { method_id: string; kind: string; identifier: string };
+  codes?: string[];
+};
 
 export function accountPages(w: WebPage) {
   const { app, view } = w;
@@ -164,7 +170,7 @@ export function accountPages(w: WebPage) {
           moduleFields,
         },
         sessions,
-        events: events.map((e) => ({ type: e.type, outcome: e.outcome, at: iso(e.at), ip: e.ip ?? '' })),
+        events: events.map((e) => ({ type: e.type, label: label(t, e.type), outcome: e.outcome, at: iso(e.at), ip: e.ip ?? '' })),
         twoFactor: twoFactor && {
           ...twoFactor,
           canAdd: (offered ?? []).filter((k) => !twoFactor.methods.some((m) => m.method === k && (k === 'totp' || k === 'backup_codes'))),
@@ -249,14 +255,18 @@ export function accountPages(w: WebPage) {
     return 'sessions';
   }, 'sessions');
 
-  /** Adds a second-factor method: TOTP shows its QR code and asks for a first code; backup codes are shown once. */
+  /**
+   * Adds a second-factor method: TOTP shows its QR code and asks for a first code, email and text
+   * message ask for the code just sent, backup codes are shown once.
+   */
   const addTwoFactor = action(async (req, res, s) => {
     const kind = field(req, 'method', 32);
     const proof = proofOf(req);
     const r = await callRoute(req, res, s, 'tfSetup', { params: { method: kind }, body: { ...proof, identifier: field(req, 'identifier', 254) || undefined } });
-    if (kind === 'totp') return { totp: { method_id: String(r.method_id), qr: String(r.qr_code), secret: String(r.secret) } };
     if (Array.isArray(r.codes)) return { codes: r.codes as string[] };
-    return 'two_factor_added';
+    if (kind === 'totp') return { totp: { method_id: String(r.method_id), qr: String(r.qr_code), secret: String(r.secret) } };
+    // Email and text message: a code was sent to confirm the new method.
+    return { sent: { method_id: String(r.method_id), kind, identifier: typeof r.identifier === 'string' ? r.identifier : '' } };
   }, 'two-factor');
 
   /** Confirms a new method with its first code (the API's verify with action "setup"). */
@@ -331,6 +341,15 @@ function proofOf(req: Request): { verification_code?: string } {
 function describe(err: AppError): string {
   const detail = err.details?.[0];
   return detail?.message && detail.field ? `${err.message} (${detail.field}: ${detail.message})` : err.message;
+}
+
+/** An event's name in the page's language; a type without one (a module's own) shows as its code. */
+function label(t: (key: string) => string, type: string): string | null {
+  try {
+    return t(`account.event.${type}`);
+  } catch {
+    return null;
+  }
 }
 
 const iso = (d: Date | string | null | undefined): string => (d ? new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '');
