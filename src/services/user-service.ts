@@ -81,6 +81,13 @@ export interface UserService {
   listSessions(userId: string): Promise<SessionRecord[]>;
   revokeSession(actor: UserRecord | null, userId: string, sessionId: string): Promise<void>;
   revokeAllSessions(actor: UserRecord | null, userId: string): Promise<number>;
+  /**
+   * The user ends one of their own other sessions ("sign out this one" on the account page): 404 for
+   * a session that is not theirs or is the one asking (that one signs out). `session.revoked`, by: user.
+   */
+  revokeOwnSession(user: Pick<UserRecord, 'id'>, sessionId: string, currentSessionId: string): Promise<void>;
+  /** The user ends every session but the one asking ("sign out everywhere else"); returns how many. */
+  revokeOtherSessions(user: Pick<UserRecord, 'id'>, currentSessionId: string): Promise<number>;
 }
 
 export interface SetPasswordOptions {
@@ -305,6 +312,22 @@ export function createUserService(deps: UserServiceDeps): UserService {
     },
 
     revokeSession: (actor, userId, sessionId) => admin.revokeSession(actor, userId, sessionId),
+    async revokeOwnSession(user, sessionId, currentSessionId) {
+      const gone = () => notFound('Session not found');
+      if (sessionId === currentSessionId || !ID_RE.test(sessionId)) throw gone();
+      const owned = (await sessions.listForUser(user.id)).some((x) => x.id === sessionId);
+      if (!owned) throw gone();
+      await deps.transaction(async (tx) => {
+        if (!(await sessions.revokeById(sessionId, { tx }))) throw gone();
+        await deps.audit.record({ type: 'session.revoked', userId: user.id, details: { by: 'user', count: 1 } }, { tx });
+      });
+    },
+    revokeOtherSessions: (user, currentSessionId) =>
+      deps.transaction(async (tx) => {
+        const revoked = await sessions.revokeAllForUser(user.id, currentSessionId, { tx });
+        if (revoked > 0) await deps.audit.record({ type: 'session.revoked', userId: user.id, details: { by: 'user', count: revoked } }, { tx });
+        return revoked;
+      }),
     revokeAllSessions: (actor, userId) => admin.revokeAllSessions(actor, userId),
   };
   return service;

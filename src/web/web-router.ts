@@ -7,6 +7,7 @@ import { requestAuditScope } from '../http/request-audit.js';
 import { TOO_MANY_PAGE } from '../http/middleware/rate-limit-request.js';
 import { ASSET_PATH } from './assets.js';
 import { csrfValid, trustedFormOrigin } from './page-security.js';
+import { accountPages } from './pages/account.js';
 import { accountFlowPages } from './pages/account-flows.js';
 import { signInPages } from './pages/sign-in.js';
 import { createWebView, type WebView } from './view.js';
@@ -25,6 +26,7 @@ export const WEB_ROUTE_LIMITS: Routes = [
   { method: 'post', path: '/reset-password', auth: 'public', rateLimit: 'token-validate' },
   { method: 'post', path: '/verify-email', auth: 'public', rateLimit: 'token-validate' },
   { method: 'get', path: '/reset-password', auth: 'public', rateLimit: 'token-validate' },
+  { method: 'post', path: '/account/password', auth: 'session', rateLimit: 'login' },
 ];
 
 export interface WebLayer {
@@ -77,13 +79,27 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
 
   const s = signInPages(w);
   const f = accountFlowPages(w);
+  const a = accountPages(w);
   const pages: [typeof get, string, PageHandler][] = [
     [get, '/login', s.showLogin],
     [post, '/login', s.submitLogin],
     [get, '/login/two-factor', s.showTwoFactor],
     [post, '/login/two-factor', s.submitTwoFactor],
     [post, '/logout', s.logout],
-    [get, '/account', s.account],
+    [get, '/account', a.show],
+    [post, '/account/profile', a.profile],
+    [post, '/account/password', a.password],
+    [post, '/account/sessions/revoke', a.revokeSession],
+    [post, '/account/sessions/revoke-others', a.revokeOthers],
+    [post, '/account/two-factor/add', a.addTwoFactor],
+    [post, '/account/two-factor/confirm', a.confirmTwoFactor],
+    [post, '/account/two-factor/remove', a.removeTwoFactor],
+    [post, '/account/two-factor/backup-codes', a.backupCodes],
+    [post, '/account/two-factor/forget-devices', a.forgetDevices],
+    [post, '/account/passkeys/rename', a.renamePasskey],
+    [post, '/account/passkeys/remove', a.removePasskey],
+    [post, '/account/social/unlink', a.unlink],
+    [post, '/account/privacy/delete', a.deleteAccount],
     [get, '/register', f.showRegister],
     [post, '/register', f.submitRegister],
     [get, '/forgot-password', f.showForgot],

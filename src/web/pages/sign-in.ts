@@ -172,13 +172,5 @@ export function signInPages(w: WebPage) {
     res.redirect(303, '/login');
   };
 
-  /** GET /account: for now the signed-in user's name and address (the account page is a later slice). */
-  const account = async (req: Request, res: Response) => {
-    const s = await pageSession(app, req);
-    if (!s || s.pending) return res.redirect(303, withReturn('/login', '/account'));
-    const { t } = w.view.lang(req, s.user);
-    w.view.render(req, res, 'account', { title: t('account.title') }, { user: s.user });
-  };
-
-  return { showLogin, submitLogin, showTwoFactor: (req: Request, res: Response) => showTwoFactor(req, res), submitTwoFactor, logout, account };
+  return { showLogin, submitLogin, showTwoFactor: (req: Request, res: Response) => showTwoFactor(req, res), submitTwoFactor, logout };
 }

@@ -1,7 +1,9 @@
 /* Gatehouse hosted pages: progressive enhancement only (every page works as HTML first), no framework.
  * - passkey sign-in with browser autofill (conditional mediation) on /login when the passkeys module is on;
- * - on the two-factor step, the "send me a code" button shown only for methods that send one.
+ * - on the two-factor step, the "send me a code" button shown only for methods that send one;
+ * - adding a passkey on /account (the passkeys module's /auth/passkeys/register/*, @simplewebauthn/browser).
  * Destinations come from data-* attributes the server wrote after checking them (return_to rules). */
+/* global window, document, navigator, fetch, atob, btoa, AbortController, PublicKeyCredential -- the browser's, for the linter */
 (function () {
   'use strict';
 
@@ -116,7 +118,42 @@
     sync();
   }
 
+  // ---- Adding a passkey on the account page: the passkeys module's API, with @simplewebauthn/browser ----
+  function passkeyAdd(box) {
+    var button = box.querySelector('[data-passkey-add-button]');
+    var errorBox = box.querySelector('[data-passkey-add-error]');
+    var lib = window.SimpleWebAuthnBrowser;
+    if (!lib || !lib.browserSupportsWebAuthn()) return;
+    box.querySelector('[data-passkey-needs-js]').hidden = true;
+    button.disabled = false;
+    button.addEventListener('click', function () {
+      errorBox.hidden = true;
+      button.disabled = true;
+      var name = box.querySelector('[data-passkey-name]').value.trim();
+      postJson('/auth/passkeys/register/options', {})
+        .then(function (r) {
+          if (!r.body || !r.body.options) throw new Error((r.body && r.body.error) || 'no options');
+          return lib.startRegistration({ optionsJSON: r.body.options });
+        })
+        .then(function (cred) {
+          return postJson('/auth/passkeys/register/verify', name ? { credential: cred, name: name } : { credential: cred });
+        })
+        .then(function (r) {
+          if (r.status === 200 && r.body && r.body.success) return window.location.assign('/account?done=passkey_added#passkeys');
+          throw new Error((r.body && r.body.error) || 'refused');
+        })
+        .catch(function () {
+          button.disabled = false;
+          show(errorBox, box.getAttribute('data-error'));
+        });
+    });
+  }
+
   function start() {
+    var add = document.querySelector('[data-passkey-add]');
+    // The bundle is a deferred script after this one: it is there by the window's load at the latest.
+    if (add && window.SimpleWebAuthnBrowser) passkeyAdd(add);
+    else if (add) window.addEventListener('load', function () { passkeyAdd(add); });
     var box = document.querySelector('[data-passkey]');
     if (box) passkeys(box);
     var tf = document.querySelector('form[data-form="second-factor"]');

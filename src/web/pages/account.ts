@@ -1,0 +1,356 @@
+import type { Request, Response } from 'express';
+import { withAuditScope } from '../../audit/audit-scope.js';
+import { ownView } from '../../audit/own-view.js';
+import { ownSecurityTypes } from '../../audit/type-filter.js';
+import { isAppError, notFound, type AppError } from '../../errors/app-error.js';
+import { invalidInput } from '../../errors/zod-issues.js';
+import { consumeRoute } from '../../http/middleware/rate-limit.js';
+import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
+import type { AuthState } from '../../http/request-context.js';
+import { requestAuditScope } from '../../http/request-audit.js';
+import { profileUpdateBody } from '../../http/schemas/profile.schemas.js';
+import type { AnyModuleRouteDef } from '../../modules/module-route.js';
+import { enabledModuleRoute } from '../module-routes.js';
+import { clearPageSessionCookie, pageSession, type PageSession } from '../page-auth.js';
+import { bodyString, withReturn, type WebPage } from '../web-page.js';
+
+/**
+ * The self-service account page (/account) and its form posts. Core writes call the API's services
+ * (the profile update, the own password change, social unlink, the session service); the two-factor,
+ * passkeys and privacy modules are reached through their API routes found by method and path, each
+ * route's own handler called in process with this page's session, its rate limit counted as the API
+ * counts it. Every post runs in an audit scope with the signed-in user as actor, as the API's routes do.
+ */
+
+/** The profile fields the page edits (the spec's user fields a user may set; PUT /auth/user/me's body). */
+const PROFILE_FIELDS = ['name', 'last_name', 'display_name', 'user_name', 'phone', 'title', 'dob', 'gender', 'tmz', 'lang'] as const;
+
+/** The modules' API the page uses (found by method and path, never by module name). */
+const API = {
+  tfSystem: ['get', '/auth/two_factor/system'],
+  tfMethods: ['get', '/auth/two_factor/methods'],
+  tfSetup: ['post', '/auth/two_factor/:method/setup'],
+  tfVerify: ['post', '/auth/two_factor/verify'],
+  tfRemove: ['delete', '/auth/two_factor/:id'],
+  tfBackup: ['post', '/auth/two_factor/backup_codes/regenerate'],
+  tfDevices: ['get', '/auth/two_factor/trusted_devices'],
+  tfForget: ['post', '/auth/two_factor/trusted_devices/forget'],
+  pkList: ['get', '/auth/passkeys'],
+  pkRename: ['patch', '/auth/passkeys/:id'],
+  pkRemove: ['delete', '/auth/passkeys/:id'],
+  pkOptions: ['post', '/auth/passkeys/register/options'],
+  privacyExport: ['get', '/auth/user/me/privacy/export'],
+  privacyDelete: ['post', '/auth/user/me/privacy/delete'],
+} as const satisfies Record<string, [AnyModuleRouteDef['method'], string]>;
+type ApiName = keyof typeof API;
+
+const OUTCOMES = new Set([
+  'profile',
+  'password',
+  'session',
+  'sessions',
+  'two_factor_added',
+  'two_factor_removed',
+  'devices',
+  'passkey_renamed',
+  'passkey_removed',
+  'passkey_added',
+  'unlinked',
+  'linked',
+]);
+
+interface TwoFactorMethod {
+  id: string;
+  method: string;
+  status?: string;
+  identifier?: string | null;
+}
+
+type Shown = {
+  error?: string;
+  status?: number;
+  totp?: { method_id: string; qr: string; secret: string };
+  sent?: { method_id: string; kind: string; identifier: string };
+  codes?: string[];
+};
+
+export function accountPages(w: WebPage) {
+  const { app, view } = w;
+  const route = (name: ApiName) => enabledModuleRoute(app, API[name][0], API[name][1]);
+
+  /** The signed-in user, or a redirect to the sign-in page (no session, or a pending two-factor one). */
+  async function signedIn(req: Request, res: Response): Promise<PageSession | null> {
+    const s = await pageSession(app, req);
+    if (s && !s.pending) return s;
+    res.redirect(303, withReturn('/login', '/account'));
+    return null;
+  }
+
+  /** A module route's own handler, in process, as this session: its limit counted, params and body checked. */
+  async function callRoute(
+    req: Request,
+    res: Response,
+    s: PageSession,
+    name: ApiName,
+    input: { params?: Record<string, string>; body?: unknown } = {},
+  ): Promise<Record<string, unknown>> {
+    const found = route(name);
+    if (!found) throw notFound('This feature is not available');
+    const { def, ctx } = found;
+    if (def.rateLimit) {
+      const limited = await consumeRoute(app, req, res, def.rateLimit);
+      if (limited && !limited.allowed) throw tooManyRequests(limited);
+    }
+    const params = def.params ? def.params.safeParse(input.params ?? {}) : { success: true as const, data: input.params ?? {} };
+    if (!params.success) throw invalidInput(params.error);
+    const body = def.body ? def.body.safeParse(input.body ?? {}) : { success: true as const, data: input.body ?? {} };
+    if (!body.success) throw invalidInput(body.error);
+    const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
+    const out = await withAuditScope(requestAuditScope(req, s.user), () =>
+      def.handler({ req, res, body: body.data, query: {}, params: params.data, auth, ctx }),
+    );
+    return (out ?? {}) as Record<string, unknown>;
+  }
+
+  /** Reads a module's list for the page; a module that is off shows nothing. */
+  async function read<T>(req: Request, res: Response, s: PageSession, name: ApiName, pick: (r: Record<string, unknown>) => T): Promise<T | null> {
+    if (!route(name)) return null;
+    return pick(await callRoute(req, res, s, name));
+  }
+
+  async function render(req: Request, res: Response, s: PageSession, shown: Shown = {}) {
+    const { t } = view.lang(req, s.user);
+    const user = (await app.services.users.get(s.user.id)) ?? s.user;
+    const list = await app.services.users.listSessions(user.id);
+    const sessions = list
+      .filter((x) => x.status === 'active')
+      .sort((a, b) => +new Date(b.last_used_at) - +new Date(a.last_used_at))
+      .map((x) => ({
+        id: x.id,
+        current: x.id === s.session.id,
+        agent: x.user_agent ?? x.user_device ?? '',
+        ip: x.ip_address ?? '',
+        created: iso(x.created_at),
+        used: iso(x.last_used_at),
+      }));
+    const own = ownSecurityTypes(app.services.audit.types().keys());
+    const events = (await app.services.audit.list({ userId: user.id, types: own, limit: 15 })).events.map((e) => ownView(e, user.id));
+    const twoFactor = await read(req, res, s, 'tfMethods', (r) => ({
+      enabled: Boolean(r.two_factor_enabled),
+      methods: (r.methods as TwoFactorMethod[]).filter((m) => m.status !== 'pending_setup'),
+    }));
+    const offered = twoFactor ? await read(req, res, s, 'tfSystem', (r) => (r.available_methods as string[]) ?? []) : null;
+    const devices = twoFactor && route('tfDevices') ? await read(req, res, s, 'tfDevices', (r) => (r.devices as unknown[]).length) : 0;
+    const passkeys = await read(req, res, s, 'pkList', (r) => r.passkeys as { id: string; name: string; created_at?: string; last_used_at?: string }[]);
+    const social = app.config.socialLogin
+      ? {
+          linked: (await app.services.social.listAccounts(user.id)).map((a) => ({ provider: a.provider, email: a.provider_email ?? '' })),
+          providers: app.services.social.providers().map((p) => ({
+            id: p.id,
+            name: p.name,
+            href: `${p.login_url}?link=true&return_to=${encodeURIComponent(new URL('/account?done=linked', app.config.publicBaseUrl).toString())}`,
+          })),
+        }
+      : null;
+    const moduleFields = app.modules
+      .userFields()
+      .filter((f) => f.schema && !f.writeOnly && f.type === 'string')
+      .map((f) => ({ name: f.name, label: f.description ?? f.name, value: stringOf((user as unknown as Record<string, unknown>)[f.name]) }));
+    const done = typeof req.query.done === 'string' && OUTCOMES.has(req.query.done) ? t(`account.done.${req.query.done}`) : null;
+    view.render(
+      req,
+      res,
+      'account',
+      {
+        title: t('account.title'),
+        profile: {
+          email: user.email,
+          verified: Boolean(user.is_verified),
+          fields: PROFILE_FIELDS.map((name) => ({ name, value: stringOf(user[name]) })),
+          moduleFields,
+        },
+        sessions,
+        events: events.map((e) => ({ type: e.type, label: label(t, e.type), outcome: e.outcome, at: iso(e.at), ip: e.ip ?? '' })),
+        twoFactor: twoFactor && {
+          ...twoFactor,
+          canAdd: (offered ?? []).filter((k) => !twoFactor.methods.some((m) => m.method === k && (k === 'totp' || k === 'backup_codes'))),
+          hasBackup: twoFactor.methods.some((m) => m.method === 'backup_codes'),
+          devices,
+        },
+        passkeys,
+        passkeysAdd: passkeys !== null && route('pkOptions') !== null,
+        social,
+        privacy: route('privacyDelete') ? { exportUrl: route('privacyExport') ? API.privacyExport[1] : null } : null,
+        done,
+        ...shown,
+      },
+      { status: shown.status, user },
+    );
+  }
+
+  const show = async (req: Request, res: Response) => {
+    const s = await signedIn(req, res);
+    if (s) await render(req, res, s);
+  };
+
+  /**
+   * A form post on the account page: the session, the action in the user's audit scope, then back to
+   * the page (303, with the outcome) or the page again with the refusal. 429 and 5xx go to the page errors.
+   */
+  const action =
+    (fn: (req: Request, res: Response, s: PageSession) => Promise<string | Shown | void>, anchor: string) => async (req: Request, res: Response) => {
+      const s = await signedIn(req, res);
+      if (!s) return;
+      let out: string | Shown | void;
+      try {
+        out = await withAuditScope(requestAuditScope(req, s.user), () => fn(req, res, s));
+      } catch (err) {
+        if (!isAppError(err) || err.status >= 500 || err.status === 429) throw err;
+        return render(req, res, s, { error: describe(err), status: err.status });
+      }
+      if (res.headersSent) return;
+      if (typeof out === 'string') return res.redirect(303, `/account?done=${out}#${anchor}`);
+      await render(req, res, s, out ?? {});
+    };
+
+  const field = (req: Request, name: string, max = 200) => bodyString(req, name, max);
+
+  /** PUT /auth/user/me's service: the same body rules (profileUpdateBody), an empty field clears it. */
+  const profile = action(async (req, _res, s) => {
+    const input: Record<string, unknown> = {};
+    const names = [
+      ...PROFILE_FIELDS,
+      ...app.modules
+        .userFields()
+        .filter((f) => f.schema && !f.writeOnly && f.type === 'string')
+        .map((f) => f.name),
+    ];
+    const body = req.body as Record<string, unknown>;
+    for (const name of names) {
+      if (!(name in body)) continue;
+      const v = field(req, name, 500).trim();
+      input[name] = v === '' ? null : v;
+    }
+    const parsed = profileUpdateBody.safeParse(input);
+    if (!parsed.success) throw invalidInput(parsed.error);
+    await app.services.users.updateProfile(s.user, parsed.data);
+    return 'profile';
+  }, 'profile');
+
+  /** POST /auth/password-change/self's service (policy, current password, other sessions ended); its `login` class. */
+  const password = action(async (req, _res, s) => {
+    const current = field(req, 'current_password', 1024);
+    const next = field(req, 'new_password', 1024);
+    await app.services.passwordFlows.changeOwn({ user: s.user, sessionId: s.session.id }, current, next);
+    return 'password';
+  }, 'password');
+
+  const revokeSession = action(async (req, _res, s) => {
+    await app.services.users.revokeOwnSession(s.user, field(req, 'session_id', 64), s.session.id);
+    return 'session';
+  }, 'sessions');
+
+  const revokeOthers = action(async (_req, _res, s) => {
+    await app.services.users.revokeOtherSessions(s.user, s.session.id);
+    return 'sessions';
+  }, 'sessions');
+
+  /**
+   * Adds a second-factor method: TOTP shows its QR code and asks for a first code, email and text
+   * message ask for the code just sent, backup codes are shown once.
+   */
+  const addTwoFactor = action(async (req, res, s) => {
+    const kind = field(req, 'method', 32);
+    const proof = proofOf(req);
+    const r = await callRoute(req, res, s, 'tfSetup', { params: { method: kind }, body: { ...proof, identifier: field(req, 'identifier', 254) || undefined } });
+    if (Array.isArray(r.codes)) return { codes: r.codes as string[] };
+    if (kind === 'totp') return { totp: { method_id: String(r.method_id), qr: String(r.qr_code), secret: String(r.secret) } };
+    // Email and text message: a code was sent to confirm the new method.
+    return { sent: { method_id: String(r.method_id), kind, identifier: typeof r.identifier === 'string' ? r.identifier : '' } };
+  }, 'two-factor');
+
+  /** Confirms a new method with its first code (the API's verify with action "setup"). */
+  const confirmTwoFactor = action(async (req, res, s) => {
+    await callRoute(req, res, s, 'tfVerify', { body: { code: field(req, 'code', 64).trim(), method_id: field(req, 'method_id', 64), action: 'setup' } });
+    return 'two_factor_added';
+  }, 'two-factor');
+
+  const removeTwoFactor = action(async (req, res, s) => {
+    await callRoute(req, res, s, 'tfRemove', { params: { id: field(req, 'method_id', 64) }, body: proofOf(req) });
+    return 'two_factor_removed';
+  }, 'two-factor');
+
+  const backupCodes = action(async (req, res, s) => {
+    const r = await callRoute(req, res, s, 'tfBackup', { body: proofOf(req) });
+    return { codes: r.codes as string[] };
+  }, 'two-factor');
+
+  const forgetDevices = action(async (req, res, s) => {
+    await callRoute(req, res, s, 'tfForget');
+    return 'devices';
+  }, 'two-factor');
+
+  const renamePasskey = action(async (req, res, s) => {
+    await callRoute(req, res, s, 'pkRename', { params: { id: field(req, 'id', 64) }, body: { name: field(req, 'name', 200) } });
+    return 'passkey_renamed';
+  }, 'passkeys');
+
+  const removePasskey = action(async (req, res, s) => {
+    await callRoute(req, res, s, 'pkRemove', { params: { id: field(req, 'id', 64) } });
+    return 'passkey_removed';
+  }, 'passkeys');
+
+  const unlink = action(async (req, _res, s) => {
+    await app.services.social.unlink(s.user, field(req, 'provider', 64));
+    return 'unlinked';
+  }, 'social');
+
+  /** The privacy module's own deletion (password checked, its `login` class): then signed out. */
+  const deleteAccount = action(async (req, res, s) => {
+    await callRoute(req, res, s, 'privacyDelete', {
+      body: { confirm: field(req, 'confirm', 8) === 'yes', password: field(req, 'password', 1024) || undefined },
+    });
+    clearPageSessionCookie(res, app.config);
+    res.redirect(303, '/login');
+  }, 'privacy');
+
+  return {
+    show,
+    profile,
+    password,
+    revokeSession,
+    revokeOthers,
+    addTwoFactor,
+    confirmTwoFactor,
+    removeTwoFactor,
+    backupCodes,
+    forgetDevices,
+    renamePasskey,
+    removePasskey,
+    unlink,
+    deleteAccount,
+  };
+}
+
+/** A second-factor proof the API asks for when 2FA is on (a code from a method already set up). */
+function proofOf(req: Request): { verification_code?: string } {
+  const code = bodyString(req, 'verification_code', 64).trim();
+  return code ? { verification_code: code } : {};
+}
+
+function describe(err: AppError): string {
+  const detail = err.details?.[0];
+  return detail?.message && detail.field ? `${err.message} (${detail.field}: ${detail.message})` : err.message;
+}
+
+/** An event's name in the page's language; a type without one (a module's own) shows as its code. */
+function label(t: (key: string) => string, type: string): string | null {
+  try {
+    return t(`account.event.${type}`);
+  } catch {
+    return null;
+  }
+}
+
+const iso = (d: Date | string | null | undefined): string => (d ? new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '');
+const stringOf = (v: unknown): string => (v === null || v === undefined ? '' : v instanceof Date ? v.toISOString().slice(0, 10) : String(v));
