@@ -3,7 +3,6 @@
  * - on the two-factor step, the "send me a code" button shown only for methods that send one;
  * - adding a passkey on /account (the passkeys module's /auth/passkeys/register/*, @simplewebauthn/browser).
  * Destinations come from data-* attributes the server wrote after checking them (return_to rules). */
-/* global window, document, navigator, fetch, atob, btoa, AbortController, PublicKeyCredential -- the browser's, for the linter */
 (function () {
   'use strict';
 
