@@ -140,8 +140,8 @@ describe.concurrent('account page', () => {
     await awayFromStepEdge();
     await page.locator('#totp-code').fill(totp.generate());
     await press(page, page.getByRole('button', { name: 'Confirm' }));
-    expect(page.url()).toBe(`${origin}/account?done=two_factor_added#two-factor`);
-    expect(await page.locator('#two-factor').innerText()).toContain('Authenticator app');
+    expect(page.url()).toBe(`${origin}/account?done=two_factor_added#second-step`);
+    expect(await page.locator('#second-step').innerText()).toContain('Authenticator app');
 
     await page.getByLabel('Add a method').selectOption('backup_codes');
     const proof = page.locator('#tf-add-proof');
@@ -163,7 +163,7 @@ describe.concurrent('account page', () => {
     const add = page.getByRole('button', { name: 'Add a passkey' });
     await expect.poll(() => add.isEnabled()).toBe(true);
     await page.locator('#pk-new-name').fill('My <i>key</i>');
-    await Promise.all([page.waitForURL(`${origin}/account?done=passkey_added#passkeys`), add.click()]);
+    await Promise.all([page.waitForURL(`${origin}/account?done=passkey_added#passkey-list`), add.click()]);
     expect(await authenticator.credentials()).toHaveLength(1);
     const rows = page.locator('[data-passkey-list] input[name="name"]');
     expect(await rows.count()).toBe(1);
@@ -175,7 +175,7 @@ describe.concurrent('account page', () => {
     await press(page, page.locator('[data-passkey-list]').getByRole('button', { name: 'Rename' }));
     expect(await page.locator('[data-passkey-list] input[name="name"]').first().inputValue()).toBe('Work laptop');
     await press(page, page.getByRole('button', { name: 'Remove Work laptop' }));
-    expect(page.url()).toBe(`${origin}/account?done=passkey_removed#passkeys`);
+    expect(page.url()).toBe(`${origin}/account?done=passkey_removed#passkey-list`);
     expect(await page.locator('[data-passkey-list] li').count()).toBe(0);
     const events = (await w.t.app.services.audit.list({ userId: user.id, limit: 50 })).events.map((e) => e.type);
     expect(events).toEqual(expect.arrayContaining(['passkeys.added', 'passkeys.removed']));

@@ -196,7 +196,7 @@ describe('two-factor (the module’s API routes)', () => {
     const wrong = await c.submit('/account', '/account/two-factor/confirm', { method_id: methodId, code: '000000' });
     expect(wrong.status).toBe(400);
     const ok = await c.submit('/account', '/account/two-factor/confirm', { method_id: methodId, code: totp.generate() });
-    expect(ok.location).toBe('/account?done=two_factor_added#two-factor');
+    expect(ok.location).toBe('/account?done=two_factor_added#second-step');
     const page = (await c.get('/account')).text;
     expect(page).toContain('Authenticator app');
     expect((await events(user.id, 'two_factor.method_added'))[0].actor).toMatchObject({ id: user.id });
@@ -210,10 +210,10 @@ describe('two-factor (the module’s API routes)', () => {
     expect((await c.get('/account')).text).not.toMatch(/[a-z0-9]{5}-[a-z0-9]{5}<\/code>/);
 
     const forget = await post(c, '/account/two-factor/forget-devices');
-    expect(forget.location).toBe('/account?done=devices#two-factor');
+    expect(forget.location).toBe('/account?done=devices#second-step');
 
     const removed = await post(c, '/account/two-factor/remove', { method_id: methodId, verification_code: totp.generate() });
-    expect(removed.location, removed.text.slice(0, 2000)).toBe('/account?done=two_factor_removed#two-factor');
+    expect(removed.location, removed.text.slice(0, 2000)).toBe('/account?done=two_factor_removed#second-step');
     expect((await events(user.id, 'two_factor.method_removed'))[0].actor).toMatchObject({ id: user.id });
   });
 });
@@ -228,7 +228,7 @@ describe('two-factor by email (a code sent to confirm)', () => {
     const methodId = /name="method_id" value="([^"]+)"/.exec(added.text)![1];
     const mail = await smtp.waitFor((m) => recipients(m).includes(user.email.toLowerCase()) && mailsTo(smtp, user.email).indexOf(m) >= before);
     const ok = await c.submit('/account', '/account/two-factor/confirm', { method_id: methodId, code: codeIn(mail.text) });
-    expect(ok.location).toBe('/account?done=two_factor_added#two-factor');
+    expect(ok.location).toBe('/account?done=two_factor_added#second-step');
     expect((await c.get('/account')).text).toContain('Code by email');
   });
 });
@@ -242,12 +242,12 @@ describe('passkeys, privacy, escaping', () => {
     const id = added.body.passkey.id as string;
     expect((await c.get('/account')).text).toContain('value="Laptop"');
     const renamed = await post(c, '/account/passkeys/rename', { id, name: '<b>Work</b>' });
-    expect(renamed.location).toBe('/account?done=passkey_renamed#passkeys');
+    expect(renamed.location).toBe('/account?done=passkey_renamed#passkey-list');
     const after = (await c.get('/account')).text;
     expect(after).toContain('&lt;b&gt;Work&lt;/b&gt;');
     expect(after).not.toContain('<b>Work</b>');
     expect((await post(c, '/account/passkeys/remove', { id: '00000000-0000-0000-0000-000000000000' })).status).toBe(404);
-    expect((await post(c, '/account/passkeys/remove', { id })).location).toBe('/account?done=passkey_removed#passkeys');
+    expect((await post(c, '/account/passkeys/remove', { id })).location).toBe('/account?done=passkey_removed#passkey-list');
   });
 
   it("when the user's name and a session's user agent carry markup, then the page shows them as text", async () => {

@@ -267,38 +267,38 @@ export function accountPages(w: WebPage) {
     if (kind === 'totp') return { totp: { method_id: String(r.method_id), qr: String(r.qr_code), secret: String(r.secret) } };
     // Email and text message: a code was sent to confirm the new method.
     return { sent: { method_id: String(r.method_id), kind, identifier: typeof r.identifier === 'string' ? r.identifier : '' } };
-  }, 'two-factor');
+  }, 'second-step');
 
   /** Confirms a new method with its first code (the API's verify with action "setup"). */
   const confirmTwoFactor = action(async (req, res, s) => {
     await callRoute(req, res, s, 'tfVerify', { body: { code: field(req, 'code', 64).trim(), method_id: field(req, 'method_id', 64), action: 'setup' } });
     return 'two_factor_added';
-  }, 'two-factor');
+  }, 'second-step');
 
   const removeTwoFactor = action(async (req, res, s) => {
     await callRoute(req, res, s, 'tfRemove', { params: { id: field(req, 'method_id', 64) }, body: proofOf(req) });
     return 'two_factor_removed';
-  }, 'two-factor');
+  }, 'second-step');
 
   const backupCodes = action(async (req, res, s) => {
     const r = await callRoute(req, res, s, 'tfBackup', { body: proofOf(req) });
     return { codes: r.codes as string[] };
-  }, 'two-factor');
+  }, 'second-step');
 
   const forgetDevices = action(async (req, res, s) => {
     await callRoute(req, res, s, 'tfForget');
     return 'devices';
-  }, 'two-factor');
+  }, 'second-step');
 
   const renamePasskey = action(async (req, res, s) => {
     await callRoute(req, res, s, 'pkRename', { params: { id: field(req, 'id', 64) }, body: { name: field(req, 'name', 200) } });
     return 'passkey_renamed';
-  }, 'passkeys');
+  }, 'passkey-list');
 
   const removePasskey = action(async (req, res, s) => {
     await callRoute(req, res, s, 'pkRemove', { params: { id: field(req, 'id', 64) } });
     return 'passkey_removed';
-  }, 'passkeys');
+  }, 'passkey-list');
 
   const unlink = action(async (req, _res, s) => {
     await app.services.social.unlink(s.user, field(req, 'provider', 64));
@@ -312,7 +312,7 @@ export function accountPages(w: WebPage) {
     });
     clearPageSessionCookie(res, app.config);
     res.redirect(303, '/login');
-  }, 'privacy');
+  }, 'your-data');
 
   return {
     show,

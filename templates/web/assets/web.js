@@ -138,7 +138,7 @@
           return postJson('/auth/passkeys/register/verify', name ? { credential: cred, name: name } : { credential: cred });
         })
         .then(function (r) {
-          if (r.status === 200 && r.body && r.body.success) return window.location.assign('/account?done=passkey_added#passkeys');
+          if (r.status === 200 && r.body && r.body.success) return window.location.assign('/account?done=passkey_added#passkey-list');
           throw new Error((r.body && r.body.error) || 'refused');
         })
         .catch(function () {
