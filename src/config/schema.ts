@@ -309,6 +309,20 @@ export const CONFIG_KEYS = {
     'Allow webhook URLs that resolve to loopback, private, link-local, CGNAT, metadata, unspecified or multicast addresses (for local receivers in development and tests).',
     { default: false },
   ),
+  OIDC_ENABLED: key(
+    'oidcEnabled',
+    'oidc',
+    bool,
+    'Serve the OpenID Connect provider (discovery, /oidc/*; docs/oidc.md). With no client registered nothing can use it.',
+    { default: true },
+  ),
+  OIDC_KEY_ROTATION_GRACE: key(
+    'oidcKeyRotationGrace',
+    'oidc',
+    duration(0, 30 * 86400),
+    'How long a key made by `gatehouse oidc keys rotate` is published before it signs (relying parties refresh their JWKS cache).',
+    { default: '1d' },
+  ),
 } satisfies Record<string, KeyDef>;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;

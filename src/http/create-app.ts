@@ -17,6 +17,7 @@ import { createRateLimitLayers } from './middleware/rate-limit-gate.js';
 import { methodNotAllowed } from './middleware/method-not-allowed.js';
 import { countRequests } from '../metrics/http-metrics.js';
 import { docsPage } from './openapi/docs-page.js';
+import { oidcRouter } from './oidc-mount.js';
 
 /** Builds the express app (no listen). */
 export function createApp(app: AppContext): Express {
@@ -58,6 +59,8 @@ export function createApp(app: AppContext): Express {
   // readable cross-origin) and before body parsing (a flood is refused unread).
   const limits = createRateLimitLayers(app, coreRoutes);
   front.push(limits.preflight, cors(config.corsOrigins), limits.gate);
+  // The OpenID provider reads its own (form) bodies: it goes before the JSON parser.
+  front.push(oidcRouter(app));
   front.push(jsonBody(config.bodyLimit));
   const [exactRoutes, routedRoutes] = createCoreRouter(coreRoutes.map((def) => ({ method: def.method, path: def.path, handlers: toHandlers(def, app) })));
   // Parameter-free core routes are answered from here; none of them lies under the pictures path.
