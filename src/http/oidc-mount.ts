@@ -62,14 +62,9 @@ export function oidcRouter(app: AppContext): RequestHandler {
       fn(req, res).catch(next);
     };
 
-  const sessionPolicy = (params: Record<string, unknown>, createdAt: Date, interactionIat: number | undefined) => {
-    const prompt = String(params.prompt ?? '').split(' ');
-    const created = createdAt.getTime() / 1000;
-    // prompt=login: only a sign-in made after the request counts; max_age: not older than it allows.
-    if (prompt.includes('login') && (!interactionIat || created < interactionIat - 1)) return false;
-    if (params.max_age !== undefined && Math.floor(Date.now() / 1000) - created > Number(params.max_age)) return false;
-    return true;
-  };
+  /** max_age: the Gatehouse session may not be older than it allows. */
+  const tooOld = (params: Record<string, unknown>, createdAt: Date) =>
+    params.max_age !== undefined && Math.floor(Date.now() / 1000) - Math.floor(createdAt.getTime() / 1000) > Number(params.max_age);
 
   async function grantAll(p: Provider, details: Awaited<ReturnType<Provider['interactionDetails']>>, accountId: string): Promise<string> {
     const { prompt, params } = details;
@@ -90,9 +85,16 @@ export function oidcRouter(app: AppContext): RequestHandler {
       const returnTo = `${INTERACTION_PATH}/${uid}`;
       if (prompt.name === 'login') {
         const gh = await gatehouseSession(req);
-        if (!gh || !sessionPolicy(params, new Date(gh.session.created_at), details.iat)) {
-          res.redirect(303, `/login?return_to=${encodeURIComponent(returnTo)}`);
-          return;
+        const toLogin = () => res.redirect(303, `/login?return_to=${encodeURIComponent(returnTo)}`);
+        if (!gh || tooOld(params, new Date(gh.session.created_at))) return toLogin();
+        // prompt=login: the session the browser had when the request came is not a new sign-in; the
+        // interaction keeps which one that was, and only a different (newer) session completes it.
+        if (String(params.prompt ?? '').split(' ').includes('login')) {
+          const before = (details.result as { gatehouse_before?: string } | undefined)?.gatehouse_before;
+          if (before === undefined || before === gh.session.id) {
+            if (before === undefined) await p.interactionResult(req, res, { gatehouse_before: gh.session.id }, { mergeWithLastSubmission: false });
+            return toLogin();
+          }
         }
         const mfa = Boolean(gh.session.two_factor_verified);
         await p.interactionFinished(

@@ -17,6 +17,7 @@ declare module 'oidc-provider' {
     params: Record<string, any>;
     prompt: { name: string; reasons: string[]; details: Record<string, any> };
     lastSubmission?: Record<string, any>;
+    result?: Record<string, any>;
   }
 
   export class Check {

@@ -144,6 +144,16 @@ export function createOidc(deps: OidcDeps) {
       return true;
     },
 
+    /** New keys for every algorithm, signing after `graceSec`; recorded. */
+    async rotateKeys(graceSec: number): Promise<{ kids: string[]; signs_from: string }> {
+      const store = keyStore();
+      await store.ensure();
+      const kids = await store.rotate(graceSec);
+      const signsFrom = new Date(clock().getTime() + graceSec * 1000).toISOString();
+      await deps.audit.record({ type: 'oidc.keys_rotated', details: { kids, signs_from: signsFrom } });
+      return { kids, signs_from: signsFrom };
+    },
+
     revokeAccount,
     prune: () => pruneArtefacts(sequelize, clock()),
   };

@@ -4,7 +4,7 @@ import net from 'node:net';
  * A TCP front with a fixed port whose target can change: the public URL (the OpenID issuer) is known
  * before the app listens, and a test can move the front from one instance to another.
  */
-export async function startFront(): Promise<{ port: number; url: string; target(port: number): void; close(): Promise<void> }> {
+export async function startFront(): Promise<{ port: number; url: string; target(port: number): Promise<void>; close(): Promise<void> }> {
   let targetPort = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
@@ -25,10 +25,12 @@ export async function startFront(): Promise<{ port: number; url: string; target(
   return {
     port,
     url: `http://127.0.0.1:${port}`,
-    target(p: number) {
+    async target(p: number) {
       targetPort = p;
-      // New requests go to the new target (fetch would otherwise reuse a kept-alive connection).
+      // New requests go to the new target (fetch would otherwise reuse a kept-alive connection);
+      // a moment lets the client see the old connections close before its next request.
       for (const s of sockets) s.destroy();
+      await new Promise((r) => setTimeout(r, 50));
     },
     async close() {
       for (const s of sockets) s.destroy();

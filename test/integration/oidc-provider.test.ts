@@ -17,7 +17,7 @@ describe('Gatehouse as an OpenID provider', () => {
   beforeAll(async () => {
     front = await startFront();
     t = await startTestApp({ env: { PUBLIC_URL: front.url } });
-    front.target(Number(new URL(t.url).port));
+    await front.target(Number(new URL(t.url).port));
     issuer = front.url;
     const c = await t.app.services.oidc.clients.add({ name: 'Demo', redirect_uris: [REDIRECT], first_party: true });
     confidential = { id: c.client.client_id, secret: c.client_secret! };
@@ -60,14 +60,14 @@ describe('Gatehouse as an OpenID provider', () => {
   it('discovery advertises the issuer, code flow only, S256 and the endpoints', async () => {
     const res = await fetch(`${issuer}/.well-known/openid-configuration`);
     expect(res.status).toBe(200);
-    const d = await res.json();
+    const d = (await res.json()) as Record<string, any>;
     expect(d.issuer).toBe(issuer);
     expect(d.response_types_supported).toEqual(['code']);
     expect(d.code_challenge_methods_supported).toEqual(['S256']);
     expect(d.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256']));
     expect(d.id_token_signing_alg_values_supported).not.toContain('none');
     for (const k of ['token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'revocation_endpoint', 'introspection_endpoint', 'end_session_endpoint']) expect(d[k]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oidc\//);
-    const jwks = await (await fetch(d.jwks_uri)).json();
+    const jwks = (await (await fetch(d.jwks_uri)).json()) as { keys: { alg: string }[] };
     expect(jwks.keys.map((k: { alg: string }) => k.alg).sort()).toEqual(['ES256', 'RS256']);
     expect(JSON.stringify(jwks)).not.toMatch(/"d":/);
   });
@@ -133,7 +133,7 @@ describe('Gatehouse as an OpenID provider', () => {
       body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }),
     });
     expect(withSecret.status).toBe(401);
-    expect((await withSecret.json()).error).toBe('invalid_client');
+    expect(((await withSecret.json()) as { error: string }).error).toBe('invalid_client');
   });
 
   it('refuses a wrong redirect URI, a replayed code and a wrong client secret', async () => {
@@ -178,7 +178,7 @@ describe('Gatehouse as an OpenID provider', () => {
         body: new URLSearchParams({ token }),
       });
       // oidc-provider never introspects a structured token (a resource server verifies it offline): never "active".
-      expect((await r.json()).active).not.toBe(true);
+      expect(((await r.json()) as { active?: boolean }).active).not.toBe(true);
     }
     // An opaque access token one character off is refused at userinfo.
     const opaque = await authorize(config, jar);
@@ -197,7 +197,7 @@ describe('Gatehouse as an OpenID provider', () => {
     const config = await rpConfig(confidential.id, confidential.secret);
     const first = await authorize(config, jar);
     const oldTokens = await oc.authorizationCodeGrant(config, new URL(first.final), { pkceCodeVerifier: first.verifier, expectedState: first.state });
-    await t.app.services.oidc.keys().rotate(0);
+    await t.app.services.oidc.rotateKeys(0);
     const kids = (await t.app.services.oidc.keys().list()).map((k) => `${k.alg}:${k.state}`);
     expect(kids.filter((k) => k === 'RS256:retiring')).toHaveLength(1);
     // The instance looks for new keys every 10 s; a later sign-in is signed with the new key.
