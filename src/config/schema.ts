@@ -289,6 +289,19 @@ export const CONFIG_KEYS = {
   RATE_LIMIT_SESSION: key('rateLimitSession', 'limits', rateLimit, 'Validation and current-user reads with a valid session, counted per session.', {
     default: '600/5m',
   }),
+  RATE_LIMIT_OIDC_AUTHORIZATION: key('rateLimitOidcAuthorization', 'limits', rateLimit, 'OpenID Connect authorization requests (/oidc/auth and the sign-in hand-off), per address.', {
+    default: '60/1m',
+  }),
+  RATE_LIMIT_OIDC_TOKEN: key('rateLimitOidcToken', 'limits', rateLimit, 'OpenID Connect token, introspection and revocation requests, per address.', {
+    default: '300/5m',
+  }),
+  RATE_LIMIT_OIDC_CLIENT_AUTH: key(
+    'rateLimitOidcClientAuth',
+    'limits',
+    rateLimit,
+    'Failed client authentications per OpenID Connect client; when spent, the client is refused (even with the right secret) until the window ends.',
+    { default: '20/10m' },
+  ),
   RATE_LIMITS_ENABLED: key('rateLimitsEnabled', 'limits', bool, 'Enforce rate limits (switch off only for benchmarks).', { default: true }),
   // Webhooks (src/webhooks, docs/webhooks.md)
   WEBHOOK_RETRY_SCHEDULE: key(

@@ -7,6 +7,8 @@ import type { Config } from '../config/schema.js';
 import type { UserRepository } from '../data/repositories/user-repository.js';
 import { unavailable } from '../errors/app-error.js';
 import type { Logger } from '../log/logger.js';
+import { limitClassesOf, type LimitTableConfig } from '../limits/limit-classes.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
 import { createSealer } from '../social/crypto.js';
 import { createCacheAdapter, createDbAdapter, pruneArtefacts, SHORT_LIVED, type OidcAdapter } from './adapter.js';
 import { createClientStore, type ClientStore } from './clients.js';
@@ -14,12 +16,14 @@ import { createKeyStore, type KeyStore } from './keys.js';
 import { buildProvider, MAX_SIGNED_TTL, type ProviderDeps } from './provider.js';
 
 export interface OidcDeps {
-  config: Pick<Config, 'oidcEnabled' | 'oidcKeyRotationGrace' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'trustProxy'>;
+  config: Pick<Config, 'oidcEnabled' | 'oidcKeyRotationGrace' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'trustProxy' | 'rateLimitsEnabled'> & LimitTableConfig;
   sequelize: Sequelize;
   cache: Cache;
   audit: AuditService;
   users: Pick<UserRepository, 'findById'>;
   logger: Logger;
+  /** Counts failed client authentications per client (the `oidc-client-auth` class). */
+  limiter: RateLimiter;
   clock?: () => Date;
 }
 
@@ -103,6 +107,7 @@ export function createOidc(deps: OidcDeps) {
               return typeof found?.grantId === 'string' ? found.grantId : null;
             },
             onEvent: (event, ctx, detail) => recordEvent(event, ctx, detail),
+            clientAuthBlocked: async (clientId) => config.rateLimitsEnabled && (await deps.cache.get(`oidc:client-blocked:${clientId}`)) !== null,
           });
           built = { provider, fingerprint: set.fingerprint };
           return provider;
@@ -144,6 +149,12 @@ export function createOidc(deps: OidcDeps) {
       return true;
     },
 
+    /** Makes the signing keys when there are none (init, upgrade); nothing without a server secret or while switched off. */
+    async ensureKeys(): Promise<boolean> {
+      if (!config.oidcEnabled || !sealer) return false;
+      return keyStore().ensure();
+    },
+
     /** New keys for every algorithm, signing after `graceSec`; recorded. */
     async rotateKeys(graceSec: number): Promise<{ kids: string[]; signs_from: string }> {
       const store = keyStore();
@@ -158,6 +169,18 @@ export function createOidc(deps: OidcDeps) {
     prune: () => pruneArtefacts(sequelize, clock()),
   };
 
+  /** One failed authentication of a client: when its budget is spent, it is refused until the window ends. */
+  async function clientAuthFailed(clientId: string): Promise<void> {
+    if (!config.rateLimitsEnabled) return;
+    try {
+      const { rule } = limitClassesOf(config, []).get('oidc-client-auth');
+      const r = await deps.limiter.consume('oidc-client-auth', clientId, rule);
+      if (!r.allowed) await deps.cache.set(`oidc:client-blocked:${clientId}`, '1', Math.max(1, r.retryAfterSec));
+    } catch (err) {
+      deps.logger.warn({ err: (err as Error).message }, 'could not count a failed OIDC client authentication');
+    }
+  }
+
   function recordEvent(event: string, ctx: unknown, detail: Record<string, unknown>): void {
     const oidc = (ctx as { oidc?: { client?: { clientId?: string }; session?: { accountId?: string }; account?: { accountId?: string }; params?: Record<string, unknown> } }).oidc;
     const clientId = oidc?.client?.clientId ?? null;
@@ -170,11 +193,15 @@ export function createOidc(deps: OidcDeps) {
       case 'grant.success':
         deps.audit.recordLater({ type: 'oidc.token_granted', userId, details: { client_id: clientId, grant_type: oidc?.params?.grant_type ?? null } });
         break;
+      case 'introspection.error':
+      case 'revocation.error':
       case 'grant.error':
-        if (err?.error_detail === 'refresh token already used') {
+        if (event === 'grant.error' && err?.error_detail === 'refresh token already used') {
           deps.audit.recordLater({ type: 'oidc.refresh_reuse_detected', outcome: 'failure', userId, details: { client_id: clientId } });
         } else if (err?.error === 'invalid_client') {
-          deps.audit.recordLater({ type: 'oidc.client_auth_failed', outcome: 'failure', details: { client_id: clientId ?? oidc?.params?.client_id ?? null } }, { oncePer: { key: `oidc-client:${clientId}`, ms: 60_000 } });
+          const id = clientId ?? (typeof oidc?.params?.client_id === 'string' ? oidc.params.client_id : null);
+          if (id) void clientAuthFailed(id);
+          deps.audit.recordLater({ type: 'oidc.client_auth_failed', outcome: 'failure', details: { client_id: id } }, { oncePer: { key: `oidc-client:${id}`, ms: 60_000 } });
         }
         break;
       default:

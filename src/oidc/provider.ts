@@ -24,6 +24,15 @@ export const OIDC_ROUTES = {
 } as const;
 export const INTERACTION_PATH = `${OIDC_PREFIX}/interaction`;
 
+/** The provider's endpoints that count in their own rate-limit classes (the rate-limit gate reads this; the rest count in default). */
+export const OIDC_LIMIT_CLASSES = new Map<string, 'oidc-authorization' | 'oidc-token'>([
+  [`GET ${OIDC_ROUTES.authorization}`, 'oidc-authorization'],
+  [`POST ${OIDC_ROUTES.authorization}`, 'oidc-authorization'],
+  [`POST ${OIDC_ROUTES.token}`, 'oidc-token'],
+  [`POST ${OIDC_ROUTES.introspection}`, 'oidc-token'],
+  [`POST ${OIDC_ROUTES.revocation}`, 'oidc-token'],
+]);
+
 /** Scopes and the claims each releases (issue 25); `roles` releases the role as a list and `user_type`. */
 export const OIDC_CLAIMS = {
   auth_time: null,
@@ -91,6 +100,8 @@ export interface ProviderDeps {
   /** The consent remembered for a user and a third-party client. */
   consentGrant(accountId: string, clientId: string): Promise<string | null>;
   onEvent(event: string, ctx: unknown, detail: Record<string, unknown>): void;
+  /** Whether a client spent its budget of failed authentications (then even the right secret is refused). */
+  clientAuthBlocked(clientId: string): Promise<boolean>;
   /** Runs after a successful RP-initiated logout, inside the request: ends the Gatehouse session. */
   endGatehouseSession(req: IncomingMessage, res: ServerResponse): Promise<void>;
   renderLogout(form: string, clientName: string | null): string;
@@ -276,7 +287,8 @@ export function buildProvider(deps: ProviderDeps): Provider {
 
   const Client = provider.Client as { prototype: { clientSecret?: string; compareClientSecret(actual: string): Promise<boolean> | boolean } };
   // Secrets are stored hashed: the client's `clientSecret` is the hash, the presented secret is hashed and compared.
-  Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, actual: string) {
+  Client.prototype.compareClientSecret = async function (this: { clientId: string; clientSecret?: string }, actual: string) {
+    if (await deps.clientAuthBlocked(this.clientId)) return false;
     return secretMatches(actual, this.clientSecret);
   };
 
@@ -287,7 +299,7 @@ export function buildProvider(deps: ProviderDeps): Provider {
   provider.on('end_session.success', (ctx: { state: Record<string, unknown> }) => {
     ctx.state.gatehouseLogout = true;
   });
-  for (const event of ['grant.success', 'grant.error', 'authorization.success', 'authorization.error', 'grant.revoked', 'end_session.success']) {
+  for (const event of ['introspection.error', 'revocation.error', 'grant.success', 'grant.error', 'authorization.success', 'authorization.error', 'grant.revoked', 'end_session.success']) {
     provider.on(event, (ctx: unknown, detail: unknown) => deps.onEvent(event, ctx, { detail }));
   }
   return provider;

@@ -14,7 +14,7 @@ describe('OIDC clients, consent and several instances', () => {
 
   beforeAll(async () => {
     front = await startFront();
-    a = await startTestApp({ env: { PUBLIC_URL: front.url } });
+    a = await startTestApp({ env: { PUBLIC_URL: front.url, RATE_LIMIT_OIDC_CLIENT_AUTH: '3/1h' } });
     b = await startTestApp({ sharing: a });
     await front.target(Number(new URL(a.url).port));
     superadmin = (await makeSession(a, { user_type: 'superadmin' })).token;
@@ -140,6 +140,24 @@ describe('OIDC clients, consent and several instances', () => {
     const pending = await a.app.services.sessions.create(user.id, { status: 'pending_2fa' });
     const p = await start(config, await jarFor(pending.token));
     expect(new URL(p.final).pathname).toBe('/login');
+  });
+
+  it('failed client authentications spend a per-client budget: then even the right secret is refused, other clients are not', async () => {
+    const victim = await a.app.services.oidc.clients.add({ name: 'Victim', redirect_uris: [REDIRECT] });
+    const other = await a.app.services.oidc.clients.add({ name: 'Other', redirect_uris: [REDIRECT] });
+    const introspect = (id: string, secret: string) =>
+      fetch(`${front.url}/oidc/token/introspection`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` },
+        body: new URLSearchParams({ token: 'x' }),
+      });
+    expect((await introspect(victim.client.client_id, victim.client_secret!)).status).toBe(200);
+    for (let i = 0; i < 4; i++) expect((await introspect(victim.client.client_id, `wrong-${i}`)).status).toBe(401);
+    await expect.poll(async () => (await introspect(victim.client.client_id, victim.client_secret!)).status).toBe(401);
+    expect((await introspect(other.client.client_id, other.client_secret!)).status).toBe(200);
+    await expect
+      .poll(async () => (await a.app.services.audit.list({ types: ['oidc.client_auth_failed'] })).events.some((e) => e.details?.client_id === victim.client.client_id))
+      .toBe(true);
   });
 
   it('a two-factor session signs in with acr 2fa and amr mfa', async () => {
