@@ -289,9 +289,15 @@ export const CONFIG_KEYS = {
   RATE_LIMIT_SESSION: key('rateLimitSession', 'limits', rateLimit, 'Validation and current-user reads with a valid session, counted per session.', {
     default: '600/5m',
   }),
-  RATE_LIMIT_OIDC_AUTHORIZATION: key('rateLimitOidcAuthorization', 'limits', rateLimit, 'OpenID Connect authorization requests (/oidc/auth and the sign-in hand-off), per address.', {
-    default: '60/1m',
-  }),
+  RATE_LIMIT_OIDC_AUTHORIZATION: key(
+    'rateLimitOidcAuthorization',
+    'limits',
+    rateLimit,
+    'OpenID Connect authorization requests (/oidc/auth and the sign-in hand-off), per address.',
+    {
+      default: '60/1m',
+    },
+  ),
   RATE_LIMIT_OIDC_TOKEN: key('rateLimitOidcToken', 'limits', rateLimit, 'OpenID Connect token, introspection and revocation requests, per address.', {
     default: '300/5m',
   }),

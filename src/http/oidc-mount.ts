@@ -51,7 +51,10 @@ export function oidcRouter(app: AppContext): RequestHandler {
       );
     },
     renderLogout: (form, clientName) =>
-      page0('Sign out', `<h1>Sign out</h1><p>Sign out of ${esc(clientName ?? 'this application')} and ${esc(app.config.productName ?? 'Gatehouse')}?</p>${form}<button form="op.logoutForm" type="submit" name="logout" value="yes">Sign out</button><button form="op.logoutForm" type="submit">Stay signed in</button>`),
+      page0(
+        'Sign out',
+        `<h1>Sign out</h1><p>Sign out of ${esc(clientName ?? 'this application')} and ${esc(app.config.productName ?? 'Gatehouse')}?</p>${form}<button form="op.logoutForm" type="submit" name="logout" value="yes">Sign out</button><button form="op.logoutForm" type="submit">Stay signed in</button>`,
+      ),
     renderLoggedOut: (clientName) => page0('Signed out', `<h1>Signed out</h1><p>You have signed out${clientName ? ` of ${esc(clientName)}` : ''}.</p>`),
   };
   const provider = (force = false): Promise<Provider> => oidc.provider(glue, { force });
@@ -89,7 +92,11 @@ export function oidcRouter(app: AppContext): RequestHandler {
         if (!gh || tooOld(params, new Date(gh.session.created_at))) return toLogin();
         // prompt=login: the session the browser had when the request came is not a new sign-in; the
         // interaction keeps which one that was, and only a different (newer) session completes it.
-        if (String(params.prompt ?? '').split(' ').includes('login')) {
+        if (
+          String(params.prompt ?? '')
+            .split(' ')
+            .includes('login')
+        ) {
           const before = (details.result as { gatehouse_before?: string } | undefined)?.gatehouse_before;
           if (before === undefined || before === gh.session.id) {
             if (before === undefined) await p.interactionResult(req, res, { gatehouse_before: gh.session.id }, { mergeWithLastSubmission: false });
@@ -135,7 +142,12 @@ export function oidcRouter(app: AppContext): RequestHandler {
         );
         return;
       }
-      await p.interactionFinished(req, res, { error: 'access_denied', error_description: `Unsupported prompt ${prompt.name}` }, { mergeWithLastSubmission: false });
+      await p.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: `Unsupported prompt ${prompt.name}` },
+        { mergeWithLastSubmission: false },
+      );
     }),
   );
 

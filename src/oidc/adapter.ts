@@ -69,7 +69,9 @@ export function createDbAdapter(sequelize: Sequelize, model: string, clock: () =
     findByUserCode: (code) => read('user_code', code),
     findByUid: (uid) => read('uid', uid),
     async consume(id) {
-      await sequelize.query('UPDATE oidc_artefacts SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL', { replacements: [clock(), model, id] });
+      await sequelize.query('UPDATE oidc_artefacts SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL', {
+        replacements: [clock(), model, id],
+      });
     },
     async destroy(id) {
       await sequelize.query('DELETE FROM oidc_artefacts WHERE model = ? AND id = ?', { replacements: [model, id] });

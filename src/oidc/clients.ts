@@ -50,10 +50,14 @@ export function checkRedirectUri(value: string): string | null {
   return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol) ? null : 'must use https, loopback http or a reverse-domain private scheme';
 }
 
-const uri = z.string().trim().max(2000).superRefine((v, ctx) => {
-  const problem = checkRedirectUri(v);
-  if (problem) ctx.addIssue({ code: 'custom', message: `${v} ${problem}` });
-});
+const uri = z
+  .string()
+  .trim()
+  .max(2000)
+  .superRefine((v, ctx) => {
+    const problem = checkRedirectUri(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: `${v} ${problem}` });
+  });
 
 export const clientCreateSchema = z.strictObject({
   name: z.string().trim().min(1).max(200),
@@ -157,7 +161,12 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
             replacements: [
               clientId,
               v.name,
-              metadataOf({ redirect_uris: v.redirect_uris, post_logout_redirect_uris: v.post_logout_redirect_uris, token_endpoint_auth_method: method, grant_types: grantTypes }),
+              metadataOf({
+                redirect_uris: v.redirect_uris,
+                post_logout_redirect_uris: v.post_logout_redirect_uris,
+                token_endpoint_auth_method: method,
+                grant_types: grantTypes,
+              }),
               secret ? hashSecret(secret) : null,
               v.public,
               v.first_party,
@@ -166,7 +175,10 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
             ],
           },
         );
-        await audit.record({ type: 'oidc.client_created', details: { client_id: clientId, name: v.name, public: v.public, first_party: v.first_party } }, { tx });
+        await audit.record(
+          { type: 'oidc.client_created', details: { client_id: clientId, name: v.name, public: v.public, first_party: v.first_party } },
+          { tx },
+        );
       });
       return { client: await this.get(clientId), client_secret: secret };
     },
@@ -177,13 +189,16 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
       const next = {
         ...c,
         ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined)),
-      } as OidcClient;
+      };
       await sequelize.transaction(async (tx) => {
         await sequelize.query('UPDATE oidc_clients SET name = ?, metadata = ?, first_party = ?, updated_at = ? WHERE client_id = ?', {
           transaction: tx,
           replacements: [next.name, metadataOf(next), next.first_party, clock(), id],
         });
-        await audit.record({ type: 'oidc.client_updated', details: { client_id: id, fields: Object.keys(v).filter((k) => v[k as keyof typeof v] !== undefined) } }, { tx });
+        await audit.record(
+          { type: 'oidc.client_updated', details: { client_id: id, fields: Object.keys(v).filter((k) => v[k as keyof typeof v] !== undefined) } },
+          { tx },
+        );
       });
       deps.onChange?.(id);
       return this.get(id);
@@ -194,7 +209,10 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
       if (c.public) throw badRequest('A public client has no secret to rotate');
       const secret = newSecret();
       await sequelize.transaction(async (tx) => {
-        await sequelize.query('UPDATE oidc_clients SET secret_hash = ?, updated_at = ? WHERE client_id = ?', { transaction: tx, replacements: [hashSecret(secret), clock(), id] });
+        await sequelize.query('UPDATE oidc_clients SET secret_hash = ?, updated_at = ? WHERE client_id = ?', {
+          transaction: tx,
+          replacements: [hashSecret(secret), clock(), id],
+        });
         await audit.record({ type: 'oidc.client_secret_rotated', details: { client_id: id } }, { tx });
       });
       deps.onChange?.(id);

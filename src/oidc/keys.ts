@@ -44,7 +44,10 @@ function generate(alg: SigningAlg): PrivateJwk {
  */
 export function createKeyStore(deps: { sequelize: Sequelize; sealer: Sealer; clock: () => Date; retainSec: number }) {
   const { sequelize, sealer, clock } = deps;
-  const rows = () => sequelize.query<KeyRow>('SELECT kid, alg, private_sealed, created_at, signs_from FROM oidc_keys ORDER BY signs_from DESC, created_at DESC', { type: QueryTypes.SELECT });
+  const rows = () =>
+    sequelize.query<KeyRow>('SELECT kid, alg, private_sealed, created_at, signs_from FROM oidc_keys ORDER BY signs_from DESC, created_at DESC', {
+      type: QueryTypes.SELECT,
+    });
 
   async function insert(alg: SigningAlg, signsFrom: Date): Promise<string> {
     const jwk = generate(alg);

@@ -6,7 +6,7 @@
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
 
-  /* eslint-disable @typescript-eslint/no-explicit-any */
+  /* eslint-disable @typescript-eslint/no-explicit-any -- an untyped library: its objects are described as loosely as it checks them itself */
   export interface InteractionDetails {
     uid: string;
     iat?: number;
@@ -45,7 +45,17 @@ declare module 'oidc-provider' {
     use(middleware: (ctx: any, next: () => Promise<void>) => Promise<void>): void;
     on(event: string, listener: (...args: any[]) => void): this;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>;
-    interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, opts?: { mergeWithLastSubmission?: boolean }): Promise<void>;
-    interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, opts?: { mergeWithLastSubmission?: boolean }): Promise<string>;
+    interactionFinished(
+      req: IncomingMessage,
+      res: ServerResponse,
+      result: Record<string, unknown>,
+      opts?: { mergeWithLastSubmission?: boolean },
+    ): Promise<void>;
+    interactionResult(
+      req: IncomingMessage,
+      res: ServerResponse,
+      result: Record<string, unknown>,
+      opts?: { mergeWithLastSubmission?: boolean },
+    ): Promise<string>;
   }
 }

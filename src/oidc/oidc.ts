@@ -11,12 +11,13 @@ import { limitClassesOf, type LimitTableConfig } from '../limits/limit-classes.j
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { createSealer } from '../social/crypto.js';
 import { createCacheAdapter, createDbAdapter, pruneArtefacts, SHORT_LIVED, type OidcAdapter } from './adapter.js';
-import { createClientStore, type ClientStore } from './clients.js';
+import { createClientStore } from './clients.js';
 import { createKeyStore, type KeyStore } from './keys.js';
 import { buildProvider, MAX_SIGNED_TTL, type ProviderDeps } from './provider.js';
 
 export interface OidcDeps {
-  config: Pick<Config, 'oidcEnabled' | 'oidcKeyRotationGrace' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'trustProxy' | 'rateLimitsEnabled'> & LimitTableConfig;
+  config: Pick<Config, 'oidcEnabled' | 'oidcKeyRotationGrace' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'trustProxy' | 'rateLimitsEnabled'> &
+    LimitTableConfig;
   sequelize: Sequelize;
   cache: Cache;
   audit: AuditService;
@@ -31,7 +32,15 @@ export interface OidcDeps {
 export type OidcHttpGlue = Pick<ProviderDeps, 'gatehouseSession' | 'endGatehouseSession' | 'renderLogout' | 'renderLoggedOut'>;
 
 /** Audit events a change to a user's account writes that end every grant of theirs (refresh tokens included). */
-const REVOKING_EVENTS = new Set(['session.revoked', 'user.disabled', 'user.deleted', 'password.changed', 'password.reset', 'user.role_changed', 'email.changed']);
+const REVOKING_EVENTS = new Set([
+  'session.revoked',
+  'user.disabled',
+  'user.deleted',
+  'password.changed',
+  'password.reset',
+  'user.role_changed',
+  'email.changed',
+]);
 
 /** How often an instance looks for a key that was added or started signing. */
 const KEY_CHECK_MS = 10_000;
@@ -59,10 +68,10 @@ export function createOidc(deps: OidcDeps) {
   let pending: Promise<Provider> | null = null;
 
   async function revokeAccount(accountId: string, tx?: Transaction | null): Promise<void> {
-    await sequelize.query(
-      'DELETE FROM oidc_artefacts WHERE account_id = ? OR grant_id IN (SELECT id FROM oidc_artefacts WHERE model = ? AND account_id = ?)',
-      { replacements: [accountId, 'Grant', accountId], transaction: tx ?? undefined },
-    );
+    await sequelize.query('DELETE FROM oidc_artefacts WHERE account_id = ? OR grant_id IN (SELECT id FROM oidc_artefacts WHERE model = ? AND account_id = ?)', {
+      replacements: [accountId, 'Grant', accountId],
+      transaction: tx ?? undefined,
+    });
   }
 
   // A user's grants end with their sessions, in the same unit of work as the change that ended them.
@@ -74,7 +83,7 @@ export function createOidc(deps: OidcDeps) {
 
   return {
     enabled: config.oidcEnabled,
-    clients: clients as ClientStore,
+    clients: clients,
     keys: () => keyStore(),
     issuer: config.publicBaseUrl,
     secret: () => needSecret().secret,
@@ -143,7 +152,11 @@ export function createOidc(deps: OidcDeps) {
       if (!found) return false;
       await sequelize.transaction(async (tx) => {
         await sequelize.query("DELETE FROM oidc_artefacts WHERE model = 'Consent' AND id = ?", { replacements: [id], transaction: tx });
-        if (typeof found.grantId === 'string') await sequelize.query('DELETE FROM oidc_artefacts WHERE grant_id = ? OR (model = ? AND id = ?)', { replacements: [found.grantId, 'Grant', found.grantId], transaction: tx });
+        if (typeof found.grantId === 'string')
+          await sequelize.query('DELETE FROM oidc_artefacts WHERE grant_id = ? OR (model = ? AND id = ?)', {
+            replacements: [found.grantId, 'Grant', found.grantId],
+            transaction: tx,
+          });
         await deps.audit.record({ type: 'oidc.consent_revoked', userId: accountId, details: { client_id: clientId } }, { tx });
       });
       return true;
@@ -182,7 +195,9 @@ export function createOidc(deps: OidcDeps) {
   }
 
   function recordEvent(event: string, ctx: unknown, detail: Record<string, unknown>): void {
-    const oidc = (ctx as { oidc?: { client?: { clientId?: string }; session?: { accountId?: string }; account?: { accountId?: string }; params?: Record<string, unknown> } }).oidc;
+    const oidc = (
+      ctx as { oidc?: { client?: { clientId?: string }; session?: { accountId?: string }; account?: { accountId?: string }; params?: Record<string, unknown> } }
+    ).oidc;
     const clientId = oidc?.client?.clientId ?? null;
     const userId = oidc?.account?.accountId ?? oidc?.session?.accountId ?? null;
     const err = detail.detail as { error?: string; error_detail?: string; error_description?: string } | undefined;
@@ -201,7 +216,10 @@ export function createOidc(deps: OidcDeps) {
         } else if (err?.error === 'invalid_client') {
           const id = clientId ?? (typeof oidc?.params?.client_id === 'string' ? oidc.params.client_id : null);
           if (id) void clientAuthFailed(id);
-          deps.audit.recordLater({ type: 'oidc.client_auth_failed', outcome: 'failure', details: { client_id: id } }, { oncePer: { key: `oidc-client:${id}`, ms: 60_000 } });
+          deps.audit.recordLater(
+            { type: 'oidc.client_auth_failed', outcome: 'failure', details: { client_id: id } },
+            { oncePer: { key: `oidc-client:${id}`, ms: 60_000 } },
+          );
         }
         break;
       default:

@@ -231,10 +231,19 @@ export function buildProvider(deps: ProviderDeps): Provider {
       if (!user) return undefined;
       return { accountId: user.id, claims: async () => claimsOf(user) };
     },
-    async loadExistingGrant(ctx: { oidc: { client: { clientId: string }; session: { accountId?: string; grantIdFor(id: string): string | undefined }; result?: { consent?: { grantId?: string } }; provider: Provider } }) {
+    async loadExistingGrant(ctx: {
+      oidc: {
+        client: { clientId: string };
+        session: { accountId?: string; grantIdFor(id: string): string | undefined };
+        result?: { consent?: { grantId?: string } };
+        provider: Provider;
+      };
+    }) {
       const { client, session, result } = ctx.oidc;
       const grantId =
-        result?.consent?.grantId ?? session.grantIdFor(client.clientId) ?? (session.accountId ? await deps.consentGrant(session.accountId, client.clientId) : null);
+        result?.consent?.grantId ??
+        session.grantIdFor(client.clientId) ??
+        (session.accountId ? await deps.consentGrant(session.accountId, client.clientId) : null);
       if (!grantId) return undefined;
       const grant = await ctx.oidc.provider.Grant.find(grantId);
       // A grant of another user (a consent record outliving a session) is not this session's.
@@ -274,7 +283,13 @@ export function buildProvider(deps: ProviderDeps): Provider {
           if (url.protocol !== 'https:' && !(url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname))) {
             throw new Error('invalid resource');
           }
-          return { scope: 'profile email phone roles', audience: resource, accessTokenTTL: TTL.AccessToken, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+          return {
+            scope: 'profile email phone roles',
+            audience: resource,
+            accessTokenTTL: TTL.AccessToken,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
         },
       },
     },
@@ -292,14 +307,25 @@ export function buildProvider(deps: ProviderDeps): Provider {
     return secretMatches(actual, this.clientSecret);
   };
 
-  provider.use(async (ctx: { path: string; method: string; status: number; req: IncomingMessage; res: ServerResponse; state: Record<string, unknown> }, next) => {
-    await next();
-    if (ctx.state.gatehouseLogout) await deps.endGatehouseSession(ctx.req, ctx.res);
-  });
+  provider.use(
+    async (ctx: { path: string; method: string; status: number; req: IncomingMessage; res: ServerResponse; state: Record<string, unknown> }, next) => {
+      await next();
+      if (ctx.state.gatehouseLogout) await deps.endGatehouseSession(ctx.req, ctx.res);
+    },
+  );
   provider.on('end_session.success', (ctx: { state: Record<string, unknown> }) => {
     ctx.state.gatehouseLogout = true;
   });
-  for (const event of ['introspection.error', 'revocation.error', 'grant.success', 'grant.error', 'authorization.success', 'authorization.error', 'grant.revoked', 'end_session.success']) {
+  for (const event of [
+    'introspection.error',
+    'revocation.error',
+    'grant.success',
+    'grant.error',
+    'authorization.success',
+    'authorization.error',
+    'grant.revoked',
+    'end_session.success',
+  ]) {
     provider.on(event, (ctx: unknown, detail: unknown) => deps.onEvent(event, ctx, { detail }));
   }
   return provider;

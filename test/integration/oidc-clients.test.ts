@@ -25,7 +25,8 @@ describe('OIDC clients, consent and several instances', () => {
     await front?.close();
   });
 
-  const rp = (id: string, secret: string) => oc.discovery(new URL(front.url), id, undefined, oc.ClientSecretBasic(secret), { execute: [oc.allowInsecureRequests] });
+  const rp = (id: string, secret: string) =>
+    oc.discovery(new URL(front.url), id, undefined, oc.ClientSecretBasic(secret), { execute: [oc.allowInsecureRequests] });
   async function jarFor(token: string) {
     const jar = createJar();
     jar.cookies.set('session_id', token);
@@ -44,7 +45,10 @@ describe('OIDC clients, consent and several instances', () => {
   }
 
   it('the admin API registers, shows, updates, rotates and removes clients (superadmin only), each change audited', async () => {
-    const created = await a.request('POST', '/auth/admin/oidc/clients', { session: superadmin, body: { name: 'Wiki', redirect_uris: ['https://wiki.example.test/cb'] } });
+    const created = await a.request('POST', '/auth/admin/oidc/clients', {
+      session: superadmin,
+      body: { name: 'Wiki', redirect_uris: ['https://wiki.example.test/cb'] },
+    });
     expect(created.status).toBe(200);
     const id = created.body.data.client.client_id as string;
     expect(created.body.data.client_secret).toMatch(/^[\w-]{43}$/);
@@ -71,7 +75,10 @@ describe('OIDC clients, consent and several instances', () => {
       expect(r.status, uri).toBe(400);
       expect(r.body).toMatchObject({ success: false, code: 'VALIDATION_ERROR' });
     }
-    const r = await a.request('POST', '/auth/admin/oidc/clients', { session: superadmin, body: { name: 'SPA', redirect_uris: [REDIRECT], public: true, token_endpoint_auth_method: 'client_secret_post' } });
+    const r = await a.request('POST', '/auth/admin/oidc/clients', {
+      session: superadmin,
+      body: { name: 'SPA', redirect_uris: [REDIRECT], public: true, token_endpoint_auth_method: 'client_secret_post' },
+    });
     expect(r.status).toBe(400);
     expect((await a.app.services.oidc.clients.list()).some((c) => c.name === 'Bad')).toBe(false);
   });
@@ -102,7 +109,11 @@ describe('OIDC clients, consent and several instances', () => {
     const action = /action="([^"]+)"/.exec(html)![1];
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1];
     // A forged form (wrong token) is refused.
-    const forged = await jar.fetch(new URL(action, front.url).toString(), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=nope&decision=allow' });
+    const forged = await jar.fetch(new URL(action, front.url).toString(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'csrf=nope&decision=allow',
+    });
     expect(forged.status).toBe(403);
     const allowed = await jar.fetch(new URL(action, front.url).toString(), {
       method: 'POST',
@@ -156,7 +167,9 @@ describe('OIDC clients, consent and several instances', () => {
     await expect.poll(async () => (await introspect(victim.client.client_id, victim.client_secret!)).status).toBe(401);
     expect((await introspect(other.client.client_id, other.client_secret!)).status).toBe(200);
     await expect
-      .poll(async () => (await a.app.services.audit.list({ types: ['oidc.client_auth_failed'] })).events.some((e) => e.details?.client_id === victim.client.client_id))
+      .poll(async () =>
+        (await a.app.services.audit.list({ types: ['oidc.client_auth_failed'] })).events.some((e) => e.details?.client_id === victim.client.client_id),
+      )
       .toBe(true);
   });
 

@@ -35,7 +35,11 @@ describe('Gatehouse as an OpenID provider', () => {
   async function signedIn(values: Parameters<typeof makeUser>[1] = {}) {
     const user = await makeUser(t, values);
     const jar = createJar();
-    const res = await jar.fetch(`${issuer}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: user.email, password: DEFAULT_PASSWORD }) });
+    const res = await jar.fetch(`${issuer}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: user.email, password: DEFAULT_PASSWORD }),
+    });
     expect(res.status).toBe(200);
     expect(jar.cookies.has('session_id')).toBe(true);
     return { user, jar };
@@ -66,7 +70,8 @@ describe('Gatehouse as an OpenID provider', () => {
     expect(d.code_challenge_methods_supported).toEqual(['S256']);
     expect(d.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256']));
     expect(d.id_token_signing_alg_values_supported).not.toContain('none');
-    for (const k of ['token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'revocation_endpoint', 'introspection_endpoint', 'end_session_endpoint']) expect(d[k]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oidc\//);
+    for (const k of ['token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'revocation_endpoint', 'introspection_endpoint', 'end_session_endpoint'])
+      expect(d[k]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oidc\//);
     const jwks = (await (await fetch(d.jwks_uri)).json()) as { keys: { alg: string }[] };
     expect(jwks.keys.map((k: { alg: string }) => k.alg).sort()).toEqual(['ES256', 'RS256']);
     expect(JSON.stringify(jwks)).not.toMatch(/"d":/);
@@ -77,7 +82,7 @@ describe('Gatehouse as an OpenID provider', () => {
     const config = await rpConfig(confidential.id, confidential.secret);
     const { final, verifier, state } = await authorize(config, jar);
     expect(final.startsWith(REDIRECT), final).toBe(true);
-    expect(new URL(final).searchParams.get("code"), final).toBeTruthy();
+    expect(new URL(final).searchParams.get('code'), final).toBeTruthy();
     const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
     const claims = tokens.claims()!;
     expect(claims.sub).toBe(user.id);
@@ -95,9 +100,7 @@ describe('Gatehouse as an OpenID provider', () => {
     // The rotated-out token again: refused, and the whole grant goes with it.
     await expect(oc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
     await expect(oc.refreshTokenGrant(config, r1.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
-    await expect
-      .poll(async () => (await t.app.services.audit.list({ types: ['oidc.refresh_reuse_detected'] } as never)).events.length)
-      .toBeGreaterThan(0);
+    await expect.poll(async () => (await t.app.services.audit.list({ types: ['oidc.refresh_reuse_detected'] } as never)).events.length).toBeGreaterThan(0);
   });
 
   it('revoking the user’s sessions makes the next refresh fail', async () => {
@@ -123,7 +126,9 @@ describe('Gatehouse as an OpenID provider', () => {
     const { final, verifier, state } = await authorize(config, jar);
     const code = new URL(final).searchParams.get('code')!;
     // Wrong verifier.
-    await expect(oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: oc.randomPKCECodeVerifier(), expectedState: state })).rejects.toMatchObject({
+    await expect(
+      oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: oc.randomPKCECodeVerifier(), expectedState: state }),
+    ).rejects.toMatchObject({
       error: 'invalid_grant',
     });
     // A secret for a public client.
@@ -139,7 +144,12 @@ describe('Gatehouse as an OpenID provider', () => {
   it('refuses a wrong redirect URI, a replayed code and a wrong client secret', async () => {
     const { jar } = await signedIn();
     const config = await rpConfig(confidential.id, confidential.secret);
-    const bad = oc.buildAuthorizationUrl(config, { redirect_uri: 'http://localhost:9999/other', scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' });
+    const bad = oc.buildAuthorizationUrl(config, {
+      redirect_uri: 'http://localhost:9999/other',
+      scope: 'openid',
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
+    });
     const res = await jar.fetch(bad.toString());
     // Never redirected to an unregistered URI: the error is answered here.
     expect(res.status).toBe(400);
@@ -147,11 +157,15 @@ describe('Gatehouse as an OpenID provider', () => {
 
     const { final, verifier, state } = await authorize(config, jar);
     await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
-    await expect(oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
 
     const wrong = await rpConfig(confidential.id, 'not-the-secret');
     const again = await authorize(wrong, jar);
-    await expect(oc.authorizationCodeGrant(wrong, new URL(again.final), { pkceCodeVerifier: again.verifier, expectedState: again.state })).rejects.toMatchObject({
+    await expect(
+      oc.authorizationCodeGrant(wrong, new URL(again.final), { pkceCodeVerifier: again.verifier, expectedState: again.state }),
+    ).rejects.toMatchObject({
       status: 401,
     });
   });
@@ -160,7 +174,12 @@ describe('Gatehouse as an OpenID provider', () => {
     const { user, jar } = await signedIn();
     const config = await rpConfig(confidential.id, confidential.secret);
     const { final, verifier, state } = await authorize(config, jar, { resource: 'https://api.example.test' });
-    const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state }, { resource: 'https://api.example.test' });
+    const tokens = await oc.authorizationCodeGrant(
+      config,
+      new URL(final),
+      { pkceCodeVerifier: verifier, expectedState: state },
+      { resource: 'https://api.example.test' },
+    );
     const jwks = createRemoteJWKSet(new URL(`${issuer}/oidc/jwks`));
     const { payload, protectedHeader } = await jwtVerify(tokens.access_token, jwks, { issuer, audience: 'https://api.example.test', typ: 'at+jwt' });
     expect(protectedHeader.typ).toBe('at+jwt');
@@ -174,7 +193,10 @@ describe('Gatehouse as an OpenID provider', () => {
     for (const token of [tampered, none]) {
       const r = await fetch(`${issuer}/oidc/token/introspection`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${confidential.id}:${confidential.secret}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${confidential.id}:${confidential.secret}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ token }),
       });
       // oidc-provider never introspects a structured token (a resource server verifies it offline): never "active".

@@ -29,13 +29,20 @@ export const oidcCheck: Check = {
       await store.ensure();
       await store.load();
     } catch (err) {
-      return fail(`signing keys: ${(err as Error).message}`, 'the server secret (COOKIE_SECRET) changed? restore it, or delete the oidc_keys rows and restart (clients must refetch the JWKS)');
+      return fail(
+        `signing keys: ${(err as Error).message}`,
+        'the server secret (COOKIE_SECRET) changed? restore it, or delete the oidc_keys rows and restart (clients must refetch the JWKS)',
+      );
     }
     const issuer = new URL(oidc.issuer);
     const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(issuer.hostname);
     if (clients.length && issuer.protocol !== 'https:' && !loopback) {
       return warn(`issuer ${oidc.issuer} is not https`, 'set PUBLIC_URL to the https address your apps reach Gatehouse at');
     }
-    return ok(clients.length ? `${clients.length} client${clients.length === 1 ? '' : 's'}, keys ready, issuer ${oidc.issuer}` : 'no client registered (gatehouse oidc client add)');
+    return ok(
+      clients.length
+        ? `${clients.length} client${clients.length === 1 ? '' : 's'}, keys ready, issuer ${oidc.issuer}`
+        : 'no client registered (gatehouse oidc client add)',
+    );
   },
 };

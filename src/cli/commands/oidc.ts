@@ -64,22 +64,27 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--first-party', 'your own app: no consent page')
     .option('--token-auth <method>', 'how a confidential client sends its secret: basic (default) or post')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { name: string; redirectUri: string[]; postLogoutRedirectUri: string[]; public?: boolean; firstParty?: boolean; tokenAuth?: string }, cmd: Command) => {
-      if (opts.redirectUri.length === 0) throw new UsageError('--redirect-uri is required (at least one)');
-      const input = {
-        name: opts.name,
-        redirect_uris: opts.redirectUri,
-        post_logout_redirect_uris: opts.postLogoutRedirectUri,
-        public: Boolean(opts.public),
-        first_party: Boolean(opts.firstParty),
-        token_endpoint_auth_method: authMethod(opts.tokenAuth),
-      };
-      const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.add(input));
-      ui.print(`registered ${value.client.client_id} (${value.client.name})`);
-      if (value.client_secret) ui.print(`client_secret (shown once; only a hash is kept): ${value.client_secret}`);
-      ui.print(`issuer: ${loadCliConfig(cmd).publicBaseUrl}`);
-      ui.result({ success: true, client_id: value.client.client_id, client_secret: value.client_secret, client: value.client });
-    });
+    .action(
+      async (
+        opts: { name: string; redirectUri: string[]; postLogoutRedirectUri: string[]; public?: boolean; firstParty?: boolean; tokenAuth?: string },
+        cmd: Command,
+      ) => {
+        if (opts.redirectUri.length === 0) throw new UsageError('--redirect-uri is required (at least one)');
+        const input = {
+          name: opts.name,
+          redirect_uris: opts.redirectUri,
+          post_logout_redirect_uris: opts.postLogoutRedirectUri,
+          public: Boolean(opts.public),
+          first_party: Boolean(opts.firstParty),
+          token_endpoint_auth_method: authMethod(opts.tokenAuth),
+        };
+        const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.add(input));
+        ui.print(`registered ${value.client.client_id} (${value.client.name})`);
+        if (value.client_secret) ui.print(`client_secret (shown once; only a hash is kept): ${value.client_secret}`);
+        ui.print(`issuer: ${loadCliConfig(cmd).publicBaseUrl}`);
+        ui.result({ success: true, client_id: value.client.client_id, client_secret: value.client_secret, client: value.client });
+      },
+    );
 
   client
     .command('list')
@@ -112,19 +117,25 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--no-first-party', 'ask for consent again')
     .option('--token-auth <method>', 'basic or post')
     .option('--json', 'print the result as JSON')
-    .action(async (id: string, opts: { name?: string; redirectUri?: string[]; postLogoutRedirectUri?: string[]; firstParty?: boolean; tokenAuth?: string }, cmd: Command) => {
-      const firstPartyGiven = cmd.getOptionValueSource('firstParty') === 'cli';
-      const input = {
-        name: opts.name,
-        redirect_uris: opts.redirectUri,
-        post_logout_redirect_uris: opts.postLogoutRedirectUri,
-        first_party: firstPartyGiven ? opts.firstParty : undefined,
-        token_endpoint_auth_method: authMethod(opts.tokenAuth),
-      };
-      const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.update(id, input));
-      ui.print(describe(value));
-      ui.result({ success: true, client: value });
-    });
+    .action(
+      async (
+        id: string,
+        opts: { name?: string; redirectUri?: string[]; postLogoutRedirectUri?: string[]; firstParty?: boolean; tokenAuth?: string },
+        cmd: Command,
+      ) => {
+        const firstPartyGiven = cmd.getOptionValueSource('firstParty') === 'cli';
+        const input = {
+          name: opts.name,
+          redirect_uris: opts.redirectUri,
+          post_logout_redirect_uris: opts.postLogoutRedirectUri,
+          first_party: firstPartyGiven ? opts.firstParty : undefined,
+          token_endpoint_auth_method: authMethod(opts.tokenAuth),
+        };
+        const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.update(id, input));
+        ui.print(describe(value));
+        ui.result({ success: true, client: value });
+      },
+    );
 
   client
     .command('rotate-secret <client_id>')
@@ -161,7 +172,9 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     });
   keys
     .command('rotate')
-    .description('Publish new keys now; they sign after the grace period (OIDC_KEY_ROTATION_GRACE, default 1d); the old ones stay published until their tokens expire')
+    .description(
+      'Publish new keys now; they sign after the grace period (OIDC_KEY_ROTATION_GRACE, default 1d); the old ones stay published until their tokens expire',
+    )
     .option('--grace <duration>', 'override the grace period (0, 90s, 15m, 1h, 1d)')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { grace?: string }, cmd: Command) => {
