@@ -103,16 +103,27 @@ describe('Gatehouse as an OpenID provider', () => {
     await expect.poll(async () => (await t.app.services.audit.list({ types: ['oidc.refresh_reuse_detected'] } as never)).events.length).toBeGreaterThan(0);
   });
 
-  it('revoking the user’s sessions makes the next refresh fail', async () => {
-    const { user, jar } = await signedIn();
+  it('revoking the user’s sessions in the admin API, or disabling the user, makes the next refresh fail', async () => {
+    const admin = await signedIn({ user_type: 'superadmin' });
+    const adminToken = admin.jar.cookies.get('session_id')!;
     const config = await rpConfig(confidential.id, confidential.secret);
-    const { final, verifier, state } = await authorize(config, jar);
-    const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
-    await t.app.sequelize.transaction(async (tx) => {
-      const n = await t.app.services.sessions.revokeAllForUser(user.id, undefined, { tx });
-      await t.app.services.audit.record({ type: 'session.revoked', userId: user.id, details: { count: n } }, { tx });
-    });
-    await expect(oc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    const grantFor = async (jar: ReturnType<typeof createJar>) => {
+      const { final, verifier, state } = await authorize(config, jar);
+      return oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+    };
+    const one = await signedIn();
+    const t1 = await grantFor(one.jar);
+    const revoked = await t.request('DELETE', `/auth/admin/users/${one.user.id}/sessions`, { session: adminToken });
+    expect(revoked.status).toBe(200);
+    await expect(oc.refreshTokenGrant(config, t1.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+
+    const two = await signedIn();
+    const t2 = await grantFor(two.jar);
+    // Still fine before the change.
+    const fresh = await oc.refreshTokenGrant(config, t2.refresh_token!);
+    const disabled = await t.request('PUT', `/auth/admin/users/${two.user.id}`, { session: adminToken, body: { disabled: true } });
+    expect(disabled.status, disabled.text).toBe(200);
+    await expect(oc.refreshTokenGrant(config, fresh.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
   it('a public client must use PKCE and cannot authenticate with a secret; the code is single-use', async () => {
