@@ -23,6 +23,17 @@ function page(res: ServerResponse, title: string, body: string, status = 200): v
   );
 }
 
+/**
+ * RFC 8176 `amr` values for how a session signed in: its first factor from the sign-in seam's method
+ * (`pwd` for a password and for sessions from before the method was recorded, `hwk` for a passkey, `otp` for
+ * an emailed code or link, `fed` for a social provider), then `otp` and `mfa` when a second factor was passed.
+ */
+export function amrOf(method: string | null, twoFactor: boolean): string[] {
+  const first = method === 'passkey' ? 'hwk' : method === 'token-login' ? 'otp' : method?.startsWith('social:') ? 'fed' : 'pwd';
+  if (!twoFactor) return [first];
+  return [...new Set([first, 'otp', 'mfa'])];
+}
+
 /** The HTTP side of the OpenID provider: its endpoints (oidc-provider's Koa app), the sign-in hand-off and the consent page. */
 export function oidcRouter(app: AppContext): RequestHandler {
   const oidc = app.services.oidc;
@@ -104,6 +115,7 @@ export function oidcRouter(app: AppContext): RequestHandler {
           }
         }
         const mfa = Boolean(gh.session.two_factor_verified);
+        const amr = amrOf(gh.session.sign_in_method ?? null, mfa);
         await p.interactionFinished(
           req,
           res,
@@ -112,7 +124,7 @@ export function oidcRouter(app: AppContext): RequestHandler {
               accountId: gh.userId,
               ts: Math.floor(new Date(gh.session.created_at).getTime() / 1000),
               acr: mfa ? ACR_2FA : ACR_1FA,
-              amr: mfa ? ['pwd', 'otp', 'mfa'] : ['pwd'],
+              amr,
               remember: true,
             },
           },

@@ -86,7 +86,9 @@ describe('Gatehouse as an OpenID provider', () => {
     const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
     const claims = tokens.claims()!;
     expect(claims.sub).toBe(user.id);
+    // Signed in with a password through POST /auth/login: the session recorded it.
     expect(claims.amr, JSON.stringify(claims)).toEqual(['pwd']);
+    expect(claims.acr).toBe('urn:gatehouse:acr:1fa');
     const jwks = createRemoteJWKSet(new URL(`${issuer}/oidc/jwks`));
     const { payload } = await jwtVerify(tokens.id_token!, jwks, { issuer, audience: confidential.id });
     expect(payload.sub).toBe(user.id);
