@@ -9,13 +9,20 @@ import { parseCookies, SESSION_COOKIE } from './request-context.js';
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-/** A small server-rendered page with a strict CSP: no script at all, styles by nonce, forms to this origin only. */
-function page(res: ServerResponse, title: string, body: string, status = 200): void {
+/**
+ * A small server-rendered page with a strict CSP: no script at all, styles by nonce, forms to this origin
+ * (and `formTargets`: browsers apply form-action to the redirects after a submission, so the consent form
+ * names the client's redirect origin, where the provider sends the browser next).
+ */
+function page(res: ServerResponse, title: string, body: string, status = 200, formTargets: string[] = []): void {
   const nonce = randomBytes(16).toString('base64');
   res.statusCode = status;
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('Content-Security-Policy', `default-src 'none'; style-src 'nonce-${nonce}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`);
+  res.setHeader(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'nonce-${nonce}'; form-action 'self'${formTargets.map((o) => ` ${o}`).join('')}; frame-ancestors 'none'; base-uri 'none'`,
+  );
   res.end(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>` +
       `<style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}button{padding:.5rem 1rem;margin-right:.5rem}</style></head>` +
@@ -151,6 +158,8 @@ export function oidcRouter(app: AppContext): RequestHandler {
           'Allow access',
           `<h1>Allow access?</h1><p><strong>${esc(client.clientName ?? client.clientId)}</strong> asks to use your account: <code>${esc(scope)}</code>.</p>` +
             `<form method="post" action="${returnTo}/confirm"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny">Deny</button></form>`,
+          200,
+          [new URL(String(params.redirect_uri)).origin],
         );
         return;
       }

@@ -104,6 +104,7 @@ describe('OIDC clients, consent and several instances', () => {
     const first = await start(config, jar);
     expect(first.res.status).toBe(200);
     expect(first.res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    expect(first.res.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:9999;");
     const html = await first.res.text();
     expect(html).toContain('Forum &lt;b&gt;');
     const action = /action="([^"]+)"/.exec(html)![1];
