@@ -99,7 +99,7 @@ export function createOidc(deps: OidcDeps) {
           const set = await store.load();
           checkedAt = Date.now();
           if (built && built.fingerprint === set.fingerprint) return built.provider;
-          const provider = buildProvider({
+          const provider = await buildProvider({
             ...glue,
             issuer: config.publicBaseUrl,
             keys: set.keys,

@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Provider, { interactionPolicy } from 'oidc-provider';
+import type Provider from 'oidc-provider';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import type { OidcAdapter } from './adapter.js';
 import { secretMatches, type ClientStore } from './clients.js';
@@ -126,7 +126,10 @@ export function checkInteractionCsrf(secret: string, uid: string, token: unknown
  * refresh tokens rotated (reuse revokes the grant), client credentials, userinfo, JWKS, revocation,
  * introspection, RP-initiated logout; JWT access tokens (RFC 9068) for a resource indicator.
  */
-export function buildProvider(deps: ProviderDeps): Provider {
+export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
+  // Loaded on first use, not with the app: oidc-provider prints a warning on Node 20 (the quick test tier),
+  // which every CLI command would otherwise show; the shipped runtime (Node 24) is quiet.
+  const { default: ProviderClass, interactionPolicy } = await import('oidc-provider');
   const { Check } = interactionPolicy;
   const policy = interactionPolicy.base();
   // The provider's own session follows Gatehouse's: no Gatehouse session (signed out, revoked, another
@@ -200,7 +203,7 @@ export function buildProvider(deps: ProviderDeps): Provider {
     };
   }
 
-  const provider = new Provider(deps.issuer, {
+  const provider = new ProviderClass(deps.issuer, {
     adapter: Adapter,
     clients: [],
     jwks: { keys: deps.keys },
