@@ -14,6 +14,7 @@ import { createSettingsRepository, type SettingsRepository } from './data/reposi
 import { createAuditRepository, type AuditRepository } from './data/repositories/audit-repository.js';
 import { createAuditService, type AuditService } from './audit/audit-service.js';
 import { createWebhooks } from './webhooks/webhooks.js';
+import { createOidc, type OidcService } from './oidc/oidc.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
 import { createDeferredWork } from './services/deferred-work.js';
 import { createSecurityNotices } from './audit/security-notices.js';
@@ -60,6 +61,8 @@ export interface Services {
   audit: AuditService;
   /** Signed webhooks (src/webhooks): endpoints, the outbox written with each event, the delivery worker. */
   webhooks: WebhookService;
+  /** Gatehouse as an OpenID provider (src/oidc, docs/oidc.md): clients, keys, the provider. */
+  oidc: OidcService;
 }
 
 /** Everything a request, a job or a CLI command needs, wired once. */
@@ -263,9 +266,11 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock: opts.clock, dbHealth });
     // The worker (started by serve) stops before the database closes; its requests in flight are aborted.
     closers.unshift(closer('webhook worker', () => webhooks.stopWorker(2_000)));
+    const oidc = createOidc({ config, sequelize, cache, audit, users: repos.users, logger, limiter, clock: opts.clock });
     const services: Services = {
       audit,
       webhooks,
+      oidc,
       sessions,
       passwords,
       users,

@@ -29,5 +29,7 @@ export async function applyMigrations(app: AppContext, ui: Ui, opts: { atomic?: 
   });
   // Installed modules' state lives in tables a migration may just have created.
   await app.modules.reload();
+  // The OpenID provider's signing keys, made at init and at the upgrade that adds its tables (else on first use).
+  await app.services.oidc.ensureKeys();
   return applied;
 }

@@ -302,6 +302,25 @@ export const CONFIG_KEYS = {
   RATE_LIMIT_SESSION: key('rateLimitSession', 'limits', rateLimit, 'Validation and current-user reads with a valid session, counted per session.', {
     default: '600/5m',
   }),
+  RATE_LIMIT_OIDC_AUTHORIZATION: key(
+    'rateLimitOidcAuthorization',
+    'limits',
+    rateLimit,
+    'OpenID Connect authorization requests (/oidc/auth and the sign-in hand-off), per address.',
+    {
+      default: '60/1m',
+    },
+  ),
+  RATE_LIMIT_OIDC_TOKEN: key('rateLimitOidcToken', 'limits', rateLimit, 'OpenID Connect token, introspection and revocation requests, per address.', {
+    default: '300/5m',
+  }),
+  RATE_LIMIT_OIDC_CLIENT_AUTH: key(
+    'rateLimitOidcClientAuth',
+    'limits',
+    rateLimit,
+    'Failed client authentications per OpenID Connect client; when spent, the client is refused (even with the right secret) until the window ends.',
+    { default: '20/10m' },
+  ),
   RATE_LIMITS_ENABLED: key('rateLimitsEnabled', 'limits', bool, 'Enforce rate limits (switch off only for benchmarks).', { default: true }),
   // Webhooks (src/webhooks, docs/webhooks.md)
   WEBHOOK_RETRY_SCHEDULE: key(
@@ -321,6 +340,20 @@ export const CONFIG_KEYS = {
     bool,
     'Allow webhook URLs that resolve to loopback, private, link-local, CGNAT, metadata, unspecified or multicast addresses (for local receivers in development and tests).',
     { default: false },
+  ),
+  OIDC_ENABLED: key(
+    'oidcEnabled',
+    'oidc',
+    bool,
+    'Serve the OpenID Connect provider (discovery, /oidc/*; docs/oidc.md). With no client registered nothing can use it.',
+    { default: true },
+  ),
+  OIDC_KEY_ROTATION_GRACE: key(
+    'oidcKeyRotationGrace',
+    'oidc',
+    duration(0, 30 * 86400),
+    'How long a key made by `gatehouse oidc keys rotate` is published before it signs (relying parties refresh their JWKS cache).',
+    { default: '1d' },
   ),
 } satisfies Record<string, KeyDef>;
 

@@ -18,6 +18,7 @@ import { methodNotAllowed } from './middleware/method-not-allowed.js';
 import { countRequests } from '../metrics/http-metrics.js';
 import { docsPage } from './openapi/docs-page.js';
 import { createWebLayer, WEB_ROUTE_LIMITS } from '../web/web-router.js';
+import { oidcRouter } from './oidc-mount.js';
 
 /** Builds the express app (no listen). */
 export function createApp(app: AppContext): Express {
@@ -63,6 +64,8 @@ export function createApp(app: AppContext): Express {
   // The hosted pages' form posts count in their API twins' classes (src/web).
   const limits = createRateLimitLayers(app, [...coreRoutes, ...WEB_ROUTE_LIMITS]);
   front.push(limits.preflight, cors(config.corsOrigins), limits.gate);
+  // The OpenID provider reads its own (form) bodies: it goes before the JSON parser.
+  front.push(oidcRouter(app));
   front.push(jsonBody(config.bodyLimit));
   const [exactRoutes, routedRoutes] = createCoreRouter(coreRoutes.map((def) => ({ method: def.method, path: def.path, handlers: toHandlers(def, app) })));
   // Parameter-free core routes are answered from here; none of them lies under the pictures path.

@@ -1,3 +1,4 @@
+import type { OidcService } from '../oidc/oidc.js';
 import type { AuditService } from '../audit/audit-service.js';
 import type { Config } from '../config/schema.js';
 import type { SystemModels } from '../data/models/system.models.js';
@@ -13,6 +14,7 @@ export interface JobDeps {
     sessions: Pick<SessionService, 'pruneExpired'>;
     audit: Pick<AuditService, 'prune'>;
     webhooks: Pick<WebhookService, 'pruneWebhookLog'>;
+    oidc: Pick<OidcService, 'prune'>;
   };
   models: Pick<SystemModels, 'JobRun'>;
   repos: { authTokens: Pick<AuthTokenRepository, 'deleteSpent'> };
@@ -40,7 +42,9 @@ export const tokenCleanupJob: JobDef = {
   async run(app) {
     const tokens = await app.repos.authTokens.deleteSpent(new Date());
     const runs = await pruneRuns(app);
-    return `${tokens} tokens and ${runs} job records deleted`;
+    // The OpenID provider's expired artefacts (codes, tokens, grants, interactions) go with them.
+    await app.services.oidc.prune();
+    return `${tokens} tokens and ${runs} job records deleted, expired OIDC artefacts pruned`;
   },
 };
 

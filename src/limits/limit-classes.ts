@@ -29,6 +29,9 @@ export const CORE_LIMIT_CLASSES = {
   bridge: 'rateLimitBridge',
   'bridge-invalid': 'rateLimitBridgeInvalid',
   session: 'rateLimitSession',
+  'oidc-authorization': 'rateLimitOidcAuthorization',
+  'oidc-token': 'rateLimitOidcToken',
+  'oidc-client-auth': 'rateLimitOidcClientAuth',
 } as const satisfies Record<string, RuleSetting>;
 
 export type CoreLimitClass = keyof typeof CORE_LIMIT_CLASSES;

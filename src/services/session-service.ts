@@ -47,6 +47,8 @@ export interface CreateSessionInput {
   status?: SessionStatus;
   /** A full session whose sign-in itself proved two factors (a user-verified passkey): `two_factor_verified` from the start. */
   twoFactors?: boolean;
+  /** How the user signed in (the sign-in seam's method), for the OpenID provider's `amr`. */
+  signInMethod?: string | null;
 }
 
 /** Thrown for an unknown or revoked session; the message is one the clients match on. */
@@ -107,6 +109,7 @@ export function createSessionService(deps: SessionServiceDeps) {
           user_device: describeDevice(input.userAgent),
           device_id: input.deviceId?.slice(0, 128) ?? null,
           two_factor_verified: status === 'active' && input.twoFactors === true,
+          sign_in_method: input.signInMethod?.slice(0, 40) ?? null,
           created_at: now,
           last_used_at: now,
           expires_at: new Date(now.getTime() + ttl * 1000),

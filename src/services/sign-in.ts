@@ -94,7 +94,7 @@ export function createSignIn(deps: SignInDeps) {
     if (!pending) {
       // The full session and its sign_in.succeeded commit together: no session without its event.
       const { token, session } = await deps.transaction(async (tx) => {
-        const opened = await deps.sessions.create(user.id, { ...input, status: 'active', twoFactors }, { tx });
+        const opened = await deps.sessions.create(user.id, { ...input, status: 'active', twoFactors, signInMethod: method }, { tx });
         await deps.audit.record(signInSucceeded(user, method, opened.session, proved), { tx });
         return opened;
       });
@@ -102,7 +102,7 @@ export function createSignIn(deps: SignInDeps) {
       return { status: 'active', user, token, session, methods: [] };
     }
     // A pending session is no sign-in yet: its event is written when the second factor makes it full.
-    const { token, session } = await deps.sessions.create(user.id, { ...input, status: 'pending_2fa' });
+    const { token, session } = await deps.sessions.create(user.id, { ...input, status: 'pending_2fa', signInMethod: method });
     // The provider sees the pending session it is asked about; refused or failing, that session goes.
     let decided: TwoFactorMethodsPayload;
     try {

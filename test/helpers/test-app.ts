@@ -35,6 +35,9 @@ export const TEST_ENV: Record<string, string> = {
   RATE_LIMIT_BRIDGE_INVALID: '100000/1m',
   RATE_LIMIT_SESSION: '100000/1m',
   RATE_LIMIT_TWO_FACTOR: '100000/1m',
+  RATE_LIMIT_OIDC_AUTHORIZATION: '100000/1m',
+  RATE_LIMIT_OIDC_TOKEN: '100000/1m',
+  RATE_LIMIT_OIDC_CLIENT_AUTH: '100000/1m',
 };
 
 export interface TestResponse<T = any> {

@@ -216,6 +216,9 @@ describe('route classes', () => {
     session: 1012,
     'module:two-factor:two-factor': 1013,
     'module:passkeys:passkeys': 1014,
+    'oidc-authorization': 1015,
+    'oidc-token': 1016,
+    'oidc-client-auth': 1017,
   };
   /** Where a request without session or bridge secret lands on a route with a classifier. */
   const anonymousClass = (limit: RouteLimit | undefined): RateLimitClass =>
@@ -244,6 +247,9 @@ describe('route classes', () => {
         RATE_LIMIT_SESSION: '1012/1h',
         RATE_LIMIT_TWO_FACTOR: '1013/1h',
         RATE_LIMIT_PASSKEYS: '1014/1h',
+        RATE_LIMIT_OIDC_AUTHORIZATION: '1015/1h',
+        RATE_LIMIT_OIDC_TOKEN: '1016/1h',
+        RATE_LIMIT_OIDC_CLIENT_AUTH: '1017/1h',
         // On (no provider: nothing calls out), so the social routes answer rather than 503 "off".
         SOCIAL_LOGIN: 'true',
       },
@@ -273,6 +279,18 @@ describe('route classes', () => {
       seen.add(cls);
     }
     expect(seen.size).toBeGreaterThanOrEqual(5);
+    // The OpenID provider's endpoints (not in the route table: oidc-provider serves them).
+    for (const [method, path, cls] of [
+      ['GET', '/oidc/auth', 'oidc-authorization'],
+      ['POST', '/oidc/token', 'oidc-token'],
+      ['POST', '/oidc/token/introspection', 'oidc-token'],
+      ['POST', '/oidc/token/revocation', 'oidc-token'],
+      ['GET', '/oidc/jwks', 'default'],
+    ] as const) {
+      const r = await t.request(method, path, method === 'POST' ? { raw: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {});
+      expect(r.status, `${method} ${path}`).toBeLessThan(500);
+      expect(r.headers.get('x-ratelimit-limit'), `${method} ${path}`).toBe(String(figures[cls]));
+    }
   });
 
   it('when a route with a class of its own is called, then the default budget is not charged as well', async () => {

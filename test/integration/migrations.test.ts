@@ -60,18 +60,20 @@ describe(`core migrations on ${BACKEND}`, () => {
       'core/20261124-2000-create-user-accounts',
       'core/20261126-1200-create-audit-events',
       'core/20261126-1300-create-webhooks',
+      'core/20261126-1400-create-oidc',
+      'core/20261126-1410-add-session-sign-in-method',
     ]);
     const dry = await app.migrator.dryRun();
-    expect(dry).toHaveLength(8);
+    expect(dry).toHaveLength(10);
     expect(dry[0].sql.join('\n')).toMatch(/CREATE TABLE.*users/i);
     expect(await tables()).not.toContain('users');
-    expect(await app.migrator.plan()).toHaveLength(8);
+    expect(await app.migrator.plan()).toHaveLength(10);
   });
 
   it('when migrated up, down and up again, then the schema comes back whole', async () => {
     const progress: string[] = [];
     await app.migrator.apply({ onProgress: (m, i, n) => progress.push(`${i + 1}/${n} ${m.name}`) });
-    expect(progress).toHaveLength(8);
+    expect(progress).toHaveLength(10);
     expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
     expect(await tables()).toEqual(
       expect.arrayContaining([
@@ -86,12 +88,15 @@ describe(`core migrations on ${BACKEND}`, () => {
         'webhook_endpoints',
         'webhook_messages',
         'webhook_deliveries',
+        'oidc_artefacts',
+        'oidc_clients',
+        'oidc_keys',
       ]),
     );
     expect(await app.migrator.plan()).toEqual([]);
 
     const reverted = await app.migrator.down('core');
-    expect(reverted).toHaveLength(8);
+    expect(reverted).toHaveLength(10);
     const after = await tables();
     for (const t of [
       'users',
@@ -105,13 +110,16 @@ describe(`core migrations on ${BACKEND}`, () => {
       'webhook_endpoints',
       'webhook_messages',
       'webhook_deliveries',
+      'oidc_artefacts',
+      'oidc_clients',
+      'oidc_keys',
     ])
       expect(after).not.toContain(t);
-    expect(await app.migrator.plan()).toHaveLength(8);
+    expect(await app.migrator.plan()).toHaveLength(10);
 
     await app.migrator.apply();
     expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'auth_tokens']));
-    expect(await app.migrator.executed()).toHaveLength(8);
+    expect(await app.migrator.executed()).toHaveLength(10);
     expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
   });
 

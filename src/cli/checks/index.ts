@@ -1,3 +1,4 @@
+import { oidcCheck } from './oidc.js';
 import type { Check } from './check.js';
 import { configFileModeCheck } from './config-file-mode.js';
 import { configCheck } from './config.js';
@@ -38,6 +39,7 @@ export const coreChecks: Check[] = [
   searchIndexCheck,
   sessionBacklogCheck,
   webhooksCheck,
+  oidcCheck,
   smtpCheck,
   socialCheck,
   moduleSettingsCheck,

@@ -13,6 +13,7 @@ import { registerUpgrade } from './upgrade.js';
 import { registerUser } from './user.js';
 import { registerVersion } from './version.js';
 import { registerWebhook } from './webhook.js';
+import { registerOidc } from './oidc.js';
 
 /**
  * Every top-level command, one line each, in the order `gatehouse --help` lists them. A registrar
@@ -33,5 +34,6 @@ export const commands: CommandRegistrar[] = [
   registerMail,
   registerModuleCommands,
   registerWebhook,
+  registerOidc,
   registerVersion,
 ];

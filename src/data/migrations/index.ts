@@ -7,9 +7,11 @@ import { addUserListIndexes } from './20261123-1000-add-user-list-indexes.js';
 import { createUserAccounts } from './20261124-2000-create-user-accounts.js';
 import { createAuditEvents } from './20261126-1200-create-audit-events.js';
 import { createWebhooks } from './20261126-1300-create-webhooks.js';
+import { createOidc } from './20261126-1400-create-oidc.js';
+import { addSessionSignInMethod } from './20261126-1410-add-session-sign-in-method.js';
 
 /** Core schema, in order. New migrations are appended; applied ones are never edited. */
 export const coreMigrations: MigrationSource = {
   id: 'core',
-  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks],
+  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks, createOidc, addSessionSignInMethod],
 };

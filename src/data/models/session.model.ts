@@ -14,6 +14,7 @@ export function defineSessionModel(sequelize: Sequelize): ModelStatic<Model> {
       user_device: DataTypes.STRING(100),
       device_id: DataTypes.STRING(128),
       two_factor_verified: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      sign_in_method: { type: DataTypes.STRING(40), allowNull: true },
       created_at: { type: DataTypes.DATE, allowNull: false },
       last_used_at: { type: DataTypes.DATE, allowNull: false },
       expires_at: { type: DataTypes.DATE, allowNull: false },

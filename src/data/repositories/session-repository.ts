@@ -16,6 +16,8 @@ export interface SessionRecord {
   user_device: string | null;
   device_id: string | null;
   two_factor_verified: boolean;
+  /** The sign-in seam's method (`password`, `passkey`, `social:github`…); null before it was recorded. */
+  sign_in_method?: string | null;
   created_at: Date;
   last_used_at: Date;
   expires_at: Date;

@@ -5,6 +5,7 @@ import { exactRouteTable } from '../exact-routes.js';
 import { consumeRoute, refuse, type RouteLimit, type RouteLimitDeps } from './rate-limit.js';
 import { consumeClass, sendTooMany, wasCounted } from './rate-limit-request.js';
 import { isRefusedBeforeCredentials, recountAsDefault } from './credential-limits.js';
+import { OIDC_LIMIT_CLASSES } from '../../oidc/provider.js';
 
 /** What the layers need: counting, classifiers, and the registry (its modules' routes and classes). */
 export type RateLimitLayersDeps = RouteLimitDeps & { modules: { registry?(): readonly (LimitDeclaring & { routes: Routes })[] } };
@@ -69,7 +70,7 @@ export function createRateLimitLayers(app: RateLimitLayersDeps, coreRoutes: Rout
   const gate: RequestHandler = (req, res, next) => {
     if (!app.config.rateLimitsEnabled || wasCounted(req)) return next();
     const { router, exact } = current();
-    const known = exact.get(`${req.method} ${req.path}`);
+    const known = OIDC_LIMIT_CLASSES.get(`${req.method} ${req.path}`) ?? exact.get(`${req.method} ${req.path}`);
     if (known === false) return next();
     if (known) {
       res.locals.route = req.path;

@@ -15,6 +15,7 @@ import * as openapi from '../openapi/openapi.routes.js';
 import * as limits from './limits.routes.js';
 import * as audit from './audit.routes.js';
 import * as webhooks from './webhooks.routes.js';
+import * as oidc from './oidc.routes.js';
 
 /** The table of contents of the core API: one line per route. */
 export const coreRoutes: AnyRouteDef[] = [
@@ -82,6 +83,14 @@ export const coreRoutes: AnyRouteDef[] = [
   webhooks.rotateWebhookSecret, // POST /auth/admin/webhooks/:id/rotate-secret
   webhooks.testWebhook, // POST /auth/admin/webhooks/:id/test
   webhooks.webhookDeliveries, // GET /auth/admin/webhooks/:id/deliveries
+  oidc.listOidcClients, // GET /auth/admin/oidc/clients
+  oidc.createOidcClient, // POST /auth/admin/oidc/clients
+  oidc.showOidcClient, // GET /auth/admin/oidc/clients/:client_id
+  oidc.updateOidcClient, // PATCH /auth/admin/oidc/clients/:client_id
+  oidc.rotateOidcClientSecret, // POST /auth/admin/oidc/clients/:client_id/rotate-secret
+  oidc.deleteOidcClient, // DELETE /auth/admin/oidc/clients/:client_id
+  oidc.listOwnOidcGrants, // GET /auth/user/me/oidc/grants
+  oidc.revokeOwnOidcGrant, // DELETE /auth/user/me/oidc/grants/:client_id
   hub.discover, // GET /api/v1/modules/install
   hub.statusAll, // GET /api/v1/modules/install/status
   hub.dryRunMany, // POST /api/v1/modules/install/dry-run

@@ -1,0 +1,188 @@
+import type { Command } from 'commander';
+import type { AppContext } from '../../app-context.js';
+import { isAppError } from '../../errors/app-error.js';
+import type { OidcClient } from '../../oidc/clients.js';
+import type { CliRuntime, CommandRegistrar } from '../context.js';
+import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
+import { CliError, UsageError } from '../errors.js';
+import type { Ui } from '../ui.js';
+import { count } from '../ui.js';
+
+/**
+ * `gatehouse oidc`: the OpenID provider's clients and signing keys (docs/oidc.md), as the admin API
+ * (/auth/admin/oidc/clients). Bad input exits 2, an unknown client 1.
+ */
+async function run<T>(rt: CliRuntime, cmd: Command, fn: (app: AppContext, ui: Ui) => Promise<T>): Promise<{ ui: Ui; value: T }> {
+  const ui = commandUi(rt, cmd);
+  const config = loadCliConfig(cmd);
+  try {
+    const value = await withApp(config, cliLogger(config, ui), async (app) => {
+      await requireSchema(app);
+      return fn(app, ui);
+    });
+    return { ui, value };
+  } catch (err) {
+    if (isAppError(err) && err.status === 400) {
+      const details = err.details?.map((d) => `${d.field}: ${d.message}`).join('; ');
+      throw new UsageError(details ? `${err.message}: ${details}` : err.message, 'gatehouse oidc client --help');
+    }
+    if (isAppError(err)) throw new CliError(err.message, err.status === 404 ? 'list them with gatehouse oidc client list' : undefined);
+    throw err;
+  }
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+const authMethod = (v: string | undefined) => {
+  if (v === undefined) return undefined;
+  if (v === 'basic' || v === 'post') return `client_secret_${v}` as const;
+  throw new UsageError(`--token-auth: expected basic or post, got ${v}`);
+};
+const describe = (c: OidcClient) =>
+  [
+    `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}  (${c.token_endpoint_auth_method})`,
+    ...c.redirect_uris.map((u) => `    redirect: ${u}`),
+    ...c.post_logout_redirect_uris.map((u) => `    after logout: ${u}`),
+  ].join('\n');
+
+function parseDuration(v: string): number {
+  const m = /^(\d+)(s|m|h|d)?$/.exec(v.trim());
+  if (!m) throw new UsageError(`--grace: expected a duration like 0, 90s, 15m, 1h or 1d, got ${v}`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
+}
+
+export const registerOidc: CommandRegistrar = (program, rt) => {
+  const oidc = program.command('oidc').description('The OpenID Connect provider: oidc client add|list|show|update|rotate-secret|remove, oidc keys list|rotate');
+  const client = oidc.command('client').description("Relying parties (apps that sign in with Gatehouse's OpenID Connect)");
+
+  client
+    .command('add')
+    .description('Register a client; prints its client_id and, for a confidential client, its client_secret once')
+    .requiredOption('--name <name>', 'shown on the consent page')
+    .option('--redirect-uri <uri>', 'an exact redirect URI (repeat for more); https, or http for localhost/loopback', collect, [])
+    .option('--post-logout-redirect-uri <uri>', 'where RP-initiated logout may return (repeat for more)', collect, [])
+    .option('--public', 'a public client (a browser or native app): no secret, PKCE required')
+    .option('--first-party', 'your own app: no consent page')
+    .option('--token-auth <method>', 'how a confidential client sends its secret: basic (default) or post')
+    .option('--json', 'print the result as JSON')
+    .action(
+      async (
+        opts: { name: string; redirectUri: string[]; postLogoutRedirectUri: string[]; public?: boolean; firstParty?: boolean; tokenAuth?: string },
+        cmd: Command,
+      ) => {
+        if (opts.redirectUri.length === 0) throw new UsageError('--redirect-uri is required (at least one)');
+        const input = {
+          name: opts.name,
+          redirect_uris: opts.redirectUri,
+          post_logout_redirect_uris: opts.postLogoutRedirectUri,
+          public: Boolean(opts.public),
+          first_party: Boolean(opts.firstParty),
+          token_endpoint_auth_method: authMethod(opts.tokenAuth),
+        };
+        const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.add(input));
+        ui.print(`registered ${value.client.client_id} (${value.client.name})`);
+        if (value.client_secret) ui.print(`client_secret (shown once; only a hash is kept): ${value.client_secret}`);
+        ui.print(`issuer: ${loadCliConfig(cmd).publicBaseUrl}`);
+        ui.result({ success: true, client_id: value.client.client_id, client_secret: value.client_secret, client: value.client });
+      },
+    );
+
+  client
+    .command('list')
+    .description('List the clients (never their secrets)')
+    .option('--json', 'print the result as JSON')
+    .action(async (_opts, cmd: Command) => {
+      const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.list());
+      ui.print(count(value.length, 'OIDC client'));
+      for (const c of value) ui.print(describe(c));
+      ui.result({ success: true, clients: value });
+    });
+
+  client
+    .command('show <client_id>')
+    .description('One client')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.get(id));
+      ui.print(describe(value));
+      ui.result({ success: true, client: value });
+    });
+
+  client
+    .command('update <client_id>')
+    .description('Change a client; --redirect-uri and --post-logout-redirect-uri replace the lists')
+    .option('--name <name>', 'a new name')
+    .option('--redirect-uri <uri>', 'the redirect URIs (repeat)', collect)
+    .option('--post-logout-redirect-uri <uri>', 'the post-logout redirect URIs (repeat)', collect)
+    .option('--first-party', 'mark it first-party (no consent page)')
+    .option('--no-first-party', 'ask for consent again')
+    .option('--token-auth <method>', 'basic or post')
+    .option('--json', 'print the result as JSON')
+    .action(
+      async (
+        id: string,
+        opts: { name?: string; redirectUri?: string[]; postLogoutRedirectUri?: string[]; firstParty?: boolean; tokenAuth?: string },
+        cmd: Command,
+      ) => {
+        const firstPartyGiven = cmd.getOptionValueSource('firstParty') === 'cli';
+        const input = {
+          name: opts.name,
+          redirect_uris: opts.redirectUri,
+          post_logout_redirect_uris: opts.postLogoutRedirectUri,
+          first_party: firstPartyGiven ? opts.firstParty : undefined,
+          token_endpoint_auth_method: authMethod(opts.tokenAuth),
+        };
+        const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.update(id, input));
+        ui.print(describe(value));
+        ui.result({ success: true, client: value });
+      },
+    );
+
+  client
+    .command('rotate-secret <client_id>')
+    .description('A new client_secret (shown once); the old one stops working at once')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.rotateSecret(id));
+      ui.print(`new client_secret for ${id} (shown once): ${value.client_secret}`);
+      ui.result({ success: true, client_id: id, client_secret: value.client_secret });
+    });
+
+  client
+    .command('remove <client_id>')
+    .description('Remove a client and the consents given to it; its tokens stop working')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { ui } = await run(rt, cmd, (app) => app.services.oidc.clients.remove(id));
+      ui.print(`removed ${id}`);
+      ui.result({ success: true, client_id: id });
+    });
+
+  const keys = oidc.command('keys').description('Signing keys (RS256 and ES256), published at /oidc/jwks');
+  keys
+    .command('list')
+    .description('The keys and their state: signing, pending (published, signs after the grace period), retiring (published until its tokens expire)')
+    .option('--json', 'print the result as JSON')
+    .action(async (_opts, cmd: Command) => {
+      const { ui, value } = await run(rt, cmd, async (app) => {
+        await app.services.oidc.keys().ensure();
+        return app.services.oidc.keys().list();
+      });
+      for (const k of value) ui.print(`  ${k.kid}  ${k.alg}  ${k.state}  signs from ${k.signs_from}`);
+      ui.result({ success: true, keys: value });
+    });
+  keys
+    .command('rotate')
+    .description(
+      'Publish new keys now; they sign after the grace period (OIDC_KEY_ROTATION_GRACE, default 1d); the old ones stay published until their tokens expire',
+    )
+    .option('--grace <duration>', 'override the grace period (0, 90s, 15m, 1h, 1d)')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { grace?: string }, cmd: Command) => {
+      const { ui, value } = await run(rt, cmd, async (app) => {
+        const grace = opts.grace === undefined ? app.config.oidcKeyRotationGrace : parseDuration(opts.grace);
+        return app.services.oidc.rotateKeys(grace);
+      });
+      ui.print(`published ${value.kids.join(', ')}; they sign from ${value.signs_from}`);
+      ui.result({ success: true, ...value });
+    });
+};

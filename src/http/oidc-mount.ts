@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type NextFunction, type Request, type Response, type RequestHandler } from 'express';
+import type Provider from 'oidc-provider';
+import type { AppContext } from '../app-context.js';
+import { ACR_1FA, ACR_2FA, checkInteractionCsrf, interactionCsrf, INTERACTION_PATH, OIDC_PREFIX } from '../oidc/provider.js';
+import type { OidcHttpGlue } from '../oidc/oidc.js';
+import { parseCookies, SESSION_COOKIE } from './request-context.js';
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/**
+ * A small server-rendered page with a strict CSP: no script at all, styles by nonce, forms to this origin
+ * (and `formTargets`: browsers apply form-action to the redirects after a submission, so the consent form
+ * names the client's redirect origin, where the provider sends the browser next).
+ */
+function page(res: ServerResponse, title: string, body: string, status = 200, formTargets: string[] = []): void {
+  const nonce = randomBytes(16).toString('base64');
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'nonce-${nonce}'; form-action 'self'${formTargets.map((o) => ` ${o}`).join('')}; frame-ancestors 'none'; base-uri 'none'`,
+  );
+  res.end(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>` +
+      `<style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}button{padding:.5rem 1rem;margin-right:.5rem}</style></head>` +
+      `<body><main>${body}</main></body></html>`,
+  );
+}
+
+/**
+ * RFC 8176 `amr` values for how a session signed in: its first factor from the sign-in seam's method
+ * (`pwd` for a password and for sessions from before the method was recorded, `hwk` for a passkey, `otp` for
+ * an emailed code or link, `fed` for a social provider), then `otp` and `mfa` when a second factor was passed.
+ */
+export function amrOf(method: string | null, twoFactor: boolean): string[] {
+  const first = method === 'passkey' ? 'hwk' : method === 'token-login' ? 'otp' : method?.startsWith('social:') ? 'fed' : 'pwd';
+  if (!twoFactor) return [first];
+  // A passkey's second factor is its user verification (or a second step; either way two factors were proven).
+  if (method === 'passkey') return ['hwk', 'user', 'mfa'];
+  return [...new Set([first, 'otp', 'mfa'])];
+}
+
+/** The HTTP side of the OpenID provider: its endpoints (oidc-provider's Koa app), the sign-in hand-off and the consent page. */
+export function oidcRouter(app: AppContext): RequestHandler {
+  const oidc = app.services.oidc;
+  const router = express.Router();
+  if (!oidc.enabled) return router;
+  const cookieSecure = /^https:/i.test(app.config.publicBaseUrl);
+
+  const gatehouseSession = async (req: IncomingMessage) => {
+    const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+    if (!token) return null;
+    try {
+      const v = await app.services.sessions.validate(token);
+      return { userId: v.user.id, session: v.session, user: v.user };
+    } catch {
+      return null;
+    }
+  };
+  const glue: OidcHttpGlue = {
+    gatehouseSession,
+    async endGatehouseSession(req, res) {
+      const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+      if (token) await app.services.sessions.revokeToken(token).catch(() => false);
+      res.appendHeader(
+        'Set-Cookie',
+        `${SESSION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=${app.config.cookieSameSite[0].toUpperCase()}${app.config.cookieSameSite.slice(1)}${cookieSecure ? '; Secure' : ''}`,
+      );
+    },
+    renderLogout: (form, clientName) =>
+      page0(
+        'Sign out',
+        `<h1>Sign out</h1><p>Sign out of ${esc(clientName ?? 'this application')} and ${esc(app.config.productName ?? 'Gatehouse')}?</p>${form}<button form="op.logoutForm" type="submit" name="logout" value="yes">Sign out</button><button form="op.logoutForm" type="submit">Stay signed in</button>`,
+      ),
+    renderLoggedOut: (clientName) => page0('Signed out', `<h1>Signed out</h1><p>You have signed out${clientName ? ` of ${esc(clientName)}` : ''}.</p>`),
+  };
+  const provider = (force = false): Promise<Provider> => oidc.provider(glue, { force });
+
+  const wrap =
+    (fn: (req: Request, res: Response) => Promise<void>): RequestHandler =>
+    (req, res, next: NextFunction) => {
+      fn(req, res).catch(next);
+    };
+
+  /** max_age: the Gatehouse session may not be older than it allows. */
+  const tooOld = (params: Record<string, unknown>, createdAt: Date) =>
+    params.max_age !== undefined && Math.floor(Date.now() / 1000) - Math.floor(createdAt.getTime() / 1000) > Number(params.max_age);
+
+  async function grantAll(p: Provider, details: Awaited<ReturnType<Provider['interactionDetails']>>, accountId: string): Promise<string> {
+    const { prompt, params } = details;
+    const grant = details.grantId ? await p.Grant.find(details.grantId) : new p.Grant({ accountId, clientId: params.client_id });
+    const d = prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+    if (d.missingOIDCScope) grant.addOIDCScope(d.missingOIDCScope.join(' '));
+    if (d.missingOIDCClaims) grant.addOIDCClaims(d.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(d.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+    return grant.save();
+  }
+
+  router.get(
+    `${INTERACTION_PATH}/:uid`,
+    wrap(async (req, res) => {
+      const p = await provider();
+      const details = await p.interactionDetails(req, res);
+      const { uid, prompt, params } = details;
+      const returnTo = `${INTERACTION_PATH}/${uid}`;
+      if (prompt.name === 'login') {
+        const gh = await gatehouseSession(req);
+        const toLogin = () => res.redirect(303, `/login?return_to=${encodeURIComponent(returnTo)}`);
+        if (!gh || tooOld(params, new Date(gh.session.created_at))) return toLogin();
+        // prompt=login: the session the browser had when the request came is not a new sign-in; the
+        // interaction keeps which one that was, and only a different (newer) session completes it.
+        if (
+          String(params.prompt ?? '')
+            .split(' ')
+            .includes('login')
+        ) {
+          const before = (details.result as { gatehouse_before?: string } | undefined)?.gatehouse_before;
+          if (before === undefined || before === gh.session.id) {
+            if (before === undefined) await p.interactionResult(req, res, { gatehouse_before: gh.session.id }, { mergeWithLastSubmission: false });
+            return toLogin();
+          }
+        }
+        const mfa = Boolean(gh.session.two_factor_verified);
+        const amr = amrOf(gh.session.sign_in_method ?? null, mfa);
+        await p.interactionFinished(
+          req,
+          res,
+          {
+            login: {
+              accountId: gh.userId,
+              ts: Math.floor(new Date(gh.session.created_at).getTime() / 1000),
+              acr: mfa ? ACR_2FA : ACR_1FA,
+              amr,
+              remember: true,
+            },
+          },
+          { mergeWithLastSubmission: false },
+        );
+        return;
+      }
+      if (prompt.name === 'consent') {
+        const accountId = details.session?.accountId;
+        const client = await p.Client.find(params.client_id);
+        if (!accountId || !client) {
+          await p.interactionFinished(req, res, { error: 'access_denied', error_description: 'No session' }, { mergeWithLastSubmission: false });
+          return;
+        }
+        if (client.first_party === true) {
+          const grantId = await grantAll(p, details, accountId);
+          await p.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+          return;
+        }
+        const scope = String(params.scope ?? '');
+        const csrf = interactionCsrf(oidc.secret(), uid);
+        page(
+          res,
+          'Allow access',
+          `<h1>Allow access?</h1><p><strong>${esc(client.clientName ?? client.clientId)}</strong> asks to use your account: <code>${esc(scope)}</code>.</p>` +
+            `<form method="post" action="${returnTo}/confirm"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny">Deny</button></form>`,
+          200,
+          [new URL(String(params.redirect_uri)).origin],
+        );
+        return;
+      }
+      await p.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: `Unsupported prompt ${prompt.name}` },
+        { mergeWithLastSubmission: false },
+      );
+    }),
+  );
+
+  router.post(
+    `${INTERACTION_PATH}/:uid/confirm`,
+    express.urlencoded({ extended: false, limit: '4kb' }),
+    wrap(async (req, res) => {
+      const p = await provider();
+      const details = await p.interactionDetails(req, res);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      if (details.prompt.name !== 'consent' || !checkInteractionCsrf(oidc.secret(), details.uid, body.csrf)) {
+        res.status(403).json({ success: false, error: 'Invalid consent form', code: 'FORBIDDEN' });
+        return;
+      }
+      const accountId = details.session?.accountId;
+      if (!accountId || body.decision !== 'allow') {
+        await p.interactionFinished(req, res, { error: 'access_denied', error_description: 'The user refused access' }, { mergeWithLastSubmission: false });
+        return;
+      }
+      const grantId = await grantAll(p, details, accountId);
+      await oidc.rememberConsent(accountId, details.params.client_id, grantId, String(details.params.scope ?? ''));
+      await p.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    }),
+  );
+
+  // Everything else under /oidc and discovery is the provider's (a Koa app).
+  const callbacks = new WeakMap<Provider, ReturnType<Provider['callback']>>();
+  const toProvider = wrap(async (req, res) => {
+    const p = await provider();
+    let cb = callbacks.get(p);
+    if (!cb) callbacks.set(p, (cb = p.callback()));
+    cb(req, res);
+  });
+  // Not mounted with a path: the provider's routes are absolute (it reads a mount path from baseUrl).
+  router.use((req, res, next) => (req.path.startsWith(`${OIDC_PREFIX}/`) ? toProvider(req, res, next) : next()));
+  router.get('/.well-known/openid-configuration', toProvider);
+  return router;
+
+  function page0(title: string, body: string): string {
+    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head><body><main>${body}</main></body></html>`;
+  }
+}

@@ -1,0 +1,122 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Cache } from '../cache/cache.js';
+
+/** What oidc-provider stores: its payload (a plain JSON object) and the fields the adapter indexes. */
+export interface AdapterPayload {
+  [key: string]: unknown;
+  grantId?: string;
+  userCode?: string;
+  uid?: string;
+  accountId?: string;
+  consumed?: number;
+}
+
+/** oidc-provider's adapter contract (docs: "adapter"). */
+export interface OidcAdapter {
+  upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void>;
+  find(id: string): Promise<AdapterPayload | undefined>;
+  findByUserCode(userCode: string): Promise<AdapterPayload | undefined>;
+  findByUid(uid: string): Promise<AdapterPayload | undefined>;
+  consume(id: string): Promise<void>;
+  destroy(id: string): Promise<void>;
+  revokeByGrantId(grantId: string): Promise<void>;
+}
+
+/**
+ * Short-lived artefacts (a code lives a minute, an interaction an hour): in the shared cache when it is
+ * Redis, so every instance sees them without a database write per sign-in; in the database otherwise
+ * (one process's memory would not be seen by a second instance).
+ */
+export const SHORT_LIVED = new Set(['AuthorizationCode', 'Interaction', 'PushedAuthorizationRequest', 'ReplayDetection']);
+
+interface Row {
+  payload: string;
+  consumed_at: Date | string | null;
+  expires_at: Date | string | null;
+}
+
+const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** The database half: one table, `oidc_artefacts`, keyed by model and id; raw SQL with `?` on both dialects. */
+export function createDbAdapter(sequelize: Sequelize, model: string, clock: () => Date): OidcAdapter {
+  const select = (where: string, value: string) =>
+    sequelize.query<Row>(`SELECT payload, consumed_at, expires_at FROM oidc_artefacts WHERE model = ? AND ${where} = ?`, {
+      type: QueryTypes.SELECT,
+      replacements: [model, value],
+    });
+  const read = async (where: string, value: string): Promise<AdapterPayload | undefined> => {
+    const [row] = await select(where, value);
+    if (!row) return undefined;
+    if (row.expires_at && new Date(row.expires_at).getTime() <= clock().getTime()) return undefined;
+    const payload = JSON.parse(row.payload) as AdapterPayload;
+    if (row.consumed_at) payload.consumed = epoch(new Date(row.consumed_at));
+    return payload;
+  };
+  return {
+    async upsert(id, payload, expiresIn) {
+      const expires = expiresIn ? new Date(clock().getTime() + expiresIn * 1000) : null;
+      const values = [JSON.stringify(payload), payload.grantId ?? null, payload.userCode ?? null, payload.uid ?? null, payload.accountId ?? null, expires];
+      // Delete and insert in one unit of work: the same statements on both dialects.
+      await sequelize.transaction(async (transaction) => {
+        await sequelize.query('DELETE FROM oidc_artefacts WHERE model = ? AND id = ?', { replacements: [model, id], transaction });
+        await sequelize.query(
+          'INSERT INTO oidc_artefacts (model, id, payload, grant_id, user_code, uid, account_id, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          { replacements: [model, id, ...values], transaction },
+        );
+      });
+    },
+    find: (id) => read('id', id),
+    findByUserCode: (code) => read('user_code', code),
+    findByUid: (uid) => read('uid', uid),
+    async consume(id) {
+      await sequelize.query('UPDATE oidc_artefacts SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL', {
+        replacements: [clock(), model, id],
+      });
+    },
+    async destroy(id) {
+      await sequelize.query('DELETE FROM oidc_artefacts WHERE model = ? AND id = ?', { replacements: [model, id] });
+    },
+    async revokeByGrantId(grantId) {
+      // Every model of the grant goes (oidc-provider calls this on one model; the others follow).
+      await sequelize.query('DELETE FROM oidc_artefacts WHERE grant_id = ?', { replacements: [grantId] });
+    },
+  };
+}
+
+/** The cache half, for SHORT_LIVED models when the cache is Redis. */
+export function createCacheAdapter(cache: Cache, model: string, clock: () => Date): OidcAdapter {
+  const key = (id: string) => `oidc:${model}:${id}`;
+  const get = async (id: string): Promise<AdapterPayload | undefined> => {
+    const raw = await cache.get(key(id));
+    return raw ? (JSON.parse(raw) as AdapterPayload) : undefined;
+  };
+  const ttlOf = (p: AdapterPayload) => (typeof p.exp === 'number' ? Math.max(1, p.exp - epoch(clock())) : 3600);
+  return {
+    async upsert(id, payload, expiresIn) {
+      await cache.set(key(id), JSON.stringify(payload), expiresIn ?? ttlOf(payload));
+    },
+    find: get,
+    async findByUserCode() {
+      return undefined;
+    },
+    async findByUid() {
+      return undefined;
+    },
+    async consume(id) {
+      const p = await get(id);
+      if (!p || p.consumed) return;
+      await cache.set(key(id), JSON.stringify({ ...p, consumed: epoch(clock()) }), ttlOf(p));
+    },
+    async destroy(id) {
+      await cache.del(key(id));
+    },
+    async revokeByGrantId() {
+      // Codes are found again through their grant, which lives in the database: revoking the grant there is enough.
+    },
+  };
+}
+
+/** Deletes expired artefacts. */
+export async function pruneArtefacts(sequelize: Sequelize, now: Date): Promise<void> {
+  await sequelize.query('DELETE FROM oidc_artefacts WHERE expires_at IS NOT NULL AND expires_at < ?', { replacements: [now] });
+}

@@ -1,0 +1,234 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { z } from 'zod';
+import type { AuditService } from '../audit/audit-service.js';
+import { badRequest, notFound } from '../errors/app-error.js';
+import { invalidInput } from '../errors/zod-issues.js';
+
+/** A registered relying party, as the CLI and the admin API show it (never its secret). */
+export interface OidcClient {
+  client_id: string;
+  name: string;
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  public: boolean;
+  first_party: boolean;
+  token_endpoint_auth_method: 'none' | 'client_secret_basic' | 'client_secret_post';
+  grant_types: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+interface ClientRow {
+  client_id: string;
+  name: string;
+  metadata: string;
+  secret_hash: string | null;
+  public_client: unknown;
+  first_party: unknown;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** An exact redirect URI: absolute, no fragment, no wildcard; http only for localhost and loopback. */
+export function checkRedirectUri(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (value.includes('*')) return 'may not contain a wildcard';
+  if (url.hash || value.includes('#')) return 'may not contain a fragment';
+  if (url.username || url.password) return 'may not contain credentials';
+  if (url.protocol === 'http:') return LOOPBACK.has(url.hostname) ? null : 'must use https (http only for localhost and loopback)';
+  if (url.protocol === 'https:') return null;
+  // Native apps' private-use schemes (com.example.app:/cb) are allowed; script-ish ones are not.
+  if (/^(javascript|data|file|vbscript|about|blob):$/.test(url.protocol)) return 'uses a scheme that cannot be a redirect';
+  return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol) ? null : 'must use https, loopback http or a reverse-domain private scheme';
+}
+
+const uri = z
+  .string()
+  .trim()
+  .max(2000)
+  .superRefine((v, ctx) => {
+    const problem = checkRedirectUri(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: `${v} ${problem}` });
+  });
+
+export const clientCreateSchema = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  redirect_uris: z.array(uri).min(1).max(20),
+  post_logout_redirect_uris: z.array(uri).max(20).default([]),
+  public: z.boolean().default(false),
+  first_party: z.boolean().default(false),
+  token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
+});
+export type ClientCreateInput = z.input<typeof clientCreateSchema>;
+
+export const clientUpdateSchema = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  redirect_uris: z.array(uri).min(1).max(20).optional(),
+  post_logout_redirect_uris: z.array(uri).max(20).optional(),
+  first_party: z.boolean().optional(),
+  token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
+});
+export type ClientUpdateInput = z.input<typeof clientUpdateSchema>;
+
+const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 't';
+const iso = (v: Date | string) => (v instanceof Date ? v : new Date(v)).toISOString();
+
+/** A client secret is 256 random bits, so one SHA-256 is the right hash (a slow hash buys nothing and costs every token request). */
+export const hashSecret = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
+
+/** Constant-time check of a presented secret against a stored hash. */
+export function secretMatches(presented: unknown, storedHash: string | null | undefined): boolean {
+  if (typeof presented !== 'string' || !storedHash || presented.length > 512) return false;
+  const a = Buffer.from(hashSecret(presented), 'hex');
+  const b = Buffer.from(storedHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
+  const m = JSON.parse(r.metadata) as Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'token_endpoint_auth_method' | 'grant_types'>;
+  return {
+    client_id: r.client_id,
+    name: r.name,
+    redirect_uris: m.redirect_uris,
+    post_logout_redirect_uris: m.post_logout_redirect_uris ?? [],
+    public: bool(r.public_client),
+    first_party: bool(r.first_party),
+    token_endpoint_auth_method: m.token_endpoint_auth_method,
+    grant_types: m.grant_types,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+    secret_hash: r.secret_hash,
+  };
+}
+
+const publicView = ({ secret_hash: _s, ...c }: OidcClient & { secret_hash: string | null }): OidcClient => c;
+const newSecret = () => randomBytes(32).toString('base64url');
+
+/** The one reader and writer of `oidc_clients`; every change writes its audit event in the same unit of work. */
+export function createClientStore(deps: { sequelize: Sequelize; audit: AuditService; clock: () => Date; onChange?: (clientId: string) => void }) {
+  const { sequelize, audit, clock } = deps;
+  const readRow = async (id: string) => {
+    const [row] = await sequelize.query<ClientRow>('SELECT * FROM oidc_clients WHERE client_id = ?', { type: QueryTypes.SELECT, replacements: [id] });
+    return row ? toClient(row) : null;
+  };
+  const metadataOf = (c: Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'token_endpoint_auth_method' | 'grant_types'>) =>
+    JSON.stringify({
+      redirect_uris: c.redirect_uris,
+      post_logout_redirect_uris: c.post_logout_redirect_uris,
+      token_endpoint_auth_method: c.token_endpoint_auth_method,
+      grant_types: c.grant_types,
+    });
+  const parse = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => {
+    const r = schema.safeParse(input);
+    if (!r.success) throw invalidInput(r.error);
+    return r.data;
+  };
+
+  return {
+    /** With the stored secret hash: for the provider only. */
+    findWithSecret: readRow,
+    async get(id: string): Promise<OidcClient> {
+      const c = typeof id === 'string' && id.length <= 64 ? await readRow(id) : null;
+      if (!c) throw notFound('OIDC client not found');
+      return publicView(c);
+    },
+    async list(): Promise<OidcClient[]> {
+      const rows = await sequelize.query<ClientRow>('SELECT * FROM oidc_clients ORDER BY created_at, client_id', { type: QueryTypes.SELECT });
+      return rows.map((r) => publicView(toClient(r)));
+    },
+    /** Registers a client; a confidential client's secret is in the answer once and never again. */
+    async add(input: unknown): Promise<{ client: OidcClient; client_secret: string | null }> {
+      const v = parse(clientCreateSchema, input);
+      if (v.public && v.token_endpoint_auth_method) throw badRequest('A public client has no secret: it cannot use a client_secret method');
+      const secret = v.public ? null : newSecret();
+      const now = clock();
+      const clientId = `gh_${randomBytes(12).toString('base64url')}`;
+      const grantTypes = v.public ? ['authorization_code', 'refresh_token'] : ['authorization_code', 'refresh_token', 'client_credentials'];
+      const method = v.public ? 'none' : (v.token_endpoint_auth_method ?? 'client_secret_basic');
+      await sequelize.transaction(async (tx) => {
+        await sequelize.query(
+          'INSERT INTO oidc_clients (client_id, name, metadata, secret_hash, public_client, first_party, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          {
+            transaction: tx,
+            replacements: [
+              clientId,
+              v.name,
+              metadataOf({
+                redirect_uris: v.redirect_uris,
+                post_logout_redirect_uris: v.post_logout_redirect_uris,
+                token_endpoint_auth_method: method,
+                grant_types: grantTypes,
+              }),
+              secret ? hashSecret(secret) : null,
+              v.public,
+              v.first_party,
+              now,
+              now,
+            ],
+          },
+        );
+        await audit.record(
+          { type: 'oidc.client_created', details: { client_id: clientId, name: v.name, public: v.public, first_party: v.first_party } },
+          { tx },
+        );
+      });
+      return { client: await this.get(clientId), client_secret: secret };
+    },
+    async update(id: string, input: unknown): Promise<OidcClient> {
+      const v = parse(clientUpdateSchema, input);
+      const c = await this.get(id);
+      if (c.public && v.token_endpoint_auth_method) throw badRequest('A public client has no secret: it cannot use a client_secret method');
+      const next = {
+        ...c,
+        ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined)),
+      };
+      await sequelize.transaction(async (tx) => {
+        await sequelize.query('UPDATE oidc_clients SET name = ?, metadata = ?, first_party = ?, updated_at = ? WHERE client_id = ?', {
+          transaction: tx,
+          replacements: [next.name, metadataOf(next), next.first_party, clock(), id],
+        });
+        await audit.record(
+          { type: 'oidc.client_updated', details: { client_id: id, fields: Object.keys(v).filter((k) => v[k as keyof typeof v] !== undefined) } },
+          { tx },
+        );
+      });
+      deps.onChange?.(id);
+      return this.get(id);
+    },
+    /** A new secret, shown once; the old one stops working at once. */
+    async rotateSecret(id: string): Promise<{ client: OidcClient; client_secret: string }> {
+      const c = await this.get(id);
+      if (c.public) throw badRequest('A public client has no secret to rotate');
+      const secret = newSecret();
+      await sequelize.transaction(async (tx) => {
+        await sequelize.query('UPDATE oidc_clients SET secret_hash = ?, updated_at = ? WHERE client_id = ?', {
+          transaction: tx,
+          replacements: [hashSecret(secret), clock(), id],
+        });
+        await audit.record({ type: 'oidc.client_secret_rotated', details: { client_id: id } }, { tx });
+      });
+      deps.onChange?.(id);
+      return { client: await this.get(id), client_secret: secret };
+    },
+    /** Removes the client and everything issued to it. */
+    async remove(id: string): Promise<void> {
+      await this.get(id);
+      await sequelize.transaction(async (tx) => {
+        await sequelize.query('DELETE FROM oidc_clients WHERE client_id = ?', { transaction: tx, replacements: [id] });
+        await sequelize.query("DELETE FROM oidc_artefacts WHERE model = 'Consent' AND id LIKE ?", { transaction: tx, replacements: [`%:${id}`] });
+        await audit.record({ type: 'oidc.client_removed', details: { client_id: id } }, { tx });
+      });
+      deps.onChange?.(id);
+    },
+  };
+}
+
+export type ClientStore = ReturnType<typeof createClientStore>;

@@ -1,0 +1,231 @@
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type Provider from 'oidc-provider';
+import type { AuditService } from '../audit/audit-service.js';
+import type { Cache } from '../cache/cache.js';
+import type { Config } from '../config/schema.js';
+import type { UserRepository } from '../data/repositories/user-repository.js';
+import { unavailable } from '../errors/app-error.js';
+import type { Logger } from '../log/logger.js';
+import { limitClassesOf, type LimitTableConfig } from '../limits/limit-classes.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
+import { createSealer } from '../social/crypto.js';
+import { createCacheAdapter, createDbAdapter, pruneArtefacts, SHORT_LIVED, type OidcAdapter } from './adapter.js';
+import { createClientStore } from './clients.js';
+import { createKeyStore, type KeyStore } from './keys.js';
+import { buildProvider, MAX_SIGNED_TTL, type ProviderDeps } from './provider.js';
+
+export interface OidcDeps {
+  config: Pick<Config, 'oidcEnabled' | 'oidcKeyRotationGrace' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'trustProxy' | 'rateLimitsEnabled'> &
+    LimitTableConfig;
+  sequelize: Sequelize;
+  cache: Cache;
+  audit: AuditService;
+  users: Pick<UserRepository, 'findById'>;
+  logger: Logger;
+  /** Counts failed client authentications per client (the `oidc-client-auth` class). */
+  limiter: RateLimiter;
+  clock?: () => Date;
+}
+
+/** What the HTTP layer hands the provider: the parts that read requests and write pages. */
+export type OidcHttpGlue = Pick<ProviderDeps, 'gatehouseSession' | 'endGatehouseSession' | 'renderLogout' | 'renderLoggedOut'>;
+
+/** Audit events a change to a user's account writes that end every grant of theirs (refresh tokens included). */
+const REVOKING_EVENTS = new Set([
+  'session.revoked',
+  'user.disabled',
+  'user.deleted',
+  'password.changed',
+  'password.reset',
+  'user.role_changed',
+  'email.changed',
+]);
+
+/** How often an instance looks for a key that was added or started signing. */
+const KEY_CHECK_MS = 10_000;
+
+/**
+ * Gatehouse as an OpenID provider (docs/oidc.md): the clients, the signing keys, the provider (built
+ * on first use and again when the key set changes) and the revocation of a user's grants.
+ */
+export function createOidc(deps: OidcDeps) {
+  const { config, sequelize } = deps;
+  const clock = deps.clock ?? (() => new Date());
+  const secret = config.cookieSecret ?? config.bridgeSecret ?? null;
+  const sealer = secret ? createSealer(secret, 'oidc-keys') : null;
+  const needSecret = () => {
+    if (!sealer || !secret) throw unavailable('The OpenID provider needs a server secret (COOKIE_SECRET or BRIDGE_VALIDATION_SECRET) to seal its signing keys');
+    return { sealer, secret };
+  };
+  const keyStore = (): KeyStore => createKeyStore({ sequelize, sealer: needSecret().sealer, clock, retainSec: MAX_SIGNED_TTL });
+  const clients = createClientStore({ sequelize, audit: deps.audit, clock });
+  const adapterFor = (model: string): OidcAdapter =>
+    SHORT_LIVED.has(model) && deps.cache.kind === 'redis' ? createCacheAdapter(deps.cache, model, clock) : createDbAdapter(sequelize, model, clock);
+
+  let built: { provider: Provider; fingerprint: string } | null = null;
+  let checkedAt = 0;
+  let pending: Promise<Provider> | null = null;
+
+  async function revokeAccount(accountId: string, tx?: Transaction | null): Promise<void> {
+    await sequelize.query('DELETE FROM oidc_artefacts WHERE account_id = ? OR grant_id IN (SELECT id FROM oidc_artefacts WHERE model = ? AND account_id = ?)', {
+      replacements: [accountId, 'Grant', accountId],
+      transaction: tx ?? undefined,
+    });
+  }
+
+  // A user's grants end with their sessions, in the same unit of work as the change that ended them.
+  deps.audit.onRecord(async (event, tx) => {
+    if (event.user_id && REVOKING_EVENTS.has(event.type)) await revokeAccount(event.user_id, tx);
+  });
+
+  const consentId = (accountId: string, clientId: string) => `${accountId}:${clientId}`;
+
+  return {
+    enabled: config.oidcEnabled,
+    clients: clients,
+    keys: () => keyStore(),
+    issuer: config.publicBaseUrl,
+    secret: () => needSecret().secret,
+
+    /** The provider for this instance, rebuilt when a key was added or started signing (checked every 10 s, or `force`). */
+    async provider(glue: OidcHttpGlue, opts: { force?: boolean } = {}): Promise<Provider> {
+      const now = Date.now();
+      if (built && !opts.force && now - checkedAt < KEY_CHECK_MS) return built.provider;
+      pending ??= (async () => {
+        try {
+          const store = keyStore();
+          await store.ensure();
+          const set = await store.load();
+          checkedAt = Date.now();
+          if (built && built.fingerprint === set.fingerprint) return built.provider;
+          const provider = await buildProvider({
+            ...glue,
+            issuer: config.publicBaseUrl,
+            keys: set.keys,
+            secret: needSecret().secret,
+            trustProxy: config.trustProxy !== false && config.trustProxy !== 0,
+            adapterFor,
+            clients,
+            findUser: async (id) => {
+              const u = typeof id === 'string' && id.length <= 36 ? await deps.users.findById(id) : null;
+              return u && !u.disabled_at && !u.deleted_at ? u : null;
+            },
+            consentGrant: async (accountId, clientId) => {
+              const found = await adapterFor('Consent').find(consentId(accountId, clientId));
+              return typeof found?.grantId === 'string' ? found.grantId : null;
+            },
+            onEvent: (event, ctx, detail) => recordEvent(event, ctx, detail),
+            clientAuthBlocked: async (clientId) => config.rateLimitsEnabled && (await deps.cache.get(`oidc:client-blocked:${clientId}`)) !== null,
+          });
+          built = { provider, fingerprint: set.fingerprint };
+          return provider;
+        } finally {
+          pending = null;
+        }
+      })();
+      return pending;
+    },
+
+    /** Remembers a user's consent to a third-party client (the grant it made). */
+    async rememberConsent(accountId: string, clientId: string, grantId: string, scope: string): Promise<void> {
+      await adapterFor('Consent').upsert(consentId(accountId, clientId), { grantId, accountId, clientId, scope, at: Math.floor(clock().getTime() / 1000) });
+      await deps.audit.record({ type: 'oidc.consent_granted', userId: accountId, details: { client_id: clientId, scope } });
+    },
+
+    /** The clients a user has consented to. */
+    async consents(accountId: string): Promise<{ client_id: string; scope: string; granted_at: string }[]> {
+      const rows = await sequelize.query<{ payload: string }>("SELECT payload FROM oidc_artefacts WHERE model = 'Consent' AND account_id = ?", {
+        type: QueryTypes.SELECT,
+        replacements: [accountId],
+      });
+      return rows.map((r) => {
+        const p = JSON.parse(r.payload) as { clientId: string; scope: string; at: number };
+        return { client_id: p.clientId, scope: p.scope, granted_at: new Date(p.at * 1000).toISOString() };
+      });
+    },
+
+    /** Revokes a user's consent to a client and every token of that grant; false when there was none. */
+    async revokeConsent(accountId: string, clientId: string): Promise<boolean> {
+      const id = consentId(accountId, clientId);
+      const found = await adapterFor('Consent').find(id);
+      if (!found) return false;
+      await sequelize.transaction(async (tx) => {
+        await sequelize.query("DELETE FROM oidc_artefacts WHERE model = 'Consent' AND id = ?", { replacements: [id], transaction: tx });
+        if (typeof found.grantId === 'string')
+          await sequelize.query('DELETE FROM oidc_artefacts WHERE grant_id = ? OR (model = ? AND id = ?)', {
+            replacements: [found.grantId, 'Grant', found.grantId],
+            transaction: tx,
+          });
+        await deps.audit.record({ type: 'oidc.consent_revoked', userId: accountId, details: { client_id: clientId } }, { tx });
+      });
+      return true;
+    },
+
+    /** Makes the signing keys when there are none (init, upgrade); nothing without a server secret or while switched off. */
+    async ensureKeys(): Promise<boolean> {
+      if (!config.oidcEnabled || !sealer) return false;
+      return keyStore().ensure();
+    },
+
+    /** New keys for every algorithm, signing after `graceSec`; recorded. */
+    async rotateKeys(graceSec: number): Promise<{ kids: string[]; signs_from: string }> {
+      const store = keyStore();
+      await store.ensure();
+      const kids = await store.rotate(graceSec);
+      const signsFrom = new Date(clock().getTime() + graceSec * 1000).toISOString();
+      await deps.audit.record({ type: 'oidc.keys_rotated', details: { kids, signs_from: signsFrom } });
+      return { kids, signs_from: signsFrom };
+    },
+
+    revokeAccount,
+    prune: () => pruneArtefacts(sequelize, clock()),
+  };
+
+  /** One failed authentication of a client: when its budget is spent, it is refused until the window ends. */
+  async function clientAuthFailed(clientId: string): Promise<void> {
+    if (!config.rateLimitsEnabled) return;
+    try {
+      const { rule } = limitClassesOf(config, []).get('oidc-client-auth');
+      const r = await deps.limiter.consume('oidc-client-auth', clientId, rule);
+      if (!r.allowed) await deps.cache.set(`oidc:client-blocked:${clientId}`, '1', Math.max(1, r.retryAfterSec));
+    } catch (err) {
+      deps.logger.warn({ err: (err as Error).message }, 'could not count a failed OIDC client authentication');
+    }
+  }
+
+  function recordEvent(event: string, ctx: unknown, detail: Record<string, unknown>): void {
+    const oidc = (
+      ctx as { oidc?: { client?: { clientId?: string }; session?: { accountId?: string }; account?: { accountId?: string }; params?: Record<string, unknown> } }
+    ).oidc;
+    const clientId = oidc?.client?.clientId ?? null;
+    const userId = oidc?.account?.accountId ?? oidc?.session?.accountId ?? null;
+    const err = detail.detail as { error?: string; error_detail?: string; error_description?: string } | undefined;
+    switch (event) {
+      case 'authorization.success':
+        deps.audit.recordLater({ type: 'oidc.authorized', userId, details: { client_id: clientId, scope: oidc?.params?.scope ?? null } });
+        break;
+      case 'grant.success':
+        deps.audit.recordLater({ type: 'oidc.token_granted', userId, details: { client_id: clientId, grant_type: oidc?.params?.grant_type ?? null } });
+        break;
+      case 'introspection.error':
+      case 'revocation.error':
+      case 'grant.error':
+        if (event === 'grant.error' && err?.error_detail === 'refresh token already used') {
+          deps.audit.recordLater({ type: 'oidc.refresh_reuse_detected', outcome: 'failure', userId, details: { client_id: clientId } });
+        } else if (err?.error === 'invalid_client') {
+          const id = clientId ?? (typeof oidc?.params?.client_id === 'string' ? oidc.params.client_id : null);
+          if (id) void clientAuthFailed(id);
+          deps.audit.recordLater(
+            { type: 'oidc.client_auth_failed', outcome: 'failure', details: { client_id: id } },
+            { oncePer: { key: `oidc-client:${id}`, ms: 60_000 } },
+          );
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+export type OidcService = ReturnType<typeof createOidc>;

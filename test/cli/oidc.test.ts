@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, removeTempDirs, runCli, tempDir } from '../helpers/cli.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = tempDir();
+  expect((await runCli(['init', '--yes', '--data-dir', dir])).code).toBe(0);
+});
+afterAll(removeTempDirs);
+
+const oidc = (args: string[]) => runCli(['oidc', ...args, '--data-dir', dir, '--json']);
+
+describe('gatehouse oidc', () => {
+  it('init made the signing keys (RS256 and ES256, signing)', async () => {
+    const res = await oidc(['keys', 'list']);
+    expect(res.code, res.stderr).toBe(0);
+    const states = json(res).keys.map((k: { alg: string; state: string }) => `${k.alg}:${k.state}`);
+    expect(states.sort()).toEqual(['ES256:signing', 'RS256:signing']);
+  });
+
+  it('adds a client (the secret once), lists, shows, updates, rotates its secret and removes it', async () => {
+    const add = await oidc(['client', 'add', '--name', 'demo', '--redirect-uri', 'http://localhost:9999/cb']);
+    expect(add.code, add.stderr).toBe(0);
+    const { client_id, client_secret } = json(add);
+    expect(client_id).toMatch(/^gh_/);
+    expect(client_secret).toMatch(/^[\w-]{43}$/);
+    const list = await oidc(['client', 'list']);
+    expect(list.stdout).not.toContain(client_secret);
+    expect(json(list).clients.map((c: { client_id: string }) => c.client_id)).toContain(client_id);
+    expect(json(await oidc(['client', 'show', client_id])).client).toMatchObject({
+      name: 'demo',
+      public: false,
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
+    const upd = await oidc(['client', 'update', client_id, '--first-party', '--redirect-uri', 'https://app.example.test/cb']);
+    expect(json(upd).client).toMatchObject({ first_party: true, redirect_uris: ['https://app.example.test/cb'] });
+    const rot = await oidc(['client', 'rotate-secret', client_id]);
+    expect(json(rot).client_secret).not.toBe(client_secret);
+    expect((await oidc(['client', 'remove', client_id])).code).toBe(0);
+    expect((await oidc(['client', 'show', client_id])).code).toBe(1);
+  });
+
+  it('a public client has no secret', async () => {
+    const add = await oidc(['client', 'add', '--name', 'spa', '--redirect-uri', 'http://127.0.0.1:3000/cb', '--public']);
+    expect(add.code, add.stderr).toBe(0);
+    expect(json(add)).toMatchObject({ client_secret: null, client: { public: true, token_endpoint_auth_method: 'none' } });
+  });
+
+  it('refuses bad redirect URIs and a missing one with exit 2', async () => {
+    for (const args of [
+      ['client', 'add', '--name', 'x', '--redirect-uri', 'http://app.example.test/cb'],
+      ['client', 'add', '--name', 'x', '--redirect-uri', 'https://*.example.test/cb'],
+      ['client', 'add', '--name', 'x'],
+      ['client', 'add', '--name', 'x', '--redirect-uri', 'https://a.example.test/cb', '--token-auth', 'jwt'],
+    ]) {
+      const res = await oidc(args);
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(json(res)).toMatchObject({ success: false });
+    }
+  });
+
+  it('keys rotate publishes new keys that sign after the grace period; doctor checks the provider', async () => {
+    const rot = await oidc(['keys', 'rotate', '--grace', '1h']);
+    expect(rot.code, rot.stderr).toBe(0);
+    expect(json(rot).kids).toHaveLength(2);
+    const states = json(await oidc(['keys', 'list'])).keys.map((k: { state: string }) => k.state);
+    expect(states.filter((s: string) => s === 'pending')).toHaveLength(2);
+    expect(states.filter((s: string) => s === 'signing')).toHaveLength(2);
+    const doctor = await runCli(['doctor', '--data-dir', dir, '--json']);
+    const check = json(doctor).checks.find((c: { id: string }) => c.id === 'oidc');
+    expect(check).toMatchObject({ status: 'ok' });
+  });
+});

@@ -1,0 +1,278 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as oc from 'openid-client';
+import { createRemoteJWKSet, jwtVerify, decodeJwt } from 'jose';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import { DEFAULT_PASSWORD, makeUser } from '../helpers/factories.js';
+import { createJar, startFront } from '../helpers/oidc-rp.js';
+
+const REDIRECT = 'http://localhost:9999/cb';
+
+describe('Gatehouse as an OpenID provider', () => {
+  let front: Awaited<ReturnType<typeof startFront>>;
+  let t: TestApp;
+  let issuer: string;
+  let confidential: { id: string; secret: string };
+  let publicClient: string;
+
+  beforeAll(async () => {
+    front = await startFront();
+    t = await startTestApp({ env: { PUBLIC_URL: front.url } });
+    await front.target(Number(new URL(t.url).port));
+    issuer = front.url;
+    const c = await t.app.services.oidc.clients.add({ name: 'Demo', redirect_uris: [REDIRECT], first_party: true });
+    confidential = { id: c.client.client_id, secret: c.client_secret! };
+    publicClient = (await t.app.services.oidc.clients.add({ name: 'SPA', redirect_uris: [REDIRECT], public: true, first_party: true })).client.client_id;
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await front?.close();
+  });
+
+  const rpConfig = (clientId: string, secret?: string) =>
+    oc.discovery(new URL(issuer), clientId, undefined, secret ? oc.ClientSecretBasic(secret) : oc.None(), { execute: [oc.allowInsecureRequests] });
+
+  /** Signs in through POST /auth/login and returns a jar holding the session cookie. */
+  async function signedIn(values: Parameters<typeof makeUser>[1] = {}) {
+    const user = await makeUser(t, values);
+    const jar = createJar();
+    const res = await jar.fetch(`${issuer}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: user.email, password: DEFAULT_PASSWORD }),
+    });
+    expect(res.status).toBe(200);
+    expect(jar.cookies.has('session_id')).toBe(true);
+    return { user, jar };
+  }
+
+  async function authorize(config: oc.Configuration, jar: ReturnType<typeof createJar>, extra: Record<string, string> = {}) {
+    const verifier = oc.randomPKCECodeVerifier();
+    const state = oc.randomState();
+    const url = oc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid offline_access profile email roles',
+      code_challenge: await oc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      prompt: 'consent',
+      ...extra,
+    });
+    const { final } = await jar.follow(url.toString());
+    return { final, verifier, state };
+  }
+
+  it('discovery advertises the issuer, code flow only, S256 and the endpoints', async () => {
+    const res = await fetch(`${issuer}/.well-known/openid-configuration`);
+    expect(res.status).toBe(200);
+    const d = (await res.json()) as Record<string, any>;
+    expect(d.issuer).toBe(issuer);
+    expect(d.response_types_supported).toEqual(['code']);
+    expect(d.code_challenge_methods_supported).toEqual(['S256']);
+    expect(d.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256']));
+    expect(d.id_token_signing_alg_values_supported).not.toContain('none');
+    for (const k of ['token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'revocation_endpoint', 'introspection_endpoint', 'end_session_endpoint'])
+      expect(d[k]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oidc\//);
+    const jwks = (await (await fetch(d.jwks_uri)).json()) as { keys: { alg: string }[] };
+    expect(jwks.keys.map((k: { alg: string }) => k.alg).sort()).toEqual(['ES256', 'RS256']);
+    expect(JSON.stringify(jwks)).not.toMatch(/"d":/);
+  });
+
+  it('code + PKCE with an existing session: id_token verified against JWKS, sub is the user id; refresh rotates; reuse revokes the grant', async () => {
+    const { user, jar } = await signedIn({ name: 'Ada', last_name: 'Lovelace' });
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const { final, verifier, state } = await authorize(config, jar);
+    expect(final.startsWith(REDIRECT), final).toBe(true);
+    expect(new URL(final).searchParams.get('code'), final).toBeTruthy();
+    const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+    const claims = tokens.claims()!;
+    expect(claims.sub).toBe(user.id);
+    // Signed in with a password through POST /auth/login: the session recorded it.
+    expect(claims.amr, JSON.stringify(claims)).toEqual(['pwd']);
+    expect(claims.acr).toBe('urn:gatehouse:acr:1fa');
+    const jwks = createRemoteJWKSet(new URL(`${issuer}/oidc/jwks`));
+    const { payload } = await jwtVerify(tokens.id_token!, jwks, { issuer, audience: confidential.id });
+    expect(payload.sub).toBe(user.id);
+    const info = await oc.fetchUserInfo(config, tokens.access_token, user.id);
+    expect(info).toMatchObject({ sub: user.id, email: user.email, given_name: 'Ada', family_name: 'Lovelace', roles: ['customer'], user_type: 'customer' });
+
+    expect(tokens.refresh_token).toBeTruthy();
+    const r1 = await oc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(r1.refresh_token).toBeTruthy();
+    expect(r1.refresh_token).not.toBe(tokens.refresh_token);
+    // The rotated-out token again: refused, and the whole grant goes with it.
+    await expect(oc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(oc.refreshTokenGrant(config, r1.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect.poll(async () => (await t.app.services.audit.list({ types: ['oidc.refresh_reuse_detected'] } as never)).events.length).toBeGreaterThan(0);
+  });
+
+  it('revoking the user’s sessions in the admin API, or disabling the user, makes the next refresh fail', async () => {
+    const admin = await signedIn({ user_type: 'superadmin' });
+    const adminToken = admin.jar.cookies.get('session_id')!;
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const grantFor = async (jar: ReturnType<typeof createJar>) => {
+      const { final, verifier, state } = await authorize(config, jar);
+      return oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+    };
+    const one = await signedIn();
+    const t1 = await grantFor(one.jar);
+    const revoked = await t.request('DELETE', `/auth/admin/users/${one.user.id}/sessions`, { session: adminToken });
+    expect(revoked.status).toBe(200);
+    await expect(oc.refreshTokenGrant(config, t1.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+
+    const two = await signedIn();
+    const t2 = await grantFor(two.jar);
+    // Still fine before the change.
+    const fresh = await oc.refreshTokenGrant(config, t2.refresh_token!);
+    const disabled = await t.request('PUT', `/auth/admin/users/${two.user.id}`, { session: adminToken, body: { disabled: true } });
+    expect(disabled.status, disabled.text).toBe(200);
+    await expect(oc.refreshTokenGrant(config, fresh.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('a public client must use PKCE and cannot authenticate with a secret; the code is single-use', async () => {
+    const { jar } = await signedIn();
+    const config = await rpConfig(publicClient);
+    // No code_challenge: refused at the authorization endpoint (redirected back with an error).
+    const noPkce = oc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid' });
+    const r = await jar.follow(noPkce.toString());
+    expect(new URL(r.final).searchParams.get('error')).toBe('invalid_request');
+
+    const { final, verifier, state } = await authorize(config, jar);
+    const code = new URL(final).searchParams.get('code')!;
+    // Wrong verifier.
+    await expect(
+      oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: oc.randomPKCECodeVerifier(), expectedState: state }),
+    ).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    // A secret for a public client.
+    const withSecret = await fetch(`${issuer}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${publicClient}:whatever`).toString('base64')}` },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }),
+    });
+    expect(withSecret.status).toBe(401);
+    expect(((await withSecret.json()) as { error: string }).error).toBe('invalid_client');
+  });
+
+  it('refuses a wrong redirect URI, a replayed code and a wrong client secret', async () => {
+    const { jar } = await signedIn();
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const bad = oc.buildAuthorizationUrl(config, {
+      redirect_uri: 'http://localhost:9999/other',
+      scope: 'openid',
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
+    });
+    const res = await jar.fetch(bad.toString());
+    // Never redirected to an unregistered URI: the error is answered here.
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+
+    const { final, verifier, state } = await authorize(config, jar);
+    await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+    await expect(oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+
+    const wrong = await rpConfig(confidential.id, 'not-the-secret');
+    const again = await authorize(wrong, jar);
+    await expect(
+      oc.authorizationCodeGrant(wrong, new URL(again.final), { pkceCodeVerifier: again.verifier, expectedState: again.state }),
+    ).rejects.toMatchObject({
+      status: 401,
+    });
+  });
+
+  it('a resource indicator gets a JWT access token (RFC 9068) verifiable offline; tampered and alg:none tokens are refused', async () => {
+    const { user, jar } = await signedIn();
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const { final, verifier, state } = await authorize(config, jar, { resource: 'https://api.example.test' });
+    const tokens = await oc.authorizationCodeGrant(
+      config,
+      new URL(final),
+      { pkceCodeVerifier: verifier, expectedState: state },
+      { resource: 'https://api.example.test' },
+    );
+    const jwks = createRemoteJWKSet(new URL(`${issuer}/oidc/jwks`));
+    const { payload, protectedHeader } = await jwtVerify(tokens.access_token, jwks, { issuer, audience: 'https://api.example.test', typ: 'at+jwt' });
+    expect(protectedHeader.typ).toBe('at+jwt');
+    expect(payload.sub).toBe(user.id);
+    const [h, p, s] = tokens.access_token.split('.');
+    const tampered = `${h}.${Buffer.from(JSON.stringify({ ...decodeJwt(tokens.access_token), sub: 'someone-else' })).toString('base64url')}.${s}`;
+    await expect(jwtVerify(tampered, jwks, { issuer })).rejects.toThrow();
+    const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt' })).toString('base64url')}.${p}.`;
+    await expect(jwtVerify(none, jwks, { issuer })).rejects.toThrow();
+    // The provider itself refuses both too (introspection: inactive).
+    for (const token of [tampered, none]) {
+      const r = await fetch(`${issuer}/oidc/token/introspection`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${confidential.id}:${confidential.secret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ token }),
+      });
+      // oidc-provider never introspects a structured token (a resource server verifies it offline): never "active".
+      expect(((await r.json()) as { active?: boolean }).active).not.toBe(true);
+    }
+    // An opaque access token one character off is refused at userinfo.
+    const opaque = await authorize(config, jar);
+    const plain = await oc.authorizationCodeGrant(config, new URL(opaque.final), { pkceCodeVerifier: opaque.verifier, expectedState: opaque.state });
+    const off = plain.access_token.slice(0, -1) + (plain.access_token.endsWith('A') ? 'B' : 'A');
+    const ui = await fetch(`${issuer}/oidc/userinfo`, { headers: { authorization: `Bearer ${off}` } });
+    expect(ui.status).toBe(401);
+    // An id_token_hint with alg none is refused at end-session.
+    const noneIdToken = `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${plain.id_token!.split('.')[1]}.`;
+    const es = await fetch(`${issuer}/oidc/session/end?id_token_hint=${noneIdToken}`);
+    expect(es.status).toBe(400);
+  });
+
+  it('key rotation: tokens signed by the old and the new key both verify during the overlap', async () => {
+    const { jar } = await signedIn();
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const first = await authorize(config, jar);
+    const oldTokens = await oc.authorizationCodeGrant(config, new URL(first.final), { pkceCodeVerifier: first.verifier, expectedState: first.state });
+    await t.app.services.oidc.rotateKeys(0);
+    const kids = (await t.app.services.oidc.keys().list()).map((k) => `${k.alg}:${k.state}`);
+    expect(kids.filter((k) => k === 'RS256:retiring')).toHaveLength(1);
+    // The instance looks for new keys every 10 s; a later sign-in is signed with the new key.
+    await new Promise((r) => setTimeout(r, 10_500));
+    const second = await authorize(config, jar);
+    const newTokens = await oc.authorizationCodeGrant(config, new URL(second.final), { pkceCodeVerifier: second.verifier, expectedState: second.state });
+    const jwks = createRemoteJWKSet(new URL(`${issuer}/oidc/jwks`), { cacheMaxAge: 0, cooldownDuration: 0 });
+    const a = await jwtVerify(oldTokens.id_token!, jwks, { issuer });
+    const b = await jwtVerify(newTokens.id_token!, jwks, { issuer });
+    expect(a.protectedHeader.kid).not.toBe(b.protectedHeader.kid);
+  }, 30_000);
+
+  it('end-session ends the Gatehouse session too', async () => {
+    const { jar } = await signedIn();
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const { final, verifier, state } = await authorize(config, jar);
+    const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+    const token = jar.cookies.get('session_id')!;
+    const logout = oc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token! });
+    const page = await jar.fetch(logout.toString());
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const action = /action="([^"]+)"/.exec(html)![1];
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)![1];
+    const done = await jar.fetch(new URL(action, issuer).toString(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ xsrf, logout: 'yes' }),
+    });
+    expect([200, 303]).toContain(done.status);
+    const me = await t.request('GET', '/auth/user/me', { session: token });
+    expect(me.status).toBe(401);
+  });
+
+  it('without a session the browser is sent to the hosted login page with a return path', async () => {
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const jar = createJar();
+    const { final } = await authorize(config, jar);
+    const u = new URL(final);
+    expect(u.pathname).toBe('/login');
+    expect(u.searchParams.get('return_to')).toMatch(/^\/oidc\/interaction\/[\w-]+$/);
+  });
+});
