@@ -42,7 +42,8 @@ export const CORE_AUDIT_TYPES = {
   'oidc.authorized': 'A client was given an authorization code for the user (details.client_id, details.scope)',
   'oidc.token_granted': 'The token endpoint issued tokens (details.client_id, details.grant_type)',
   'oidc.refresh_reuse_detected': 'A rotated refresh token was presented again: its whole grant was revoked (details.client_id)',
-  'oidc.client_auth_failed': 'A client failed to authenticate at the token, introspection or revocation endpoint (details.client_id; once a minute per client and source)',
+  'oidc.client_auth_failed':
+    'A client failed to authenticate at the token, introspection or revocation endpoint (details.client_id; once a minute per client and source)',
   'oidc.consent_granted': 'A user consented to a third-party client (details.client_id, details.scope)',
   'oidc.consent_revoked': "A user's consent to a client was revoked with its tokens (details.client_id)",
   'oidc.keys_rotated': 'New OpenID Connect signing keys were published (details.kids, details.signs_from)',
