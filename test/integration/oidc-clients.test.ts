@@ -151,7 +151,8 @@ describe('OIDC clients, consent and several instances', () => {
     const user = await makeUser(a, { two_factor: true });
     const pending = await a.app.services.sessions.create(user.id, { status: 'pending_2fa' });
     const p = await start(config, await jarFor(pending.token));
-    expect(new URL(p.final).pathname).toBe('/login');
+    // The hosted login page sends a pending two-factor session on to its second step.
+    expect(new URL(p.final).pathname).toBe('/login/two-factor');
   });
 
   it('failed client authentications spend a per-client budget: then even the right secret is refused, other clients are not', async () => {

@@ -68,7 +68,7 @@ describe('who sees /account', () => {
     const { c, user } = await signedIn({ name: 'Ada' });
     const r = await c.get('/account');
     expect(r.status).toBe(200);
-    for (const id of ['profile', 'email', 'password', 'two-factor', 'passkeys', 'sessions', 'events', 'privacy']) expect(r.text).toContain(`id="${id}"`);
+    for (const id of ['profile', 'email', 'password', 'second-step', 'passkey-list', 'sessions', 'events', 'your-data']) expect(r.text).toContain(`id="${id}"`);
     expect(r.text).toContain(user.email);
     expect(r.text).toContain('href="/auth/user/me/privacy/export"');
     // The sign-in just made is the newest security event, named in words.

@@ -137,7 +137,8 @@ export function accountPages(w: WebPage) {
     const events = (await app.services.audit.list({ userId: user.id, types: own, limit: 15 })).events.map((e) => ownView(e, user.id));
     const twoFactor = await read(req, res, s, 'tfMethods', (r) => ({
       enabled: Boolean(r.two_factor_enabled),
-      methods: (r.methods as TwoFactorMethod[]).filter((m) => m.status !== 'pending_setup'),
+      // Passkeys have their own section (they are listed as a second-step method too once the user has one).
+      methods: (r.methods as TwoFactorMethod[]).filter((m) => m.status !== 'pending_setup' && m.method !== 'passkey'),
     }));
     const offered = twoFactor ? await read(req, res, s, 'tfSystem', (r) => (r.available_methods as string[]) ?? []) : null;
     const devices = twoFactor && route('tfDevices') ? await read(req, res, s, 'tfDevices', (r) => (r.devices as unknown[]).length) : 0;

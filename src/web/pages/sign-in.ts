@@ -103,7 +103,10 @@ export function signInPages(w: WebPage) {
     const s = await pageSession(app, req);
     if (!s) return res.redirect(303, withReturn('/login', rt.to));
     if (!s.pending) return res.redirect(303, destination(rt));
-    const methods = (await app.services.signIn.pendingMethods(s.user)) as { id: string; method: string; identifier?: string | null }[];
+    // A passkey second step needs the WebAuthn ceremony, which this form (a code field) does not run yet: the API's passkey/start + verify does.
+    const methods = ((await app.services.signIn.pendingMethods(s.user)) as { id: string; method: string; identifier?: string | null }[]).filter(
+      (m) => m.method !== 'passkey',
+    );
     const { t } = w.view.lang(req, s.user);
     if (!methods.length || !enabledModuleRoute(app, 'post', TWO_FACTOR_VERIFY))
       return w.message(req, res, 503, { title: t('error.disabled_title'), text: t('error.unavailable'), tone: 'error' });
