@@ -1,4 +1,6 @@
+import type { RequestListener } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
+import { withFastLane } from './fast-lane/fast-lane.js';
 import { pinoHttp } from 'pino-http';
 import type { AppContext } from '../app-context.js';
 import { toHandlers } from './define-route.js';
@@ -17,6 +19,11 @@ import { createRateLimitLayers } from './middleware/rate-limit-gate.js';
 import { methodNotAllowed } from './middleware/method-not-allowed.js';
 import { countRequests } from '../metrics/http-metrics.js';
 import { docsPage } from './openapi/docs-page.js';
+
+/** The app's request listener: the Express app, with the validation fast lane in front of it when it is on. */
+export function createRequestListener(app: AppContext): RequestListener {
+  return withFastLane(app, createApp(app));
+}
 
 /** Builds the express app (no listen). */
 export function createApp(app: AppContext): Express {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { Config } from '../../config/schema.js';
 import { AppError } from '../../errors/app-error.js';
@@ -39,7 +40,8 @@ export function hitIn(req: Request, cls: string): Hit | null {
   return key === undefined ? null : { bucket: cls, key };
 }
 
-function record(req: Request, cls: string, key: string): void {
+/** Records that the request took its hit in `cls` under `key` (counted by the fast lane, then handed on). */
+export function record(req: Request | IncomingMessage, cls: string, key: string): void {
   const r = req as WithHits;
   (r[HITS] ??= new Map()).set(cls, key);
 }
@@ -60,8 +62,11 @@ export function tooManyRequests(r: LimitResult): AppError {
   return new AppError(429, Codes.RATE_LIMITED, RATE_LIMITED_MESSAGE, undefined, { retry_after: Math.max(1, r.retryAfterSec) });
 }
 
+/** The body of a 429 from a limiter. */
+export const tooManyBody = (r: LimitResult) => ({ success: false, error: RATE_LIMITED_MESSAGE, code: Codes.RATE_LIMITED, retry_after: Math.max(1, r.retryAfterSec) });
+
 export function sendTooMany(res: Response, r: LimitResult): void {
-  res.status(429).json({ success: false, error: RATE_LIMITED_MESSAGE, code: Codes.RATE_LIMITED, retry_after: Math.max(1, r.retryAfterSec) });
+  res.status(429).json(tooManyBody(r));
 }
 
 /** The key of a request counted per client address (IPv6 by /64). */
