@@ -469,11 +469,20 @@ const PARALLEL = 6;
 /** Sends one case to both servers and compares the answers. */
 async function runCase(c: Case, expired: [string, string] | null, lane: RawClient, plain: RawClient, statuses: Record<number, number>): Promise<void> {
   const [w0, w1] = await wireFor(c, expired);
-  const a = await lane.send(w0);
-  const b = await plain.send(w1);
   const sentId = w0.headers.find(([k]) => k.toLowerCase() === 'x-request-id')?.[1];
-  const left = normalise(a, sentId);
-  const right = normalise(b, sentId);
+  let a = await lane.send(w0);
+  let b = await plain.send(w1);
+  let left = normalise(a, sentId);
+  let right = normalise(b, sentId);
+  // The servers share one session cache, whose entries live a minute of wall-clock time: when one
+  // expired just before a pair, the first request loaded it again and the second found it warm (the
+  // bridge answer says which). Then the pair, warm on both sides now, is sent again.
+  if (JSON.stringify(left) !== JSON.stringify(right) && [left.body, right.body].some((x) => x.includes('"cacheSource":"db"'))) {
+    a = await lane.send(w0);
+    b = await plain.send(w1);
+    left = normalise(a, sentId);
+    right = normalise(b, sentId);
+  }
   if (JSON.stringify(left) !== JSON.stringify(right)) {
     expect({ case: c, wire: w0, answer: left }).toEqual({ case: c, wire: w0, answer: right });
   }
@@ -522,12 +531,12 @@ describe(`fast lane, differential (${BACKEND})`, () => {
     expect(r.statuses[200]).toBeGreaterThan(0);
     expect(r.statuses[401]).toBeGreaterThan(0);
     expect(r.statuses[400]).toBeGreaterThan(0);
-  }, 120_000);
+  }, 240_000);
 
   it(`when ${CASES_LIMITS_ON} generated requests go through both with limits on (small budgets), then every answer and refusal is the same`, async () => {
     const r = await runCases(true, CASES_LIMITS_ON, 26_2);
     expect(r.answered).toBeGreaterThan(CASES_LIMITS_ON * 0.1);
     expect(r.statuses[429]).toBeGreaterThan(0);
     expect(r.statuses[200]).toBeGreaterThan(0);
-  }, 120_000);
+  }, 240_000);
 });
