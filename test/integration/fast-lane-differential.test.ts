@@ -164,24 +164,26 @@ const arbCase = fc.record({
 });
 /** Cases as clients usually send them: what the lane answers itself, with its few variations. */
 const arbTypical = arbCase.chain((c) =>
-  fc.record({
-    token: fc.constantFrom<TokenKind>('valid', 'valid', 'valid', 'context', 'padded', 'revoked'),
-    where: fc.constantFrom('header', 'header', 'cookie', 'body', 'bodyCamel', 'headerAndBody'),
-    bridge: fc.constantFrom('none', 'right', 'right'),
-    origin: fc.constantFrom('none', 'none', 'allowed', 'other'),
-    requestId: fc.constantFrom('none', 'none', 'sane'),
-    contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8'),
-    target: fc.constantFrom('GET /auth/validation', 'POST /auth/validation', 'POST /auth/bridge/validate'),
-  }).map((typical) => ({
-    ...c,
-    ...typical,
-    second: null,
-    duplicateHeader: false,
-    body: 'json' as const,
-    extraHeader: 'none' as const,
-    chunked: false,
-    bridgeContext: c.bridgeContext === 'ipMatch' || c.bridgeContext === 'strictMatch' ? c.bridgeContext : ('none' as const),
-  })),
+  fc
+    .record({
+      token: fc.constantFrom<TokenKind>('valid', 'valid', 'valid', 'context', 'padded', 'revoked'),
+      where: fc.constantFrom('header', 'header', 'cookie', 'body', 'bodyCamel', 'headerAndBody'),
+      bridge: fc.constantFrom('none', 'right', 'right'),
+      origin: fc.constantFrom('none', 'none', 'allowed', 'other'),
+      requestId: fc.constantFrom('none', 'none', 'sane'),
+      contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8'),
+      target: fc.constantFrom('GET /auth/validation', 'POST /auth/validation', 'POST /auth/bridge/validate'),
+    })
+    .map((typical) => ({
+      ...c,
+      ...typical,
+      second: null,
+      duplicateHeader: false,
+      body: 'json' as const,
+      extraHeader: 'none' as const,
+      chunked: false,
+      bridgeContext: c.bridgeContext === 'ipMatch' || c.bridgeContext === 'strictMatch' ? c.bridgeContext : ('none' as const),
+    })),
 );
 /** Half typical, half anything the generator can make. */
 const arbAny = fc.oneof(arbTypical, arbCase);
@@ -388,7 +390,12 @@ class RawClient {
     for (const [name, value] of w.headers) lines.push(`${name}: ${value}`);
     if (w.body !== null) lines.push(w.chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${w.body.length}`);
     const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
-    const body = w.body === null ? Buffer.alloc(0) : w.chunked ? Buffer.concat([Buffer.from(`${w.body.length.toString(16)}\r\n`), w.body, Buffer.from('\r\n0\r\n\r\n')]) : w.body;
+    const body =
+      w.body === null
+        ? Buffer.alloc(0)
+        : w.chunked
+          ? Buffer.concat([Buffer.from(`${w.body.length.toString(16)}\r\n`), w.body, Buffer.from('\r\n0\r\n\r\n')])
+          : w.body;
     socket.write(Buffer.concat([head, body]));
     const answer = await this.read(w.method === 'HEAD', socket);
     const connection = answer.headers.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === 'connection');

@@ -148,7 +148,14 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     const hit = sessions.peekLocal(token);
     if (!hit || !token) return null;
     if (route === Route.Bridge) {
-      const b = body as { validation_mode?: Parameters<typeof effectiveMode>[1]; ip?: string; ip_address?: string; user_agent?: string; device_id?: string; device_fingerprint?: string };
+      const b = body as {
+        validation_mode?: Parameters<typeof effectiveMode>[1];
+        ip?: string;
+        ip_address?: string;
+        user_agent?: string;
+        device_id?: string;
+        device_fingerprint?: string;
+      };
       try {
         checkBridgeContext(hit.session, {
           mode: effectiveMode(config.bridgeValidationMode, b.validation_mode),
@@ -178,7 +185,16 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     const out = ['X-Request-ID', requestIdOf(req.headers['x-request-id']), ...security];
     const origin = req.headers.origin;
     if (corsOk(origin)) {
-      out.push('Access-Control-Allow-Origin', origin, 'Access-Control-Allow-Credentials', 'true', 'Vary', 'Origin', 'Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
+      out.push(
+        'Access-Control-Allow-Origin',
+        origin,
+        'Access-Control-Allow-Credentials',
+        'true',
+        'Vary',
+        'Origin',
+        'Access-Control-Expose-Headers',
+        CORS_EXPOSE_HEADERS,
+      );
     }
     if (r) {
       out.push('X-RateLimit-Limit', String(r.limit), 'X-RateLimit-Remaining', String(r.remaining), 'X-RateLimit-Reset', String(r.resetAt));

@@ -63,7 +63,12 @@ export function tooManyRequests(r: LimitResult): AppError {
 }
 
 /** The body of a 429 from a limiter. */
-export const tooManyBody = (r: LimitResult) => ({ success: false, error: RATE_LIMITED_MESSAGE, code: Codes.RATE_LIMITED, retry_after: Math.max(1, r.retryAfterSec) });
+export const tooManyBody = (r: LimitResult) => ({
+  success: false,
+  error: RATE_LIMITED_MESSAGE,
+  code: Codes.RATE_LIMITED,
+  retry_after: Math.max(1, r.retryAfterSec),
+});
 
 export function sendTooMany(res: Response, r: LimitResult): void {
   res.status(429).json(tooManyBody(r));
