@@ -26,8 +26,15 @@ const LOGIN_SECONDS = num(process.env.BENCH_LOGIN_DURATION, 10);
 const CONNECTIONS = num(process.env.BENCH_CONNECTIONS, 50);
 const LOGIN_CONNECTIONS = num(process.env.BENCH_LOGIN_CONNECTIONS, 8);
 const LOGIN_USERS = Math.max(16, 2 * LOGIN_CONNECTIONS);
-const TARGET_VS_HELLO = 0.7;
 const TARGET_TWO_WORKERS = 1.6;
+/** Issue 26's targets, against the two baselines measured in the same rounds. */
+const TARGET_VALIDATION_VS_BARE = 0.5;
+const TARGET_VALIDATION_VS_HELLO = 2.5;
+const TARGET_BRIDGE_VS_BARE = 0.4;
+/** Limits on within 15 % of off. */
+const TARGET_LIMITS_ON_VS_OFF = 0.85;
+/** p99 at most twice the bare server's: bare p99 ÷ route p99 ≥ 0.5. */
+const TARGET_P99_VS_BARE = 0.5;
 
 /** req/s, p50 and p99 of a measurement relative to the hello route (latency ratios: higher is slower). */
 const ratios = (m: Measurement, hello: Measurement) => ({
@@ -35,6 +42,11 @@ const ratios = (m: Measurement, hello: Measurement) => ({
   p50: hello.p50 > 0 ? round(m.p50 / hello.p50, 3) : null,
   p99: hello.p99 > 0 ? round(m.p99 / hello.p99, 3) : null,
 });
+
+const limitsCheck = (name: string, ratio: number): Check => {
+  const value = round(ratio, 3);
+  return { name, value, target: TARGET_LIMITS_ON_VS_OFF, pass: value >= TARGET_LIMITS_ON_VS_OFF };
+};
 
 async function medianHashMs(rounds: number, samples = 5): Promise<number> {
   const times: number[] = [];
@@ -99,12 +111,12 @@ const bridgeHeaders = (session: string) => ({
   'X-Session-ID': session,
 });
 
-async function startHello(workers: number): Promise<ChildServer> {
+async function startHello(workers: number, kind: 'express' | 'bare' = 'express'): Promise<ChildServer> {
   const port = await freePort();
   const server = await startChild({
-    name: `hello (${workers} worker(s))`,
+    name: `${kind === 'bare' ? 'bare node:http hello' : 'hello'} (${workers} worker(s))`,
     args: [path.join(ROOT, 'dist', 'bench', 'hello-server.js')],
-    env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', HELLO_WORKERS: String(workers) },
+    env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', HELLO_WORKERS: String(workers), HELLO_KIND: kind },
     port,
     readyPath: '/health',
   });
@@ -115,6 +127,7 @@ async function startHello(workers: number): Promise<ChildServer> {
 interface Phase {
   session: string;
   hello: Measurement[];
+  bare: Measurement[];
   validation: Measurement[];
   bridge: Measurement[];
   login: Measurement | null;
@@ -133,18 +146,20 @@ async function measurePhase(
 ): Promise<Phase> {
   const tag = opts.tag ?? '';
   const hello = await startHello(workers);
+  const bare = await startHello(workers, 'bare');
   const server = await startGatehouse(p, workers, opts.env);
   try {
     const sid = session ?? (await login(server.url, p.emails[0]));
     await sanity(server.url, sid);
-    const specs: Record<'hello' | 'validation' | 'bridge', [LoadSpec, ChildServer]> = {
+    const specs: Record<'hello' | 'bare' | 'validation' | 'bridge', [LoadSpec, ChildServer]> = {
       hello: [{ url: `${hello.url}/hello`, connections: CONNECTIONS }, hello],
+      bare: [{ url: `${bare.url}/hello`, connections: CONNECTIONS }, bare],
       validation: [{ url: `${server.url}/auth/validation`, headers: { 'X-Session-ID': sid }, connections: CONNECTIONS }, server],
       bridge: [{ url: `${server.url}/auth/bridge/validate`, method: 'POST', headers: bridgeHeaders(sid), body: '{}', connections: CONNECTIONS }, server],
     };
-    const out: Pick<Phase, 'hello' | 'validation' | 'bridge'> = { hello: [], validation: [], bridge: [] };
+    const out: Pick<Phase, 'hello' | 'bare' | 'validation' | 'bridge'> = { hello: [], bare: [], validation: [], bridge: [] };
     for (let round = 0; round < ROUNDS; round++) {
-      for (const key of ['hello', 'validation', 'bridge'] as const) {
+      for (const key of ['hello', 'bare', 'validation', 'bridge'] as const) {
         const [spec, target] = specs[key];
         note(`${key}, ${workers} worker(s)${tag}, round ${round + 1} of ${ROUNDS}`);
         const timing = { durationSec: TIMING.durationSec, warmupSec: round === 0 ? TIMING.warmupSec : 0 };
@@ -169,7 +184,7 @@ async function measurePhase(
   } catch (err) {
     throw new Error(`${(err as Error).message}\n--- server output ---\n${server.output()}`);
   } finally {
-    await Promise.all([server.stop(), hello.stop()]);
+    await Promise.all([server.stop(), hello.stop(), bare.stop()]);
   }
 }
 
@@ -202,6 +217,9 @@ async function main(): Promise<number> {
     const m = {
       hello1: combine(one.hello),
       hello2: combine(two.hello),
+      bare1: combine(one.bare),
+      bare2: combine(two.bare),
+      bareLimited: combine(limited.bare),
       validation1: combine(one.validation),
       validation2: combine(two.validation),
       bridge1: combine(one.bridge),
@@ -218,11 +236,24 @@ async function main(): Promise<number> {
       validationLimited: roundRatio(limited.validation, limited.hello),
       bridgeLimited: roundRatio(limited.bridge, limited.hello),
     };
+    const vsBare = {
+      validation1: roundRatio(one.validation, one.bare),
+      bridge1: roundRatio(one.bridge, one.bare),
+      validationLimited: roundRatio(limited.validation, limited.bare),
+      bridgeLimited: roundRatio(limited.bridge, limited.bare),
+      hello1: roundRatio(one.hello, one.bare),
+    };
+    const p99Check = (name: string, route: Measurement, bare: Measurement): Check => {
+      const value = route.p99 > 0 ? round(bare.p99 / route.p99, 3) : 0;
+      return { name, value, target: TARGET_P99_VS_BARE, pass: value >= TARGET_P99_VS_BARE, note: `p99 ${route.p99} ms vs bare ${bare.p99} ms` };
+    };
     const hello = m.hello1;
 
     const rows: (Row & { vsHello: number | null })[] = [
       { key: 'hello-1w', label: 'GET /hello (bare express)', workers: 1, m: m.hello1, vsHello: 1 },
       { key: 'hello-2w', label: 'GET /hello (bare express)', workers: 2, m: m.hello2, vsHello: 1 },
+      { key: 'bare-1w', label: 'GET /hello (bare node:http)', workers: 1, m: m.bare1, vsHello: roundRatio(one.bare, one.hello) },
+      { key: 'bare-2w', label: 'GET /hello (bare node:http)', workers: 2, m: m.bare2, vsHello: roundRatio(two.bare, two.hello) },
       { key: 'validation-1w', label: 'GET /auth/validation', workers: 1, m: m.validation1, vsHello: vsHello.validation1 },
       { key: 'validation-2w', label: 'GET /auth/validation', workers: 2, m: m.validation2, vsHello: vsHello.validation2 },
       { key: 'bridge-1w', label: 'POST /auth/bridge/validate', workers: 1, m: m.bridge1, vsHello: vsHello.bridge1 },
@@ -233,8 +264,15 @@ async function main(): Promise<number> {
       { key: 'login-2w', label: 'POST /auth/login', workers: 2, m: two.login!, vsHello: null },
     ];
     const checks: Check[] = [
-      ratioCheck('GET /auth/validation, 1 worker ÷ hello', m.validation1, hello, TARGET_VS_HELLO, vsHello.validation1),
-      ratioCheck('POST /auth/bridge/validate, 1 worker ÷ hello', m.bridge1, hello, TARGET_VS_HELLO, vsHello.bridge1),
+      ratioCheck('GET /auth/validation, 1 worker ÷ bare node:http', m.validation1, m.bare1, TARGET_VALIDATION_VS_BARE, vsBare.validation1),
+      ratioCheck('GET /auth/validation, 1 worker ÷ express hello', m.validation1, hello, TARGET_VALIDATION_VS_HELLO, vsHello.validation1),
+      ratioCheck('POST /auth/bridge/validate, 1 worker ÷ bare node:http', m.bridge1, m.bare1, TARGET_BRIDGE_VS_BARE, vsBare.bridge1),
+      ratioCheck('POST /auth/bridge/validate, 1 worker ÷ express hello', m.bridge1, hello, undefined, vsHello.bridge1),
+      ratioCheck('express hello ÷ bare node:http, 1 worker', m.hello1, m.bare1, undefined, vsBare.hello1),
+      p99Check('GET /auth/validation, bare p99 ÷ its p99 (p99 ≤ 2× bare)', m.validation1, m.bare1),
+      p99Check('POST /auth/bridge/validate, bare p99 ÷ its p99 (p99 ≤ 2× bare)', m.bridge1, m.bare1),
+      p99Check('GET /auth/validation, limits on, bare p99 ÷ its p99', m.validationLimited, m.bareLimited),
+      p99Check('POST /auth/bridge/validate, limits on, bare p99 ÷ its p99', m.bridgeLimited, m.bareLimited),
       ratioCheck('GET /auth/validation, 2 workers ÷ 1 worker', m.validation2, m.validation1, TARGET_TWO_WORKERS),
       ratioCheck('POST /auth/bridge/validate, 2 workers ÷ 1 worker', m.bridge2, m.bridge1, TARGET_TWO_WORKERS),
       ratioCheck('hello, 2 workers ÷ 1 worker (what this box allows)', m.hello2, m.hello1),
@@ -246,10 +284,14 @@ async function main(): Promise<number> {
         cpuScaling('POST /auth/bridge/validate, server CPU/request with 2 workers ÷ with 1', m.bridge2, m.bridge1),
         cpuCheck('GET /auth/validation, CPU/request of hello ÷ its own', m.validation1, hello),
         cpuCheck('POST /auth/bridge/validate, CPU/request of hello ÷ its own', m.bridge1, hello),
+        cpuCheck('GET /auth/validation, CPU/request of bare node:http ÷ its own', m.validation1, m.bare1),
+        cpuCheck('POST /auth/bridge/validate, CPU/request of bare node:http ÷ its own', m.bridge1, m.bare1),
       ].filter((c): c is Check => c !== null),
       // Limits on ÷ off, each as a ratio to hello in its own rounds (the phases run minutes apart).
       { name: 'GET /auth/validation ÷ hello, 1 worker, limits on (Redis)', value: vsHello.validationLimited },
       { name: 'GET /auth/validation, limits on ÷ off (each ÷ hello)', value: round(vsHello.validationLimited / vsHello.validation1, 3) },
+      limitsCheck('GET /auth/validation, limits on ÷ off (each ÷ bare node:http)', vsBare.validationLimited / vsBare.validation1),
+      limitsCheck('POST /auth/bridge/validate, limits on ÷ off (each ÷ bare node:http)', vsBare.bridgeLimited / vsBare.bridge1),
       { name: 'POST /auth/bridge/validate ÷ hello, 1 worker, limits on (Redis)', value: vsHello.bridgeLimited },
       { name: 'POST /auth/bridge/validate, limits on ÷ off (each ÷ hello)', value: round(vsHello.bridgeLimited / vsHello.bridge1, 3) },
       ...[
@@ -295,7 +337,7 @@ async function main(): Promise<number> {
         redis: 'redis (own key prefix, removed after the run)',
         initVia: prepared.initVia,
         initNote: prepared.initNote,
-        env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+        env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'production', FAST_LANE: process.env.FAST_LANE ?? 'true (default)' },
         limitsOnEnv: LIMITS_ON,
       },
       bcrypt: { rounds: prepared.bcryptRounds, hashMs, cores, ceilingRps: ceiling },
@@ -306,9 +348,9 @@ async function main(): Promise<number> {
         ]),
       ),
       rounds: {
-        1: { hello: one.hello, validation: one.validation, bridge: one.bridge },
-        2: { hello: two.hello, validation: two.validation, bridge: two.bridge },
-        '1-limits-on': { hello: limited.hello, validation: limited.validation, bridge: limited.bridge },
+        1: { hello: one.hello, bare: one.bare, validation: one.validation, bridge: one.bridge },
+        2: { hello: two.hello, bare: two.bare, validation: two.validation, bridge: two.bridge },
+        '1-limits-on': { hello: limited.hello, bare: limited.bare, validation: limited.validation, bridge: limited.bridge },
       },
       checks,
       pass,

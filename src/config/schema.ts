@@ -53,6 +53,13 @@ export const CONFIG_KEYS = {
   }),
   CORS_ORIGINS: key('corsOrigins', 'server', list, 'Comma list of browser origins allowed to call the API with credentials.', { default: [] }),
   BODY_LIMIT: key('bodyLimit', 'server', z.string().regex(SIZE_PATTERN, 'expected a size such as 100kb'), 'Maximum JSON body size.', { default: '100kb' }),
+  FAST_LANE: key(
+    'fastLane',
+    'server',
+    bool,
+    'Answer warm session validations (GET/POST /auth/validation, POST /auth/bridge/validate) ahead of the framework, with the same bytes; false sends every request through it.',
+    { default: true },
+  ),
   LOG_LEVEL: key('logLevel', 'server', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level.', { default: 'info' }),
   LOG_FORMAT: key(
     'logFormat',

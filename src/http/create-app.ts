@@ -1,4 +1,6 @@
+import type { RequestListener } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
+import { withFastLane } from './fast-lane/fast-lane.js';
 import { pinoHttp } from 'pino-http';
 import type { AppContext } from '../app-context.js';
 import { toHandlers } from './define-route.js';
@@ -19,6 +21,11 @@ import { countRequests } from '../metrics/http-metrics.js';
 import { docsPage } from './openapi/docs-page.js';
 import { createWebLayer, WEB_ROUTE_LIMITS } from '../web/web-router.js';
 import { oidcRouter } from './oidc-mount.js';
+
+/** The app's request listener: the Express app, with the validation fast lane in front of it when it is on. */
+export function createRequestListener(app: AppContext): RequestListener {
+  return withFastLane(app, createApp(app));
+}
 
 /** Builds the express app (no listen). */
 export function createApp(app: AppContext): Express {

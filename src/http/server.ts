@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../app-context.js';
-import { createApp } from './create-app.js';
+import { createRequestListener } from './create-app.js';
 import { answerClientError } from './middleware/client-error.js';
 import { Codes } from '../errors/codes.js';
 
@@ -36,7 +36,7 @@ interface Tracked {
 
 /** Listens with the app; keeps header and request timeouts tight against slow clients. */
 export function startServer(app: AppContext, opts: { port: number; host: string }): Promise<RunningServer> {
-  return startHttpServer(createApp(app), opts);
+  return startHttpServer(createRequestListener(app), opts);
 }
 
 /** Resolves in the check phase after the next poll phase (where libuv accepts queued connections). */

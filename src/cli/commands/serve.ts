@@ -183,8 +183,8 @@ async function startMetricsPort(config: Config, ui: Ui, scrape: () => Promise<st
 }
 
 async function appHandler(app: AppContext): Promise<http.RequestListener> {
-  const { createApp } = await import('../../http/create-app.js');
-  return createApp(app);
+  const { createRequestListener } = await import('../../http/create-app.js');
+  return createRequestListener(app);
 }
 
 /** The admin list's deep pages answer from anchors; the default listing's are built now, not by the first operator to ask (docs/admin-users.md). */

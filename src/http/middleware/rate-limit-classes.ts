@@ -18,7 +18,7 @@ interface BridgeKey {
 }
 const bridgeKeys = new WeakMap<ClassifierDeps['config'], BridgeKey | null>();
 
-function bridgeKeyOf(config: ClassifierDeps['config']): BridgeKey | null {
+export function bridgeKeyOf(config: ClassifierDeps['config']): BridgeKey | null {
   let k = bridgeKeys.get(config);
   if (k === undefined) {
     const secret = config.bridgeSecret;

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from 'express';
 import type { Config } from '../../config/schema.js';
 import { AppError } from '../../errors/app-error.js';
@@ -39,7 +40,8 @@ export function hitIn(req: Request, cls: string): Hit | null {
   return key === undefined ? null : { bucket: cls, key };
 }
 
-function record(req: Request, cls: string, key: string): void {
+/** Records that the request took its hit in `cls` under `key` (counted by the fast lane, then handed on). */
+export function record(req: Request | IncomingMessage, cls: string, key: string): void {
   const r = req as WithHits;
   (r[HITS] ??= new Map()).set(cls, key);
 }
@@ -66,10 +68,18 @@ export function tooManyRequests(r: LimitResult): AppError {
  */
 export const TOO_MANY_PAGE = 'tooManyPage';
 
+/** The body of a 429 from a limiter. */
+export const tooManyBody = (r: LimitResult) => ({
+  success: false,
+  error: RATE_LIMITED_MESSAGE,
+  code: Codes.RATE_LIMITED,
+  retry_after: Math.max(1, r.retryAfterSec),
+});
+
 export function sendTooMany(res: Response, r: LimitResult): void {
   const page: unknown = res.locals[TOO_MANY_PAGE];
   if (typeof page === 'function') return void (page as (retryAfterSec: number) => void)(Math.max(1, r.retryAfterSec));
-  res.status(429).json({ success: false, error: RATE_LIMITED_MESSAGE, code: Codes.RATE_LIMITED, retry_after: Math.max(1, r.retryAfterSec) });
+  res.status(429).json(tooManyBody(r));
 }
 
 /** The key of a request counted per client address (IPv6 by /64). */

@@ -3,10 +3,13 @@ import type { RequestHandler } from 'express';
 
 const SAFE_ID = /^[A-Za-z0-9._-]{8,64}$/;
 
+/** The request's id: the incoming X-Request-ID when it is sane, else a new one. */
+export const requestIdOf = (incoming: string | string[] | undefined): string =>
+  typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+
 /** Takes a sane incoming X-Request-ID (from the proxy) or makes one; echoes it on the response. */
 export const requestId: RequestHandler = (req, res, next) => {
-  const incoming = req.headers['x-request-id'];
-  const id = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+  const id = requestIdOf(req.headers['x-request-id']);
   (req as { id?: string }).id = id;
   res.setHeader('X-Request-ID', id);
   next();

@@ -60,6 +60,28 @@ function perSession<T>(build: (s: SessionRecord, user: PublicUser) => T): (s: Se
 /** The whole GET answer of an active session, serialised: the hot path of every app behind Gatehouse. */
 const validationText = perSession((session, user) => new JsonText(JSON.stringify(activeAnswer(session, user))));
 
+/** The POST answer of an active session: the GET one plus the legacy client's `data`. */
+function postAnswer(token: string, answer: ReturnType<typeof activeAnswer>) {
+  const { user, session, expiresAt } = answer;
+  const data = { sessionId: token, session_id: token, user, expiresAt, expires_at: expiresAt, lastUsedAt: session.last_used_at };
+  return { ...answer, data };
+}
+
+/**
+ * The 200 answers of an active session (status active, not pending) as the routes below send them;
+ * the fast lane (src/http/fast-lane) answers its cache hits with these, so both paths share one text.
+ */
+export const activeAnswers = {
+  get: (app: AppContext, v: ValidSession): JsonText => validationText(v.session, app.services.users.toPublic(v.user)),
+  post: (app: AppContext, v: ValidSession, token: string): JsonText =>
+    new JsonText(JSON.stringify(postAnswer(token, activeAnswer(v.session, app.services.users.toPublic(v.user))))),
+  bridge: (app: AppContext, v: ValidSession): JsonText => {
+    // Only where the answer came from and when differ between requests; the rest is the cached head.
+    const perRequest = { cached: v.source !== 'db', cacheSource: CACHE_SOURCE[v.source], timestamp: new Date().toISOString() };
+    return new JsonText(bridgeAnswer(bridgeHead(v.session, app.services.users.toPublic(v.user)), perRequest));
+  },
+};
+
 /** Missing, unknown and expired sessions all answer 401 "Invalid session" / "Session expired". */
 export const validation = defineRoute({
   method: 'get',
@@ -67,10 +89,10 @@ export const validation = defineRoute({
   auth: 'public',
   rateLimit: validationRead,
   async handler({ auth, app }) {
-    const { session, user } = await validSession(app, auth.token);
+    const v = await validSession(app, auth.token);
     // A public route: validSession refused a missing token already.
-    if (isPending(session)) return pendingShape(app, user, auth.token!);
-    return validationText(session, app.services.users.toPublic(user));
+    if (isPending(v.session)) return pendingShape(app, v.user, auth.token!);
+    return activeAnswers.get(app, v);
   },
 });
 
@@ -88,9 +110,7 @@ export const validationPost = defineRoute({
     const token = body.sessionId || body.session_id || auth.token;
     const answer = await validationAnswer(app, token);
     if (!('session' in answer)) return answer;
-    const { user, session, expiresAt } = answer;
-    const data = { sessionId: token, session_id: token, user, expiresAt, expires_at: expiresAt, lastUsedAt: session.last_used_at };
-    return { ...answer, data };
+    return postAnswer(token!, answer);
   },
 });
 
@@ -158,11 +178,8 @@ export const bridgeValidate = defineRoute({
     } catch (err) {
       throw asInvalid(err);
     }
-    const { session: s, user, source } = v;
-    if (isPending(s)) return { ...(await pendingShape(app, user, token)), valid: false };
-    // Only where the answer came from and when differ between requests; the rest is the cached head.
-    const perRequest = { cached: source !== 'db', cacheSource: CACHE_SOURCE[source], timestamp: new Date().toISOString() };
-    return new JsonText(bridgeAnswer(bridgeHead(s, app.services.users.toPublic(user)), perRequest));
+    if (isPending(v.session)) return { ...(await pendingShape(app, v.user, token)), valid: false };
+    return activeAnswers.bridge(app, v);
   },
 });
 

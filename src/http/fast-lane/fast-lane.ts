@@ -1,0 +1,279 @@
+import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
+import type { Request, RequestHandler, Response } from 'express';
+import type { AppContext } from '../../app-context.js';
+import type { LimitResult } from '../../limits/rate-limiter.js';
+import { limitClassesOf, type RateLimitClass } from '../../limits/limit-classes.js';
+import { consumeFailingOpen } from '../../limits/fail-open.js';
+import { checkBridgeContext, effectiveMode } from '../../services/bridge-checks.js';
+import { nestsDeeperThan, nulPath } from '../../services/security/json-depth.js';
+import type { LocalHit } from '../../services/session-service.js';
+import { MAX_BODY_DEPTH } from '../define-route.js';
+import { readSessionToken } from '../request-context.js';
+import type { JsonText } from '../respond.js';
+import { activeAnswers } from '../routes/session.routes.js';
+import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
+import { corsAllows, CORS_EXPOSE_HEADERS } from '../middleware/cors.js';
+import { parseBody, parseSize, plainJsonLength, presetBody, readRaw } from '../middleware/json-body.js';
+import { bridgeKeyOf } from '../middleware/rate-limit-classes.js';
+import { record, setLimitHeaders, tooManyBody } from '../middleware/rate-limit-request.js';
+import { requestIdOf } from '../middleware/request-id.js';
+import { apiSecurityHeaders } from '../middleware/security-headers.js';
+
+/*
+ * The validation fast lane (docs/architecture.md, "Request flow"). The validation reads are what every
+ * app behind Gatehouse sends for every request it serves; on a warm cache their work is a hash and two
+ * Map reads, and nearly all of their cost was the framework around it. This listener sits in front of
+ * the Express app and answers the cache hits of those routes itself, with the same bytes; everything
+ * else, and every request it has any doubt about, goes to the app untouched.
+ *
+ * It answers only: GET /auth/validation, POST /auth/validation and POST /auth/bridge/validate, at that
+ * exact URL (no query string, no trailing slash), with only the headers listed in PLAIN_HEADERS, a
+ * plain JSON body (POST), a token whose session and user are both in this process's memory, active,
+ * unexpired and allowed to sign in, a valid bridge secret (bridge), a body the route's schema accepts,
+ * a client context that passes the bridge checks, and (limits on) a request the gate would count per
+ * session or per bridge secret. Its 200 is the route's own answer text (activeAnswers); its headers
+ * are those the app's middleware sets, in the same order; a budget's refusal is the gate's 429.
+ * Access log lines are written only at LOG_LEVEL info and below: then the lane stands aside.
+ */
+
+/** The headers no part of these routes' answers depends on, plus those the lane reads itself. */
+const PLAIN_HEADERS = new Set([
+  'host',
+  'connection',
+  'user-agent',
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'sec-fetch-mode',
+  'x-session-id',
+  'x-bridge-secret',
+  'x-request-id',
+  'cookie',
+  'origin',
+  'content-type',
+  'content-length',
+]);
+
+const enum Route {
+  Get,
+  Post,
+  Bridge,
+}
+
+/** The route template of each, as the metrics name it. */
+const TEMPLATE = ['/auth/validation', '/auth/validation', '/auth/bridge/validate'] as const;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function routeOf(req: IncomingMessage): Route | null {
+  const { method, url } = req;
+  if (url === '/auth/validation') return method === 'GET' ? Route.Get : method === 'POST' ? Route.Post : null;
+  if (url === '/auth/bridge/validate' && method === 'POST') return Route.Bridge;
+  return null;
+}
+
+function plainHeaders(raw: string[], route: Route): boolean {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    if (!PLAIN_HEADERS.has(name)) return false;
+    // A GET with a body is read by the app (json-body): not the lane's to answer.
+    if (route === Route.Get && (name === 'content-length' || name === 'content-type')) return false;
+  }
+  return true;
+}
+
+/** What a middleware sets on every answer, in its order (it must call next at once and read nothing). */
+function headersSetBy(mw: RequestHandler): string[] {
+  const set = new Map<string, string>();
+  const recorder = {
+    setHeader(name: string, value: unknown) {
+      if (typeof value !== 'string' && typeof value !== 'number') throw new Error(`fast lane: header ${name} is not a single value`);
+      set.delete(name);
+      set.set(name, String(value));
+    },
+    removeHeader(name: string) {
+      set.delete(name);
+    },
+  };
+  let called = false;
+  mw({ headers: {} } as Request, recorder as unknown as Response, () => {
+    called = true;
+  });
+  if (!called) throw new Error('fast lane: the header middleware did not complete synchronously');
+  return [...set].flat();
+}
+
+/** A request the lane answers: which route, the token the answer is for, and its hit. */
+interface Answerable {
+  route: Route;
+  token: string;
+  hit: LocalHit;
+}
+
+/** Whether the lane is on for this app: the switch, and no access log line to write for a 200. */
+export function fastLaneEnabled(app: Pick<AppContext, 'config' | 'logger'>): boolean {
+  return app.config.fastLane && !app.logger.isLevelEnabled('info');
+}
+
+/** What the lane did (tests and benchmarks read it): answers it gave, requests to its routes it handed to the app. */
+export interface FastLaneStats {
+  answered: number;
+  handedOff: number;
+}
+
+/** `handler` (the Express app) with the fast lane in front of it, or `handler` itself when the lane is off. */
+export function withFastLane(app: AppContext, handler: RequestListener, stats?: FastLaneStats): RequestListener {
+  if (!fastLaneEnabled(app)) return handler;
+  const { config, metrics } = app;
+  const sessions = app.services.sessions;
+  const security = headersSetBy(apiSecurityHeaders());
+  const corsOk = corsAllows(config.corsOrigins);
+  const bridgeKey = bridgeKeyOf(config);
+  const maxBytes = parseSize(config.bodyLimit);
+  const limitsOn = config.rateLimitsEnabled;
+
+  /** The hit the request's answer is for, or null (then the app answers). Changes nothing. */
+  function resolve(req: IncomingMessage, route: Route, body: unknown): Answerable | null {
+    const h = req.headers;
+    let token: string | null;
+    if (route === Route.Get) token = readSessionToken(req as Request, {}).token;
+    else if (route === Route.Post) {
+      const b = body as { sessionId?: string; session_id?: string };
+      token = b.sessionId || b.session_id || readSessionToken(req as Request, {}).token;
+    } else {
+      if (!bridgeKey?.matches(h['x-bridge-secret'])) return null;
+      const b = body as { session_id?: string; sessionId?: string };
+      token = b.session_id || b.sessionId || (h['x-session-id'] as string | undefined)?.trim() || null;
+    }
+    const hit = sessions.peekLocal(token);
+    if (!hit || !token) return null;
+    if (route === Route.Bridge) {
+      const b = body as {
+        validation_mode?: Parameters<typeof effectiveMode>[1];
+        ip?: string;
+        ip_address?: string;
+        user_agent?: string;
+        device_id?: string;
+        device_fingerprint?: string;
+      };
+      try {
+        checkBridgeContext(hit.session, {
+          mode: effectiveMode(config.bridgeValidationMode, b.validation_mode),
+          ip: b.ip ?? b.ip_address,
+          userAgent: b.user_agent,
+          deviceId: b.device_id ?? b.device_fingerprint,
+        });
+      } catch {
+        return null;
+      }
+    }
+    return { route, token, hit };
+  }
+
+  /** The budget the gate would count this request in, when it is one the lane can count (else null). */
+  function budgetOf(req: IncomingMessage, a: Answerable): { cls: RateLimitClass; key: string } | null {
+    const sent = req.headers['x-bridge-secret'];
+    if (bridgeKey && typeof sent === 'string' && sent !== '') return bridgeKey.matches(sent) ? { cls: 'bridge', key: bridgeKey.key } : null;
+    // The gate keys by the session of the header or cookie token (never the body's).
+    const token = readSessionToken(req as Request, {}).token;
+    const hit = token === a.token ? a.hit : sessions.peekLocal(token);
+    return hit ? { cls: 'session', key: `session:${hit.session.id}` } : null;
+  }
+
+  /** The headers the app's middleware would set, in its order, up to the route's own. */
+  function headBlock(req: IncomingMessage, r: LimitResult | null): string[] {
+    const out = ['X-Request-ID', requestIdOf(req.headers['x-request-id']), ...security];
+    const origin = req.headers.origin;
+    if (corsOk(origin)) {
+      out.push(
+        'Access-Control-Allow-Origin',
+        origin,
+        'Access-Control-Allow-Credentials',
+        'true',
+        'Vary',
+        'Origin',
+        'Access-Control-Expose-Headers',
+        CORS_EXPOSE_HEADERS,
+      );
+    }
+    if (r) {
+      out.push('X-RateLimit-Limit', String(r.limit), 'X-RateLimit-Remaining', String(r.remaining), 'X-RateLimit-Reset', String(r.resetAt));
+      if (!r.allowed) out.push('Retry-After', String(Math.max(1, r.retryAfterSec)));
+    }
+    return out;
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, route: Route, status: number, head: string[], text: string, started: bigint): void {
+    head.push('Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(text)));
+    res.writeHead(status, head as unknown as OutgoingHttpHeaders);
+    res.end(text);
+    if (stats) stats.answered += 1;
+    metrics.httpRequest(req.method!, TEMPLATE[route], status, Number(process.hrtime.bigint() - started) / 1e9);
+  }
+
+  function answer(req: IncomingMessage, res: ServerResponse, a: Answerable, r: LimitResult | null, started: bigint): void {
+    const v = sessions.useLocal(a.hit);
+    let text: JsonText;
+    if (a.route === Route.Get) text = activeAnswers.get(app, v);
+    else if (a.route === Route.Post) text = activeAnswers.post(app, v, a.token);
+    else text = activeAnswers.bridge(app, v);
+    send(req, res, a.route, 200, headBlock(req, r), text.text, started);
+  }
+
+  /** Gives the request to the app; a body already read goes with it. */
+  function handOff(req: IncomingMessage, res: ServerResponse, raw: Buffer | Error | null): void {
+    if (raw) presetBody(req, raw);
+    if (stats) stats.handedOff += 1;
+    handler(req, res);
+  }
+
+  function proceed(req: IncomingMessage, res: ServerResponse, route: Route, raw: Buffer | null, started: bigint): void {
+    let body: unknown;
+    if (route !== Route.Get) {
+      let parsed: unknown;
+      try {
+        parsed = parseBody(raw);
+      } catch {
+        return handOff(req, res, raw);
+      }
+      if (nestsDeeperThan(parsed, MAX_BODY_DEPTH) || nulPath(parsed) !== null) return handOff(req, res, raw);
+      const checked = (route === Route.Bridge ? bridgeValidateBody : sessionIdBody).safeParse(parsed);
+      if (!checked.success) return handOff(req, res, raw);
+      body = checked.data;
+    }
+    const a = resolve(req, route, body);
+    if (!a) return handOff(req, res, raw);
+    if (!limitsOn) return answer(req, res, a, null, started);
+    const budget = budgetOf(req, a);
+    if (!budget) return handOff(req, res, raw);
+    const { rule } = limitClassesOf(config, app.modules.registry?.() ?? []).get(budget.cls);
+    consumeFailingOpen(app, budget.cls, budget.key, rule).then(
+      (r) => {
+        if (!r.allowed) {
+          metrics.rateLimited(budget.cls);
+          return send(req, res, route, 429, headBlock(req, r), JSON.stringify(tooManyBody(r)), started);
+        }
+        // The session may have changed during the wait (revoked by another instance): look again.
+        const now = resolve(req, route, body);
+        if (now) return answer(req, res, now, r, started);
+        // Counted already: the app must not count it again.
+        record(req, budget.cls, budget.key);
+        setLimitHeaders(res as unknown as Response, r);
+        handOff(req, res, raw);
+      },
+      () => handOff(req, res, raw),
+    );
+  }
+
+  return (req, res) => {
+    const route = routeOf(req);
+    if (route === null) return handler(req, res);
+    if (!plainHeaders(req.rawHeaders, route)) return handOff(req, res, null);
+    const started = process.hrtime.bigint();
+    if (route === Route.Get) return proceed(req, res, route, null, started);
+    const length = plainJsonLength(req.headers);
+    if (length === null || length > maxBytes) return handOff(req, res, null);
+    if (length === 0) return proceed(req, res, route, null, started);
+    readRaw(req, length, (err, raw) => (err ? handOff(req, res, err) : proceed(req, res, route, raw, started)));
+  };
+}

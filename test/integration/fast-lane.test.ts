@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppContext } from '../../src/app-context.js';
+import { createApp } from '../../src/http/create-app.js';
+import { fastLaneEnabled, withFastLane, type FastLaneStats } from '../../src/http/fast-lane/fast-lane.js';
+import { startHttpServer, type RunningServer } from '../../src/http/server.js';
+import { createMemoryRateLimiter } from '../../src/limits/memory-limiter.js';
+import { createLogger } from '../../src/log/logger.js';
+import { makeSession } from '../helpers/factories.js';
+import { startTestApp, TEST_BRIDGE_SECRET, type TestApp } from '../helpers/test-app.js';
+
+/*
+ * What the differential test (fast-lane-differential.test.ts) does not see on the wire: the lane's
+ * metrics, its refusals' count, a limiter that is down, and when the lane is off.
+ */
+
+let t: TestApp;
+const started: RunningServer[] = [];
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  for (const s of started) await s.close(0);
+  await t?.close();
+});
+
+async function pair(ctx: AppContext): Promise<{ lane: RunningServer; plain: RunningServer; stats: FastLaneStats }> {
+  const stats: FastLaneStats = { answered: 0, handedOff: 0 };
+  const opts = { port: 0, host: '127.0.0.1' };
+  const lane = await startHttpServer(withFastLane(ctx, createApp(ctx), stats), opts);
+  const plain = await startHttpServer(createApp(ctx), opts);
+  started.push(lane, plain);
+  return { lane, plain, stats };
+}
+
+/** The value of one series of a metric (labels matched as a subset), 0 when it has none yet. */
+async function metric(name: string, labels: Record<string, string>): Promise<number> {
+  const text = await t.app.metrics.scrape();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+)\{(.*)\} (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...m[2].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+const validate = (s: RunningServer, token: string) => fetch(`${s.url}/auth/validation`, { headers: { 'X-Session-ID': token } });
+const bridge = (s: RunningServer, token: string) =>
+  fetch(`${s.url}/auth/bridge/validate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Bridge-Secret': TEST_BRIDGE_SECRET },
+    body: JSON.stringify({ session_id: token }),
+  });
+
+describe('the fast lane', () => {
+  it('when warm validations go through the lane, then requests, durations and cache lookups are counted as the app counts them', async () => {
+    const { lane, plain, stats } = await pair(t.app);
+    const { token } = await makeSession(t);
+    expect((await validate(plain, token)).status).toBe(200); // warms the cache
+    const series = { method: 'GET', route: '/auth/validation', status: '200' };
+    const before = {
+      requests: await metric('gatehouse_http_requests_total', series),
+      durations: await metric('gatehouse_http_request_duration_seconds_count', { method: 'GET', route: '/auth/validation' }),
+      lookups: await metric('gatehouse_cache_lookups_total', { cache: 'session', result: 'local' }),
+    };
+    for (let i = 0; i < 5; i++) expect((await validate(lane, token)).status).toBe(200);
+    expect(stats.answered).toBe(5);
+    for (let i = 0; i < 5; i++) expect((await validate(plain, token)).status).toBe(200);
+    expect(await metric('gatehouse_http_requests_total', series)).toBe(before.requests + 10);
+    expect(await metric('gatehouse_http_request_duration_seconds_count', { method: 'GET', route: '/auth/validation' })).toBe(before.durations + 10);
+    expect(await metric('gatehouse_cache_lookups_total', { cache: 'session', result: 'local' })).toBe(before.lookups + 10);
+
+    const bridgeSeries = { method: 'POST', route: '/auth/bridge/validate', status: '200' };
+    const bridgeBefore = await metric('gatehouse_http_requests_total', bridgeSeries);
+    expect((await bridge(lane, token)).status).toBe(200);
+    expect(stats.answered).toBe(6);
+    expect(await metric('gatehouse_http_requests_total', bridgeSeries)).toBe(bridgeBefore + 1);
+  });
+
+  it('when the lane refuses over a spent budget, then the refusal is counted in its class as the gate counts it', async () => {
+    const ctx = {
+      ...t.app,
+      config: { ...t.app.config, rateLimitsEnabled: true, rateLimitSession: { points: 2, durationSec: 60 } },
+      limiter: createMemoryRateLimiter(),
+    } as AppContext;
+    const { lane, stats } = await pair(ctx);
+    const { token } = await makeSession(t);
+    await t.app.services.sessions.validate(token);
+    const before = await metric('gatehouse_rate_limited_total', { class: 'session' });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await validate(lane, token)).status);
+    expect(statuses).toEqual([200, 200, 429, 429]);
+    expect(stats).toEqual({ answered: 4, handedOff: 0 });
+    expect(await metric('gatehouse_rate_limited_total', { class: 'session' })).toBe(before + 2);
+    expect(await metric('gatehouse_http_requests_total', { method: 'GET', route: '/auth/validation', status: '429' })).toBeGreaterThanOrEqual(2);
+  });
+
+  it('when the limiter is down, then the lane lets the request through with the full budget, as the app does', async () => {
+    const down = { consume: () => Promise.reject(new Error('limiter down')), refund: () => Promise.reject(new Error('limiter down')) };
+    const ctx = { ...t.app, config: { ...t.app.config, rateLimitsEnabled: true }, limiter: down } as unknown as AppContext;
+    const { lane, plain, stats } = await pair(ctx);
+    const { token } = await makeSession(t);
+    await t.app.services.sessions.validate(token);
+    for (const s of [lane, plain]) {
+      const r = await validate(s, token);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-ratelimit-remaining')).toBe(r.headers.get('x-ratelimit-limit'));
+    }
+    expect(stats.answered).toBe(1);
+  });
+
+  it('when FAST_LANE is false or access lines are written (LOG_LEVEL info), then the listener is the app itself', async () => {
+    const handler = createApp(t.app);
+    expect(fastLaneEnabled(t.app)).toBe(true);
+    expect(withFastLane(t.app, handler)).not.toBe(handler);
+    const off = { ...t.app, config: { ...t.app.config, fastLane: false } } as AppContext;
+    expect(withFastLane(off, handler)).toBe(handler);
+    const logging = { ...t.app, logger: createLogger('info') } as AppContext;
+    expect(fastLaneEnabled(logging)).toBe(false);
+    expect(withFastLane(logging, handler)).toBe(handler);
+  });
+});
