@@ -1,0 +1,343 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../app-context.js';
+import { BadCursorError } from '../../data/repositories/user-repository.js';
+import { badRequest, forbidden, isAppError } from '../../errors/app-error.js';
+import { consumeRoute } from '../../http/middleware/rate-limit.js';
+import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
+import type { AuthState } from '../../http/request-context.js';
+import { typesOf } from '../../http/routes/audit.routes.js';
+import { auditEventsQuery } from '../../http/schemas/audit.schemas.js';
+import { listUsersQuery } from '../../http/schemas/admin-users.schemas.js';
+import type { AdminUpdateInput } from '../../services/user-fields.js';
+import { packageVersion } from '../../version.js';
+import { withTimeout } from '../../with-timeout.js';
+import { barChart, bucketEdges, type Chart } from '../console-charts.js';
+import { enabledModuleRoute } from '../module-routes.js';
+import type { PageSession } from '../page-auth.js';
+import type { WebPage } from '../web-page.js';
+import { bodyString } from '../web-page.js';
+
+/** A console handler: the signed-in staff member's session is already checked (web-router.ts). */
+export type ConsoleHandler = (req: Request, res: Response, s: PageSession) => Promise<unknown> | unknown;
+
+/** The two-factor provider's admin reset, found by method and path (never by the module's name). */
+const TWO_FACTOR_RESET = '/auth/admin/users/:user_id/two-factor/reset';
+const USERS_PAGE = 25;
+const TIMELINE = 20;
+/** Health and charts are read at most once a minute per process: the dashboard stays a few cheap reads. */
+const DASHBOARD_TTL_MS = 60_000;
+
+const DONE = new Set(['saved', 'role', 'verified', 'disabled', 'enabled', 'reset_mail', 'revoked', 'revoked_all', 'two_factor_reset', 'module', 'retried']);
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+interface Dashboard {
+  at: number;
+  charts: { day: Chart; month: Chart };
+  health: Record<string, 'ok' | 'fail'>;
+}
+
+async function health(app: AppContext): Promise<Record<string, 'ok' | 'fail'>> {
+  const ok = (p: Promise<unknown>) =>
+    withTimeout(p, 2_000).then(
+      () => 'ok' as const,
+      () => 'fail' as const,
+    );
+  // /ready's checks (database, Redis when configured) plus the mail transport's own verify.
+  const out: Record<string, 'ok' | 'fail'> = {};
+  out.database = app.dbHealth.available() ? await ok(app.sequelize.query('SELECT 1')) : 'fail';
+  if (app.redis && app.redisHealth) {
+    const redis = app.redis;
+    out.redis = (await app.redisHealth.run(
+      'ping',
+      async () => (await redis.ping()) === 'PONG',
+      () => false,
+    ))
+      ? 'ok'
+      : 'fail';
+  }
+  out.mail = await ok(app.services.mailer.verify());
+  return out;
+}
+
+async function charts(app: AppContext, t: (k: string) => string): Promise<Dashboard['charts']> {
+  const now = new Date();
+  const series = async (stepMs: number, count: number) => {
+    const edges = bucketEdges(now, stepMs, count);
+    const [ok, bad] = await Promise.all([
+      app.services.audit.countBuckets('sign_in.succeeded', edges),
+      app.services.audit.countBuckets('sign_in.failed', edges),
+    ]);
+    return [
+      { label: t('console.sign_ins'), values: ok, tone: 'ok' as const },
+      { label: t('console.failures'), values: bad, tone: 'bad' as const },
+    ];
+  };
+  const [day, month] = await Promise.all([series(3_600_000, 24), series(86_400_000, 30)]);
+  return { day: barChart(t('console.last_24h'), day), month: barChart(t('console.last_30d'), month) };
+}
+
+export function consolePages(w: WebPage) {
+  const { app } = w;
+  let cached: Dashboard | null = null;
+
+  const render = (req: Request, res: Response, s: PageSession, page: string, data: Record<string, unknown>, status?: number) =>
+    w.view.render(req, res, page, { ...data, staff: { super: s.user.user_type === 'superadmin' }, path: req.path }, { status, user: s.user, csrf: 'console' });
+
+  const notice = (req: Request, t: (k: string) => string) => {
+    const d = str(req.query.done);
+    return d && DONE.has(d) ? t(`console.done_${d}`) : null;
+  };
+
+  /** GET /admin: counts, charts, health, modules, webhook backlog. */
+  const dashboard: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    if (!cached || Date.now() - cached.at > DASHBOARD_TTL_MS) {
+      const [c, h] = await Promise.all([charts(app, t), health(app)]);
+      cached = { at: Date.now(), charts: c, health: h };
+    }
+    const [users, sessions, modules, backlog] = await Promise.all([
+      app.services.users.list({ page: 1, limit: 1, exactCountLimit: app.config.adminExactCountLimit }),
+      app.repos.sessions.countActive(new Date()),
+      app.modules.hub.status(),
+      app.services.webhooks.pendingStats(),
+    ]);
+    render(req, res, s, 'admin-dashboard', {
+      title: t('console.dashboard'),
+      users: { total: users.total, exact: users.totalExact },
+      sessions,
+      modules: modules.map((m) => ({ id: m.module_id, status: m.status, version: m.installed_version ?? m.module_version })),
+      backlog,
+      health: Object.entries(cached.health),
+      charts: cached.charts,
+      version: packageVersion(),
+    });
+  };
+
+  /**
+   * GET /admin/users: the API's admin search (`users.list`, the same schema as GET /auth/admin/users)
+   * with its keyset cursor. `?fragment=1` answers the results alone, for the page's search-as-you-type.
+   */
+  const users: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const q = str(req.query.q)?.slice(0, 200);
+    const parsed = listUsersQuery.safeParse({ q, cursor: str(req.query.cursor), limit: String(USERS_PAGE) });
+    if (!parsed.success) throw badRequest(t('console.bad_cursor'));
+    let page;
+    try {
+      page = await app.services.users.list({ ...parsed.data, exactCountLimit: app.config.adminExactCountLimit });
+    } catch (err) {
+      if (err instanceof BadCursorError) throw badRequest(t('console.bad_cursor'));
+      throw err;
+    }
+    const data = {
+      title: t('console.users'),
+      q: q ?? '',
+      rows: page.users,
+      total: page.total,
+      exact: page.totalExact,
+      next: page.nextCursor ? `/admin/users?${new URLSearchParams({ ...(q ? { q } : {}), cursor: page.nextCursor }).toString()}` : null,
+    };
+    if (req.query.fragment === '1') return render(req, res, s, 'admin-users-results', data);
+    render(req, res, s, 'admin-users', data);
+  };
+
+  /** The user page: profile, role, state, sessions, two-factor, and the user's audit timeline. */
+  const showUser = async (req: Request, res: Response, s: PageSession, extra: { error?: string; status?: number } = {}) => {
+    const { t } = w.view.lang(req, s.user);
+    const user = await app.services.users.get(String(req.params.id));
+    const [sessions, timeline] = await Promise.all([app.services.users.listSessions(user.id), app.services.audit.list({ userId: user.id, limit: TIMELINE })]);
+    const now = Date.now();
+    const superActor = s.user.user_type === 'superadmin';
+    render(
+      req,
+      res,
+      s,
+      'admin-user',
+      {
+        title: user.email,
+        u: user,
+        sessions: sessions.filter((x) => new Date(x.expires_at).getTime() > now),
+        timeline: timeline.events,
+        // An admin may not manage a superadmin; only a superadmin changes roles (the API's rules).
+        manage: superActor || user.user_type !== 'superadmin',
+        roleChange: superActor && user.id !== s.user.id,
+        roles: ['customer', 'writer', 'admin', 'superadmin'],
+        twoFactorReset: enabledModuleRoute(app, 'post', TWO_FACTOR_RESET) !== null,
+        notice: notice(req, t),
+        error: extra.error,
+      },
+      extra.status,
+    );
+  };
+
+  /** Runs one action on a user; a refusal (4xx) shows the user page with its message and status, success redirects. */
+  const act =
+    (done: string, fn: (req: Request, res: Response, s: PageSession, id: string) => Promise<unknown>): ConsoleHandler =>
+    async (req, res, s) => {
+      const id = String(req.params.id);
+      try {
+        await fn(req, res, s, id);
+      } catch (err) {
+        if (!isAppError(err) || err.status >= 500 || err.status === 404 || err.status === 429) throw err;
+        return showUser(req, res, s, { error: err.message, status: err.status });
+      }
+      res.redirect(303, `/admin/users/${encodeURIComponent(id)}?done=${done}`);
+    };
+
+  const field = (req: Request, name: string, max: number) => bodyString(req, name, max).trim();
+
+  const saveProfile = act('saved', (req, _res, s, id) => {
+    const input: Record<string, unknown> = {};
+    for (const [name, max] of [
+      ['name', 100],
+      ['last_name', 100],
+      ['email', 254],
+      ['phone', 32],
+      ['title', 100],
+    ] as const) {
+      if (req.body?.[name] === undefined) continue;
+      const v = field(req, name, max);
+      input[name] = v === '' ? (name === 'email' ? v : null) : v;
+    }
+    return app.services.users.adminUpdate(s.user, id, input);
+  });
+
+  const changeRole = act('role', async (req, _res, s, id) => {
+    if (s.user.user_type !== 'superadmin') throw forbidden('Only a superadmin can change roles');
+    await app.services.users.adminUpdate(
+      s.user,
+      id,
+      { user_type: field(req, 'user_type', 20) as AdminUpdateInput['user_type'] } /* validated by the service */,
+    );
+  });
+  const verify = act('verified', (_req, _res, s, id) => app.services.users.adminUpdate(s.user, id, { is_verified: true }));
+  const disable = act('disabled', (_req, _res, s, id) => app.services.users.adminUpdate(s.user, id, { disabled: true }));
+  const enable = act('enabled', (_req, _res, s, id) => app.services.users.adminUpdate(s.user, id, { disabled: false }));
+
+  /** The forgot-password flow's own mail (POST /auth/forgot-password's service), to the user's address. */
+  const resetMail = act('reset_mail', async (_req, _res, s, id) => {
+    const user = await app.services.users.get(id);
+    if (user.user_type === 'superadmin' && s.user.user_type !== 'superadmin') throw forbidden();
+    await app.services.passwordFlows.requestReset(user.email);
+  });
+
+  const revoke = act('revoked', (req, _res, s, id) => app.services.users.revokeSession(s.user, id, String(req.params.sessionId)));
+  const revokeAll = act('revoked_all', (_req, _res, s, id) => app.services.users.revokeAllSessions(s.user, id));
+
+  /** The two-factor provider's admin reset route, called in process with the admin's session (as the API). */
+  const resetTwoFactor = act('two_factor_reset', async (req, res, s, id) => {
+    const route = enabledModuleRoute(app, 'post', TWO_FACTOR_RESET);
+    if (!route) throw badRequest('No two-factor provider is switched on');
+    const mode = route.def.auth;
+    if (typeof mode === 'object' && !mode.roles.includes(s.user.user_type)) throw forbidden();
+    const target = await app.services.users.get(id);
+    if (target.user_type === 'superadmin' && s.user.user_type !== 'superadmin') throw forbidden();
+    if (route.def.rateLimit) {
+      const limited = await consumeRoute(app, req, res, route.def.rateLimit);
+      if (limited && !limited.allowed) throw tooManyRequests(limited);
+    }
+    const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
+    const params = { user_id: id };
+    const parsed = route.def.params ? route.def.params.parse(params) : params;
+    await route.def.handler({ req, res, body: undefined, query: {}, params: parsed, auth, ctx: route.ctx });
+  });
+
+  /** GET /admin/audit: the API's filters (GET /auth/admin/audit-events' schema) and cursor. */
+  const audit: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const raw: Record<string, string> = {};
+    for (const k of ['type', 'user_id', 'actor_id', 'outcome', 'ip', 'since', 'until', 'cursor']) {
+      const v = str(req.query[k]);
+      if (v) raw[k] = v.slice(0, 600);
+    }
+    const parsed = auditEventsQuery.safeParse(raw);
+    let events: Awaited<ReturnType<typeof app.services.audit.list>> = { events: [], next_cursor: null };
+    let error: string | null = null;
+    if (!parsed.success) error = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    else {
+      const query = parsed.data;
+      try {
+        events = await app.services.audit.list({
+          userId: query.user_id,
+          actorId: query.actor_id,
+          types: query.type ? typesOf(query.type, app.services.audit.types().keys(), 'a declared event type') : undefined,
+          outcome: query.outcome,
+          ip: query.ip,
+          since: query.since,
+          until: query.until,
+          limit: 50,
+          cursor: query.cursor,
+        });
+      } catch (err) {
+        if (!isAppError(err) || err.status !== 400) throw err;
+        error = err.message;
+      }
+    }
+    const { cursor: _c, ...filters } = raw;
+    const next = events.next_cursor ? `/admin/audit?${new URLSearchParams({ ...filters, cursor: events.next_cursor }).toString()}` : null;
+    render(
+      req,
+      res,
+      s,
+      'admin-audit',
+      { title: t('console.audit'), f: filters, events: events.events, next, error, types: [...app.services.audit.types().keys()].sort() },
+      error ? 400 : 200,
+    );
+  };
+
+  /** GET /admin/modules: the hub's status; installing stays a CLI job (the page shows the command). */
+  const modules: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const list = await app.modules.hub.status();
+    render(req, res, s, 'admin-modules', { title: t('console.modules'), modules: list, notice: notice(req, t) });
+  };
+
+  /** POST /admin/modules/:id/enable|disable: the hub's service, as the API's superadmin-only routes. */
+  const toggleModule =
+    (on: boolean): ConsoleHandler =>
+    async (req, res, s) => {
+      const id = String(req.params.id);
+      const opts = { actor: `http:${s.user.id}` };
+      if (on) await app.modules.hub.enable(id, opts);
+      else await app.modules.hub.disable(id, opts);
+      res.redirect(303, '/admin/modules?done=module');
+    };
+
+  /** GET /admin/webhooks: endpoints, the outbox's backlog, and one endpoint's deliveries (`?id=`). */
+  const webhooks: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const [list, backlog] = await Promise.all([app.services.webhooks.list(), app.services.webhooks.pendingStats()]);
+    const id = str(req.query.id);
+    const selected = id ? list.find((e) => e.id === id) : undefined;
+    const deliveries = selected ? await app.services.webhooks.deliveries(selected.id, 50) : [];
+    render(req, res, s, 'admin-webhooks', { title: t('console.webhooks'), list, backlog, selected: selected ?? null, deliveries, notice: notice(req, t) });
+  };
+
+  const retryDelivery: ConsoleHandler = async (req, res) => {
+    await app.services.webhooks.retry(String(req.params.id));
+    const back = bodyString(req, 'endpoint', 100);
+    res.redirect(303, `/admin/webhooks?${new URLSearchParams({ ...(back ? { id: back } : {}), done: 'retried' }).toString()}`);
+  };
+
+  return {
+    dashboard,
+    users,
+    user: (req: Request, res: Response, s: PageSession) => showUser(req, res, s),
+    saveProfile,
+    changeRole,
+    verify,
+    disable,
+    enable,
+    resetMail,
+    revoke,
+    revokeAll,
+    resetTwoFactor,
+    audit,
+    modules,
+    enableModule: toggleModule(true),
+    disableModule: toggleModule(false),
+    webhooks,
+    retryDelivery,
+  };
+}
