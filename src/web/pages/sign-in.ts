@@ -14,6 +14,8 @@ import { bodyString, destination, withReturn } from '../web-page.js';
 const PASSKEY_OPTIONS = '/auth/passkeys/login/options';
 /** The second-factor provider's verify route, which the two-factor page calls in-process. */
 const TWO_FACTOR_VERIFY = '/auth/two_factor/verify';
+/** …and its "send me a code" route (email and SMS methods). */
+const TWO_FACTOR_START = '/auth/two_factor/:method/start';
 
 const NOTICES: Record<string, string> = { reset: 'login.reset_done', verified: 'login.verified', registered: 'login.registered_verify' };
 
@@ -95,7 +97,7 @@ export function signInPages(w: WebPage) {
   };
 
   /** GET /login/two-factor: the pending session (its cookie) and every method the installed provider offers. */
-  const showTwoFactor = async (req: Request, res: Response, error?: string) => {
+  const showTwoFactor = async (req: Request, res: Response, outcome: { error?: string; sent?: boolean; methodId?: string } = {}) => {
     const rt = w.returnTo(req);
     if (!rt) return;
     const s = await pageSession(app, req);
@@ -109,14 +111,15 @@ export function signInPages(w: WebPage) {
       req,
       res,
       'second-factor',
-      { title: t('two_factor.title'), methods, returnTo: rt.to, next: destination(rt), error },
-      { status: error ? 400 : 200 },
+      { title: t('two_factor.title'), methods, returnTo: rt.to, error: outcome.error, sent: outcome.sent, chosen: outcome.methodId ?? methods[0].id },
+      { status: outcome.error ? 400 : 200 },
     );
   };
 
   /**
-   * POST /login/two-factor (the page without script): the provider's own verify route, called with
-   * this pending session, its rate limit counted as the API counts it.
+   * POST /login/two-factor: the provider's own API handlers, called in process with this pending
+   * session (its rate limit counted as the API counts it): "send me a code" runs
+   * `POST /auth/two_factor/:method/start`, the code runs `POST /auth/two_factor/verify`.
    */
   const submitTwoFactor = async (req: Request, res: Response) => {
     const rt = w.returnTo(req);
@@ -124,29 +127,40 @@ export function signInPages(w: WebPage) {
     const s = await pageSession(app, req);
     if (!s) return res.redirect(303, withReturn('/login', rt.to));
     if (!s.pending) return res.redirect(303, destination(rt));
-    const route = enabledModuleRoute(app, 'post', TWO_FACTOR_VERIFY);
     const { t } = w.view.lang(req, s.user);
+    const sending = bodyString(req, 'send', 8) !== '';
+    const methodId = bodyString(req, 'method_id', 64);
+    const route = enabledModuleRoute(app, 'post', sending ? TWO_FACTOR_START : TWO_FACTOR_VERIFY);
     if (!route) return w.message(req, res, 503, { title: t('error.disabled_title'), text: t('error.unavailable'), tone: 'error' });
     if (route.def.rateLimit) {
       const limited = await consumeRoute(app, req, res, route.def.rateLimit);
       if (limited && !limited.allowed) throw tooManyRequests(limited);
     }
-    const input = {
-      code: bodyString(req, 'code', 64).trim(),
-      method_id: bodyString(req, 'method_id', 64) || undefined,
-      action: 'login',
-      trust_device: bodyString(req, 'trust_device', 8) !== '',
-    };
-    const parsed = route.def.body ? route.def.body.safeParse(input) : { success: true as const, data: input };
-    if (!parsed.success) return showTwoFactor(req, res, t('two_factor.failed'));
+    let input: Record<string, unknown>;
+    let params: Record<string, string> = {};
+    if (sending) {
+      const methods = (await app.services.signIn.pendingMethods(s.user)) as { id: string; method: string }[];
+      params = { method: methods.find((m) => m.id === methodId)?.method ?? '' };
+      input = { method_id: methodId || undefined, action: 'login' };
+    } else {
+      input = {
+        code: bodyString(req, 'code', 64).trim(),
+        method_id: methodId || undefined,
+        action: 'login',
+        trust_device: bodyString(req, 'trust_device', 8) !== '',
+      };
+    }
+    const body = route.def.body ? route.def.body.safeParse(input) : { success: true as const, data: input };
+    const parsedParams = route.def.params ? route.def.params.safeParse(params) : { success: true as const, data: params };
+    if (!body.success || !parsedParams.success) return showTwoFactor(req, res, { error: t(sending ? 'two_factor.send_failed' : 'two_factor.failed') });
     const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
     try {
-      await route.def.handler({ req, res, body: parsed.data, query: {}, params: {}, auth, ctx: route.ctx });
+      await route.def.handler({ req, res, body: body.data, query: {}, params: parsedParams.data, auth, ctx: route.ctx });
     } catch (err) {
-      if (!isAppError(err) || err.status >= 500) throw err;
-      if (err.status === 429) throw err;
-      return showTwoFactor(req, res, t('two_factor.failed'));
+      if (!isAppError(err) || err.status >= 500 || err.status === 429) throw err;
+      return showTwoFactor(req, res, { error: t(sending ? 'two_factor.send_failed' : 'two_factor.failed') });
     }
+    if (sending) return showTwoFactor(req, res, { sent: true, methodId });
     res.redirect(303, destination(rt));
   };
 

@@ -1,6 +1,6 @@
 /* Gatehouse hosted pages: progressive enhancement only (every page works as HTML first), no framework.
  * - passkey sign-in with browser autofill (conditional mediation) on /login when the passkeys module is on;
- * - the two-factor step, through the two-factor module's own API (/auth/two_factor/*).
+ * - on the two-factor step, the "send me a code" button shown only for methods that send one.
  * Destinations come from data-* attributes the server wrote after checking them (return_to rules). */
 (function () {
   'use strict';
@@ -103,45 +103,17 @@
     }
   }
 
-  // ---- Two-factor step ----
+  // ---- Two-factor step: "send me a code" only where the chosen method sends one (the form posts itself) ----
   function twoFactor(form) {
-    var errorBox = form.querySelector('[data-error-box]');
     var send = form.querySelector('[data-send-code]');
-    var sent = form.querySelector('[data-sent]');
-    function chosen() {
-      return form.querySelector('input[name="method_id"]:checked');
-    }
+    if (!send) return;
     function sync() {
-      var m = chosen();
+      var m = form.querySelector('input[name="method_id"]:checked');
       var kind = m ? m.getAttribute('data-kind') : '';
       send.hidden = !(kind === 'email' || kind === 'sms');
-      sent.hidden = true;
     }
     form.addEventListener('change', sync);
     sync();
-    send.addEventListener('click', function () {
-      var m = chosen();
-      postJson('/auth/two_factor/' + m.getAttribute('data-kind') + '/start', { method_id: m.value, action: 'login' }).then(function (r) {
-        if (r.status === 200) show(sent);
-        else show(errorBox, (r.body && r.body.error) || form.getAttribute('data-error'));
-      });
-    });
-    form.addEventListener('submit', function (e) {
-      e.preventDefault();
-      var m = chosen();
-      errorBox.hidden = true;
-      postJson('/auth/two_factor/verify', {
-        code: form.elements.code.value.trim(),
-        method_id: m ? m.value : undefined,
-        action: 'login',
-        trust_device: form.elements.trust_device.checked,
-      }).then(function (r) {
-        if (r.status === 200 && r.body && r.body.success) return window.location.assign(form.getAttribute('data-return'));
-        show(errorBox, form.getAttribute('data-error'));
-        form.elements.code.value = '';
-        form.elements.code.focus();
-      });
-    });
   }
 
   function start() {

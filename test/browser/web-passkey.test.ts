@@ -1,0 +1,107 @@
+import { connect, createServer, type Socket } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addVirtualAuthenticator, guardedContext, launchChromium } from '../helpers/chromium.js';
+import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import { seriousA11yViolations } from '../helpers/web-browser.js';
+
+// Passkey sign-in on the hosted /login page, with the passkeys module installed: the page offers browser
+// autofill (autocomplete "username webauthn", conditional mediation) and a button, through the module's API.
+// WebAuthn refuses IP addresses as relying parties, so the browser uses http://localhost:<port>.
+let browser: Browser;
+let t: TestApp;
+let origin: string;
+
+/**
+ * The app's public address must be known before it starts (the relying party's origin), and the test
+ * app listens on a port of its own choosing: a forwarder on a port taken first bridges the two.
+ */
+async function forwarder(): Promise<{ port: number; to(target: number): void; close(): Promise<void> }> {
+  let target = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(target, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => (client.destroy(), upstream.destroy()));
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    to: (p) => (target = p),
+    close: () => new Promise<void>((resolve) => (sockets.forEach((s) => s.destroy()), server.close(() => resolve()))),
+  };
+}
+let proxy: Awaited<ReturnType<typeof forwarder>>;
+
+beforeAll(async () => {
+  proxy = await forwarder();
+  origin = `http://localhost:${proxy.port}`;
+  [browser, t] = await Promise.all([
+    launchChromium(),
+    startTestApp({ env: { PUBLIC_URL: origin, WEBAUTHN_RP_ID: 'localhost', RATE_LIMIT_PASSKEYS: '100000/1m' } }),
+  ]);
+  proxy.to(Number(new URL(t.url).port));
+  await t.app.modules.hub.install(['passkeys']);
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+  await proxy?.close();
+});
+
+/** Registers a passkey from the signed-in page through the module's API, as an account page would. */
+const REGISTER = `(async () => {
+  const b64 = (s) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4)), (c) => c.charCodeAt(0));
+  const enc = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+  const post = (url, body) => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+  const { options: o } = await post('/auth/passkeys/register/options', {});
+  const cred = await navigator.credentials.create({ publicKey: {
+    ...o,
+    challenge: b64(o.challenge),
+    user: { ...o.user, id: b64(o.user.id) },
+    excludeCredentials: (o.excludeCredentials || []).map((c) => ({ ...c, id: b64(c.id) })),
+  } });
+  const r = cred.response;
+  return post('/auth/passkeys/register/verify', { credential: {
+    id: cred.id, rawId: enc(cred.rawId), type: cred.type, clientExtensionResults: {},
+    response: { clientDataJSON: enc(r.clientDataJSON), attestationObject: enc(r.attestationObject), transports: r.getTransports() },
+  } });
+})()`;
+
+describe('passkey sign-in on the hosted page', () => {
+  it('registers a passkey, signs out, and is signed in again by the passkey autofill on /login', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('pk') });
+    const g = await guardedContext(browser, { viewport: { width: 320, height: 640 } });
+    const page = await g.newPage();
+    const authenticator = await addVirtualAuthenticator(page);
+    await page.goto(`${origin}/login`);
+    const field = page.getByLabel('Email or user name');
+    expect(await field.getAttribute('autocomplete')).toBe('username webauthn');
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor({ state: 'visible' });
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await field.fill(user.email);
+    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(`${origin}/account`);
+    const added = (await page.evaluate(REGISTER)) as { success?: boolean };
+    expect(added, JSON.stringify(added)).toMatchObject({ success: true });
+    expect((await authenticator.credentials()).length).toBe(1);
+
+    // Signing out lands on /login, whose script asks for a passkey with conditional mediation (autofill):
+    // the virtual authenticator answers it as a user picking the passkey from the field's suggestions.
+    await page.getByRole('button', { name: 'Sign out' }).first().click();
+    await page.waitForURL(`${origin}/account`);
+    expect(await page.locator('[data-user-name]').innerText()).toBe(user.name ?? user.email);
+    const session = (await g.context.cookies()).find((c) => c.name === 'session_id')!.value;
+    expect((await t.request('GET', '/auth/me', { session })).body.data.user.email).toBe(user.email);
+    expect(g.foreign).toEqual([]);
+    expect(g.errors).toEqual([]);
+    await g.close();
+  });
+});
