@@ -47,8 +47,8 @@ export interface AuditService {
   afterRecord(listener: CommittedListener): void;
   /** Newest first, with a keyset cursor; bad filters answer 400. */
   list(filters: AuditFilters): Promise<AuditPage>;
-  /** Events of one type per time window [edges[i], edges[i+1]) (the console's charts; repository `countBuckets`). */
-  countBuckets(type: string, edges: Date[]): Promise<number[]>;
+  /** Events of one type per time window [from, to) (the console's charts; repository `countBuckets`). */
+  countBuckets(type: string, windows: readonly (readonly [Date, Date])[]): Promise<number[]>;
   /** Whether a type is declared now (core's or an installed module's). */
   knows(type: string): boolean;
   /** Every declared type with its description. */
@@ -188,8 +188,8 @@ export function createAuditService(deps: AuditServiceDeps): AuditService {
       const page = more ? events.slice(0, limit) : events;
       return { events: page, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
     },
-    countBuckets(type, edges) {
-      return deps.repo.countBuckets(type, edges);
+    countBuckets(type, windows) {
+      return deps.repo.countBuckets(type, windows);
     },
     knows,
     types,

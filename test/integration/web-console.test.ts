@@ -225,6 +225,27 @@ describe('dashboard, audit, modules', () => {
     expect(r.text).toMatch(/database: <span class="status-ok">ok/);
   });
 
+  it('when people sign in and fail to, then both charts count them from the audit trail (a fresh app: the dashboard caches a minute)', async () => {
+    const t = await startTestApp();
+    try {
+      const admin = await makeUser(t, { email: uniqueEmail('admin'), user_type: 'admin' });
+      const bad = await t.request('POST', '/auth/login', { body: { email: admin.email, password: 'Wrong-Horse-00' } });
+      expect(bad.status).toBe(401);
+      await expect.poll(async () => (await t.app.services.audit.list({ types: ['sign_in.failed'], limit: 5 })).events.length).toBe(1);
+      const c = new WebClient(t.url);
+      await c.submit('/login', '/login', { email: admin.email, password: DEFAULT_PASSWORD });
+      await t.request('POST', '/auth/login', { body: { email: admin.email, password: DEFAULT_PASSWORD } });
+      const r = await c.get('/admin');
+      const day = /data-chart="day"[\s\S]*?Sign-ins: (\d+)[\s\S]*?Failed sign-ins: (\d+)/.exec(r.text)!;
+      const month = /data-chart="month"[\s\S]*?Sign-ins: (\d+)[\s\S]*?Failed sign-ins: (\d+)/.exec(r.text)!;
+      expect([Number(day[1]), Number(day[2])]).toEqual([2, 1]);
+      expect([Number(month[1]), Number(month[2])]).toEqual([2, 1]);
+      expect(r.text.match(/<rect class="bar-ok"/g)!.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('when the audit explorer is filtered, then it answers as the API does, and a bad filter is a 400 page', async () => {
     const { c, user } = await staff('admin');
     const r = await c.get(`/admin/audit?type=sign_in.succeeded&user_id=${user.id}`);

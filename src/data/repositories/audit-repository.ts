@@ -55,13 +55,13 @@ export interface AuditRepository {
    */
   sourcesOf(userId: string, type: string, range: { afterId?: string; beforeId: string; limit: number }): Promise<AuditSource[]>;
   /**
-   * How many events of `type` fall in each window [edges[i], edges[i+1]) (the console's charts). One
-   * statement, one range count per window on the (type, id) index (`audit_events_type`): ids begin
+   * How many events of `type` fall in each window [from, to) (the console's charts). One statement,
+   * one range count per window on the (type, id) index (`audit_events_type`): ids begin
    * with their time, so a window of time is a range of ids and PostgreSQL counts it from the index
    * alone (an index-only scan), never reading an event. An id may run up to a minute ahead of its
    * event's time under a burst (event-id.ts), so a bucket's edge is exact to that minute.
    */
-  countBuckets(type: string, edges: Date[]): Promise<number[]>;
+  countBuckets(type: string, windows: readonly (readonly [Date, Date])[]): Promise<number[]>;
   /** Deletes at most `batch` events older than `before`; returns how many went. */
   pruneBatch(before: Date, batch: number): Promise<number>;
   /**
@@ -192,19 +192,19 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
       );
     },
 
-    async countBuckets(type, edges) {
-      if (edges.length < 2) return [];
+    async countBuckets(type, windows) {
+      if (!windows.length) return [];
       const branches: string[] = [];
       const args: unknown[] = [];
-      for (let i = 0; i + 1 < edges.length; i++) {
+      windows.forEach(([from, to], i) => {
         branches.push(`SELECT ${i} AS b, COUNT(*) AS n FROM audit_events WHERE type = ? AND id >= ? AND id < ?`);
-        args.push(type, idFloor(edges[i].getTime()), idFloor(edges[i + 1].getTime()));
-      }
+        args.push(type, idFloor(from.getTime()), idFloor(to.getTime()));
+      });
       const rows = await sequelize.query<{ b: number | string; n: number | string }>(branches.join(' UNION ALL '), {
         type: QueryTypes.SELECT,
         replacements: args,
       });
-      const out = new Array<number>(edges.length - 1).fill(0);
+      const out = new Array<number>(windows.length).fill(0);
       for (const r of rows) out[Number(r.b)] = Number(r.n);
       return out;
     },
