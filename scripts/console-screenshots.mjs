@@ -12,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 
+const say = (line) => process.stdout.write(`${line}\n`);
+const fail = (line) => process.stderr.write(`${line}\n`);
+
 const { values } = parseArgs({
   options: {
     url: { type: 'string', default: 'http://localhost:3000' },
@@ -23,17 +26,21 @@ const { values } = parseArgs({
 });
 const password = values.password ?? process.env.GATEHOUSE_ADMIN_PASSWORD;
 if (!values.email || !password) {
-  console.error('usage: node scripts/console-screenshots.mjs --url <base> --email <admin email> [--password <p> | GATEHOUSE_ADMIN_PASSWORD] [--out docs] [--dark]');
+  fail('usage: node scripts/console-screenshots.mjs --url <base> --email <admin email> [--password <p> | GATEHOUSE_ADMIN_PASSWORD] [--out docs] [--dark]');
   process.exit(2);
 }
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 if (!existsSync(executablePath)) {
-  console.error(`no Chromium at ${executablePath}: install Debian's chromium or set CHROMIUM_PATH`);
+  fail(`no Chromium at ${executablePath}: install Debian's chromium or set CHROMIUM_PATH`);
   process.exit(2);
 }
 
 const base = values.url.replace(/\/+$/, '');
-const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+const browser = await chromium.launch({
+  executablePath,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+});
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: values.dark ? 'dark' : 'light' });
   const page = await context.newPage();
@@ -42,7 +49,7 @@ try {
   await page.locator('#password').fill(password);
   await Promise.all([page.waitForLoadState('load'), page.locator('form[data-form="login"] button[type="submit"]').click()]);
   if (!new URL(page.url()).pathname.startsWith('/admin')) {
-    console.error(`signing in did not reach /admin (now at ${page.url()}): wrong password, a second factor, or not an admin`);
+    fail(`signing in did not reach /admin (now at ${page.url()}): wrong password, a second factor, or not an admin`);
     process.exit(1);
   }
   mkdirSync(values.out, { recursive: true });
@@ -57,7 +64,7 @@ try {
     await page.goto(base + p);
     const file = path.join(values.out, `console-${name}${suffix}.png`);
     await page.screenshot({ path: file, fullPage: true });
-    console.log(`wrote ${file}`);
+    say(`wrote ${file}`);
   }
   // A user's page: the first user of the list (the account used here when it is the only one).
   await page.goto(`${base}/admin/users`);
@@ -66,7 +73,7 @@ try {
     await Promise.all([page.waitForLoadState('load'), first.click()]);
     const file = path.join(values.out, `console-user${suffix}.png`);
     await page.screenshot({ path: file, fullPage: true });
-    console.log(`wrote ${file}`);
+    say(`wrote ${file}`);
   }
 } finally {
   await browser.close();
