@@ -45,6 +45,8 @@ export const WEB_ROUTE_LIMITS: Routes = [
     '/admin/modules/:id/enable',
     '/admin/modules/:id/disable',
     '/admin/webhooks/deliveries/:id/retry',
+    '/admin/blog/posts/:id/:action',
+    '/admin/blog/comments/:id/:action',
   ].map((path) => ({ method: 'post' as const, path, auth: 'session' as const, rateLimit: 'admin' as const })),
 ];
 
@@ -139,6 +141,13 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   staff('post', '/admin/modules/:id/disable', c.disableModule, su);
   staff('get', '/admin/webhooks', c.webhooks, listWebhooks.auth);
   staff('post', '/admin/webhooks/deliveries/:id/retry', c.retryDelivery, listWebhooks.auth);
+  staff('get', '/admin/blog', c.blog);
+  staff('post', '/admin/blog/posts/:id/approve', c.approvePost);
+  staff('post', '/admin/blog/posts/:id/reject', c.rejectPost);
+  staff('post', '/admin/blog/posts/:id/delete', c.deletePost);
+  staff('post', '/admin/blog/comments/:id/approve', c.approveComment);
+  staff('post', '/admin/blog/comments/:id/reject', c.rejectComment);
+  staff('post', '/admin/blog/comments/:id/delete', c.deleteComment);
 
   const s = signInPages(w);
   const f = accountFlowPages(w);

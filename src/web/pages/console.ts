@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
 import { BadCursorError } from '../../data/repositories/user-repository.js';
-import { badRequest, forbidden, isAppError } from '../../errors/app-error.js';
+import { badRequest, forbidden, isAppError, notFound } from '../../errors/app-error.js';
 import { consumeRoute } from '../../http/middleware/rate-limit.js';
 import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
 import type { AuthState } from '../../http/request-context.js';
@@ -27,7 +27,34 @@ const TIMELINE = 20;
 /** Health and charts are read at most once a minute per process: the dashboard stays a few cheap reads. */
 const DASHBOARD_TTL_MS = 60_000;
 
-const DONE = new Set(['saved', 'role', 'verified', 'disabled', 'enabled', 'reset_mail', 'revoked', 'revoked_all', 'two_factor_reset', 'module', 'retried']);
+/** The blog's API (found by method and path; the console never imports the module). */
+const BLOG = {
+  list: '/api/v1/posts',
+  comments: '/api/v1/posts/:id/comments',
+  publish: '/api/v1/posts/:id/publish',
+  unpublish: '/api/v1/posts/:id/unpublish',
+  remove: '/api/v1/posts/:id',
+  moderate: '/api/v1/posts/comments/:id/moderate',
+  removeComment: '/api/v1/posts/comments/:id',
+  types: '/api/v1/post-types',
+} as const;
+/** Pending comments are looked for on this many of the newest published posts (the blog has no queue route across posts). */
+const COMMENT_POSTS = 10;
+
+const DONE = new Set([
+  'blog',
+  'saved',
+  'role',
+  'verified',
+  'disabled',
+  'enabled',
+  'reset_mail',
+  'revoked',
+  'revoked_all',
+  'two_factor_reset',
+  'module',
+  'retried',
+]);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -95,12 +122,60 @@ async function charts(app: AppContext, t: (k: string) => string): Promise<Dashbo
   return { day: barChart(t('console.last_24h'), day), month: barChart(t('console.last_30d'), month) };
 }
 
+type RouteMethod = 'get' | 'post' | 'delete';
+
+/**
+ * Calls an enabled module's API route in process with the staff member's session, as the API would:
+ * its role rule, its rate-limit class, its schemas. Null when no enabled module serves it.
+ */
+async function callModuleRoute(
+  app: AppContext,
+  req: Request,
+  res: Response,
+  s: PageSession,
+  method: RouteMethod,
+  path: string,
+  input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown } = {},
+): Promise<{ data?: unknown; meta?: Record<string, unknown> } | null> {
+  const route = enabledModuleRoute(app, method, path);
+  if (!route) return null;
+  const { def } = route;
+  if (typeof def.auth === 'object' && !def.auth.roles.includes(s.user.user_type)) throw forbidden();
+  if (def.rateLimit) {
+    const limited = await consumeRoute(app, req, res, def.rateLimit);
+    if (limited && !limited.allowed) throw tooManyRequests(limited);
+  }
+  const parse = (schema: { safeParse(v: unknown): { success: boolean; data?: unknown } } | undefined, v: unknown, what: string) => {
+    if (!schema) return v;
+    const r = schema.safeParse(v);
+    if (!r.success) throw badRequest(`${what}: not accepted by ${method.toUpperCase()} ${path}`);
+    return r.data;
+  };
+  const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
+  const out = await def.handler({
+    req,
+    res,
+    params: parse(def.params, input.params ?? {}, 'params') as never,
+    query: parse(def.query, input.query ?? {}, 'query') as never,
+    body: parse(def.body, input.body, 'body') as never,
+    auth,
+    ctx: route.ctx,
+  });
+  return (out ?? {});
+}
+
 export function consolePages(w: WebPage) {
   const { app } = w;
   let cached: Dashboard | null = null;
 
   const render = (req: Request, res: Response, s: PageSession, page: string, data: Record<string, unknown>, status?: number) =>
-    w.view.render(req, res, page, { ...data, staff: { super: s.user.user_type === 'superadmin' }, path: req.path }, { status, user: s.user, csrf: 'console' });
+    w.view.render(
+      req,
+      res,
+      page,
+      { ...data, staff: { super: s.user.user_type === 'superadmin', blog: enabledModuleRoute(app, 'get', BLOG.list) !== null }, path: req.path },
+      { status, user: s.user, csrf: 'console' },
+    );
 
   const notice = (req: Request, t: (k: string) => string) => {
     const d = str(req.query.done);
@@ -337,7 +412,50 @@ export function consolePages(w: WebPage) {
     res.redirect(303, `/admin/webhooks?${new URLSearchParams({ ...(back ? { id: back } : {}), done: 'retried' }).toString()}`);
   };
 
+  /**
+   * GET /admin/blog (when a module serves the blog's API): pending posts, pending comments on the newest
+   * published posts, and the post types — each through the blog's own GET routes.
+   */
+  const blog: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const pending = await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { status: 'pending', limit: '50' } });
+    if (!pending) throw notFound('The blog is not installed');
+    const recent = await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { limit: String(COMMENT_POSTS) } });
+    const comments: { post: { id: string; title?: string }; comment: Record<string, unknown> }[] = [];
+    for (const post of (recent?.data ?? []) as { id: string; title?: string }[]) {
+      const r = await callModuleRoute(app, req, res, s, 'get', BLOG.comments, { params: { id: post.id }, query: { status: 'pending' } });
+      for (const c of (r?.data ?? []) as Record<string, unknown>[]) comments.push({ post, comment: c });
+    }
+    const types = await callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }).catch((err: unknown) => {
+      if (isAppError(err) && err.status < 500) return null; // post types switched off
+      throw err;
+    });
+    render(req, res, s, 'admin-blog', {
+      title: t('console.blog'),
+      posts: (pending.data ?? []),
+      comments,
+      types: types ? ((types.data ?? [])) : null,
+      notice: notice(req, t),
+    });
+  };
+
+  /** A moderation action: the blog's own route, then back to the queue. */
+  const blogAction =
+    (method: RouteMethod, path: string, body?: unknown): ConsoleHandler =>
+    async (req, res, s) => {
+      const r = await callModuleRoute(app, req, res, s, method, path, { params: { id: String(req.params.id) }, body });
+      if (!r) throw notFound('The blog is not installed');
+      res.redirect(303, '/admin/blog?done=blog');
+    };
+
   return {
+    blog,
+    approvePost: blogAction('post', BLOG.publish),
+    rejectPost: blogAction('post', BLOG.unpublish),
+    deletePost: blogAction('delete', BLOG.remove),
+    approveComment: blogAction('post', BLOG.moderate, { action: 'approve' }),
+    rejectComment: blogAction('post', BLOG.moderate, { action: 'reject' }),
+    deleteComment: blogAction('delete', BLOG.removeComment),
     dashboard,
     users,
     user: (req: Request, res: Response, s: PageSession) => showUser(req, res, s),
