@@ -161,7 +161,7 @@ async function callModuleRoute(
     auth,
     ctx: route.ctx,
   });
-  return (out ?? {});
+  return out ?? {};
 }
 
 export function consolePages(w: WebPage) {
@@ -319,20 +319,10 @@ export function consolePages(w: WebPage) {
 
   /** The two-factor provider's admin reset route, called in process with the admin's session (as the API). */
   const resetTwoFactor = act('two_factor_reset', async (req, res, s, id) => {
-    const route = enabledModuleRoute(app, 'post', TWO_FACTOR_RESET);
-    if (!route) throw badRequest('No two-factor provider is switched on');
-    const mode = route.def.auth;
-    if (typeof mode === 'object' && !mode.roles.includes(s.user.user_type)) throw forbidden();
     const target = await app.services.users.get(id);
     if (target.user_type === 'superadmin' && s.user.user_type !== 'superadmin') throw forbidden();
-    if (route.def.rateLimit) {
-      const limited = await consumeRoute(app, req, res, route.def.rateLimit);
-      if (limited && !limited.allowed) throw tooManyRequests(limited);
-    }
-    const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
-    const params = { user_id: id };
-    const parsed = route.def.params ? route.def.params.parse(params) : params;
-    await route.def.handler({ req, res, body: undefined, query: {}, params: parsed, auth, ctx: route.ctx });
+    const r = await callModuleRoute(app, req, res, s, 'post', TWO_FACTOR_RESET, { params: { user_id: id } });
+    if (!r) throw badRequest('No two-factor provider is switched on');
   });
 
   /** GET /admin/audit: the API's filters (GET /auth/admin/audit-events' schema) and cursor. */
@@ -432,9 +422,9 @@ export function consolePages(w: WebPage) {
     });
     render(req, res, s, 'admin-blog', {
       title: t('console.blog'),
-      posts: (pending.data ?? []),
+      posts: pending.data ?? [],
       comments,
-      types: types ? ((types.data ?? [])) : null,
+      types: types ? (types.data ?? []) : null,
       notice: notice(req, t),
     });
   };
