@@ -48,6 +48,8 @@ export interface AuditService {
   afterRecord(listener: CommittedListener): void;
   /** Newest first, with a keyset cursor; bad filters answer 400. */
   list(filters: AuditFilters): Promise<AuditPage>;
+  /** Events of one type per time window [from, to) (the console's charts; repository `countBuckets`). */
+  countBuckets(type: string, windows: readonly (readonly [Date, Date])[]): Promise<number[]>;
   /** Whether a type is declared now (core's or an installed module's). */
   knows(type: string): boolean;
   /** Every declared type with its description. */
@@ -180,6 +182,9 @@ export function createAuditService(deps: AuditServiceDeps): AuditService {
       const more = events.length > limit;
       const page = more ? events.slice(0, limit) : events;
       return { events: page, next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
+    },
+    countBuckets(type, windows) {
+      return deps.repo.countBuckets(type, windows);
     },
     knows,
     types,

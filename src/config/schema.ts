@@ -104,6 +104,13 @@ export const CONFIG_KEYS = {
     'Days security events are kept (docs/audit.md); the audit-retention job deletes older ones nightly, in batches. 0 keeps them forever.',
     { default: 365 },
   ),
+  ADMIN_CONSOLE: key(
+    'adminConsole',
+    'server',
+    bool,
+    'Serve the admin console at /admin (admins and superadmins, docs/console.md). false: /admin answers 404.',
+    { default: true },
+  ),
   ADMIN_EXACT_COUNT_LIMIT: key(
     'adminExactCountLimit',
     'server',

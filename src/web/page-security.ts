@@ -10,6 +10,17 @@ import { parseCookies } from '../http/request-context.js';
 
 /** The pre-session cookie a CSRF token is bound to (random, HttpOnly; never the session). */
 export const CSRF_COOKIE = 'gh_csrf';
+/**
+ * The console's own binding cookie (issue 27): SameSite=Strict, so a console form post made from any
+ * other site arrives without it and is refused, even with a token that leaked.
+ */
+export const CONSOLE_CSRF_COOKIE = 'gh_console';
+/** Which binding a token is tied to: the hosted pages' (Lax) or the console's (Strict). */
+export type CsrfKind = 'page' | 'console';
+const BINDINGS: Record<CsrfKind, { cookie: string; sameSite: 'lax' | 'strict'; prefix: string }> = {
+  page: { cookie: CSRF_COOKIE, sameSite: 'lax', prefix: '' },
+  console: { cookie: CONSOLE_CSRF_COOKIE, sameSite: 'strict', prefix: 'console:' },
+};
 /** The form field carrying the token. */
 export const CSRF_FIELD = '_csrf';
 
@@ -75,21 +86,23 @@ const sign = (key: Buffer, binding: string) => createHmac('sha256', key).update(
  * The token for this browser: HMAC of its pre-session cookie (set here when missing). A cross-site
  * page can neither read the cookie nor compute the signature, so it cannot forge the field.
  */
-export function csrfTokenFor(req: Request, res: Response, key: Buffer, config: Pick<Config, 'publicBaseUrl'>): string {
-  let binding = parseCookies(req.headers.cookie)[CSRF_COOKIE];
+export function csrfTokenFor(req: Request, res: Response, key: Buffer, config: Pick<Config, 'publicBaseUrl'>, kind: CsrfKind = 'page'): string {
+  const b = BINDINGS[kind];
+  let binding = parseCookies(req.headers.cookie)[b.cookie];
   if (!binding || !/^[A-Za-z0-9_-]{32,64}$/.test(binding)) {
     binding = randomBytes(24).toString('base64url');
-    res.cookie(CSRF_COOKIE, binding, { httpOnly: true, secure: webCookieSecure(config), sameSite: 'lax', path: '/' });
+    res.cookie(b.cookie, binding, { httpOnly: true, secure: webCookieSecure(config), sameSite: b.sameSite, path: '/' });
   }
-  return sign(key, binding);
+  return sign(key, b.prefix + binding);
 }
 
 /** Whether a form post carries the token of the cookie it came with. Constant-time. */
-export function csrfValid(req: Request, key: Buffer): boolean {
-  const binding = parseCookies(req.headers.cookie)[CSRF_COOKIE];
+export function csrfValid(req: Request, key: Buffer, kind: CsrfKind = 'page'): boolean {
+  const b = BINDINGS[kind];
+  const binding = parseCookies(req.headers.cookie)[b.cookie];
   const given = (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
   if (!binding || typeof given !== 'string' || given.length > 100) return false;
-  const want = Buffer.from(sign(key, binding));
+  const want = Buffer.from(sign(key, b.prefix + binding));
   const got = Buffer.from(given);
   return got.length === want.length && timingSafeEqual(got, want);
 }

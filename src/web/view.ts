@@ -7,7 +7,7 @@ import type { Logger } from '../log/logger.js';
 import { findPackageRoot } from '../mail/package-root.js';
 import { loadAssets, type AssetTable } from './assets.js';
 import { loadStrings, pickLang, translator, type Translate, type WebLang } from './i18n.js';
-import { csrfKey, csrfTokenFor, CSRF_FIELD, newNonce, pageCsp } from './page-security.js';
+import { csrfKey, csrfTokenFor, CSRF_FIELD, newNonce, pageCsp, type CsrfKind } from './page-security.js';
 
 type ViewConfig = Pick<Config, 'publicBaseUrl' | 'socialRedirectAllowlist' | 'cookieSecret' | 'bridgeSecret' | 'productName' | 'brandColor' | 'webLogoFile'>;
 
@@ -16,10 +16,17 @@ export interface WebView {
   config: ViewConfig;
   assets: AssetTable;
   /** Renders a page of templates/web/pages in the layout, with this response's nonce and CSRF token. */
-  render(req: Request, res: Response, page: string, data?: Record<string, unknown>, opts?: { status?: number; user?: PageUser | null }): void;
+  render(req: Request, res: Response, page: string, data?: Record<string, unknown>, opts?: RenderOptions): void;
   /** The language and translator for a request (for messages built outside a template). */
   lang(req: Request, user?: PageUser | null): { lang: WebLang; t: Translate };
   csrfKey: Buffer;
+}
+
+export interface RenderOptions {
+  status?: number;
+  user?: PageUser | null;
+  /** The console's pages: their forms' tokens are bound to the console's Strict cookie. */
+  csrf?: CsrfKind;
 }
 
 /** What the layout shows of a signed-in user. */
@@ -70,7 +77,10 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
         t,
         lang: l,
         nonce,
-        csrf: { field: CSRF_FIELD, token: csrfTokenFor(req, res, key, config) },
+        csrf: { field: CSRF_FIELD, token: csrfTokenFor(req, res, key, config, opts.csrf) },
+        // The layout's sign-out form posts to a hosted page: its token is always the pages' one.
+        pageCsrf: { field: CSRF_FIELD, token: opts.csrf === 'console' ? csrfTokenFor(req, res, key, config) : null },
+        console: opts.csrf === 'console',
         user: opts.user ?? null,
         product: config.productName,
         brandColor: config.brandColor,

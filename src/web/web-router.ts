@@ -8,10 +8,16 @@ import { TOO_MANY_PAGE } from '../http/middleware/rate-limit-request.js';
 import { ASSET_PATH } from './assets.js';
 import { csrfValid, trustedFormOrigin } from './page-security.js';
 import { accountPages } from './pages/account.js';
+import { getUser } from '../http/routes/admin-users.routes.js';
+import { enable as enableModuleRoute } from '../http/routes/modules-hub.routes.js';
+import { listWebhooks } from '../http/routes/webhooks.routes.js';
+import type { AuthMode } from '../http/define-route.js';
+import { pageSession } from './page-auth.js';
 import { accountFlowPages } from './pages/account-flows.js';
+import { consolePages, type ConsoleHandler } from './pages/console.js';
 import { signInPages } from './pages/sign-in.js';
 import { createWebView, type WebView } from './view.js';
-import { createWebPage, type WebPage } from './web-page.js';
+import { createWebPage, withReturn, type WebPage } from './web-page.js';
 
 type PageHandler = (req: Request, res: Response) => Promise<unknown> | unknown;
 
@@ -27,6 +33,23 @@ export const WEB_ROUTE_LIMITS: Routes = [
   { method: 'post', path: '/verify-email', auth: 'public', rateLimit: 'token-validate' },
   { method: 'get', path: '/reset-password', auth: 'public', rateLimit: 'token-validate' },
   { method: 'post', path: '/account/password', auth: 'session', rateLimit: 'login' },
+  // The console's posts count where the admin API's do.
+  ...[
+    '/admin/users/:id',
+    '/admin/users/:id/role',
+    '/admin/users/:id/verify',
+    '/admin/users/:id/disable',
+    '/admin/users/:id/enable',
+    '/admin/users/:id/reset-mail',
+    '/admin/users/:id/sessions/:sessionId/revoke',
+    '/admin/users/:id/sessions/revoke',
+    '/admin/users/:id/two-factor/reset',
+    '/admin/modules/:id/enable',
+    '/admin/modules/:id/disable',
+    '/admin/webhooks/deliveries/:id/retry',
+    '/admin/blog/posts/:id/:action',
+    '/admin/blog/comments/:id/:action',
+  ].map((path) => ({ method: 'post' as const, path, auth: 'session' as const, rateLimit: 'admin' as const })),
 ];
 
 export interface WebLayer {
@@ -77,6 +100,57 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
 
   router.use(ASSET_PATH, view.assets.handler);
 
+  /**
+   * A console page (issue 27): off with ADMIN_CONSOLE=false (the request goes on to the 404); the
+   * session from the cookie, else the sign-in page; the role by the rule of the API route the page
+   * mirrors (`{ roles }`), else the 403 page; a post also needs the token bound to the console's
+   * SameSite=Strict cookie. The handler runs in an audit scope whose actor is the staff member.
+   */
+  const staff = (method: 'get' | 'post', path: string, handler: ConsoleHandler, mode: AuthMode = getUser.auth) => {
+    const run: RequestHandler = (req, res, next) => {
+      if (!app.config.adminConsole) return next();
+      const { t } = view.lang(req);
+      if (method === 'post' && (!csrfValid(req, view.csrfKey, 'console') || !trustedFormOrigin(req, app.config)))
+        return w.message(req, res, 403, { title: t('error.csrf_title'), text: t('error.csrf'), tone: 'error' });
+      (async () => {
+        const s = await pageSession(app, req);
+        if (!s || s.pending) return res.redirect(303, withReturn('/login', method === 'get' ? req.originalUrl : '/admin'));
+        if (typeof mode !== 'object' || !mode.roles.includes(s.user.user_type as never))
+          return w.message(req, res, 403, { title: t('console.forbidden_title'), text: t('console.forbidden') }, s.user);
+        await withAuditScope(requestAuditScope(req, s.user), () => Promise.resolve(handler(req, res, s)));
+      })().catch(next);
+    };
+    if (method === 'get') router.get(path, run);
+    else router.post(path, forms, run);
+  };
+  const c = consolePages(w);
+  const su = enableModuleRoute.auth;
+  staff('get', '/admin', c.dashboard);
+  staff('get', '/admin/users', c.users);
+  staff('get', '/admin/users/:id', c.user);
+  staff('post', '/admin/users/:id', c.saveProfile);
+  staff('post', '/admin/users/:id/role', c.changeRole);
+  staff('post', '/admin/users/:id/verify', c.verify);
+  staff('post', '/admin/users/:id/disable', c.disable);
+  staff('post', '/admin/users/:id/enable', c.enable);
+  staff('post', '/admin/users/:id/reset-mail', c.resetMail);
+  staff('post', '/admin/users/:id/sessions/revoke', c.revokeAll);
+  staff('post', '/admin/users/:id/sessions/:sessionId/revoke', c.revoke);
+  staff('post', '/admin/users/:id/two-factor/reset', c.resetTwoFactor);
+  staff('get', '/admin/audit', c.audit);
+  staff('get', '/admin/modules', c.modules);
+  staff('post', '/admin/modules/:id/enable', c.enableModule, su);
+  staff('post', '/admin/modules/:id/disable', c.disableModule, su);
+  staff('get', '/admin/webhooks', c.webhooks, listWebhooks.auth);
+  staff('post', '/admin/webhooks/deliveries/:id/retry', c.retryDelivery, listWebhooks.auth);
+  staff('get', '/admin/blog', c.blog);
+  staff('post', '/admin/blog/posts/:id/approve', c.approvePost);
+  staff('post', '/admin/blog/posts/:id/reject', c.rejectPost);
+  staff('post', '/admin/blog/posts/:id/delete', c.deletePost);
+  staff('post', '/admin/blog/comments/:id/approve', c.approveComment);
+  staff('post', '/admin/blog/comments/:id/reject', c.rejectComment);
+  staff('post', '/admin/blog/comments/:id/delete', c.deleteComment);
+
   const s = signInPages(w);
   const f = accountFlowPages(w);
   const a = accountPages(w);
@@ -120,7 +194,7 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   };
   const pagePaths = new Set(pages.map(([, path]) => path));
   const front: RequestHandler = (req, res, next) => {
-    if (pagePaths.has(req.path)) {
+    if (pagePaths.has(req.path) || req.path === '/admin' || req.path.startsWith('/admin/')) {
       res.locals[TOO_MANY_PAGE] = () => {
         const { t } = view.lang(req);
         w.message(req, res, 429, { title: t('error.title'), text: t('error.rate_limited'), tone: 'error' });

@@ -10,7 +10,7 @@ import { auditEventsQuery, ownSecurityEventsQuery } from '../schemas/audit.schem
  */
 
 /** The declared types a `type` filter names; a name or family matching none is a 400, not an empty page. */
-function typesOf(requested: string[], declared: Iterable<string>, what: string): string[] {
+export function typesOf(requested: string[], declared: Iterable<string>, what: string): string[] {
   const { types, unknown } = expandTypes(requested, declared);
   if (unknown.length) {
     const message = `${unknown.join(', ')}: not ${what}`;

@@ -157,6 +157,34 @@
     if (box) passkeys(box);
     var tf = document.querySelector('form[data-form="second-factor"]');
     if (tf) twoFactor(tf);
+    var live = document.querySelector('form[data-live-search]');
+    if (live) liveSearch(live);
+  }
+
+  // ---- Console: search as you type (the form works without it: a GET to the same page) ----
+  // The server answers ?fragment=1 with the results table alone (escaped HTML from this origin).
+  function liveSearch(form) {
+    var input = form.querySelector('input[type="search"]');
+    var target = document.querySelector(form.getAttribute('data-live-search'));
+    if (!input || !target) return;
+    var timer = null;
+    var seq = 0;
+    input.addEventListener('input', function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () {
+        var mine = ++seq;
+        var q = input.value.trim();
+        var url = form.getAttribute('action') + (q ? '?q=' + encodeURIComponent(q) : '');
+        fetch(url + (q ? '&' : '?') + 'fragment=1', { credentials: 'same-origin', headers: { Accept: 'text/html' } })
+          .then(function (r) { return r.ok ? r.text() : null; })
+          .then(function (html) {
+            if (html === null || mine !== seq) return;
+            target.innerHTML = html;
+            history.replaceState(null, '', url);
+          })
+          .catch(function () { /* the submit button still works */ });
+      }, 200);
+    });
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();

@@ -1,0 +1,468 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../app-context.js';
+import { BadCursorError } from '../../data/repositories/user-repository.js';
+import { badRequest, forbidden, isAppError, notFound } from '../../errors/app-error.js';
+import { consumeRoute } from '../../http/middleware/rate-limit.js';
+import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
+import type { AuthState } from '../../http/request-context.js';
+import { typesOf } from '../../http/routes/audit.routes.js';
+import { auditEventsQuery } from '../../http/schemas/audit.schemas.js';
+import { listUsersQuery } from '../../http/schemas/admin-users.schemas.js';
+import type { AdminUpdateInput } from '../../services/user-fields.js';
+import { packageVersion } from '../../version.js';
+import { withTimeout } from '../../with-timeout.js';
+import { barChart, bucketEdges, type Chart } from '../console-charts.js';
+import { enabledModuleRoute } from '../module-routes.js';
+import type { PageSession } from '../page-auth.js';
+import type { WebPage } from '../web-page.js';
+import { bodyString } from '../web-page.js';
+
+/** A console handler: the signed-in staff member's session is already checked (web-router.ts). */
+export type ConsoleHandler = (req: Request, res: Response, s: PageSession) => Promise<unknown> | unknown;
+
+/** The two-factor provider's admin reset, found by method and path (never by the module's name). */
+const TWO_FACTOR_RESET = '/auth/admin/users/:user_id/two-factor/reset';
+const USERS_PAGE = 25;
+const TIMELINE = 20;
+/** Health and charts are read at most once a minute per process: the dashboard stays a few cheap reads. */
+const DASHBOARD_TTL_MS = 60_000;
+
+/** The blog's API (found by method and path; the console never imports the module). */
+const BLOG = {
+  list: '/api/v1/posts',
+  comments: '/api/v1/posts/:id/comments',
+  publish: '/api/v1/posts/:id/publish',
+  unpublish: '/api/v1/posts/:id/unpublish',
+  remove: '/api/v1/posts/:id',
+  moderate: '/api/v1/posts/comments/:id/moderate',
+  removeComment: '/api/v1/posts/comments/:id',
+  types: '/api/v1/post-types',
+} as const;
+/** Pending comments are looked for on this many of the newest published posts (the blog has no queue route across posts). */
+const COMMENT_POSTS = 10;
+
+const DONE = new Set([
+  'blog',
+  'saved',
+  'role',
+  'verified',
+  'disabled',
+  'enabled',
+  'reset_mail',
+  'revoked',
+  'revoked_all',
+  'two_factor_reset',
+  'module',
+  'retried',
+]);
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+interface Dashboard {
+  at: number;
+  charts: { day: Chart; month: Chart };
+  health: Record<string, 'ok' | 'fail'>;
+  /** Active sessions: a range count on `sessions_expires_at` that grows with the sessions, so cached too. */
+  sessions: number;
+}
+
+async function health(app: AppContext): Promise<Record<string, 'ok' | 'fail'>> {
+  const ok = (p: Promise<unknown>) =>
+    withTimeout(p, 2_000).then(
+      () => 'ok' as const,
+      () => 'fail' as const,
+    );
+  // /ready's checks (database, Redis when configured) plus the mail transport's own verify.
+  const out: Record<string, 'ok' | 'fail'> = {};
+  out.database = app.dbHealth.available() ? await ok(app.sequelize.query('SELECT 1')) : 'fail';
+  if (app.redis && app.redisHealth) {
+    const redis = app.redis;
+    out.redis = (await app.redisHealth.run(
+      'ping',
+      async () => (await redis.ping()) === 'PONG',
+      () => false,
+    ))
+      ? 'ok'
+      : 'fail';
+  }
+  out.mail = await ok(app.services.mailer.verify());
+  return out;
+}
+
+/**
+ * Counts of closed windows, kept per process: a day or hour that ended over a minute ago (an id may run a
+ * minute ahead of its time) keeps its count, so after the first dashboard only the open windows (this
+ * hour, today) are counted again. Bounded: windows older than the 30-day chart are dropped.
+ */
+const closedCounts = new Map<string, number>();
+const ID_LEAD_MS = 60_000;
+
+async function counted(app: AppContext, type: string, edges: Date[], now: number): Promise<number[]> {
+  const windows = edges.slice(0, -1).map((from, i) => [from, edges[i + 1]] as const);
+  const key = (w: readonly [Date, Date]) => `${app.instanceId}|${type}|${w[0].getTime()}|${w[1].getTime()}`;
+  const missing = windows.filter((w) => !closedCounts.has(key(w)));
+  const fresh = await app.services.audit.countBuckets(type, missing);
+  const out = new Map(missing.map((w, i) => [key(w), fresh[i]]));
+  for (const [w, i] of missing.map((x, j) => [x, j] as const)) if (w[1].getTime() + ID_LEAD_MS < now) closedCounts.set(key(w), fresh[i]);
+  for (const k of closedCounts.keys()) if (Number(k.split('|')[2]) < now - 32 * 86_400_000) closedCounts.delete(k);
+  return windows.map((w) => out.get(key(w)) ?? closedCounts.get(key(w)) ?? 0);
+}
+
+async function charts(app: AppContext, t: (k: string) => string): Promise<Dashboard['charts']> {
+  const now = new Date();
+  const series = async (stepMs: number, count: number) => {
+    const edges = bucketEdges(now, stepMs, count);
+    const [ok, bad] = await Promise.all([counted(app, 'sign_in.succeeded', edges, now.getTime()), counted(app, 'sign_in.failed', edges, now.getTime())]);
+    return [
+      { label: t('console.sign_ins'), values: ok, tone: 'ok' as const },
+      { label: t('console.failures'), values: bad, tone: 'bad' as const },
+    ];
+  };
+  const [day, month] = await Promise.all([series(3_600_000, 24), series(86_400_000, 30)]);
+  return { day: barChart(t('console.last_24h'), day), month: barChart(t('console.last_30d'), month) };
+}
+
+type RouteMethod = 'get' | 'post' | 'delete';
+
+/**
+ * Calls an enabled module's API route in process with the staff member's session, as the API would:
+ * its role rule, its rate-limit class, its schemas. Null when no enabled module serves it.
+ */
+async function callModuleRoute(
+  app: AppContext,
+  req: Request,
+  res: Response,
+  s: PageSession,
+  method: RouteMethod,
+  path: string,
+  input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown } = {},
+): Promise<{ data?: unknown; meta?: Record<string, unknown> } | null> {
+  const route = enabledModuleRoute(app, method, path);
+  if (!route) return null;
+  const { def } = route;
+  if (typeof def.auth === 'object' && !def.auth.roles.includes(s.user.user_type)) throw forbidden();
+  if (def.rateLimit) {
+    const limited = await consumeRoute(app, req, res, def.rateLimit);
+    if (limited && !limited.allowed) throw tooManyRequests(limited);
+  }
+  const parse = (schema: { safeParse(v: unknown): { success: boolean; data?: unknown } } | undefined, v: unknown, what: string) => {
+    if (!schema) return v;
+    const r = schema.safeParse(v);
+    if (!r.success) throw badRequest(`${what}: not accepted by ${method.toUpperCase()} ${path}`);
+    return r.data;
+  };
+  const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
+  const out = await def.handler({
+    req,
+    res,
+    params: parse(def.params, input.params ?? {}, 'params') as never,
+    query: parse(def.query, input.query ?? {}, 'query') as never,
+    body: parse(def.body, input.body, 'body') as never,
+    auth,
+    ctx: route.ctx,
+  });
+  return out ?? {};
+}
+
+export function consolePages(w: WebPage) {
+  const { app } = w;
+  let cached: Dashboard | null = null;
+
+  const render = (req: Request, res: Response, s: PageSession, page: string, data: Record<string, unknown>, status?: number) =>
+    w.view.render(
+      req,
+      res,
+      page,
+      { ...data, staff: { super: s.user.user_type === 'superadmin', blog: enabledModuleRoute(app, 'get', BLOG.list) !== null }, path: req.path },
+      { status, user: s.user, csrf: 'console' },
+    );
+
+  const notice = (req: Request, t: (k: string) => string) => {
+    const d = str(req.query.done);
+    return d && DONE.has(d) ? t(`console.done_${d}`) : null;
+  };
+
+  /** GET /admin: counts, charts, health, modules, webhook backlog. */
+  const dashboard: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    if (!cached || Date.now() - cached.at > DASHBOARD_TTL_MS) {
+      const [c, h, n] = await Promise.all([charts(app, t), health(app), app.repos.sessions.countActive(new Date())]);
+      cached = { at: Date.now(), charts: c, health: h, sessions: n };
+    }
+    const [users, modules, backlog] = await Promise.all([
+      app.services.users.list({ page: 1, limit: 1, exactCountLimit: app.config.adminExactCountLimit }),
+      app.modules.hub.status(),
+      app.services.webhooks.pendingStats(),
+    ]);
+    render(req, res, s, 'admin-dashboard', {
+      title: t('console.dashboard'),
+      users: { total: users.total, exact: users.totalExact },
+      sessions: cached.sessions,
+      modules: modules.map((m) => ({ id: m.module_id, status: m.status, version: m.installed_version ?? m.module_version })),
+      backlog,
+      health: Object.entries(cached.health),
+      charts: cached.charts,
+      version: packageVersion(),
+    });
+  };
+
+  /**
+   * GET /admin/users: the API's admin search (`users.list`, the same schema as GET /auth/admin/users)
+   * with its keyset cursor. `?fragment=1` answers the results alone, for the page's search-as-you-type.
+   */
+  const users: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const q = str(req.query.q)?.slice(0, 200);
+    const parsed = listUsersQuery.safeParse({ q, cursor: str(req.query.cursor), limit: String(USERS_PAGE) });
+    if (!parsed.success) throw badRequest(t('console.bad_cursor'));
+    let page;
+    try {
+      page = await app.services.users.list({ ...parsed.data, exactCountLimit: app.config.adminExactCountLimit });
+    } catch (err) {
+      if (err instanceof BadCursorError) throw badRequest(t('console.bad_cursor'));
+      throw err;
+    }
+    const data = {
+      title: t('console.users'),
+      q: q ?? '',
+      rows: page.users,
+      total: page.total,
+      exact: page.totalExact,
+      next: page.nextCursor ? `/admin/users?${new URLSearchParams({ ...(q ? { q } : {}), cursor: page.nextCursor }).toString()}` : null,
+    };
+    if (req.query.fragment === '1') return render(req, res, s, 'admin-users-results', data);
+    render(req, res, s, 'admin-users', data);
+  };
+
+  /** The user page: profile, role, state, sessions, two-factor, and the user's audit timeline. */
+  const showUser = async (req: Request, res: Response, s: PageSession, extra: { error?: string; status?: number } = {}) => {
+    const { t } = w.view.lang(req, s.user);
+    const user = await app.services.users.get(String(req.params.id));
+    const [sessions, timeline] = await Promise.all([app.services.users.listSessions(user.id), app.services.audit.list({ userId: user.id, limit: TIMELINE })]);
+    const now = Date.now();
+    const superActor = s.user.user_type === 'superadmin';
+    render(
+      req,
+      res,
+      s,
+      'admin-user',
+      {
+        title: user.email,
+        u: user,
+        sessions: sessions.filter((x) => new Date(x.expires_at).getTime() > now),
+        timeline: timeline.events,
+        // An admin may not manage a superadmin; only a superadmin changes roles (the API's rules).
+        manage: superActor || user.user_type !== 'superadmin',
+        roleChange: superActor && user.id !== s.user.id,
+        roles: ['customer', 'writer', 'admin', 'superadmin'],
+        twoFactorReset: enabledModuleRoute(app, 'post', TWO_FACTOR_RESET) !== null,
+        notice: notice(req, t),
+        error: extra.error,
+      },
+      extra.status,
+    );
+  };
+
+  /** Runs one action on a user; a refusal (4xx) shows the user page with its message and status, success redirects. */
+  const act =
+    (done: string, fn: (req: Request, res: Response, s: PageSession, id: string) => Promise<unknown>): ConsoleHandler =>
+    async (req, res, s) => {
+      const id = String(req.params.id);
+      try {
+        await fn(req, res, s, id);
+      } catch (err) {
+        if (!isAppError(err) || err.status >= 500 || err.status === 404 || err.status === 429) throw err;
+        return showUser(req, res, s, { error: err.message, status: err.status });
+      }
+      res.redirect(303, `/admin/users/${encodeURIComponent(id)}?done=${done}`);
+    };
+
+  const field = (req: Request, name: string, max: number) => bodyString(req, name, max).trim();
+
+  const saveProfile = act('saved', (req, _res, s, id) => {
+    const input: Record<string, unknown> = {};
+    for (const [name, max] of [
+      ['name', 100],
+      ['last_name', 100],
+      ['email', 254],
+      ['phone', 32],
+      ['title', 100],
+    ] as const) {
+      if (req.body?.[name] === undefined) continue;
+      const v = field(req, name, max);
+      input[name] = v === '' ? (name === 'email' ? v : null) : v;
+    }
+    return app.services.users.adminUpdate(s.user, id, input);
+  });
+
+  const changeRole = act('role', async (req, _res, s, id) => {
+    if (s.user.user_type !== 'superadmin') throw forbidden('Only a superadmin can change roles');
+    await app.services.users.adminUpdate(
+      s.user,
+      id,
+      { user_type: field(req, 'user_type', 20) as AdminUpdateInput['user_type'] } /* validated by the service */,
+    );
+  });
+  const verify = act('verified', (_req, _res, s, id) => app.services.users.adminUpdate(s.user, id, { is_verified: true }));
+  const disable = act('disabled', (_req, _res, s, id) => app.services.users.adminUpdate(s.user, id, { disabled: true }));
+  const enable = act('enabled', (_req, _res, s, id) => app.services.users.adminUpdate(s.user, id, { disabled: false }));
+
+  /** The forgot-password flow's own mail (POST /auth/forgot-password's service), to the user's address. */
+  const resetMail = act('reset_mail', async (_req, _res, s, id) => {
+    const user = await app.services.users.get(id);
+    if (user.user_type === 'superadmin' && s.user.user_type !== 'superadmin') throw forbidden();
+    await app.services.passwordFlows.requestReset(user.email);
+  });
+
+  const revoke = act('revoked', (req, _res, s, id) => app.services.users.revokeSession(s.user, id, String(req.params.sessionId)));
+  const revokeAll = act('revoked_all', (_req, _res, s, id) => app.services.users.revokeAllSessions(s.user, id));
+
+  /** The two-factor provider's admin reset route, called in process with the admin's session (as the API). */
+  const resetTwoFactor = act('two_factor_reset', async (req, res, s, id) => {
+    const target = await app.services.users.get(id);
+    if (target.user_type === 'superadmin' && s.user.user_type !== 'superadmin') throw forbidden();
+    const r = await callModuleRoute(app, req, res, s, 'post', TWO_FACTOR_RESET, { params: { user_id: id } });
+    if (!r) throw badRequest('No two-factor provider is switched on');
+  });
+
+  /** GET /admin/audit: the API's filters (GET /auth/admin/audit-events' schema) and cursor. */
+  const audit: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const raw: Record<string, string> = {};
+    for (const k of ['type', 'user_id', 'actor_id', 'outcome', 'ip', 'since', 'until', 'cursor']) {
+      const v = str(req.query[k]);
+      if (v) raw[k] = v.slice(0, 600);
+    }
+    const parsed = auditEventsQuery.safeParse(raw);
+    let events: Awaited<ReturnType<typeof app.services.audit.list>> = { events: [], next_cursor: null };
+    let error: string | null = null;
+    if (!parsed.success) error = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    else {
+      const query = parsed.data;
+      try {
+        events = await app.services.audit.list({
+          userId: query.user_id,
+          actorId: query.actor_id,
+          types: query.type ? typesOf(query.type, app.services.audit.types().keys(), 'a declared event type') : undefined,
+          outcome: query.outcome,
+          ip: query.ip,
+          since: query.since,
+          until: query.until,
+          limit: 50,
+          cursor: query.cursor,
+        });
+      } catch (err) {
+        if (!isAppError(err) || err.status !== 400) throw err;
+        error = err.message;
+      }
+    }
+    const { cursor: _c, ...filters } = raw;
+    const next = events.next_cursor ? `/admin/audit?${new URLSearchParams({ ...filters, cursor: events.next_cursor }).toString()}` : null;
+    render(
+      req,
+      res,
+      s,
+      'admin-audit',
+      { title: t('console.audit'), f: filters, events: events.events, next, error, types: [...app.services.audit.types().keys()].sort() },
+      error ? 400 : 200,
+    );
+  };
+
+  /** GET /admin/modules: the hub's status; installing stays a CLI job (the page shows the command). */
+  const modules: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const list = await app.modules.hub.status();
+    render(req, res, s, 'admin-modules', { title: t('console.modules'), modules: list, notice: notice(req, t) });
+  };
+
+  /** POST /admin/modules/:id/enable|disable: the hub's service, as the API's superadmin-only routes. */
+  const toggleModule =
+    (on: boolean): ConsoleHandler =>
+    async (req, res, s) => {
+      const id = String(req.params.id);
+      const opts = { actor: `http:${s.user.id}` };
+      if (on) await app.modules.hub.enable(id, opts);
+      else await app.modules.hub.disable(id, opts);
+      res.redirect(303, '/admin/modules?done=module');
+    };
+
+  /** GET /admin/webhooks: endpoints, the outbox's backlog, and one endpoint's deliveries (`?id=`). */
+  const webhooks: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const [list, backlog] = await Promise.all([app.services.webhooks.list(), app.services.webhooks.pendingStats()]);
+    const id = str(req.query.id);
+    const selected = id ? list.find((e) => e.id === id) : undefined;
+    const deliveries = selected ? await app.services.webhooks.deliveries(selected.id, 50) : [];
+    render(req, res, s, 'admin-webhooks', { title: t('console.webhooks'), list, backlog, selected: selected ?? null, deliveries, notice: notice(req, t) });
+  };
+
+  const retryDelivery: ConsoleHandler = async (req, res) => {
+    await app.services.webhooks.retry(String(req.params.id));
+    const back = bodyString(req, 'endpoint', 100);
+    res.redirect(303, `/admin/webhooks?${new URLSearchParams({ ...(back ? { id: back } : {}), done: 'retried' }).toString()}`);
+  };
+
+  /**
+   * GET /admin/blog (when a module serves the blog's API): pending posts, pending comments on the newest
+   * published posts, and the post types — each through the blog's own GET routes.
+   */
+  const blog: ConsoleHandler = async (req, res, s) => {
+    const { t } = w.view.lang(req, s.user);
+    const pending = await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { status: 'pending', limit: '50' } });
+    if (!pending) throw notFound('The blog is not installed');
+    const recent = await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { limit: String(COMMENT_POSTS) } });
+    const comments: { post: { id: string; title?: string }; comment: Record<string, unknown> }[] = [];
+    for (const post of (recent?.data ?? []) as { id: string; title?: string }[]) {
+      const r = await callModuleRoute(app, req, res, s, 'get', BLOG.comments, { params: { id: post.id }, query: { status: 'pending' } });
+      for (const c of (r?.data ?? []) as Record<string, unknown>[]) comments.push({ post, comment: c });
+    }
+    const types = await callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }).catch((err: unknown) => {
+      if (isAppError(err) && err.status < 500) return null; // post types switched off
+      throw err;
+    });
+    render(req, res, s, 'admin-blog', {
+      title: t('console.blog'),
+      posts: pending.data ?? [],
+      comments,
+      types: types ? (types.data ?? []) : null,
+      notice: notice(req, t),
+    });
+  };
+
+  /** A moderation action: the blog's own route, then back to the queue. */
+  const blogAction =
+    (method: RouteMethod, path: string, body?: unknown): ConsoleHandler =>
+    async (req, res, s) => {
+      const r = await callModuleRoute(app, req, res, s, method, path, { params: { id: String(req.params.id) }, body });
+      if (!r) throw notFound('The blog is not installed');
+      res.redirect(303, '/admin/blog?done=blog');
+    };
+
+  return {
+    blog,
+    approvePost: blogAction('post', BLOG.publish),
+    rejectPost: blogAction('post', BLOG.unpublish),
+    deletePost: blogAction('delete', BLOG.remove),
+    approveComment: blogAction('post', BLOG.moderate, { action: 'approve' }),
+    rejectComment: blogAction('post', BLOG.moderate, { action: 'reject' }),
+    deleteComment: blogAction('delete', BLOG.removeComment),
+    dashboard,
+    users,
+    user: (req: Request, res: Response, s: PageSession) => showUser(req, res, s),
+    saveProfile,
+    changeRole,
+    verify,
+    disable,
+    enable,
+    resetMail,
+    revoke,
+    revokeAll,
+    resetTwoFactor,
+    audit,
+    modules,
+    enableModule: toggleModule(true),
+    disableModule: toggleModule(false),
+    webhooks,
+    retryDelivery,
+  };
+}

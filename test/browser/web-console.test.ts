@@ -1,0 +1,147 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userWithEmail2fa } from '../../modules/two-factor/test/helpers.js';
+import { guardedContext, launchChromium, type GuardedContext } from '../helpers/chromium.js';
+import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
+import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { fitsWidth, seriousA11yViolations } from '../helpers/web-browser.js';
+
+// The admin console in Chromium: one browser for the file, a context per test; nothing may leave
+// 127.0.0.1, no CSP violation, no serious or critical axe finding on any console page.
+let browser: Browser;
+let w: AppWithMail;
+
+beforeAll(async () => {
+  [browser, w] = await Promise.all([launchChromium(), startAppWithMail()]);
+  await w.t.app.modules.hub.install(['two-factor']);
+});
+afterAll(async () => {
+  await browser?.close();
+  await w?.close();
+});
+
+async function open(viewport = { width: 1200, height: 900 }): Promise<{ g: GuardedContext; page: Page }> {
+  const g = await guardedContext(browser, { viewport });
+  return { g, page: await g.newPage() };
+}
+
+async function clean(g: GuardedContext, page: Page) {
+  expect(await seriousA11yViolations(page), page.url()).toEqual([]);
+  expect(g.foreign).toEqual([]);
+  expect(g.errors.filter((e) => !/^Failed to load resource: the server responded with a status of 4\d\d/.test(e))).toEqual([]);
+}
+
+async function signIn(page: Page, email: string, returnTo = '/admin') {
+  await page.goto(`${w.t.url}/login?return_to=${encodeURIComponent(returnTo)}`);
+  await page.getByLabel('Email or user name').fill(email);
+  await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
+  await Promise.all([page.waitForURL(`${w.t.url}${returnTo}`), page.getByRole('button', { name: 'Sign in' }).click()]);
+}
+
+describe('admin console', () => {
+  it("an admin finds a user among many, revokes their session (the app's next validation is 401) and resets their 2FA", async () => {
+    const tag = `many${Date.now().toString(36)}`;
+    for (let i = 0; i < 40; i++) await makeUser(w.t, { email: `${tag}.${i}@example.test` });
+    const tfa = await userWithEmail2fa(w, { email: `${tag}.target@example.test`, name: 'Target Person' });
+    const admin = await makeUser(w.t, { email: uniqueEmail('admin'), user_type: 'admin' });
+    const { g, page } = await open();
+    await signIn(page, admin.email);
+    await clean(g, page);
+
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
+    await page.waitForURL(`${w.t.url}/admin/users`);
+    // Search as you type: the results change without a page load.
+    await page.getByLabel(/Search users/).fill(`${tag}.target`);
+    await expect.poll(() => page.locator('[data-user-link]').count(), { timeout: 5_000 }).toBe(1);
+    expect(page.url()).toContain(`q=${encodeURIComponent(`${tag}.target`)}`);
+    await clean(g, page);
+    await Promise.all([page.waitForURL(`${w.t.url}/admin/users/${tfa.user.id}`), page.locator('[data-user-link]').click()]);
+    await clean(g, page);
+
+    expect((await w.t.request('GET', '/auth/validation', { session: tfa.token })).status).toBe(200);
+    await Promise.all([
+      page.waitForURL(/done=revoked/),
+      page
+        .getByRole('button', { name: /Revoke the session/ })
+        .first()
+        .click(),
+    ]);
+    expect((await w.t.request('GET', '/auth/validation', { session: tfa.token })).status).toBe(401);
+
+    expect(await page.locator('[data-two-factor]').innerText()).toBe('on');
+    await Promise.all([page.waitForURL(/done=two_factor_reset/), page.locator('[data-reset-two-factor]').click()]);
+    expect(await page.locator('[data-two-factor]').innerText()).toBe('off');
+    expect(await page.getByRole('status').innerText()).toMatch(/Two-factor reset/);
+    await g.close();
+  });
+
+  it('an admin is refused a role change to superadmin (no form, and a forged post is 403)', async () => {
+    const admin = await makeUser(w.t, { email: uniqueEmail('admin'), user_type: 'admin' });
+    const target = await makeUser(w.t, { email: uniqueEmail('target') });
+    const { g, page } = await open();
+    await signIn(page, admin.email);
+    await page.goto(`${w.t.url}/admin/users/${target.id}`);
+    expect(await page.locator('select[name="user_type"]').count()).toBe(0);
+    // The page's own script context posts the form it would have had, with this page's console token.
+    const token = await page.locator('input[name="_csrf"]').last().inputValue();
+    const status = await page.evaluate(
+      `fetch('/admin/users/${target.id}/role', { method: 'POST', body: new URLSearchParams({ _csrf: '${token}', user_type: 'superadmin' }) }).then((r) => r.status)`,
+    );
+    expect(status).toBe(403);
+    expect((await w.t.app.services.users.get(target.id)).user_type).toBe('customer');
+    await g.close();
+  });
+
+  it("a script injected through a user's name does not run on the user list or the user page", async () => {
+    const tag = `xss${Date.now().toString(36)}`;
+    const evil = await makeUser(w.t, { email: `${tag}@example.test`, name: `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>` });
+    const admin = await makeUser(w.t, { email: uniqueEmail('admin'), user_type: 'admin' });
+    const { g, page } = await open({ width: 320, height: 640 });
+    await signIn(page, admin.email);
+    await page.goto(`${w.t.url}/admin/users?q=${tag}`);
+    expect(await page.locator('[data-user-name]').first().innerText()).toContain('<script>');
+    // And through the script's fragment swap.
+    await page.getByLabel(/Search users/).fill(tag + '@');
+    await page.waitForTimeout(600);
+    await page.goto(`${w.t.url}/admin/users/${evil.id}`);
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    expect(await fitsWidth(page)).toBe(true);
+    await clean(g, page);
+    await g.close();
+  });
+
+  it('every console page passes axe (light and dark) for a superadmin, with nothing fetched from another host', async () => {
+    const boss = await makeSession(w.t, { email: uniqueEmail('boss'), user_type: 'superadmin' });
+    for (const scheme of ['light', 'dark'] as const) {
+      const g = await guardedContext(browser, { viewport: { width: 1200, height: 900 }, colorScheme: scheme });
+      const page = await g.newPage();
+      await signIn(page, boss.user.email);
+      for (const p of [
+        '/admin',
+        '/admin/users',
+        `/admin/users/${boss.user.id}`,
+        '/admin/audit',
+        '/admin/audit?type=sign_in.*',
+        '/admin/modules',
+        '/admin/webhooks',
+      ]) {
+        const r = await page.goto(`${w.t.url}${p}`);
+        expect(r?.status(), p).toBe(200);
+        await clean(g, page);
+      }
+      await g.close();
+    }
+  });
+
+  it('a customer is refused the console', async () => {
+    const user = await makeUser(w.t, { email: uniqueEmail('customer') });
+    const { g, page } = await open();
+    await page.goto(`${w.t.url}/login`);
+    await page.getByLabel('Email or user name').fill(user.email);
+    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
+    await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
+    const r = await page.goto(`${w.t.url}/admin`);
+    expect(r?.status()).toBe(403);
+    await g.close();
+  });
+});
