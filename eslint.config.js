@@ -152,7 +152,9 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'script',
       globals: Object.fromEntries(
-        ['window', 'document', 'navigator', 'fetch', 'atob', 'btoa', 'AbortController', 'PublicKeyCredential'].map((g) => [g, 'readonly']),
+        ['window', 'document', 'navigator', 'fetch', 'atob', 'btoa', 'AbortController', 'PublicKeyCredential', 'setTimeout', 'clearTimeout', 'history'].map(
+          (g) => [g, 'readonly'],
+        ),
       ),
     },
   },

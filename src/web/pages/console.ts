@@ -42,7 +42,7 @@ const BLOG = {
 const COMMENT_POSTS = 10;
 
 const DONE = new Set([
-  'blog',
+  'moderated',
   'saved',
   'role',
   'verified',
@@ -435,7 +435,7 @@ export function consolePages(w: WebPage) {
     async (req, res, s) => {
       const r = await callModuleRoute(app, req, res, s, method, path, { params: { id: String(req.params.id) }, body });
       if (!r) throw notFound('The blog is not installed');
-      res.redirect(303, '/admin/blog?done=blog');
+      res.redirect(303, '/admin/blog?done=moderated');
     };
 
   return {
