@@ -16,7 +16,14 @@ export interface WebView {
   config: ViewConfig;
   assets: AssetTable;
   /** Renders a page of templates/web/pages in the layout, with this response's nonce and CSRF token. */
-  render(req: Request, res: Response, page: string, data?: Record<string, unknown>, opts?: { status?: number; user?: PageUser | null }): void;
+  render(
+    req: Request,
+    res: Response,
+    page: string,
+    data?: Record<string, unknown>,
+    /** `formTargets`: further origins the page's forms may end at (an OpenID client's, after a sign-in for it). */
+    opts?: { status?: number; user?: PageUser | null; formTargets?: string[] },
+  ): void;
   /** The language and translator for a request (for messages built outside a template). */
   lang(req: Request, user?: PageUser | null): { lang: WebLang; t: Translate };
   csrfKey: Buffer;
@@ -78,7 +85,7 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
         asset: (name: string) => assets.url(name),
       });
       res.status(opts.status ?? 200);
-      res.setHeader('Content-Security-Policy', pageCsp(nonce, config));
+      res.setHeader('Content-Security-Policy', pageCsp(nonce, config, opts.formTargets));
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Content-Language', l);
       res.type('text/html; charset=utf-8').send(html);

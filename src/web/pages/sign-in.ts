@@ -35,6 +35,13 @@ function socialButtons(app: AppContext, next: string): { name: string; href: str
   }));
 }
 
+/** A sign-in for an OpenID client (return_to is its waiting interaction): the client's origin, where the form's redirects end. */
+async function oidcFormTargets(app: AppContext, to: string | null): Promise<string[]> {
+  const uid = /^\/oidc\/interaction\/([\w-]{1,64})$/.exec(to ?? '')?.[1];
+  const origin = uid ? await app.services.oidc.interactionRedirectOrigin(uid) : null;
+  return origin ? [origin] : [];
+}
+
 async function renderLogin(w: WebPage, req: Request, res: Response, extra: { error?: string; email?: string; status?: number } = {}) {
   const { app } = w;
   const rt = w.returnTo(req);
@@ -59,7 +66,7 @@ async function renderLogin(w: WebPage, req: Request, res: Response, extra: { err
       providers: socialButtons(app, next),
       registration: app.config.registrationEnabled && !app.config.registrationRequiresBridgeSecret,
     },
-    { status: extra.status },
+    { status: extra.status, formTargets: await oidcFormTargets(app, rt.to) },
   );
 }
 
@@ -112,7 +119,7 @@ export function signInPages(w: WebPage) {
       res,
       'second-factor',
       { title: t('two_factor.title'), methods, returnTo: rt.to, error: outcome.error, sent: outcome.sent, chosen: outcome.methodId ?? methods[0].id },
-      { status: outcome.error ? 400 : 200 },
+      { status: outcome.error ? 400 : 200, formTargets: await oidcFormTargets(app, rt.to) },
     );
   };
 
