@@ -116,8 +116,10 @@ export function oidcRouter(app: AppContext): RequestHandler {
       const returnTo = `${INTERACTION_PATH}/${uid}`;
       if (prompt.name === 'login') {
         const gh = await gatehouseSession(req);
-        const toLogin = () => res.redirect(303, `/login?return_to=${encodeURIComponent(returnTo)}`);
-        if (!gh || tooOld(params, new Date(gh.session.created_at))) return toLogin();
+        // reauth=1 (prompt=login, max_age): the hosted page shows its form to a browser that has a session.
+        const toLogin = (reauth = false) => res.redirect(303, `/login?return_to=${encodeURIComponent(returnTo)}${reauth ? '&reauth=1' : ''}`);
+        if (!gh) return toLogin();
+        if (tooOld(params, new Date(gh.session.created_at))) return toLogin(true);
         // prompt=login: the session the browser had when the request came is not a new sign-in; the
         // interaction keeps which one that was, and only a different (newer) session completes it.
         if (
@@ -128,7 +130,7 @@ export function oidcRouter(app: AppContext): RequestHandler {
           const before = (details.result as { gatehouse_before?: string } | undefined)?.gatehouse_before;
           if (before === undefined || before === gh.session.id) {
             if (before === undefined) await p.interactionResult(req, res, { gatehouse_before: gh.session.id }, { mergeWithLastSubmission: false });
-            return toLogin();
+            return toLogin(true);
           }
         }
         const mfa = Boolean(gh.session.two_factor_verified);

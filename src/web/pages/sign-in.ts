@@ -78,7 +78,10 @@ export function signInPages(w: WebPage) {
     const rt = w.returnTo(req);
     if (!rt) return;
     const s = await pageSession(app, req);
-    if (s && !s.pending) return res.redirect(303, destination(rt));
+    // reauth=1: an OpenID client asked for a fresh sign-in (prompt=login, max_age): the form, even with a session
+    // (going straight on would send the browser back to the provider, which sends it here again).
+    const reauth = req.query.reauth === '1';
+    if (s && !s.pending && !reauth) return res.redirect(303, destination(rt));
     if (s?.pending) return res.redirect(303, withReturn('/login/two-factor', rt.to));
     await renderLogin(w, req, res);
   };
