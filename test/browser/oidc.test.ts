@@ -60,7 +60,7 @@ async function startRp() {
   base = `http://localhost:${port}`;
   return {
     redirect: `${base}/cb`,
-    async begin(config: oc.Configuration, scope = 'openid offline_access profile email') {
+    async begin(config: oc.Configuration, scope = 'openid offline_access profile email', extra: Record<string, string> = {}) {
       const verifier = oc.randomPKCECodeVerifier();
       const state = oc.randomState();
       const url = oc.buildAuthorizationUrl(config, {
@@ -71,6 +71,7 @@ async function startRp() {
         state,
         // offline_access needs consent asked for (OpenID Connect Core 11); a first-party client skips the page.
         prompt: 'consent',
+        ...extra,
       });
       const tokens = new Promise<oc.TokenEndpointResponse & oc.TokenEndpointResponseHelpers>((done, fail) =>
         pending.set(state, { config, verifier, done, fail }),
@@ -215,6 +216,36 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
     const back = new URL(page.url());
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('code')).toBeNull();
+    expect(g.foreign).toEqual([]);
+    expect(cspOrScriptErrors(g)).toEqual([]);
+    await g.close();
+  });
+
+  it('prompt=login asks a signed-in browser for its password again; the form then ends at the first-party app', async () => {
+    const user = await makeUser(w.t, { email: uniqueEmail('oidc-reauth') });
+    const { g, page } = await open();
+    await page.goto(`${issuer}/login`);
+    await page.getByLabel('Email or user name').fill(user.email);
+    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${issuer}/account`);
+    const before = (await g.context.cookies()).find((c) => c.name === 'session_id')!.value;
+
+    const config = await rpConfig(intranet);
+    const flow = await rp.begin(config, 'openid', { prompt: 'login' });
+    const shown = page.waitForResponse((r) => new URL(r.url()).pathname === '/login' && r.request().method() === 'GET');
+    await page.goto(flow.url);
+    // The form, not a redirect loop; its CSP lets the post's redirects end at the app's origin, and no other.
+    const csp = (await shown).headers()['content-security-policy'];
+    expect(csp).toContain(`form-action 'self' ${new URL(rp.redirect).origin}`);
+    expect(csp).not.toContain('*');
+    expect(new URL(page.url()).searchParams.get('reauth')).toBe('1');
+    await signIn(page, user.email);
+    await page.waitForURL(new RegExp(`^${rp.redirect}\\?`));
+    const claims = await verifiedIdToken((await flow.tokens).id_token!, intranet.id);
+    expect(claims.sub).toBe(user.id);
+    const after = (await g.context.cookies()).find((c) => c.name === 'session_id')!.value;
+    expect(after).not.toBe(before);
     expect(g.foreign).toEqual([]);
     expect(cspOrScriptErrors(g)).toEqual([]);
     await g.close();
