@@ -369,6 +369,13 @@ export const CONFIG_KEYS = {
     'How long a key made by `gatehouse oidc keys rotate` is published before it signs (relying parties refresh their JWKS cache).',
     { default: '1d' },
   ),
+  OIDC_CODE_TTL_SECONDS: key(
+    'oidcCodeTtlSeconds',
+    'oidc',
+    int(1, 600),
+    'How long an OpenID Connect authorization code may be redeemed, in seconds (short: a code is used at once).',
+    { default: 60 },
+  ),
 } satisfies Record<string, KeyDef>;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;

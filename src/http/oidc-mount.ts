@@ -5,7 +5,12 @@ import type Provider from 'oidc-provider';
 import type { AppContext } from '../app-context.js';
 import { ACR_1FA, ACR_2FA, checkInteractionCsrf, interactionCsrf, INTERACTION_PATH, OIDC_PREFIX } from '../oidc/provider.js';
 import type { OidcHttpGlue } from '../oidc/oidc.js';
+import { findPackageRoot } from '../mail/package-root.js';
+import { loadStrings, pickLang, translator, type WebLang } from '../web/i18n.js';
 import { parseCookies, SESSION_COOKIE } from './request-context.js';
+
+/** The scopes the consent page names (each has an `oidc.consent.scope.*` string). */
+const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'roles', 'offline_access']);
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -14,17 +19,18 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&
  * (and `formTargets`: browsers apply form-action to the redirects after a submission, so the consent form
  * names the client's redirect origin, where the provider sends the browser next).
  */
-function page(res: ServerResponse, title: string, body: string, status = 200, formTargets: string[] = []): void {
+function page(res: ServerResponse, title: string, body: string, status = 200, formTargets: string[] = [], lang: WebLang = 'en'): void {
   const nonce = randomBytes(16).toString('base64');
   res.statusCode = status;
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Language', lang);
   res.setHeader(
     'Content-Security-Policy',
     `default-src 'none'; style-src 'nonce-${nonce}'; form-action 'self'${formTargets.map((o) => ` ${o}`).join('')}; frame-ancestors 'none'; base-uri 'none'`,
   );
   res.end(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>` +
+    `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>` +
       `<style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}button{padding:.5rem 1rem;margin-right:.5rem}</style></head>` +
       `<body><main>${body}</main></body></html>`,
   );
@@ -49,6 +55,8 @@ export function oidcRouter(app: AppContext): RequestHandler {
   const router = express.Router();
   if (!oidc.enabled) return router;
   const cookieSecure = /^https:/i.test(app.config.publicBaseUrl);
+  // The consent page speaks the hosted pages' languages (templates/web/i18n, the `oidc.consent.*` strings).
+  const strings = loadStrings(`${findPackageRoot(import.meta.url)}/templates/web/i18n`);
 
   const gatehouseSession = async (req: IncomingMessage) => {
     const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
@@ -108,8 +116,10 @@ export function oidcRouter(app: AppContext): RequestHandler {
       const returnTo = `${INTERACTION_PATH}/${uid}`;
       if (prompt.name === 'login') {
         const gh = await gatehouseSession(req);
-        const toLogin = () => res.redirect(303, `/login?return_to=${encodeURIComponent(returnTo)}`);
-        if (!gh || tooOld(params, new Date(gh.session.created_at))) return toLogin();
+        // reauth=1 (prompt=login, max_age): the hosted page shows its form to a browser that has a session.
+        const toLogin = (reauth = false) => res.redirect(303, `/login?return_to=${encodeURIComponent(returnTo)}${reauth ? '&reauth=1' : ''}`);
+        if (!gh) return toLogin();
+        if (tooOld(params, new Date(gh.session.created_at))) return toLogin(true);
         // prompt=login: the session the browser had when the request came is not a new sign-in; the
         // interaction keeps which one that was, and only a different (newer) session completes it.
         if (
@@ -120,7 +130,7 @@ export function oidcRouter(app: AppContext): RequestHandler {
           const before = (details.result as { gatehouse_before?: string } | undefined)?.gatehouse_before;
           if (before === undefined || before === gh.session.id) {
             if (before === undefined) await p.interactionResult(req, res, { gatehouse_before: gh.session.id }, { mergeWithLastSubmission: false });
-            return toLogin();
+            return toLogin(true);
           }
         }
         const mfa = Boolean(gh.session.two_factor_verified);
@@ -153,15 +163,23 @@ export function oidcRouter(app: AppContext): RequestHandler {
           await p.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
           return;
         }
-        const scope = String(params.scope ?? '');
+        const scopes = String(params.scope ?? '')
+          .split(' ')
+          .filter((x) => OIDC_SCOPES.has(x));
         const csrf = interactionCsrf(oidc.secret(), uid);
+        const lang = pickLang((await gatehouseSession(req))?.user.lang, req.headers['accept-language']);
+        const t = translator(strings, lang);
+        const clientName = `<strong>${esc(client.clientName ?? client.clientId)}</strong>`;
         page(
           res,
-          'Allow access',
-          `<h1>Allow access?</h1><p><strong>${esc(client.clientName ?? client.clientId)}</strong> asks to use your account: <code>${esc(scope)}</code>.</p>` +
-            `<form method="post" action="${returnTo}/confirm"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny">Deny</button></form>`,
+          t('oidc.consent.title'),
+          `<h1>${esc(t('oidc.consent.title'))}</h1><p>${t('oidc.consent.intro', { client: clientName, product: esc(app.config.productName ?? 'Gatehouse') })}</p>` +
+            `<p>${esc(t('oidc.consent.scopes'))}</p><ul>${scopes.map((x) => `<li>${esc(t(`oidc.consent.scope.${x}`))}</li>`).join('')}</ul>` +
+            `<p>${esc(t('oidc.consent.remembered'))}</p>` +
+            `<form method="post" action="${returnTo}/confirm"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" name="decision" value="allow">${esc(t('oidc.consent.allow'))}</button><button type="submit" name="decision" value="deny">${esc(t('oidc.consent.deny'))}</button></form>`,
           200,
           [new URL(String(params.redirect_uri)).origin],
+          lang,
         );
         return;
       }

@@ -13,6 +13,8 @@ export interface OidcClient {
   post_logout_redirect_uris: string[];
   public: boolean;
   first_party: boolean;
+  /** RP-initiated logout leaves the Gatehouse session alone (the app signs out of itself only; docs/oidc.md). */
+  keep_session_on_logout: boolean;
   token_endpoint_auth_method: 'none' | 'client_secret_basic' | 'client_secret_post';
   grant_types: string[];
   created_at: string;
@@ -65,6 +67,7 @@ export const clientCreateSchema = z.strictObject({
   post_logout_redirect_uris: z.array(uri).max(20).default([]),
   public: z.boolean().default(false),
   first_party: z.boolean().default(false),
+  keep_session_on_logout: z.boolean().default(false),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientCreateInput = z.input<typeof clientCreateSchema>;
@@ -74,6 +77,7 @@ export const clientUpdateSchema = z.strictObject({
   redirect_uris: z.array(uri).min(1).max(20).optional(),
   post_logout_redirect_uris: z.array(uri).max(20).optional(),
   first_party: z.boolean().optional(),
+  keep_session_on_logout: z.boolean().optional(),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientUpdateInput = z.input<typeof clientUpdateSchema>;
@@ -93,7 +97,9 @@ export function secretMatches(presented: unknown, storedHash: string | null | un
 }
 
 function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
-  const m = JSON.parse(r.metadata) as Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'token_endpoint_auth_method' | 'grant_types'>;
+  const m = JSON.parse(r.metadata) as Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'token_endpoint_auth_method' | 'grant_types'> & {
+    keep_session_on_logout?: boolean;
+  };
   return {
     client_id: r.client_id,
     name: r.name,
@@ -101,6 +107,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
     post_logout_redirect_uris: m.post_logout_redirect_uris ?? [],
     public: bool(r.public_client),
     first_party: bool(r.first_party),
+    keep_session_on_logout: m.keep_session_on_logout === true,
     token_endpoint_auth_method: m.token_endpoint_auth_method,
     grant_types: m.grant_types,
     created_at: iso(r.created_at),
@@ -119,10 +126,13 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
     const [row] = await sequelize.query<ClientRow>('SELECT * FROM oidc_clients WHERE client_id = ?', { type: QueryTypes.SELECT, replacements: [id] });
     return row ? toClient(row) : null;
   };
-  const metadataOf = (c: Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'token_endpoint_auth_method' | 'grant_types'>) =>
+  const metadataOf = (
+    c: Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'keep_session_on_logout' | 'token_endpoint_auth_method' | 'grant_types'>,
+  ) =>
     JSON.stringify({
       redirect_uris: c.redirect_uris,
       post_logout_redirect_uris: c.post_logout_redirect_uris,
+      keep_session_on_logout: c.keep_session_on_logout,
       token_endpoint_auth_method: c.token_endpoint_auth_method,
       grant_types: c.grant_types,
     });
@@ -164,6 +174,7 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
               metadataOf({
                 redirect_uris: v.redirect_uris,
                 post_logout_redirect_uris: v.post_logout_redirect_uris,
+                keep_session_on_logout: v.keep_session_on_logout,
                 token_endpoint_auth_method: method,
                 grant_types: grantTypes,
               }),
@@ -176,7 +187,10 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
           },
         );
         await audit.record(
-          { type: 'oidc.client_created', details: { client_id: clientId, name: v.name, public: v.public, first_party: v.first_party } },
+          {
+            type: 'oidc.client_created',
+            details: { client_id: clientId, name: v.name, public: v.public, first_party: v.first_party, keep_session_on_logout: v.keep_session_on_logout },
+          },
           { tx },
         );
       });

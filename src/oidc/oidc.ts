@@ -16,7 +16,10 @@ import { createKeyStore, type KeyStore } from './keys.js';
 import { buildProvider, MAX_SIGNED_TTL, type ProviderDeps } from './provider.js';
 
 export interface OidcDeps {
-  config: Pick<Config, 'oidcEnabled' | 'oidcKeyRotationGrace' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'trustProxy' | 'rateLimitsEnabled'> &
+  config: Pick<
+    Config,
+    'oidcEnabled' | 'oidcKeyRotationGrace' | 'oidcCodeTtlSeconds' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'trustProxy' | 'rateLimitsEnabled'
+  > &
     LimitTableConfig;
   sequelize: Sequelize;
   cache: Cache;
@@ -103,6 +106,7 @@ export function createOidc(deps: OidcDeps) {
             ...glue,
             issuer: config.publicBaseUrl,
             keys: set.keys,
+            codeTtl: config.oidcCodeTtlSeconds,
             secret: needSecret().secret,
             trustProxy: config.trustProxy !== false && config.trustProxy !== 0,
             adapterFor,
@@ -125,6 +129,25 @@ export function createOidc(deps: OidcDeps) {
         }
       })();
       return pending;
+    },
+
+    /**
+     * The origin of the redirect URI an authorization request waiting on a sign-in (interaction `uid`) will
+     * return to, or null. The hosted sign-in pages add it to their CSP's form-action: Chromium applies
+     * form-action to the redirects after a post, and for a first-party client the sign-in form's redirects
+     * end at the client (docs/oidc.md).
+     */
+    async interactionRedirectOrigin(uid: string): Promise<string | null> {
+      if (!config.oidcEnabled || typeof uid !== 'string' || !/^[\w-]{1,64}$/.test(uid)) return null;
+      const found = await adapterFor('Interaction').find(uid);
+      const uri = (found?.params as { redirect_uri?: unknown } | undefined)?.redirect_uri;
+      if (typeof uri !== 'string') return null;
+      try {
+        const u = new URL(uri);
+        return u.protocol === 'https:' || u.protocol === 'http:' ? u.origin : null;
+      } catch {
+        return null;
+      }
     },
 
     /** Remembers a user's consent to a third-party client (the grant it made). */

@@ -49,6 +49,7 @@ export const OIDC_CLAIMS = {
 export const ACR_1FA = 'urn:gatehouse:acr:1fa';
 export const ACR_2FA = 'urn:gatehouse:acr:2fa';
 
+/** Lifetimes in seconds; the authorization code's comes from OIDC_CODE_TTL_SECONDS (`codeTtl` below). */
 export const TTL = {
   AccessToken: 3600,
   AuthorizationCode: 60,
@@ -88,6 +89,8 @@ export function claimsOf(user: UserRecord): Record<string, unknown> {
 export interface ProviderDeps {
   issuer: string;
   keys: PrivateJwk[];
+  /** How long an authorization code lives, in seconds (OIDC_CODE_TTL_SECONDS; TTL.AuthorizationCode when absent). */
+  codeTtl?: number;
   /** A secret of the server's (COOKIE_SECRET, else BRIDGE_VALIDATION_SECRET): the provider's cookie keys derive from it. */
   secret: string;
   trustProxy: boolean;
@@ -193,6 +196,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
           token_endpoint_auth_method: c.token_endpoint_auth_method,
           id_token_signed_response_alg: 'RS256',
           first_party: c.first_party,
+          keep_session_on_logout: c.keep_session_on_logout,
         };
       },
       findByUserCode: none,
@@ -213,7 +217,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     scopes: ['openid', 'offline_access', 'profile', 'email', 'phone', 'roles'],
     claims: OIDC_CLAIMS,
     acrValues: [ACR_1FA, ACR_2FA],
-    extraClientMetadata: { properties: ['first_party'] },
+    extraClientMetadata: { properties: ['first_party', 'keep_session_on_logout'] },
     pkce: { required: (_ctx: unknown, client: { clientAuthMethod: string }) => client.clientAuthMethod === 'none' },
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
     enabledJWA: {
@@ -224,7 +228,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       requestObjectSigningAlgValues: ['RS256', 'ES256'],
       clientAuthSigningAlgValues: ['RS256', 'ES256'],
     },
-    ttl: TTL,
+    ttl: { ...TTL, AuthorizationCode: deps.codeTtl ?? TTL.AuthorizationCode },
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(t: string): boolean }, code: { scopes: Set<string> }) =>
       client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
@@ -316,8 +320,9 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       if (ctx.state.gatehouseLogout) await deps.endGatehouseSession(ctx.req, ctx.res);
     },
   );
-  provider.on('end_session.success', (ctx: { state: Record<string, unknown> }) => {
-    ctx.state.gatehouseLogout = true;
+  // RP-initiated logout ends the Gatehouse session too, unless the client was registered with keep_session_on_logout.
+  provider.on('end_session.success', (ctx: { state: Record<string, unknown>; oidc: { client?: { keep_session_on_logout?: boolean } } }) => {
+    ctx.state.gatehouseLogout = ctx.oidc.client?.keep_session_on_logout !== true;
   });
   for (const event of [
     'introspection.error',

@@ -59,8 +59,8 @@ function allowedOrigins(config: SecurityConfig): string[] {
  * nothing framed, forms posted here or to where a sign-in may return (Chromium applies form-action
  * to the redirect after a post).
  */
-export function pageCsp(nonce: string, config: SecurityConfig): string {
-  const forms = ["'self'", ...allowedOrigins(config)].join(' ');
+export function pageCsp(nonce: string, config: SecurityConfig, formTargets: string[] = []): string {
+  const forms = [...new Set(["'self'", ...allowedOrigins(config), ...formTargets])].join(' ');
   return [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,

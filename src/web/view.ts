@@ -27,6 +27,8 @@ export interface RenderOptions {
   user?: PageUser | null;
   /** The console's pages: their forms' tokens are bound to the console's Strict cookie. */
   csrf?: CsrfKind;
+  /** Further origins the page's forms may end at (an OpenID client's, after a sign-in for it). */
+  formTargets?: string[];
 }
 
 /** What the layout shows of a signed-in user. */
@@ -88,7 +90,7 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
         asset: (name: string) => assets.url(name),
       });
       res.status(opts.status ?? 200);
-      res.setHeader('Content-Security-Policy', pageCsp(nonce, config));
+      res.setHeader('Content-Security-Policy', pageCsp(nonce, config, opts.formTargets));
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Content-Language', l);
       res.type('text/html; charset=utf-8').send(html);

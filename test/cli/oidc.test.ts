@@ -40,6 +40,19 @@ describe('gatehouse oidc', () => {
     expect((await oidc(['client', 'show', client_id])).code).toBe(1);
   });
 
+  it('--keep-session-on-logout: set at add, cleared and set again at update', async () => {
+    const add = await oidc(['client', 'add', '--name', 'wiki', '--redirect-uri', 'http://localhost:9999/cb', '--keep-session-on-logout']);
+    expect(add.code, add.stderr).toBe(0);
+    expect(json(add).client.keep_session_on_logout).toBe(true);
+    const id = json(add).client_id as string;
+    expect(json(await oidc(['client', 'update', id, '--no-keep-session-on-logout'])).client.keep_session_on_logout).toBe(false);
+    // An update that does not name the flag leaves it as it is.
+    expect(json(await oidc(['client', 'update', id, '--name', 'Wiki'])).client.keep_session_on_logout).toBe(false);
+    expect(json(await oidc(['client', 'update', id, '--keep-session-on-logout'])).client.keep_session_on_logout).toBe(true);
+    const plain = await oidc(['client', 'add', '--name', 'plain', '--redirect-uri', 'http://localhost:9999/cb']);
+    expect(json(plain).client.keep_session_on_logout).toBe(false);
+  });
+
   it('a public client has no secret', async () => {
     const add = await oidc(['client', 'add', '--name', 'spa', '--redirect-uri', 'http://127.0.0.1:3000/cb', '--public']);
     expect(add.code, add.stderr).toBe(0);

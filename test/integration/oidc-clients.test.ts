@@ -143,15 +143,19 @@ describe('OIDC clients, consent and several instances', () => {
     const { client, client_secret } = await a.app.services.oidc.clients.add({ name: 'Strict', redirect_uris: [REDIRECT], first_party: true });
     const config = await rp(client.client_id, client_secret!);
     const { token } = await makeSession(a);
+    // The hosted page shows its form (200) to the signed-in browser (reauth=1), not a redirect back to the provider.
     const forced = await start(config, await jarFor(token), { prompt: 'login' });
     expect(new URL(forced.final).pathname).toBe('/login');
+    expect(new URL(forced.final).searchParams.get('reauth')).toBe('1');
+    expect(forced.res.status).toBe(200);
     await new Promise((r) => setTimeout(r, 1100));
     const aged = await start(config, await jarFor(token), { max_age: '0' });
     expect(new URL(aged.final).pathname).toBe('/login');
+    expect(aged.res.status).toBe(200);
     const user = await makeUser(a, { two_factor: true });
     const pending = await a.app.services.sessions.create(user.id, { status: 'pending_2fa' });
+    // A pending session is not a sign-in: /login sends it on to its second step.
     const p = await start(config, await jarFor(pending.token));
-    // The hosted login page sends a pending two-factor session on to its second step.
     expect(new URL(p.final).pathname).toBe('/login/two-factor');
   });
 

@@ -7,6 +7,21 @@ import { createJar, startFront } from '../helpers/oidc-rp.js';
 
 const REDIRECT = 'http://localhost:9999/cb';
 
+/** Follows an authorization request (PKCE S256, a state) with a jar's cookies to where it leaves the provider. */
+async function authorizeWith(config: oc.Configuration, jar: ReturnType<typeof createJar>, extra: Record<string, string>) {
+  const verifier = oc.randomPKCECodeVerifier();
+  const state = oc.randomState();
+  const url = oc.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    code_challenge: await oc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    ...extra,
+  });
+  const { final } = await jar.follow(url.toString());
+  return { final, verifier, state };
+}
+
 describe('Gatehouse as an OpenID provider', () => {
   let front: Awaited<ReturnType<typeof startFront>>;
   let t: TestApp;
@@ -45,21 +60,8 @@ describe('Gatehouse as an OpenID provider', () => {
     return { user, jar };
   }
 
-  async function authorize(config: oc.Configuration, jar: ReturnType<typeof createJar>, extra: Record<string, string> = {}) {
-    const verifier = oc.randomPKCECodeVerifier();
-    const state = oc.randomState();
-    const url = oc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: 'openid offline_access profile email roles',
-      code_challenge: await oc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-      prompt: 'consent',
-      ...extra,
-    });
-    const { final } = await jar.follow(url.toString());
-    return { final, verifier, state };
-  }
+  const authorize = (config: oc.Configuration, jar: ReturnType<typeof createJar>, extra: Record<string, string> = {}) =>
+    authorizeWith(config, jar, { scope: 'openid offline_access profile email roles', prompt: 'consent', ...extra });
 
   it('discovery advertises the issuer, code flow only, S256 and the endpoints', async () => {
     const res = await fetch(`${issuer}/.well-known/openid-configuration`);
@@ -245,14 +247,9 @@ describe('Gatehouse as an OpenID provider', () => {
     expect(a.protectedHeader.kid).not.toBe(b.protectedHeader.kid);
   }, 30_000);
 
-  it('end-session ends the Gatehouse session too', async () => {
-    const { jar } = await signedIn();
-    const config = await rpConfig(confidential.id, confidential.secret);
-    const { final, verifier, state } = await authorize(config, jar);
-    const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
-    const token = jar.cookies.get('session_id')!;
-    const logout = oc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token! });
-    const page = await jar.fetch(logout.toString());
+  /** RP-initiated logout as a browser does it: the end-session page, then its form with logout=yes. */
+  async function endSession(jar: ReturnType<typeof createJar>, config: oc.Configuration, idToken: string) {
+    const page = await jar.fetch(oc.buildEndSessionUrl(config, { id_token_hint: idToken }).toString());
     expect(page.status).toBe(200);
     const html = await page.text();
     const action = /action="([^"]+)"/.exec(html)![1];
@@ -263,8 +260,59 @@ describe('Gatehouse as an OpenID provider', () => {
       body: new URLSearchParams({ xsrf, logout: 'yes' }),
     });
     expect([200, 303]).toContain(done.status);
-    const me = await t.request('GET', '/auth/user/me', { session: token });
+  }
+
+  it('end-session ends the Gatehouse session too', async () => {
+    const { jar } = await signedIn();
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const { final, verifier, state } = await authorize(config, jar);
+    const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+    const token = jar.cookies.get('session_id')!;
+    // GET /auth/me (a session is enough; /auth/user/me needs the bridge secret and would answer 401 either way).
+    expect((await t.request('GET', '/auth/me', { session: token })).status).toBe(200);
+    await endSession(jar, config, tokens.id_token!);
+    const me = await t.request('GET', '/auth/me', { session: token });
     expect(me.status).toBe(401);
+    expect(jar.cookies.has('session_id')).toBe(false);
+  });
+
+  it('a client registered with keep_session_on_logout (admin API) signs out of itself only; turned off, logout ends the session again', async () => {
+    const admin = (await signedIn({ user_type: 'superadmin' })).jar.cookies.get('session_id')!;
+    const refused = await t.request('POST', '/auth/admin/oidc/clients', {
+      session: admin,
+      body: { name: 'Wiki', redirect_uris: [REDIRECT], keep_session_on_logout: 'yes' },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.success).toBe(false);
+    const created = await t.request('POST', '/auth/admin/oidc/clients', {
+      session: admin,
+      body: { name: 'Wiki', redirect_uris: [REDIRECT], first_party: true, keep_session_on_logout: true },
+    });
+    expect(created.status, created.text).toBe(200);
+    expect(created.body.data.client.keep_session_on_logout).toBe(true);
+    const wiki = { id: created.body.data.client.client_id as string, secret: created.body.data.client_secret as string };
+    const config = await rpConfig(wiki.id, wiki.secret);
+
+    const signInAndOut = async () => {
+      const { jar } = await signedIn();
+      const { final, verifier, state } = await authorize(config, jar);
+      const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+      const token = jar.cookies.get('session_id')!;
+      expect((await t.request('GET', '/auth/me', { session: token })).status).toBe(200);
+      await endSession(jar, config, tokens.id_token!);
+      return { token, jar };
+    };
+    const kept = await signInAndOut();
+    expect((await t.request('GET', '/auth/me', { session: kept.token })).status).toBe(200);
+    expect(kept.jar.cookies.has('session_id')).toBe(true);
+    // The provider's own session did end: the next authorization with the Gatehouse session needs no sign-in but is a new login.
+    const again = await authorize(config, kept.jar);
+    expect(again.final.startsWith(REDIRECT), again.final).toBe(true);
+
+    const off = await t.request('PATCH', `/auth/admin/oidc/clients/${wiki.id}`, { session: admin, body: { keep_session_on_logout: false } });
+    expect(off.body.data.client.keep_session_on_logout).toBe(false);
+    const ended = await signInAndOut();
+    expect((await t.request('GET', '/auth/me', { session: ended.token })).status).toBe(401);
   });
 
   it('without a session the browser is sent to the hosted login page with a return path', async () => {
@@ -274,5 +322,51 @@ describe('Gatehouse as an OpenID provider', () => {
     const u = new URL(final);
     expect(u.pathname).toBe('/login');
     expect(u.searchParams.get('return_to')).toMatch(/^\/oidc\/interaction\/[\w-]+$/);
+  });
+});
+
+describe('authorization code lifetime (OIDC_CODE_TTL_SECONDS)', () => {
+  let front: Awaited<ReturnType<typeof startFront>>;
+  let t: TestApp;
+  let client: { id: string; secret: string };
+
+  beforeAll(async () => {
+    front = await startFront();
+    t = await startTestApp({ env: { PUBLIC_URL: front.url, OIDC_CODE_TTL_SECONDS: '1' } });
+    await front.target(Number(new URL(t.url).port));
+    const c = await t.app.services.oidc.clients.add({ name: 'Demo', redirect_uris: [REDIRECT], first_party: true });
+    client = { id: c.client.client_id, secret: c.client_secret! };
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await front?.close();
+  });
+
+  it('a code is refused after its lifetime', async () => {
+    const user = await makeUser(t);
+    const jar = createJar();
+    const login = await jar.fetch(`${front.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: user.email, password: DEFAULT_PASSWORD }),
+    });
+    expect(login.status).toBe(200);
+    const config = await oc.discovery(new URL(front.url), client.id, undefined, oc.ClientSecretBasic(client.secret), { execute: [oc.allowInsecureRequests] });
+    const code = async () => {
+      const { final, verifier, state } = await authorizeWith(config, jar, { scope: 'openid' });
+      expect(new URL(final).searchParams.get('code'), final).toBeTruthy();
+      return { final: new URL(final), verifier, state };
+    };
+    // Within the second: accepted (the setting does not break the flow).
+    const fresh = await code();
+    expect(
+      (await oc.authorizationCodeGrant(config, fresh.final, { pkceCodeVerifier: fresh.verifier, expectedState: fresh.state, idTokenExpected: true })).claims()!
+        .sub,
+    ).toBe(user.id);
+    const late = await code();
+    await new Promise((r) => setTimeout(r, 2100));
+    await expect(oc.authorizationCodeGrant(config, late.final, { pkceCodeVerifier: late.verifier, expectedState: late.state })).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
   });
 });

@@ -39,7 +39,7 @@ const authMethod = (v: string | undefined) => {
 };
 const describe = (c: OidcClient) =>
   [
-    `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}  (${c.token_endpoint_auth_method})`,
+    `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}${c.keep_session_on_logout ? ', keeps the session on logout' : ''}  (${c.token_endpoint_auth_method})`,
     ...c.redirect_uris.map((u) => `    redirect: ${u}`),
     ...c.post_logout_redirect_uris.map((u) => `    after logout: ${u}`),
   ].join('\n');
@@ -62,11 +62,20 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--post-logout-redirect-uri <uri>', 'where RP-initiated logout may return (repeat for more)', collect, [])
     .option('--public', 'a public client (a browser or native app): no secret, PKCE required')
     .option('--first-party', 'your own app: no consent page')
+    .option('--keep-session-on-logout', "the app's logout (end-session) signs out of the app only, not of Gatehouse")
     .option('--token-auth <method>', 'how a confidential client sends its secret: basic (default) or post')
     .option('--json', 'print the result as JSON')
     .action(
       async (
-        opts: { name: string; redirectUri: string[]; postLogoutRedirectUri: string[]; public?: boolean; firstParty?: boolean; tokenAuth?: string },
+        opts: {
+          name: string;
+          redirectUri: string[];
+          postLogoutRedirectUri: string[];
+          public?: boolean;
+          firstParty?: boolean;
+          keepSessionOnLogout?: boolean;
+          tokenAuth?: string;
+        },
         cmd: Command,
       ) => {
         if (opts.redirectUri.length === 0) throw new UsageError('--redirect-uri is required (at least one)');
@@ -76,6 +85,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           post_logout_redirect_uris: opts.postLogoutRedirectUri,
           public: Boolean(opts.public),
           first_party: Boolean(opts.firstParty),
+          keep_session_on_logout: Boolean(opts.keepSessionOnLogout),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
         const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.add(input));
@@ -115,12 +125,21 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--post-logout-redirect-uri <uri>', 'the post-logout redirect URIs (repeat)', collect)
     .option('--first-party', 'mark it first-party (no consent page)')
     .option('--no-first-party', 'ask for consent again')
+    .option('--keep-session-on-logout', "the app's logout signs out of the app only, not of Gatehouse")
+    .option('--no-keep-session-on-logout', "the app's logout ends the Gatehouse session too (the default)")
     .option('--token-auth <method>', 'basic or post')
     .option('--json', 'print the result as JSON')
     .action(
       async (
         id: string,
-        opts: { name?: string; redirectUri?: string[]; postLogoutRedirectUri?: string[]; firstParty?: boolean; tokenAuth?: string },
+        opts: {
+          name?: string;
+          redirectUri?: string[];
+          postLogoutRedirectUri?: string[];
+          firstParty?: boolean;
+          keepSessionOnLogout?: boolean;
+          tokenAuth?: string;
+        },
         cmd: Command,
       ) => {
         const firstPartyGiven = cmd.getOptionValueSource('firstParty') === 'cli';
@@ -129,6 +148,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           redirect_uris: opts.redirectUri,
           post_logout_redirect_uris: opts.postLogoutRedirectUri,
           first_party: firstPartyGiven ? opts.firstParty : undefined,
+          keep_session_on_logout: cmd.getOptionValueSource('keepSessionOnLogout') === 'cli' ? opts.keepSessionOnLogout : undefined,
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
         const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.update(id, input));

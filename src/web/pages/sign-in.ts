@@ -35,6 +35,13 @@ function socialButtons(app: AppContext, next: string): { name: string; href: str
   }));
 }
 
+/** A sign-in for an OpenID client (return_to is its waiting interaction): the client's origin, where the form's redirects end. */
+async function oidcFormTargets(app: AppContext, to: string | null): Promise<string[]> {
+  const uid = /^\/oidc\/interaction\/([\w-]{1,64})$/.exec(to ?? '')?.[1];
+  const origin = uid ? await app.services.oidc.interactionRedirectOrigin(uid) : null;
+  return origin ? [origin] : [];
+}
+
 async function renderLogin(w: WebPage, req: Request, res: Response, extra: { error?: string; email?: string; status?: number } = {}) {
   const { app } = w;
   const rt = w.returnTo(req);
@@ -59,7 +66,7 @@ async function renderLogin(w: WebPage, req: Request, res: Response, extra: { err
       providers: socialButtons(app, next),
       registration: app.config.registrationEnabled && !app.config.registrationRequiresBridgeSecret,
     },
-    { status: extra.status },
+    { status: extra.status, formTargets: await oidcFormTargets(app, rt.to) },
   );
 }
 
@@ -71,7 +78,10 @@ export function signInPages(w: WebPage) {
     const rt = w.returnTo(req);
     if (!rt) return;
     const s = await pageSession(app, req);
-    if (s && !s.pending) return res.redirect(303, destination(rt));
+    // reauth=1: an OpenID client asked for a fresh sign-in (prompt=login, max_age): the form, even with a session
+    // (going straight on would send the browser back to the provider, which sends it here again).
+    const reauth = req.query.reauth === '1';
+    if (s && !s.pending && !reauth) return res.redirect(303, destination(rt));
     if (s?.pending) return res.redirect(303, withReturn('/login/two-factor', rt.to));
     await renderLogin(w, req, res);
   };
@@ -115,7 +125,7 @@ export function signInPages(w: WebPage) {
       res,
       'second-factor',
       { title: t('two_factor.title'), methods, returnTo: rt.to, error: outcome.error, sent: outcome.sent, chosen: outcome.methodId ?? methods[0].id },
-      { status: outcome.error ? 400 : 200 },
+      { status: outcome.error ? 400 : 200, formTargets: await oidcFormTargets(app, rt.to) },
     );
   };
 
