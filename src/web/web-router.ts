@@ -44,6 +44,7 @@ export const WEB_ROUTE_LIMITS: Routes = [
     '/admin/users/:id/sessions/:sessionId/revoke',
     '/admin/users/:id/sessions/revoke',
     '/admin/users/:id/two-factor/reset',
+    '/admin/users/:id/passkeys/:passkeyId/remove',
     '/admin/modules/:id/enable',
     '/admin/modules/:id/disable',
     '/admin/webhooks/deliveries/:id/retry',
@@ -137,6 +138,7 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   staff('post', '/admin/users/:id/sessions/revoke', c.revokeAll);
   staff('post', '/admin/users/:id/sessions/:sessionId/revoke', c.revoke);
   staff('post', '/admin/users/:id/two-factor/reset', c.resetTwoFactor);
+  staff('post', '/admin/users/:id/passkeys/:passkeyId/remove', c.removePasskey);
   staff('get', '/admin/audit', c.audit);
   staff('get', '/admin/modules', c.modules);
   staff('post', '/admin/modules/:id/enable', c.enableModule, su);

@@ -22,6 +22,9 @@ export type ConsoleHandler = (req: Request, res: Response, s: PageSession) => Pr
 
 /** The two-factor provider's admin reset, found by method and path (never by the module's name). */
 const TWO_FACTOR_RESET = '/auth/admin/users/:user_id/two-factor/reset';
+/** A passkeys provider's admin routes (found by method and path, as the two-factor reset). */
+const PASSKEYS_LIST = '/auth/admin/users/:user_id/passkeys';
+const PASSKEYS_REMOVE = '/auth/admin/users/:user_id/passkeys/:id';
 const USERS_PAGE = 25;
 const TIMELINE = 20;
 /** Health and charts are read at most once a minute per process: the dashboard stays a few cheap reads. */
@@ -52,6 +55,7 @@ const DONE = new Set([
   'revoked',
   'revoked_all',
   'two_factor_reset',
+  'passkey_removed',
   'module',
   'retried',
 ]);
@@ -238,7 +242,11 @@ export function consolePages(w: WebPage) {
   const showUser = async (req: Request, res: Response, s: PageSession, extra: { error?: string; status?: number } = {}) => {
     const { t } = w.view.lang(req, s.user);
     const user = await app.services.users.get(String(req.params.id));
-    const [sessions, timeline] = await Promise.all([app.services.users.listSessions(user.id), app.services.audit.list({ userId: user.id, limit: TIMELINE })]);
+    const [sessions, timeline, keys] = await Promise.all([
+      app.services.users.listSessions(user.id),
+      app.services.audit.list({ userId: user.id, limit: TIMELINE }),
+      callModuleRoute(app, req, res, s, 'get', PASSKEYS_LIST, { params: { user_id: user.id } }),
+    ]);
     const now = Date.now();
     const superActor = s.user.user_type === 'superadmin';
     render(
@@ -256,6 +264,8 @@ export function consolePages(w: WebPage) {
         roleChange: superActor && user.id !== s.user.id,
         roles: ['customer', 'writer', 'admin', 'superadmin'],
         twoFactorReset: enabledModuleRoute(app, 'post', TWO_FACTOR_RESET) !== null,
+        // Null when no passkeys provider is on; else the user's passkeys, removable where the admin manages the user.
+        passkeys: keys ? ((keys as { passkeys?: unknown[] }).passkeys ?? []) : null,
         notice: notice(req, t),
         error: extra.error,
       },
@@ -323,6 +333,12 @@ export function consolePages(w: WebPage) {
     if (target.user_type === 'superadmin' && s.user.user_type !== 'superadmin') throw forbidden();
     const r = await callModuleRoute(app, req, res, s, 'post', TWO_FACTOR_RESET, { params: { user_id: id } });
     if (!r) throw badRequest('No two-factor provider is switched on');
+  });
+
+  /** The passkeys provider's admin removal (audited with the admin as actor, the user mailed), as DELETE on the API. */
+  const removePasskey = act('passkey_removed', async (req, res, s, id) => {
+    const r = await callModuleRoute(app, req, res, s, 'delete', PASSKEYS_REMOVE, { params: { user_id: id, id: String(req.params.passkeyId) } });
+    if (!r) throw badRequest('No passkeys provider is switched on');
   });
 
   /** GET /admin/audit: the API's filters (GET /auth/admin/audit-events' schema) and cursor. */
@@ -458,6 +474,7 @@ export function consolePages(w: WebPage) {
     revoke,
     revokeAll,
     resetTwoFactor,
+    removePasskey,
     audit,
     modules,
     enableModule: toggleModule(true),
