@@ -3,6 +3,7 @@ import * as oc from 'openid-client';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { makeSession, makeUser } from '../helpers/factories.js';
 import { createJar, startFront } from '../helpers/oidc-rp.js';
+import { WebClient } from '../helpers/web-client.js';
 
 const REDIRECT = 'http://127.0.0.1:9999/cb';
 
@@ -137,6 +138,37 @@ describe('OIDC clients, consent and several instances', () => {
     const third = await start(config, await jarFor(token));
     expect(third.res.status).toBe(200);
     expect(await third.res.text()).toContain('Allow access?');
+  });
+
+  it('the account page lists the apps a user let in (name escaped) and removes one: its grant ends and the app must ask again', async () => {
+    const { client, client_secret } = await a.app.services.oidc.clients.add({ name: 'Wiki <i>', redirect_uris: [REDIRECT] });
+    const { user, token } = await makeSession(a);
+    const config = await rp(client.client_id, client_secret!);
+    const jar = await jarFor(token);
+    const first = await start(config, jar);
+    const html = await first.res.text();
+    const action = /action="([^"]+)"/.exec(html)![1];
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1];
+    const allowed = await jar.fetch(new URL(action, front.url).toString(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, decision: 'allow' }),
+    });
+    expect(allowed.status).toBe(303);
+
+    const c = new WebClient(a.url);
+    c.jar.set('session_id', token);
+    const page = await c.get('/account');
+    expect(page.text).toContain(`data-app="${client.client_id}"`);
+    expect(page.text).toContain('Wiki &lt;i&gt;');
+    const r = await c.submit('/account', '/account/apps/revoke', { client_id: client.client_id });
+    expect(r.location).toBe('/account?done=app_revoked#apps');
+    expect((await a.request('GET', '/auth/user/me/oidc/grants', { session: token })).body.data.grants).toEqual([]);
+    const [event] = (await a.app.services.audit.list({ userId: user.id, types: ['oidc.consent_revoked'], limit: 1 })).events;
+    expect(event.details).toMatchObject({ client_id: client.client_id });
+    expect((await c.submit('/account', '/account/apps/revoke', { client_id: client.client_id })).status).toBe(404);
+    const again = await start(config, await jarFor(token));
+    expect(await again.res.text()).toContain('Allow access?');
   });
 
   it('prompt=login, max_age and a pending two-factor session send the browser to sign in', async () => {

@@ -56,6 +56,7 @@ const OUTCOMES = new Set([
   'passkey_removed',
   'passkey_added',
   'unlinked',
+  'app_revoked',
   'linked',
 ]);
 
@@ -153,6 +154,20 @@ export function accountPages(w: WebPage) {
           })),
         }
       : null;
+    // The OpenID clients the user let sign them in (third-party consents), each revocable (DELETE /auth/user/me/oidc/grants/:client_id's service).
+    const apps = app.services.oidc.enabled
+      ? await Promise.all(
+          (await app.services.oidc.consents(user.id)).map(async (c) => ({
+            client_id: c.client_id,
+            name: await app.services.oidc.clients.get(c.client_id).then(
+              (x) => x.name,
+              () => c.client_id,
+            ),
+            scope: c.scope,
+            granted: c.granted_at,
+          })),
+        )
+      : null;
     const moduleFields = app.modules
       .userFields()
       .filter((f) => f.schema && !f.writeOnly && f.type === 'string')
@@ -181,6 +196,7 @@ export function accountPages(w: WebPage) {
         passkeys,
         passkeysAdd: passkeys !== null && route('pkOptions') !== null,
         social,
+        apps,
         privacy: route('privacyDelete') ? { exportUrl: route('privacyExport') ? API.privacyExport[1] : null } : null,
         done,
         ...shown,
@@ -301,6 +317,12 @@ export function accountPages(w: WebPage) {
     return 'passkey_removed';
   }, 'passkey-list');
 
+  /** Withdraws an OpenID client's access (its grant and tokens end; the app must ask again), as DELETE /auth/user/me/oidc/grants/:client_id. */
+  const revokeApp = action(async (req, _res, s) => {
+    if (!(await app.services.oidc.revokeConsent(s.user.id, field(req, 'client_id', 64)))) throw notFound('No access given to this client');
+    return 'app_revoked';
+  }, 'apps');
+
   const unlink = action(async (req, _res, s) => {
     await app.services.social.unlink(s.user, field(req, 'provider', 64));
     return 'unlinked';
@@ -329,6 +351,7 @@ export function accountPages(w: WebPage) {
     renamePasskey,
     removePasskey,
     unlink,
+    revokeApp,
     deleteAccount,
   };
 }
