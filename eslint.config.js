@@ -152,9 +152,21 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'script',
       globals: Object.fromEntries(
-        ['window', 'document', 'navigator', 'fetch', 'atob', 'btoa', 'AbortController', 'PublicKeyCredential', 'setTimeout', 'clearTimeout', 'history'].map(
-          (g) => [g, 'readonly'],
-        ),
+        [
+          'window',
+          'document',
+          'navigator',
+          'fetch',
+          'atob',
+          'btoa',
+          'AbortController',
+          'PublicKeyCredential',
+          'setTimeout',
+          'clearTimeout',
+          'history',
+          'URLSearchParams',
+          'FormData',
+        ].map((g) => [g, 'readonly']),
       ),
     },
   },

@@ -161,6 +161,7 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     [post, '/login', s.submitLogin],
     [get, '/login/two-factor', s.showTwoFactor],
     [post, '/login/two-factor', s.submitTwoFactor],
+    [post, '/login/two-factor/passkey', s.startPasskey],
     [post, '/logout', s.logout],
     [get, '/account', a.show],
     [post, '/account/profile', a.profile],

@@ -1,4 +1,5 @@
 import { connect, createServer, type Socket } from 'node:net';
+import * as OTPAuth from 'otpauth';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addVirtualAuthenticator, guardedContext, launchChromium } from '../helpers/chromium.js';
@@ -47,7 +48,7 @@ beforeAll(async () => {
     startTestApp({ env: { PUBLIC_URL: origin, WEBAUTHN_RP_ID: 'localhost', RATE_LIMIT_PASSKEYS: '100000/1m' } }),
   ]);
   proxy.to(Number(new URL(t.url).port));
-  await t.app.modules.hub.install(['passkeys']);
+  await t.app.modules.hub.install(['passkeys', 'two-factor']);
 });
 afterAll(async () => {
   await browser?.close();
@@ -103,5 +104,52 @@ describe('passkey sign-in on the hosted page', () => {
     expect(g.foreign).toEqual([]);
     expect(g.errors).toEqual([]);
     await g.close();
+  });
+
+  it('a two-factor user signs in with a password and finishes the second step with a passkey on /login/two-factor', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('pk2') });
+    // First browser: sign in, add a passkey and turn two-step verification on (TOTP through the API).
+    const g1 = await guardedContext(browser);
+    const p1 = await g1.newPage();
+    const a1 = await addVirtualAuthenticator(p1);
+    await p1.goto(`${origin}/login`);
+    await p1.getByLabel('Email or user name').fill(user.email);
+    await p1.getByLabel('Password').fill(DEFAULT_PASSWORD);
+    await p1.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await p1.waitForURL(`${origin}/account`);
+    expect(await p1.evaluate(REGISTER)).toMatchObject({ success: true });
+    const session = (await g1.context.cookies()).find((c) => c.name === 'session_id')!.value;
+    const setup = await t.request('POST', '/auth/two_factor/totp/setup', { session, body: {} });
+    const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(setup.body.secret) }).generate();
+    expect((await t.request('POST', '/auth/two_factor/verify', { session, body: { code, method_id: setup.body.method_id, action: 'setup' } })).status).toBe(
+      200,
+    );
+    expect((await t.request('POST', '/auth/two_factor/toggle', { session, body: { two_factor_enabled: true } })).body.two_factor_enabled).toBe(true);
+    const [held] = await a1.credentials();
+    await g1.close();
+
+    // Second browser, no authenticator yet (so /login's autofill finds nothing): the password opens a pending session.
+    const g2 = await guardedContext(browser);
+    const page = await g2.newPage();
+    await page.goto(`${origin}/login`);
+    await page.getByLabel('Email or user name').fill(user.email);
+    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(`${origin}/login/two-factor`);
+    const button = page.getByRole('button', { name: 'Use your passkey' });
+    await button.waitFor({ state: 'visible' });
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    // The same passkey, now on this device.
+    const a2 = await addVirtualAuthenticator(page);
+    await a2.cdp.send('WebAuthn.addCredential', { authenticatorId: a2.authenticatorId, credential: held as never });
+    await button.click();
+    await page.waitForURL(`${origin}/account`);
+    const full = (await g2.context.cookies()).find((c) => c.name === 'session_id')!.value;
+    expect((await t.request('GET', '/auth/validation', { session: full })).status).toBe(200);
+    const [event] = (await t.app.services.audit.list({ userId: user.id, types: ['sign_in.succeeded'], limit: 1 })).events;
+    expect(event.details).toMatchObject({ method: 'two_factor' });
+    expect(g2.foreign).toEqual([]);
+    expect(g2.errors).toEqual([]);
+    await g2.close();
   });
 });

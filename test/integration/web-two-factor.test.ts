@@ -55,4 +55,27 @@ describe('hosted two-factor step', () => {
     const c = new WebClient(world().t.url);
     expect((await c.get('/login/two-factor')).location).toBe('/login');
   });
+
+  it("when the page's passkey step is asked without a pending session, without the token, or with a malformed credential, then it is refused and the session stays pending", async () => {
+    const w = world();
+    const { user, methodId } = await userWithEmail2fa(w);
+    const anonymous = new WebClient(w.t.url);
+    const none = await anonymous.submit('/login', '/login/two-factor/passkey', { method_id: 'passkey' });
+    expect(none.status).toBe(400);
+    expect(JSON.parse(none.text)).toMatchObject({ success: false });
+
+    const c = new WebClient(w.t.url);
+    expect((await c.submit('/login', '/login', { email: user.email, password: DEFAULT_PASSWORD })).location).toBe('/login/two-factor');
+    // No passkeys provider here: the two-factor module refuses the method, as JSON for the script.
+    const refused = await c.submit('/login/two-factor', '/login/two-factor/passkey', { method_id: 'passkey' });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.status).toBeLessThan(500);
+    expect(JSON.parse(refused.text)).toMatchObject({ success: false, code: expect.any(String) });
+    const forged = await c.request('POST', '/login/two-factor/passkey', { form: { method_id: 'passkey' } });
+    expect(forged.status).toBe(403);
+    const bad = await c.submit('/login/two-factor', '/login/two-factor', { method_id: methodId, credential: '{not json' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('The passkey did not work');
+    expect((await c.get('/account')).location).toBe('/login?return_to=%2Faccount');
+  });
 });

@@ -113,18 +113,26 @@ export function signInPages(w: WebPage) {
     const s = await pageSession(app, req);
     if (!s) return res.redirect(303, withReturn('/login', rt.to));
     if (!s.pending) return res.redirect(303, destination(rt));
-    // A passkey second step needs the WebAuthn ceremony, which this form (a code field) does not run yet: the API's passkey/start + verify does.
-    const methods = ((await app.services.signIn.pendingMethods(s.user)) as { id: string; method: string; identifier?: string | null }[]).filter(
-      (m) => m.method !== 'passkey',
-    );
+    const all = (await app.services.signIn.pendingMethods(s.user)) as { id: string; method: string; identifier?: string | null }[];
+    // A passkey is its own form: the WebAuthn ceremony (web.js) fills in the credential, the code field is for the others.
+    const methods = all.filter((m) => m.method !== 'passkey');
+    const passkey = enabledModuleRoute(app, 'post', TWO_FACTOR_START) ? (all.find((m) => m.method === 'passkey') ?? null) : null;
     const { t } = w.view.lang(req, s.user);
-    if (!methods.length || !enabledModuleRoute(app, 'post', TWO_FACTOR_VERIFY))
+    if ((!methods.length && !passkey) || !enabledModuleRoute(app, 'post', TWO_FACTOR_VERIFY))
       return w.message(req, res, 503, { title: t('error.disabled_title'), text: t('error.unavailable'), tone: 'error' });
     w.view.render(
       req,
       res,
       'second-factor',
-      { title: t('two_factor.title'), methods, returnTo: rt.to, error: outcome.error, sent: outcome.sent, chosen: outcome.methodId ?? methods[0].id },
+      {
+        title: t('two_factor.title'),
+        methods,
+        passkey,
+        returnTo: rt.to,
+        error: outcome.error,
+        sent: outcome.sent,
+        chosen: outcome.methodId ?? methods[0]?.id,
+      },
       { status: outcome.error ? 400 : 200, formTargets: await oidcFormTargets(app, rt.to) },
     );
   };
@@ -155,6 +163,15 @@ export function signInPages(w: WebPage) {
       const methods = (await app.services.signIn.pendingMethods(s.user)) as { id: string; method: string }[];
       params = { method: methods.find((m) => m.id === methodId)?.method ?? '' };
       input = { method_id: methodId || undefined, action: 'login' };
+    } else if (bodyString(req, 'credential', 1) !== '') {
+      // The passkey form: the assertion web.js made for the options of POST /login/two-factor/passkey.
+      let credential: unknown;
+      try {
+        credential = JSON.parse(bodyString(req, 'credential', 16_384));
+      } catch {
+        return showTwoFactor(req, res, { error: t('two_factor.passkey_failed') });
+      }
+      input = { credential, method_id: methodId || undefined, action: 'login', trust_device: bodyString(req, 'trust_device', 8) !== '' };
     } else {
       input = {
         code: bodyString(req, 'code', 64).trim(),
@@ -177,6 +194,35 @@ export function signInPages(w: WebPage) {
     res.redirect(303, destination(rt));
   };
 
+  /**
+   * POST /login/two-factor/passkey (the page's script, with the CSRF token): the provider's
+   * `POST /auth/two_factor/passkey/start` for this pending session, answered as JSON (the options, limited
+   * to the user's passkeys); the assertion then comes back with the form post above.
+   */
+  const startPasskey = async (req: Request, res: Response) => {
+    const s = await pageSession(app, req);
+    const route = enabledModuleRoute(app, 'post', TWO_FACTOR_START);
+    if (!s || !s.pending || !route) return res.status(400).json({ success: false, error: 'No passkey step for this browser', code: 'VALIDATION_ERROR' });
+    if (route.def.rateLimit) {
+      const limited = await consumeRoute(app, req, res, route.def.rateLimit);
+      if (limited && !limited.allowed) throw tooManyRequests(limited);
+    }
+    const input = { method_id: bodyString(req, 'method_id', 64) || undefined, action: 'login' };
+    const body = route.def.body ? route.def.body.safeParse(input) : { success: true as const, data: input };
+    const params = route.def.params ? route.def.params.safeParse({ method: 'passkey' }) : { success: true as const, data: { method: 'passkey' } };
+    if (!body.success || !params.success) return res.status(400).json({ success: false, error: 'Not a passkey method', code: 'VALIDATION_ERROR' });
+    const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
+    let out: { options?: unknown } | undefined;
+    try {
+      out = (await route.def.handler({ req, res, body: body.data, query: {}, params: params.data, auth, ctx: route.ctx })) as typeof out;
+    } catch (err) {
+      // The provider's refusal (no passkey method, the module off) is this script's JSON answer, not a page.
+      if (!isAppError(err) || err.status >= 500 || err.status === 429) throw err;
+      return res.status(err.status).json({ success: false, error: err.message, code: err.code });
+    }
+    res.json({ success: true, options: out?.options ?? null });
+  };
+
   /** POST /logout (with the CSRF token): the API's logout service, then the sign-in page. */
   const logout = async (req: Request, res: Response) => {
     const s = await pageSession(app, req);
@@ -185,5 +231,5 @@ export function signInPages(w: WebPage) {
     res.redirect(303, '/login');
   };
 
-  return { showLogin, submitLogin, showTwoFactor: (req: Request, res: Response) => showTwoFactor(req, res), submitTwoFactor, logout };
+  return { showLogin, submitLogin, showTwoFactor: (req: Request, res: Response) => showTwoFactor(req, res), submitTwoFactor, startPasskey, logout };
 }

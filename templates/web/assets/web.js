@@ -1,6 +1,6 @@
 /* Gatehouse hosted pages: progressive enhancement only (every page works as HTML first), no framework.
  * - passkey sign-in with browser autofill (conditional mediation) on /login when the passkeys module is on;
- * - on the two-factor step, the "send me a code" button shown only for methods that send one;
+ * - on the two-factor step, the "send me a code" button shown only for methods that send one, and a passkey as second step;
  * - adding a passkey on /account (the passkeys module's /auth/passkeys/register/*, @simplewebauthn/browser).
  * Destinations come from data-* attributes the server wrote after checking them (return_to rules). */
 (function () {
@@ -117,6 +117,38 @@
     sync();
   }
 
+  // ---- Two-factor step with a passkey: options from the page's own route, the assertion posted with the form ----
+  function passkeyStep(form) {
+    if (!window.PublicKeyCredential || !navigator.credentials) return;
+    var button = form.querySelector('[data-passkey-step-button]');
+    var errorBox = form.querySelector('[data-passkey-step-error]');
+    form.hidden = false;
+    button.addEventListener('click', function () {
+      errorBox.hidden = true;
+      button.disabled = true;
+      fetch(form.getAttribute('data-start'), {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+        body: new URLSearchParams(new FormData(form)).toString(),
+      })
+        .then(function (r) { return r.json(); })
+        .then(function (j) {
+          if (!j || !j.options) throw new Error('no options');
+          return navigator.credentials.get({ publicKey: requestOptions(j.options) });
+        })
+        .then(function (cred) {
+          if (!cred) throw new Error('no credential');
+          form.querySelector('input[name="credential"]').value = JSON.stringify(credentialJson(cred));
+          form.submit();
+        })
+        .catch(function () {
+          button.disabled = false;
+          show(errorBox, form.getAttribute('data-error'));
+        });
+    });
+  }
+
   // ---- Adding a passkey on the account page: the passkeys module's API, with @simplewebauthn/browser ----
   function passkeyAdd(box) {
     var button = box.querySelector('[data-passkey-add-button]');
@@ -157,6 +189,8 @@
     if (box) passkeys(box);
     var tf = document.querySelector('form[data-form="second-factor"]');
     if (tf) twoFactor(tf);
+    var pkStep = document.querySelector('form[data-passkey-step]');
+    if (pkStep) passkeyStep(pkStep);
     var live = document.querySelector('form[data-live-search]');
     if (live) liveSearch(live);
   }
