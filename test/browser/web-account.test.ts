@@ -1,4 +1,3 @@
-import net from 'node:net';
 import * as OTPAuth from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import { awayFromStepEdge } from '../../modules/two-factor/test/helpers.js';
 import { addVirtualAuthenticator, guardedContext, launchChromium, type GuardedContext } from '../helpers/chromium.js';
 import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { fitsWidth, seriousA11yViolations } from '../helpers/web-browser.js';
 
 // The account page in Chromium: one browser for the file, a context per test (run in parallel), 320 px
@@ -14,22 +14,11 @@ import { fitsWidth, seriousA11yViolations } from '../helpers/web-browser.js';
 let browser: Browser;
 let w: AppWithMail;
 let origin: string;
-let front: net.Server;
-let target = 0;
+let front: TcpProxy;
 
 beforeAll(async () => {
-  front = net.createServer((client) => {
-    const up = net.connect(target, '127.0.0.1');
-    client.pipe(up).pipe(client);
-    const end = () => {
-      client.destroy();
-      up.destroy();
-    };
-    client.on('error', end);
-    up.on('error', end);
-  });
-  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
-  origin = `http://localhost:${(front.address() as net.AddressInfo).port}`;
+  front = await startTcpProxy();
+  origin = `http://localhost:${front.port}`;
   [browser, w] = await Promise.all([
     launchChromium(),
     startAppWithMail({
@@ -43,13 +32,13 @@ beforeAll(async () => {
       },
     }),
   ]);
-  target = Number(new URL(w.t.url).port);
+  await front.target(Number(new URL(w.t.url).port));
   await w.t.app.modules.hub.install(['two-factor', 'passkeys', 'privacy']);
 });
 afterAll(async () => {
   await browser?.close();
   await w?.close();
-  await new Promise((resolve) => front?.close(resolve));
+  await front?.close();
 });
 
 const PHONE = { viewport: { width: 320, height: 640 } };

@@ -1,9 +1,9 @@
-import { connect, createServer, type Socket } from 'node:net';
 import * as OTPAuth from 'otpauth';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addVirtualAuthenticator, guardedContext, launchChromium } from '../helpers/chromium.js';
 import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { seriousA11yViolations } from '../helpers/web-browser.js';
 
@@ -14,40 +14,18 @@ let browser: Browser;
 let t: TestApp;
 let origin: string;
 
-/**
- * The app's public address must be known before it starts (the relying party's origin), and the test
- * app listens on a port of its own choosing: a forwarder on a port taken first bridges the two.
- */
-async function forwarder(): Promise<{ port: number; to(target: number): void; close(): Promise<void> }> {
-  let target = 0;
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(target, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => (client.destroy(), upstream.destroy()));
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    to: (p) => (target = p),
-    close: () => new Promise<void>((resolve) => (sockets.forEach((s) => s.destroy()), server.close(() => resolve()))),
-  };
-}
-let proxy: Awaited<ReturnType<typeof forwarder>>;
+// The app's public address must be known before it starts (the relying party's origin), and the test
+// app listens on a port of its own choosing: a relay on a port taken first bridges the two.
+let proxy: TcpProxy;
 
 beforeAll(async () => {
-  proxy = await forwarder();
+  proxy = await startTcpProxy();
   origin = `http://localhost:${proxy.port}`;
   [browser, t] = await Promise.all([
     launchChromium(),
     startTestApp({ env: { PUBLIC_URL: origin, WEBAUTHN_RP_ID: 'localhost', RATE_LIMIT_PASSKEYS: '100000/1m' } }),
   ]);
-  proxy.to(Number(new URL(t.url).port));
+  await proxy.target(Number(new URL(t.url).port));
   await t.app.modules.hub.install(['passkeys', 'two-factor']);
 });
 afterAll(async () => {

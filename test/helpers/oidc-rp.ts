@@ -1,42 +1,12 @@
-import net from 'node:net';
+import { startTcpProxy } from './tcp-proxy.js';
 
 /**
- * A TCP front with a fixed port whose target can change: the public URL (the OpenID issuer) is known
- * before the app listens, and a test can move the front from one instance to another.
+ * A TCP front with a fixed port whose target can change (the relay of tcp-proxy.ts): the public URL
+ * (the OpenID issuer) is known before the app listens, and a test can move the front from one instance to another.
  */
 export async function startFront(): Promise<{ port: number; url: string; target(port: number): Promise<void>; close(): Promise<void> }> {
-  let targetPort = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, '127.0.0.1');
-    for (const sock of [client, upstream]) {
-      sockets.add(sock);
-      sock.on('close', () => sockets.delete(sock));
-      sock.on('error', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    port,
-    url: `http://127.0.0.1:${port}`,
-    async target(p: number) {
-      targetPort = p;
-      // New requests go to the new target (fetch would otherwise reuse a kept-alive connection);
-      // a moment lets the client see the old connections close before its next request.
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => setTimeout(r, 50));
-    },
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  const proxy = await startTcpProxy();
+  return { port: proxy.port, url: `http://127.0.0.1:${proxy.port}`, target: proxy.target, close: proxy.close };
 }
 
 /** A minimal browser: a cookie jar per origin and manual redirects, stopping at the relying party's redirect URI. */
