@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../../app-context.js';
-import { isAppError } from '../../errors/app-error.js';
 import type { OidcClient } from '../../oidc/clients.js';
 import type { CliRuntime, CommandRegistrar } from '../context.js';
-import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
-import { CliError, UsageError } from '../errors.js';
+import { loadCliConfig } from '../context.js';
+import { runServiceCommand } from '../service-command.js';
+import { UsageError } from '../errors.js';
 import type { Ui } from '../ui.js';
 import { count } from '../ui.js';
 
@@ -12,24 +12,8 @@ import { count } from '../ui.js';
  * `gatehouse oidc`: the OpenID provider's clients and signing keys (docs/oidc.md), as the admin API
  * (/auth/admin/oidc/clients). Bad input exits 2, an unknown client 1.
  */
-async function run<T>(rt: CliRuntime, cmd: Command, fn: (app: AppContext, ui: Ui) => Promise<T>): Promise<{ ui: Ui; value: T }> {
-  const ui = commandUi(rt, cmd);
-  const config = loadCliConfig(cmd);
-  try {
-    const value = await withApp(config, cliLogger(config, ui), async (app) => {
-      await requireSchema(app);
-      return fn(app, ui);
-    });
-    return { ui, value };
-  } catch (err) {
-    if (isAppError(err) && err.status === 400) {
-      const details = err.details?.map((d) => `${d.field}: ${d.message}`).join('; ');
-      throw new UsageError(details ? `${err.message}: ${details}` : err.message, 'gatehouse oidc client --help');
-    }
-    if (isAppError(err)) throw new CliError(err.message, err.status === 404 ? 'list them with gatehouse oidc client list' : undefined);
-    throw err;
-  }
-}
+const run = <T>(rt: CliRuntime, cmd: Command, fn: (app: AppContext, ui: Ui) => Promise<T>) =>
+  runServiceCommand(rt, cmd, fn, { help: 'gatehouse oidc client --help', listHint: 'list them with gatehouse oidc client list', details: true });
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 const authMethod = (v: string | undefined) => {

@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../../app-context.js';
-import { isAppError } from '../../errors/app-error.js';
 import { ENDPOINT_ID_RE, RETRY_ID_RE, webhookCreateInput } from '../../webhooks/webhook-input.js';
 import type { WebhookEndpoint } from '../../webhooks/webhook-types.js';
 import type { CliRuntime, CommandRegistrar } from '../context.js';
-import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
-import { CliError, UsageError } from '../errors.js';
+import { runServiceCommand } from '../service-command.js';
+import { UsageError } from '../errors.js';
 import type { Ui } from '../ui.js';
 import { count } from '../ui.js';
 
@@ -16,21 +15,8 @@ import { count } from '../ui.js';
  */
 
 /** Runs `fn` on the app as the CLI actor; the service's 400s are usage errors (exit 2), its 404s failures (exit 1). */
-async function run<T>(rt: CliRuntime, cmd: Command, fn: (app: AppContext, ui: Ui) => Promise<T>): Promise<{ ui: Ui; value: T }> {
-  const ui = commandUi(rt, cmd);
-  const config = loadCliConfig(cmd);
-  try {
-    const value = await withApp(config, cliLogger(config, ui), async (app) => {
-      await requireSchema(app);
-      return fn(app, ui);
-    });
-    return { ui, value };
-  } catch (err) {
-    if (isAppError(err) && err.status === 400) throw new UsageError(err.message, 'gatehouse webhook --help');
-    if (isAppError(err)) throw new CliError(err.message, err.status === 404 ? 'list them with gatehouse webhook list' : undefined);
-    throw err;
-  }
-}
+const run = <T>(rt: CliRuntime, cmd: Command, fn: (app: AppContext, ui: Ui) => Promise<T>) =>
+  runServiceCommand(rt, cmd, fn, { help: 'gatehouse webhook --help', listHint: 'list them with gatehouse webhook list' });
 
 function idArg(re: RegExp, what: string) {
   return (v: string) => {

@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import type { AppContext } from '../app-context.js';
+import { isAppError } from '../errors/app-error.js';
+import type { CliRuntime } from './context.js';
+import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from './context.js';
+import { CliError, UsageError } from './errors.js';
+import type { Ui } from './ui.js';
+
+/**
+ * Runs a command that drives one of the admin API's services on the app, as the CLI actor: the
+ * service's 400 is a usage error (exit 2, pointing at `help`; with `details`, its field messages are
+ * appended), any other refusal a failure (exit 1; a 404 points at `listHint`).
+ */
+export async function runServiceCommand<T>(
+  rt: CliRuntime,
+  cmd: Command,
+  fn: (app: AppContext, ui: Ui) => Promise<T>,
+  opts: { help: string; listHint: string; details?: boolean },
+): Promise<{ ui: Ui; value: T }> {
+  const ui = commandUi(rt, cmd);
+  const config = loadCliConfig(cmd);
+  try {
+    const value = await withApp(config, cliLogger(config, ui), async (app) => {
+      await requireSchema(app);
+      return fn(app, ui);
+    });
+    return { ui, value };
+  } catch (err) {
+    if (isAppError(err) && err.status === 400) {
+      const details = opts.details ? err.details?.map((d) => `${d.field}: ${d.message}`).join('; ') : undefined;
+      throw new UsageError(details ? `${err.message}: ${details}` : err.message, opts.help);
+    }
+    if (isAppError(err)) throw new CliError(err.message, err.status === 404 ? opts.listHint : undefined);
+    throw err;
+  }
+}
