@@ -32,6 +32,15 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
+/** SQLite refused a lock ("database is locked", SQLITE_BUSY), on the driver's error or Sequelize's wrapping of it. */
+export function isLockBusy(err: unknown): boolean {
+  for (let e = err as Record<string, unknown> | undefined, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+    if (e.code === 'SQLITE_BUSY' || (typeof e.message === 'string' && /SQLITE_BUSY|database is locked/i.test(e.message))) return true;
+    e = (e.parent ?? e.original) as Record<string, unknown> | undefined;
+  }
+  return false;
+}
+
 /**
  * A unique index refused the write (two writers passed the same check at once), on either dialect:
  * Sequelize's UniqueConstraintError, or the driver's own error when it arrives unwrapped (PostgreSQL

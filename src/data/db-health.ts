@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Sequelize } from 'sequelize';
 import type { Logger } from '../log/logger.js';
-import { isDatabaseUnavailable } from './db-errors.js';
+import { isDatabaseUnavailable, isLockBusy } from './db-errors.js';
 import { withTimeout } from '../with-timeout.js';
 
 /** Thrown at once, without touching the database, while an outage is known (the breaker is open). */
@@ -21,7 +21,10 @@ export interface DatabaseHealthStatus {
 }
 
 export interface DatabaseHealthOptions {
-  /** One cheap round trip that proves the database usable again (for SQLite: that it can be written). */
+  /**
+   * One cheap round trip that proves the database usable again (for SQLite: that it can be written,
+   * by taking the write lock on a connection of its own).
+   */
   probe: () => Promise<void>;
   logger: Logger;
   /** Counted outages and refused calls, for /metrics. */
@@ -46,6 +49,11 @@ export class DatabaseHealth extends EventEmitter {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private suspecting = false;
+  /** This process's transactions past BEGIN (holding SQLite's write lock), and when the last one ended. */
+  private writers = 0;
+  private lastWriteEnd = 0;
+  /** Failures already judged to be this process's own lock contention (see `contended`), not an outage. */
+  private readonly contention = new WeakSet<object>();
   private readonly probeMs: number;
   private readonly maxProbeMs: number;
   private readonly probeTimeoutMs: number;
@@ -70,11 +78,51 @@ export class DatabaseHealth extends EventEmitter {
     return new DatabaseUnavailableError(this.since);
   }
 
-  /** Reports a failure; only one that means "unreachable" opens the breaker. Returns whether it did count. */
-  observe(err: unknown): boolean {
+  /**
+   * Reports a failure; only one that means "unreachable" opens the breaker. Returns whether it did
+   * count. `since`: when the failed call began, for telling this process's own lock contention from
+   * an outage (see `contended`); a failure judged so once (by the guard) is never counted later.
+   */
+  observe(err: unknown, since?: number): boolean {
     if (!isDatabaseUnavailable(err)) return false;
+    if (this.judgedContention(err) || (since !== undefined && this.contended(err, since))) return false;
     this.failed(err);
     return true;
+  }
+
+  /**
+   * A transaction of this process got past its BEGIN (on SQLite it holds the write lock until it
+   * ends); call the returned function once it has committed or rolled back.
+   */
+  writing(): () => void {
+    this.writers += 1;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.writers -= 1;
+      this.lastWriteEnd = Date.now();
+    };
+  }
+
+  /**
+   * Whether `err`, from a call or probe that began at `since`, is SQLite saying "locked" while this
+   * process's own transaction held the write lock at some moment of the wait: contention between
+   * this process's writers under load (the database is alive, busy), not another process keeping the
+   * database from us. A lock held by nobody here, or by another process throughout, stays an outage.
+   */
+  private contended(err: unknown, since: number): boolean {
+    if (!isLockBusy(err) || !(this.writers > 0 || this.lastWriteEnd >= since)) return false;
+    if (err && typeof err === 'object') this.contention.add(err);
+    return true;
+  }
+
+  private judgedContention(err: unknown): boolean {
+    for (let e = err as Record<string, unknown> | undefined, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+      if (this.contention.has(e)) return true;
+      e = (e.parent ?? e.original) as Record<string, unknown> | undefined;
+    }
+    return false;
   }
 
   failed(err: unknown): void {
@@ -99,10 +147,15 @@ export class DatabaseHealth extends EventEmitter {
   suspect(): void {
     if (!this.up || this.stopped || this.suspecting) return;
     this.suspecting = true;
+    const started = Date.now();
     withTimeout(this.opts.probe(), this.probeTimeoutMs)
       .then(
         () => undefined,
-        (err: unknown) => this.failed(err),
+        (err: unknown) => {
+          // The probe's BEGIN IMMEDIATE waited on this process's own writer: alive, busy.
+          if (this.contended(err, started)) this.opts.logger.debug('database probe: busy with this process\'s own writes, not an outage');
+          else this.failed(err);
+        },
       )
       .finally(() => (this.suspecting = false));
   }
@@ -123,11 +176,15 @@ export class DatabaseHealth extends EventEmitter {
 
   private async probeOnce(lastDelay: number): Promise<void> {
     this.timer = null;
+    const started = Date.now();
     try {
       await withTimeout(this.opts.probe(), this.probeTimeoutMs);
-    } catch {
-      this.schedule(Math.min(this.maxProbeMs, lastDelay * 2));
-      return;
+    } catch (err) {
+      // Locked by a transaction of this process: that one got the lock, so the database is back.
+      if (!this.contended(err, started)) {
+        this.schedule(Math.min(this.maxProbeMs, lastDelay * 2));
+        return;
+      }
     }
     if (this.stopped || this.up) return;
     const downMs = Date.now() - this.since.getTime();
@@ -158,12 +215,13 @@ export function guardDatabase(sequelize: Sequelize, health: DatabaseHealth, slow
   // A slow statement inside a transaction of this process may be waiting on that very transaction's
   // own lock (a long migration): only calls outside transactions raise the suspicion.
   const watch = (p: Promise<unknown>, timed: boolean) => {
+    const started = Date.now();
     const timer = timed ? setTimeout(() => health.suspect(), slowMs) : undefined;
     return p.then(
       (v) => (clearTimeout(timer), v),
       (err: unknown) => {
         clearTimeout(timer);
-        health.observe(err);
+        health.observe(err, started);
         throw err;
       },
     );
@@ -173,7 +231,19 @@ export function guardDatabase(sequelize: Sequelize, health: DatabaseHealth, slow
   target.transaction = (...args: unknown[]) => {
     // An unmanaged transaction (no callback) is begun through query(), which is guarded already.
     if (!health.available() && args.some((a) => typeof a === 'function')) return Promise.reject(health.refusal());
-    return watch(transaction(...args), false);
+    // A managed transaction holds the write lock from its callback's start (BEGIN IMMEDIATE is done)
+    // until it has ended: the spans the tracker tells own contention by (`writing`). An unmanaged one
+    // (the migrator's dry run) is not counted.
+    let ended: (() => void) | undefined;
+    const begun = args.map((a) =>
+      typeof a === 'function'
+        ? (t: unknown) => {
+            ended = health.writing();
+            return (a as (t: unknown) => unknown)(t);
+          }
+        : a,
+    );
+    return watch(transaction(...begun), false).finally(() => ended?.());
   };
   return query as Sequelize['query'];
 }
