@@ -25,7 +25,8 @@ const adminRoute = <B = undefined, Q = Record<string, unknown>, P = Record<strin
   def: Omit<RouteDef<B, Q, P, typeof ADMIN>, 'method' | 'path' | 'auth' | 'rateLimit'>,
 ): Omit<RouteDef<B, Q, P, typeof ADMIN>, 'method' | 'path'> => ({ auth: ADMIN, rateLimit: 'admin', ...def });
 
-function sessionRow(s: SessionRecord, now = Date.now()) {
+/** A session as listed in admin user details (the spec's Session); the user's own list adds `current` (own-sessions.routes.ts). */
+export function sessionRow(s: SessionRecord, now = Date.now()) {
   const expired = new Date(s.expires_at).getTime() <= now;
   return {
     id: s.id,

@@ -16,6 +16,7 @@ import * as limits from './limits.routes.js';
 import * as audit from './audit.routes.js';
 import * as webhooks from './webhooks.routes.js';
 import * as oidc from './oidc.routes.js';
+import * as ownSessions from './own-sessions.routes.js';
 
 /** The table of contents of the core API: one line per route. */
 export const coreRoutes: AnyRouteDef[] = [
@@ -33,6 +34,9 @@ export const coreRoutes: AnyRouteDef[] = [
   profile.updateProfileLegacy, // PUT /auth/profile
   profile.updateProfileLegacyPost, // POST /auth/profile
   audit.ownSecurityEvents, // GET /auth/user/me/security-events
+  ownSessions.listOwnSessions, // GET /auth/user/me/sessions
+  ownSessions.revokeOtherOwnSessions, // POST /auth/user/me/sessions/revoke-others
+  ownSessions.revokeOwnSession, // DELETE /auth/user/me/sessions/:id
   sessions.validation, // GET /auth/validation
   sessions.validationPost, // POST /auth/validation
   sessions.refresh, // POST /auth/refresh
