@@ -63,7 +63,7 @@ export function oidcRouter(app: AppContext): RequestHandler {
     if (!token) return null;
     try {
       const v = await app.services.sessions.validate(token);
-      return { userId: v.user.id, session: v.session, user: v.user };
+      return { userId: v.user.id, sessionId: v.session.id, session: v.session, user: v.user };
     } catch {
       return null;
     }

@@ -29,6 +29,20 @@ export interface OidcAdapter {
  */
 export const SHORT_LIVED = new Set(['AuthorizationCode', 'Interaction', 'PushedAuthorizationRequest', 'ReplayDetection']);
 
+/**
+ * What the provider issues within one of its sessions (one browser's): the session itself and the
+ * tokens that carry its uid (`sessionUid`). Their `uid` column holds that uid, so that what one
+ * session issued ends with it (oidc.ts, `revokeSessions`).
+ */
+export const SESSION_BOUND = ['Session', 'AuthorizationCode', 'AccessToken', 'RefreshToken'];
+
+/**
+ * Gatehouse's own row beside the provider's: which Gatehouse session a provider session is used with
+ * (id: the provider session's uid; `uid` column: the Gatehouse session's id). Kept while that
+ * Gatehouse session exists (pruneArtefacts).
+ */
+export const SESSION_LINK = 'SessionLink';
+
 interface Row {
   payload: string;
   consumed_at: Date | string | null;
@@ -55,7 +69,9 @@ export function createDbAdapter(sequelize: Sequelize, model: string, clock: () =
   return {
     async upsert(id, payload, expiresIn) {
       const expires = expiresIn ? new Date(clock().getTime() + expiresIn * 1000) : null;
-      const values = [JSON.stringify(payload), payload.grantId ?? null, payload.userCode ?? null, payload.uid ?? null, payload.accountId ?? null, expires];
+      // Tokens carry their provider session's uid as `sessionUid`: indexed in `uid` (SESSION_BOUND).
+      const uid = payload.uid ?? (typeof payload.sessionUid === 'string' ? payload.sessionUid : null);
+      const values = [JSON.stringify(payload), payload.grantId ?? null, payload.userCode ?? null, uid, payload.accountId ?? null, expires];
       // Delete and insert in one unit of work: the same statements on both dialects.
       await sequelize.transaction(async (transaction) => {
         await sequelize.query('DELETE FROM oidc_artefacts WHERE model = ? AND id = ?', { replacements: [model, id], transaction });
@@ -116,7 +132,10 @@ export function createCacheAdapter(cache: Cache, model: string, clock: () => Dat
   };
 }
 
-/** Deletes expired artefacts. */
+/** Deletes expired artefacts, and the links to Gatehouse sessions that have ended (signed out, expired). */
 export async function pruneArtefacts(sequelize: Sequelize, now: Date): Promise<void> {
   await sequelize.query('DELETE FROM oidc_artefacts WHERE expires_at IS NOT NULL AND expires_at < ?', { replacements: [now] });
+  await sequelize.query('DELETE FROM oidc_artefacts WHERE model = ? AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = oidc_artefacts.uid)', {
+    replacements: [SESSION_LINK],
+  });
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type Provider from 'oidc-provider';
@@ -5,15 +6,16 @@ import type { AuditService } from '../audit/audit-service.js';
 import type { Cache } from '../cache/cache.js';
 import type { Config } from '../config/schema.js';
 import type { UserRepository } from '../data/repositories/user-repository.js';
+import type { SessionService } from '../services/session-service.js';
 import { unavailable } from '../errors/app-error.js';
 import type { Logger } from '../log/logger.js';
 import { limitClassesOf, type LimitTableConfig } from '../limits/limit-classes.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { createSealer } from '../social/crypto.js';
-import { createCacheAdapter, createDbAdapter, pruneArtefacts, SHORT_LIVED, type OidcAdapter } from './adapter.js';
+import { createCacheAdapter, createDbAdapter, pruneArtefacts, SESSION_BOUND, SESSION_LINK, SHORT_LIVED, type OidcAdapter } from './adapter.js';
 import { createClientStore } from './clients.js';
 import { createKeyStore, type KeyStore } from './keys.js';
-import { buildProvider, MAX_SIGNED_TTL, type ProviderDeps } from './provider.js';
+import { buildProvider, MAX_SIGNED_TTL, type BindableSession, type ProviderDeps } from './provider.js';
 
 export interface OidcDeps {
   config: Pick<
@@ -25,6 +27,8 @@ export interface OidcDeps {
   cache: Cache;
   audit: AuditService;
   users: Pick<UserRepository, 'findById'>;
+  /** Told of revoked Gatehouse sessions: the tokens issued in them end too. */
+  sessions: Pick<SessionService, 'onRevoked'>;
   logger: Logger;
   /** Counts failed client authentications per client (the `oidc-client-auth` class). */
   limiter: RateLimiter;
@@ -34,9 +38,12 @@ export interface OidcDeps {
 /** What the HTTP layer hands the provider: the parts that read requests and write pages. */
 export type OidcHttpGlue = Pick<ProviderDeps, 'gatehouseSession' | 'endGatehouseSession' | 'renderLogout' | 'renderLoggedOut'>;
 
-/** Audit events a change to a user's account writes that end every grant of theirs (refresh tokens included). */
+/**
+ * Audit events a change to a user's account writes that end every grant of theirs (refresh tokens
+ * included). A revoked session ends only what was issued in it (the session service tells, see
+ * `revokeSessions`); a revocation of every session of a user ends everything, as these do.
+ */
 const REVOKING_EVENTS = new Set([
-  'session.revoked',
   'user.disabled',
   'user.deleted',
   'password.changed',
@@ -77,9 +84,67 @@ export function createOidc(deps: OidcDeps) {
     });
   }
 
+  /**
+   * Ends what the OpenID provider issued in these Gatehouse sessions: each provider session bound to
+   * one of them (its `SessionLink`, made by `bindSession`), the codes, access and refresh tokens
+   * issued in it (their `uid` column holds the provider session's uid), and the grants that were
+   * theirs alone (a grant a consent or another session's token still names stays).
+   */
+  async function revokeSessions(sessionIds: string[], tx?: Transaction | null): Promise<void> {
+    const transaction = tx ?? undefined;
+    const links = await sequelize.query<{ id: string }>('SELECT id FROM oidc_artefacts WHERE model = ? AND uid IN (?)', {
+      type: QueryTypes.SELECT,
+      replacements: [SESSION_LINK, sessionIds],
+      transaction,
+    });
+    if (!links.length) return;
+    const uids = links.map((l) => l.id);
+    const grants = await sequelize.query<{ grant_id: string }>('SELECT DISTINCT grant_id FROM oidc_artefacts WHERE uid IN (?) AND model IN (?) AND grant_id IS NOT NULL', {
+      type: QueryTypes.SELECT,
+      replacements: [uids, SESSION_BOUND],
+      transaction,
+    });
+    await sequelize.query('DELETE FROM oidc_artefacts WHERE uid IN (?) AND model IN (?)', { replacements: [uids, SESSION_BOUND], transaction });
+    await sequelize.query('DELETE FROM oidc_artefacts WHERE model = ? AND uid IN (?)', { replacements: [SESSION_LINK, sessionIds], transaction });
+    if (!grants.length) return;
+    await sequelize.query(
+      "DELETE FROM oidc_artefacts WHERE model = 'Grant' AND id IN (?) AND NOT EXISTS (SELECT 1 FROM oidc_artefacts o WHERE o.grant_id = oidc_artefacts.id AND o.model <> 'Grant')",
+      { replacements: [grants.map((g) => g.grant_id)], transaction },
+    );
+  }
+
+  /**
+   * Binds the provider's session (one browser's) to the Gatehouse session it is used with, so that
+   * revoking that Gatehouse session ends what was issued in it. A provider session met with another
+   * Gatehouse session than the one it is bound to (the browser signed in again) continues under a new
+   * uid, without the old one's per-client authorizations: what the old one issued stays the old
+   * Gatehouse session's. Runs before the provider loads the request's grant.
+   */
+  async function bindSession(session: BindableSession, gatehouse: { userId: string; sessionId: string }): Promise<void> {
+    if (!session.accountId || session.accountId !== gatehouse.userId) return;
+    const [link] = await sequelize.query<{ uid: string }>('SELECT uid FROM oidc_artefacts WHERE model = ? AND id = ?', {
+      type: QueryTypes.SELECT,
+      replacements: [SESSION_LINK, session.uid],
+    });
+    if (link?.uid === gatehouse.sessionId) return;
+    if (link) {
+      session.uid = randomBytes(16).toString('base64url');
+      session.authorizations = {};
+    }
+    const payload = JSON.stringify({ sessionUid: session.uid, gatehouseSession: gatehouse.sessionId });
+    await sequelize.query(
+      'INSERT INTO oidc_artefacts (model, id, payload, uid, account_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (model, id) DO NOTHING',
+      { replacements: [SESSION_LINK, session.uid, payload, gatehouse.sessionId, gatehouse.userId] },
+    );
+  }
+
   // A user's grants end with their sessions, in the same unit of work as the change that ended them.
   deps.audit.onRecord(async (event, tx) => {
     if (event.user_id && REVOKING_EVENTS.has(event.type)) await revokeAccount(event.user_id, tx);
+  });
+  deps.sessions.onRevoked(async ({ ids, everyOf }, tx) => {
+    if (ids.length) await revokeSessions(ids, tx);
+    if (everyOf) await revokeAccount(everyOf, tx);
   });
 
   const consentId = (accountId: string, clientId: string) => `${accountId}:${clientId}`;
@@ -111,6 +176,7 @@ export function createOidc(deps: OidcDeps) {
             trustProxy: config.trustProxy !== false && config.trustProxy !== 0,
             adapterFor,
             clients,
+            bindSession,
             findUser: async (id) => {
               const u = typeof id === 'string' && id.length <= 36 ? await deps.users.findById(id) : null;
               return u && !u.disabled_at && !u.deleted_at ? u : null;
@@ -202,6 +268,7 @@ export function createOidc(deps: OidcDeps) {
     },
 
     revokeAccount,
+    revokeSessions,
     prune: () => pruneArtefacts(sequelize, clock()),
   };
 

@@ -86,6 +86,13 @@ export function claimsOf(user: UserRecord): Record<string, unknown> {
   };
 }
 
+/** The parts of the provider's session (oidc-provider's Session model) that binding it reads and changes. */
+export interface BindableSession {
+  uid: string;
+  accountId?: string;
+  authorizations?: Record<string, unknown>;
+}
+
 export interface ProviderDeps {
   issuer: string;
   keys: PrivateJwk[];
@@ -99,7 +106,9 @@ export interface ProviderDeps {
   /** A live, not disabled, not deleted user, else null. */
   findUser(id: string): Promise<UserRecord | null>;
   /** The Gatehouse session behind a request's cookie (a full one; pending two-factor reads as none). */
-  gatehouseSession(req: IncomingMessage): Promise<{ userId: string } | null>;
+  gatehouseSession(req: IncomingMessage): Promise<{ userId: string; sessionId: string } | null>;
+  /** Binds the provider's session to the request's Gatehouse session (oidc.ts, `bindSession`). */
+  bindSession(session: BindableSession, gatehouse: { userId: string; sessionId: string }): Promise<void>;
   /** The consent remembered for a user and a third-party client. */
   consentGrant(accountId: string, clientId: string): Promise<string | null>;
   onEvent(event: string, ctx: unknown, detail: Record<string, unknown>): void;
@@ -233,20 +242,26 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(t: string): boolean }, code: { scopes: Set<string> }) =>
       client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     conformIdTokenClaims: true,
-    async findAccount(_ctx: unknown, sub: string) {
+    async findAccount(ctx: { oidc: { provider: Provider } }, sub: string, token?: { kind?: string; sessionUid?: string }) {
+      // A code redeemed after the session it was issued in ended (its Gatehouse session revoked, an
+      // RP-initiated logout) is refused: what that session issued ends with it.
+      if (token?.kind === 'AuthorizationCode' && token.sessionUid && !(await ctx.oidc.provider.Session.findByUid(token.sessionUid))) return undefined;
       const user = await deps.findUser(sub);
       if (!user) return undefined;
       return { accountId: user.id, claims: async () => claimsOf(user) };
     },
     async loadExistingGrant(ctx: {
+      req: IncomingMessage;
       oidc: {
         client: { clientId: string };
-        session: { accountId?: string; grantIdFor(id: string): string | undefined };
+        session: BindableSession & { grantIdFor(id: string): string | undefined };
         result?: { consent?: { grantId?: string } };
         provider: Provider;
       };
     }) {
       const { client, session, result } = ctx.oidc;
+      const gatehouse = await deps.gatehouseSession(ctx.req);
+      if (gatehouse) await deps.bindSession(session, gatehouse);
       const grantId =
         result?.consent?.grantId ??
         session.grantIdFor(client.clientId) ??

@@ -58,6 +58,17 @@ export interface CreateSessionInput {
   signInMethod?: string | null;
 }
 
+/**
+ * Sessions a revocation ended, told inside its unit of work (the OpenID provider ends what they
+ * authorized, src/oidc): their ids, and — for a revocation of every session of a user with none kept
+ * (sign out everywhere) — that user. Signing out (revokeToken) and expiry are not revocations.
+ */
+export interface SessionsRevoked {
+  ids: string[];
+  everyOf: string | null;
+}
+export type RevocationListener = (revoked: SessionsRevoked, tx: TxOption['tx']) => Promise<void>;
+
 /** Thrown for an unknown or revoked session; the message is one the clients match on. */
 export const invalidSession = () => new AppError(401, Codes.INVALID_SESSION, 'Invalid session');
 export const expiredSession = () => new AppError(401, Codes.SESSION_EXPIRED, 'Session expired');
@@ -85,6 +96,10 @@ export function createSessionService(deps: SessionServiceDeps) {
     bus: deps.bus,
   });
   const forgetSessions = cache.forgetSessions;
+  const revocationListeners: RevocationListener[] = [];
+  const revoked = async (r: SessionsRevoked, tx: TxOption['tx']) => {
+    for (const listener of revocationListeners) await listener(r, tx);
+  };
 
   function touch(s: SessionRecord, hash: string): void {
     const now = clock();
@@ -237,9 +252,13 @@ export function createSessionService(deps: SessionServiceDeps) {
 
     /** Ends one session by id; inside a unit of work the row goes with it (the caches are told at once: the safe direction). */
     async revokeById(sessionId: string, opts: TxOption = {}): Promise<boolean> {
-      const hashes = await deps.sessions.deleteWhere({ id: sessionId }, opts);
-      await forgetSessions(hashes, { revoked: true });
-      return hashes.length > 0;
+      const gone = await deps.sessions.deleteWhere({ id: sessionId }, opts);
+      await forgetSessions(
+        gone.map((s) => s.token_hash),
+        { revoked: true },
+      );
+      if (gone.length) await revoked({ ids: gone.map((s) => s.id), everyOf: null }, opts.tx);
+      return gone.length > 0;
     },
 
     /**
@@ -247,13 +266,23 @@ export function createSessionService(deps: SessionServiceDeps) {
      * Inside a unit of work the rows go with it and the caches are told once it commits.
      */
     async revokeAllForUser(userId: string, exceptSessionId?: string, opts: TxOption = {}): Promise<number> {
-      const hashes = await deps.sessions.deleteWhere({ user_id: userId, exceptId: exceptSessionId }, opts);
+      const gone = await deps.sessions.deleteWhere({ user_id: userId, exceptId: exceptSessionId }, opts);
+      if (gone.length || !exceptSessionId) await revoked({ ids: gone.map((s) => s.id), everyOf: exceptSessionId ? null : userId }, opts.tx);
       await afterCommit(
         opts.tx,
-        () => forgetSessions(hashes, { revoked: true }),
+        () =>
+          forgetSessions(
+            gone.map((s) => s.token_hash),
+            { revoked: true },
+          ),
         (err) => deps.logger.warn({ err: (err as Error).message }, 'could not evict revoked sessions from caches'),
       );
-      return hashes.length;
+      return gone.length;
+    },
+
+    /** Registers a listener told of every revocation, inside its unit of work (see SessionsRevoked). */
+    onRevoked(listener: RevocationListener): void {
+      revocationListeners.push(listener);
     },
 
     listForUser: (userId: string) => deps.sessions.listByUser(userId),

@@ -23,14 +23,20 @@ export interface SessionRecord {
   expires_at: Date;
 }
 
+/** A session a deletion removed. */
+export interface DeletedSession {
+  id: string;
+  token_hash: string;
+}
+
 export interface SessionRepository {
   create(s: SessionRecord, opts?: TxOption): Promise<SessionRecord>;
   findByHash(tokenHash: string): Promise<SessionRecord | null>;
   findById(id: string): Promise<SessionRecord | null>;
   listByUser(userId: string): Promise<SessionRecord[]>;
   update(id: string, values: Partial<SessionRecord>, opts?: TxOption): Promise<void>;
-  /** Deletes and returns the token hashes removed (to evict them from caches). */
-  deleteWhere(where: { id?: string; user_id?: string; exceptId?: string }, opts?: TxOption): Promise<string[]>;
+  /** Deletes and returns the sessions removed: their ids and token hashes (to evict them from caches). */
+  deleteWhere(where: { id?: string; user_id?: string; exceptId?: string }, opts?: TxOption): Promise<DeletedSession[]>;
   /** Deletes up to `batch` sessions expired before `now`, in one short statement; returns how many. */
   deleteExpired(now: Date, batch: number): Promise<number>;
   /** How many sessions expired before `now` are still stored (the expiry job's backlog). */
@@ -44,10 +50,10 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
   const pg = dialectOf(sequelize) === 'postgres';
   const plain = (m: { get(o: { plain: true }): unknown } | null) => (m ? (m.get({ plain: true }) as SessionRecord) : null);
 
-  async function deleteIds(rows: { id: string; token_hash: string }[], opts?: TxOption): Promise<string[]> {
+  async function deleteIds(rows: DeletedSession[], opts?: TxOption): Promise<DeletedSession[]> {
     if (!rows.length) return [];
     await Session.destroy({ where: { id: rows.map((r) => r.id) }, transaction: opts?.tx ?? undefined });
-    return rows.map((r) => r.token_hash);
+    return rows;
   }
 
   return {
