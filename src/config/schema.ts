@@ -250,7 +250,7 @@ export const CONFIG_KEYS = {
     'webPages',
     'mail',
     bool,
-    "Point the mails' links (verification, password reset) at Gatehouse's own hosted pages (/verify-email, /reset-password) instead of the API route and APP_URL/reset-password. The pages are served either way.",
+    "Point the mails' links (verification, password reset, email change) at Gatehouse's own hosted pages (/verify-email, /reset-password, /account/email/confirm) instead of the API routes and APP_URL/reset-password. The pages are served either way.",
     { default: false },
   ),
   WEB_LOGO_FILE: key(
