@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedContext, launchChromium } from '../helpers/chromium.js';
+import { guardedContext, launchChromium, type GuardedContext } from '../helpers/chromium.js';
 import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
@@ -29,6 +29,16 @@ afterAll(async () => {
 
 const PHONE = { viewport: { width: 320, height: 640 } };
 
+/** Signs in at /login in a context of its own and lands on /account. */
+async function signIn(g: GuardedContext, email: string): Promise<Page> {
+  const page = await g.newPage();
+  await page.goto(`${origin}/login`);
+  await page.getByLabel('Email or user name').fill(email);
+  await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
+  await Promise.all([page.waitForURL(`${origin}/account`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+  return page;
+}
+
 async function press(page: Page, button: ReturnType<Page['locator']>) {
   await Promise.all([page.waitForLoadState('load'), page.waitForNavigation(), button.click()]);
 }
@@ -38,11 +48,7 @@ describe.concurrent('email change in the browser', () => {
     const user = await makeUser(w.t, { email: uniqueEmail('bmail'), is_verified: false });
     const g = await guardedContext(browser, PHONE);
     try {
-      const page = await g.newPage();
-      await page.goto(`${origin}/login`);
-      await page.getByLabel('Email or user name').fill(user.email);
-      await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
-      await Promise.all([page.waitForURL(`${origin}/account`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+      const page = await signIn(g, user.email);
 
       const section = page.locator('#email');
       expect(await section.locator('[data-current-email]').innerText()).toBe(user.email);
@@ -72,11 +78,8 @@ describe.concurrent('email change in the browser', () => {
       await mailTo(w.smtp, user.email, /^The email address of your Gatehouse account was changed$/, 15_000);
       const other = await guardedContext(browser, PHONE);
       try {
-        const p2 = await other.newPage();
-        await p2.goto(`${origin}/login`);
-        await p2.getByLabel('Email or user name').fill(to);
-        await p2.getByLabel('Password').fill(DEFAULT_PASSWORD);
-        await Promise.all([p2.waitForURL(`${origin}/account`), p2.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+        const p2 = await signIn(other, to);
+        expect(await p2.locator('#email [data-current-email]').innerText()).toBe(to);
         expect(other.foreign).toEqual([]);
       } finally {
         await other.close();
@@ -92,11 +95,7 @@ describe.concurrent('email change in the browser', () => {
     const user = await makeUser(w.t, { email: uniqueEmail('bmail-wrong') });
     const g = await guardedContext(browser, PHONE);
     try {
-      const page = await g.newPage();
-      await page.goto(`${origin}/login`);
-      await page.getByLabel('Email or user name').fill(user.email);
-      await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
-      await Promise.all([page.waitForURL(`${origin}/account`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+      const page = await signIn(g, user.email);
       await page.getByLabel('New email address').fill(uniqueEmail('bmail-never'));
       await page.locator('#email').getByLabel('Current password').fill('Not-My-Password-9');
       await press(page, page.getByRole('button', { name: 'Send confirmation link' }));
