@@ -89,7 +89,7 @@ describe.concurrent('email change in the browser', () => {
     } finally {
       await g.close();
     }
-  });
+  }, 120_000);
 
   it('shows a wrong password on the page and sends nothing', async () => {
     const user = await makeUser(w.t, { email: uniqueEmail('bmail-wrong') });
