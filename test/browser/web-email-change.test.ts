@@ -56,7 +56,7 @@ describe.concurrent('email change in the browser', () => {
       const to = uniqueEmail('bmail-new');
       await page.getByLabel('New email address').fill(to);
       await section.getByLabel('Current password').fill(DEFAULT_PASSWORD);
-      await press(page, page.getByRole('button', { name: 'Send confirmation link' }));
+      await press(page, page.getByRole('button', { name: 'Change email' }));
       expect(page.url()).toBe(`${origin}/account?done=email_sent#email`);
       expect(await page.getByRole('status').innerText()).toContain('a confirmation link was sent');
       expect(await fitsWidth(page)).toBe(true);
@@ -98,7 +98,7 @@ describe.concurrent('email change in the browser', () => {
       const page = await signIn(g, user.email);
       await page.getByLabel('New email address').fill(uniqueEmail('bmail-never'));
       await page.locator('#email').getByLabel('Current password').fill('Not-My-Password-9');
-      await press(page, page.getByRole('button', { name: 'Send confirmation link' }));
+      await press(page, page.getByRole('button', { name: 'Change email' }));
       expect(await page.getByRole('alert').innerText()).toContain('Current password is incorrect');
       expect(await page.locator('#email [data-current-email]').innerText()).toBe(user.email);
     } finally {
