@@ -51,6 +51,7 @@ export interface Services {
   tokens: AccountFlows['tokens'];
   verification: AccountFlows['verification'];
   passwordFlows: AccountFlows['passwordFlows'];
+  emailChange: AccountFlows['emailChange'];
   /** The one sign-in seam: every way of signing in ends here (services/sign-in.ts). */
   signIn: SignInService;
   tokenLogin: AccountFlows['tokenLogin'];

@@ -13,6 +13,8 @@ export const CORE_AUDIT_TYPES = {
   'password.reset': 'A password was set through a reset link or code',
   'email.verified': "A user's email address was verified",
   'email.changed': "A user's email address was changed (details.identifier: the previous address, removed by an erasure; the new one is on the user)",
+  'email.change_requested':
+    'A signed-in user asked to change their email address and proved their password (details.identifier: the requested address, removed by an erasure); the change follows only from the link mailed to it',
   'two_factor.enabled': 'Two-factor authentication was turned on',
   'two_factor.disabled': 'Two-factor authentication was turned off by the user',
   'two_factor.reset': "An admin or the CLI removed a user's second factor",

@@ -21,6 +21,7 @@ export const NOTICE_TEMPLATES: Readonly<Record<string, EmailTemplateName>> = {
   'password.changed': 'password-changed',
   'password.reset': 'password-was-reset',
   'email.changed': 'email-changed',
+  'email.change_requested': 'email-change-requested',
   'two_factor.disabled': 'two-factor-disabled',
   'two_factor.reset': 'two-factor-reset',
   'social.linked': 'social-linked',
@@ -94,7 +95,9 @@ export function createSecurityNotices(deps: SecurityNoticeDeps) {
     // A disabled or deleted account gets no mail, whatever happened to it.
     if (!isActiveUser(user)) return;
     const data = noticeData(event, user, deps.config);
-    const to = [{ address: user.email, data }];
+    // A requested change tells the current address where the account is asked to go (masked).
+    const requested = template === 'email-change-requested' ? text(event.details.identifier) : undefined;
+    const to = [{ address: user.email, data: requested ? { ...data, newEmail: maskEmail(requested) } : data }];
     // The address before the change: best as details.identifier (a column of its own, which erasure clears).
     const previous = template === 'email-changed' ? (text(event.details.identifier) ?? text(event.details.previous_email)) : undefined;
     if (previous && canonicalEmail(previous) !== canonicalEmail(user.email)) {

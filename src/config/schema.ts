@@ -184,6 +184,13 @@ export const CONFIG_KEYS = {
   RESET_TOKEN_TTL: key('resetTokenTtl', 'auth', duration(300, 7 * 86400), 'Password reset token lifetime.', { default: '1h' }),
   VERIFY_TOKEN_TTL: key('verifyTokenTtl', 'auth', duration(600, 30 * 86400), 'Email verification token lifetime.', { default: '2d' }),
   LOGIN_TOKEN_TTL: key('loginTokenTtl', 'auth', duration(60, 3600), 'Passwordless login token lifetime.', { default: '15m' }),
+  EMAIL_CHANGE_TOKEN_TTL: key(
+    'emailChangeTokenTtl',
+    'auth',
+    duration(300, 7 * 86400),
+    'Lifetime of the link that confirms a new email address (POST /auth/user/me/email, docs/email-change.md).',
+    { default: '1h' },
+  ),
   APP_URL: key('appUrl', 'auth', url(['http', 'https']).optional(), 'Front-end base URL used in links (reset page, login link). Default PUBLIC_URL.'),
   RESET_URL_ALLOWLIST: key('resetUrlAllowlist', 'auth', list, 'Origins a client-supplied resetUrl / redirect_url may point to (comma list).', { default: [] }),
   VERIFY_REDIRECT_URL: key(
@@ -243,7 +250,7 @@ export const CONFIG_KEYS = {
     'webPages',
     'mail',
     bool,
-    "Point the mails' links (verification, password reset) at Gatehouse's own hosted pages (/verify-email, /reset-password) instead of the API route and APP_URL/reset-password. The pages are served either way.",
+    "Point the mails' links (verification, password reset, email change) at Gatehouse's own hosted pages (/verify-email, /reset-password, /account/email/confirm) instead of the API routes and APP_URL/reset-password. The pages are served either way.",
     { default: false },
   ),
   WEB_LOGO_FILE: key(
@@ -295,6 +302,13 @@ export const CONFIG_KEYS = {
     default: '10/10m',
   }),
   RATE_LIMIT_TOKEN_VALIDATE: key('rateLimitTokenValidate', 'limits', rateLimit, 'Token validation.', { default: '20/5m' }),
+  RATE_LIMIT_EMAIL_CHANGE: key(
+    'rateLimitEmailChange',
+    'limits',
+    rateLimit,
+    'Email change requests (each mails a confirmation link), counted per session; the password check also counts in Login.',
+    { default: '5/1h' },
+  ),
   RATE_LIMIT_SOCIAL_LOGIN: key('rateLimitSocialLogin', 'limits', rateLimit, 'Social login.', { default: '10/15m' }),
   RATE_LIMIT_SOCIAL_API: key('rateLimitSocialApi', 'limits', rateLimit, 'Social API.', { default: '20/10m' }),
   RATE_LIMIT_CACHE_INVALIDATION: key('rateLimitCacheInvalidation', 'limits', rateLimit, 'Cache invalidation.', { default: '10/5m' }),

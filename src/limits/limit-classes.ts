@@ -22,6 +22,7 @@ export const CORE_LIMIT_CLASSES = {
   registration: 'rateLimitRegistration',
   'token-login': 'rateLimitTokenLogin',
   'token-validate': 'rateLimitTokenValidate',
+  'email-change': 'rateLimitEmailChange',
   'social-login': 'rateLimitSocialLogin',
   'social-api': 'rateLimitSocialApi',
   'cache-invalidation': 'rateLimitCacheInvalidation',

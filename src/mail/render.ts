@@ -14,12 +14,17 @@ export const EMAIL_TEMPLATES = [
   'password-changed',
   'password-was-reset',
   'email-changed',
+  'email-change-requested',
   'two-factor-disabled',
   'two-factor-reset',
   'social-linked',
   'social-unlinked',
   'passkey-added',
   'passkey-removed',
+  // Self-service email change (src/services/email-change-service.ts): the link to the new address,
+  // and what that address gets instead when it already belongs to an account.
+  'email-change-confirm',
+  'email-change-address-in-use',
 ] as const;
 export type EmailTemplateName = (typeof EMAIL_TEMPLATES)[number];
 
@@ -56,6 +61,9 @@ const REQUIRED: Record<EmailTemplateName, { all?: string[]; anyOf?: string[] }> 
   'password-changed': NOTICE,
   'password-was-reset': NOTICE,
   'email-changed': NOTICE,
+  'email-change-requested': { all: ['time', 'resetUrl', 'newEmail'] },
+  'email-change-confirm': { all: ['link'] },
+  'email-change-address-in-use': { all: ['resetUrl'] },
   'two-factor-disabled': NOTICE,
   'two-factor-reset': NOTICE,
   'social-linked': NOTICE,

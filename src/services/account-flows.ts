@@ -8,6 +8,7 @@ import { createSmsSender, type SmsSender } from '../mail/sms.js';
 import type { SignIn } from './sign-in.js';
 import type { Hooks } from '../modules/hooks.js';
 import { createAccountNotifier } from './account-notify.js';
+import { createEmailChangeService, type EmailChangeService } from './email-change-service.js';
 import type { DeferredWork } from './deferred-work.js';
 import { createPasswordService, type PasswordService } from './password-service.js';
 import type { PasswordHasher } from './security/passwords.js';
@@ -25,6 +26,8 @@ export interface AccountFlows {
   tokens: TokenService;
   verification: VerificationService;
   passwordFlows: PasswordService;
+  /** Self-service email change: a password-checked request, a link to the new address (docs/email-change.md). */
+  emailChange: EmailChangeService;
   tokenLogin: TokenLoginService;
   /** Mail and token work scheduled after answers; shutdown waits for it. */
   deferred: DeferredWork;
@@ -72,6 +75,7 @@ export function createAccountFlows(input: AccountFlowsInput): AccountFlows {
     tokens,
     verification,
     passwordFlows: createPasswordService(deps),
+    emailChange: createEmailChangeService(deps),
     tokenLogin: createTokenLoginService(deps),
     deferred,
   };

@@ -56,7 +56,7 @@ export function parseProfileInput(raw: unknown, ctx: ProfileInputContext): Parti
     if (k === 'picture') continue;
     if (k === 'email') {
       const same = typeof v === 'string' && canonicalEmail(v) === canonicalEmail(ctx.current.email);
-      if (!same) throw notAllowed('email', 'Email cannot be changed through the profile; ask an administrator');
+      if (!same) throw notAllowed('email', 'Email cannot be changed through the profile; use POST /auth/user/me/email (a link to the new address confirms it)');
       continue;
     }
     if (k in profileFields) {

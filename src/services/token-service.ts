@@ -3,9 +3,9 @@ import type { AuthTokenRecord, AuthTokenRepository } from '../data/repositories/
 import { randomCode, randomToken, safeEqual, sha256 } from './security/tokens.js';
 
 /** The one-time tokens Gatehouse issues; the value is the `kind` column. */
-export type TokenKind = 'verify_email' | 'password_reset' | 'login';
+export type TokenKind = 'verify_email' | 'password_reset' | 'login' | 'email_change';
 
-const PREFIX: Record<TokenKind, string> = { verify_email: 'vfy', password_reset: 'rst', login: 'lgn' };
+const PREFIX: Record<TokenKind, string> = { verify_email: 'vfy', password_reset: 'rst', login: 'lgn', email_change: 'eml' };
 
 /** Wrong codes a token survives; the next one voids it (a 6-digit code must not be guessable). */
 export const MAX_CODE_ATTEMPTS = 5;
@@ -22,6 +22,13 @@ export interface IssueInput {
   ttlSec: number;
   /** Also issue a short numeric code tied to this token. */
   withCode?: boolean;
+  /**
+   * Which earlier unused tokens of the kind the new one voids: those sent to the same address (default),
+   * or the user's own (an email change: another account asking for the same address must not void it).
+   */
+  supersede?: 'identifier' | 'user';
+  /** What the flow needs back when the token is used (never a secret: it is exported with the user's data). */
+  meta?: Record<string, unknown> | null;
 }
 
 export interface IssuedToken {
@@ -58,7 +65,10 @@ export function createTokenService(deps: TokenServiceDeps) {
   return {
     async issue(input: IssueInput): Promise<IssuedToken> {
       const now = clock();
-      await deps.repo.voidActive({ kind: input.kind, identifier: input.identifier }, now);
+      await deps.repo.voidActive(
+        input.supersede === 'user' ? { kind: input.kind, userId: input.userId } : { kind: input.kind, identifier: input.identifier },
+        now,
+      );
       const id = input.id ?? randomUUID();
       const token = randomToken(PREFIX[input.kind]);
       const code = input.withCode ? randomCode(CODE_DIGITS) : null;
@@ -71,7 +81,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         code_hash: code ? codeHash(id, code) : null,
         channel: input.channel ?? null,
         identifier: input.identifier,
-        meta: null,
+        meta: input.meta ?? null,
         created_at: now,
         expires_at: expiresAt,
       });

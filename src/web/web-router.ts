@@ -12,6 +12,7 @@ import { getUser } from '../http/routes/admin-users.routes.js';
 import { enable as enableModuleRoute } from '../http/routes/modules-hub.routes.js';
 import { listWebhooks } from '../http/routes/webhooks.routes.js';
 import type { AuthMode } from '../http/define-route.js';
+import { perSession } from '../http/middleware/rate-limit-classes.js';
 import { pageSession } from './page-auth.js';
 import { accountFlowPages } from './pages/account-flows.js';
 import { consolePages, type ConsoleHandler } from './pages/console.js';
@@ -33,6 +34,9 @@ export const WEB_ROUTE_LIMITS: Routes = [
   { method: 'post', path: '/verify-email', auth: 'public', rateLimit: 'token-validate' },
   { method: 'get', path: '/reset-password', auth: 'public', rateLimit: 'token-validate' },
   { method: 'post', path: '/account/password', auth: 'session', rateLimit: 'login' },
+  // POST /auth/user/me/email's class (its password check counts in `login` as well), and the link's.
+  { method: 'post', path: '/account/email', auth: 'session', rateLimit: perSession('email-change') },
+  { method: 'post', path: '/account/email/confirm', auth: 'public', rateLimit: 'token-validate' },
   // The console's posts count where the admin API's do.
   ...[
     '/admin/users/:id',
@@ -166,6 +170,9 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     [get, '/account', a.show],
     [post, '/account/profile', a.profile],
     [post, '/account/password', a.password],
+    [post, '/account/email', a.changeEmail],
+    [get, '/account/email/confirm', f.showEmailConfirm],
+    [post, '/account/email/confirm', f.submitEmailConfirm],
     [post, '/account/sessions/revoke', a.revokeSession],
     [post, '/account/sessions/revoke-others', a.revokeOthers],
     [post, '/account/two-factor/add', a.addTwoFactor],

@@ -219,6 +219,7 @@ describe('route classes', () => {
     'oidc-authorization': 1015,
     'oidc-token': 1016,
     'oidc-client-auth': 1017,
+    'email-change': 1018,
   };
   /** Where a request without session or bridge secret lands on a route with a classifier. */
   const anonymousClass = (limit: RouteLimit | undefined): RateLimitClass =>
@@ -250,6 +251,7 @@ describe('route classes', () => {
         RATE_LIMIT_OIDC_AUTHORIZATION: '1015/1h',
         RATE_LIMIT_OIDC_TOKEN: '1016/1h',
         RATE_LIMIT_OIDC_CLIENT_AUTH: '1017/1h',
+        RATE_LIMIT_EMAIL_CHANGE: '1018/1h',
         // On (no provider: nothing calls out), so the social routes answer rather than 503 "off".
         SOCIAL_LOGIN: 'true',
       },

@@ -31,6 +31,9 @@ const DATA: Record<EmailTemplateName, Record<string, string | number>> = {
   'social-unlinked': { ...NOTICE, provider: 'GitHub' },
   'passkey-added': { ...NOTICE, passkeyName: 'Work laptop' },
   'passkey-removed': { ...NOTICE, passkeyName: 'Work laptop' },
+  'email-change-requested': { ...NOTICE, newEmail: 'n***@example.test' },
+  'email-change-confirm': { name: 'Ana', link: LINK, expiresMinutes: 60, currentEmail: 'a***@example.test' },
+  'email-change-address-in-use': { resetUrl: RESET_PAGE },
 };
 
 /** What must reach the reader of each message, in both parts. */
@@ -49,6 +52,9 @@ const MUST_SHOW: Record<EmailTemplateName, string[]> = {
   'social-unlinked': [...NOTICE_SHOWS, 'GitHub'],
   'passkey-added': [...NOTICE_SHOWS, 'Work laptop'],
   'passkey-removed': [...NOTICE_SHOWS, 'Work laptop'],
+  'email-change-requested': [...NOTICE_SHOWS, 'n***@example.test'],
+  'email-change-confirm': [LINK, '60', 'a***@example.test'],
+  'email-change-address-in-use': [RESET_PAGE],
 };
 
 const htmlOf = (s: string) => escapeHtml(s);

@@ -7,6 +7,7 @@ import * as adminUsers from './admin-users.routes.js';
 import * as picture from './picture.routes.js';
 import * as password from './password.routes.js';
 import * as verification from './verification.routes.js';
+import * as emailChange from './email-change.routes.js';
 import * as tokenLogin from './token-login.routes.js';
 import * as hub from './modules-hub.routes.js';
 import * as social from '../../social/routes.js';
@@ -37,6 +38,9 @@ export const coreRoutes: AnyRouteDef[] = [
   ownSessions.listOwnSessions, // GET /auth/user/me/sessions
   ownSessions.revokeOtherOwnSessions, // POST /auth/user/me/sessions/revoke-others
   ownSessions.revokeOwnSession, // DELETE /auth/user/me/sessions/:id
+  emailChange.requestEmailChange, // POST /auth/user/me/email
+  emailChange.confirmEmailChange, // POST /auth/user/me/email/confirm
+  emailChange.confirmEmailChangeLink, // GET /auth/user/me/email/confirm
   sessions.validation, // GET /auth/validation
   sessions.validationPost, // POST /auth/validation
   sessions.refresh, // POST /auth/refresh

@@ -4,7 +4,7 @@ import { invalidInput } from '../../errors/zod-issues.js';
 import { registerPublicBody } from '../../http/schemas/auth.schemas.js';
 import { clientInfo } from '../../http/routes/auth-responses.js';
 import { emailField } from '../../services/user-fields.js';
-import { setPageSessionCookie } from '../page-auth.js';
+import { pageSession, setPageSessionCookie } from '../page-auth.js';
 import { bodyString, destination, withReturn, type WebPage } from '../web-page.js';
 
 const TOKEN_RE = /^[A-Za-z0-9_\-.~]{1,200}$/;
@@ -125,5 +125,50 @@ export function accountFlowPages(w: WebPage) {
     res.redirect(303, '/login?done=verified');
   };
 
-  return { showRegister, submitRegister, showForgot, submitForgot, showReset, submitReset, showVerify, submitVerify };
+  /** GET /account/email/confirm?token=: a button (no session needed), so a mail scanner opening the link changes nothing. */
+  const showEmailConfirm = (req: Request, res: Response) => {
+    const { t } = view.lang(req);
+    const token = tokenOf(req.query.token);
+    if (!token) return emailLinkRefused(req, res, 400, t('email_change.invalid'));
+    view.render(req, res, 'email-confirm', { title: t('email_change.title'), token });
+  };
+
+  /** POST /account/email/confirm: POST /auth/user/me/email/confirm's service; back to the account page when signed in as that user. */
+  const submitEmailConfirm = async (req: Request, res: Response) => {
+    const { t } = view.lang(req);
+    const token = tokenOf(bodyString(req, 'token', 200));
+    if (!token) return emailLinkRefused(req, res, 400, t('email_change.invalid'));
+    let changed;
+    try {
+      changed = await app.services.emailChange.confirm(token);
+    } catch (err) {
+      if (!isAppError(err) || err.status >= 500) throw err;
+      return emailLinkRefused(req, res, err.status, err.status === 409 ? t('email_change.taken') : t('email_change.invalid'));
+    }
+    const s = await pageSession(app, req);
+    if (s && !s.pending && s.user.id === changed.user.id) return res.redirect(303, '/account?done=email_changed#email');
+    w.message(req, res, 200, {
+      title: t('email_change.done_title'),
+      text: t('email_change.done', { email: changed.user.email }),
+      link: { href: '/login', label: t('error.go_sign_in') },
+    });
+  };
+
+  const emailLinkRefused = (req: Request, res: Response, status: number, text: string) => {
+    const { t } = view.lang(req);
+    w.message(req, res, status, { title: t('error.title'), text, tone: 'error', link: { href: '/account#email', label: t('account.title') } });
+  };
+
+  return {
+    showRegister,
+    submitRegister,
+    showForgot,
+    submitForgot,
+    showReset,
+    submitReset,
+    showVerify,
+    submitVerify,
+    showEmailConfirm,
+    submitEmailConfirm,
+  };
 }

@@ -8,6 +8,7 @@ import { consumeRoute } from '../../http/middleware/rate-limit.js';
 import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
 import type { AuthState } from '../../http/request-context.js';
 import { requestAuditScope } from '../../http/request-audit.js';
+import { loginAttempt } from '../../http/routes/email-change.routes.js';
 import { profileUpdateBody } from '../../http/schemas/profile.schemas.js';
 import type { AnyModuleRouteDef } from '../../modules/module-route.js';
 import { enabledModuleRoute } from '../module-routes.js';
@@ -58,6 +59,8 @@ const OUTCOMES = new Set([
   'unlinked',
   'app_revoked',
   'linked',
+  'email_sent',
+  'email_changed',
 ]);
 
 interface TwoFactorMethod {
@@ -185,6 +188,8 @@ export function accountPages(w: WebPage) {
           fields: PROFILE_FIELDS.map((name) => ({ name, value: stringOf(user[name]) })),
           moduleFields,
         },
+        // The email section's form asks for the current password; an account without one sets it first.
+        emailChange: { hasPassword: Boolean(user.password_hash) },
         sessions,
         events: events.map((e) => ({ type: e.type, label: label(t, e.type), outcome: e.outcome, at: iso(e.at), ip: e.ip ?? '' })),
         twoFactor: twoFactor && {
@@ -261,6 +266,19 @@ export function accountPages(w: WebPage) {
     await app.services.passwordFlows.changeOwn({ user: s.user, sessionId: s.session.id }, current, next);
     return 'password';
   }, 'password');
+
+  /**
+   * POST /auth/user/me/email's service: the same checks, the same neutral outcome whether or not the
+   * address is free, the password check counted in `login` (the gate counts the post in `email-change`).
+   */
+  const changeEmail = action(async (req, res, s) => {
+    await app.services.emailChange.request(
+      { user: s.user, sessionId: s.session.id },
+      { newEmail: field(req, 'new_email', 1000), password: field(req, 'current_password', 1024) },
+      { beforePasswordCheck: loginAttempt(app, req, res) },
+    );
+    return 'email_sent';
+  }, 'email');
 
   const revokeSession = action(async (req, _res, s) => {
     await app.services.users.revokeOwnSession(s.user, field(req, 'session_id', 64), s.session.id);
@@ -341,6 +359,7 @@ export function accountPages(w: WebPage) {
     show,
     profile,
     password,
+    changeEmail,
     revokeSession,
     revokeOthers,
     addTwoFactor,
