@@ -87,8 +87,12 @@ describe('the access log', () => {
     expect(refused.status).toBe(401);
     const missing = await get('/nope?session_id=ses_secretsecretsecret0001');
     expect(missing.status).toBe(404);
-    await expect.poll(() => linesOf(log).length).toBe(2);
-    const [a, b] = linesOf(log);
+    await expect.poll(() => linesOf(log).some((l) => l.res.statusCode === 404)).toBe(true);
+    // A 200 has a line only when it was slow (the first, cold validation may be, on a loaded machine).
+    const lines = linesOf(log);
+    expect(lines.filter((l) => l.res.statusCode === 200 && l.responseTime < SLOW_MS)).toEqual([]);
+    const [a, b] = lines.filter((l) => l.res.statusCode !== 200);
+    expect(lines.filter((l) => l.res.statusCode !== 200)).toHaveLength(2);
     expect(a).toMatchObject({
       level: 30,
       msg: 'request completed',
