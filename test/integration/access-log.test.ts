@@ -62,7 +62,13 @@ async function serve(level: string): Promise<{ server: RunningServer; log: Log; 
 function slowPost(port: number, path: string, headers: Record<string, string>, body: string, delayMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
-    const head = [`POST ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`];
+    const head = [
+      `POST ${path} HTTP/1.1`,
+      'Host: 127.0.0.1',
+      'Connection: close',
+      'Content-Type: application/json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+    ];
     for (const [k, v] of Object.entries(headers)) head.push(`${k}: ${v}`);
     socket.write(`${head.join('\r\n')}\r\n\r\n`);
     setTimeout(() => socket.write(body), delayMs);
@@ -141,8 +147,18 @@ describe('the access log', () => {
     expect(stats.answered).toBe(1);
     await expect.poll(() => linesOf(log).length).toBe(2);
     const [l, a] = linesOf(log);
-    expect(l).toMatchObject({ level: 20, msg: 'request completed', req: { id: lane.headers.get('x-request-id'), url: '/auth/validation' }, res: { statusCode: 200 } });
-    expect(a).toMatchObject({ level: 20, msg: 'request completed', req: { id: app.headers.get('x-request-id'), url: '/auth/validation?via=app' }, res: { statusCode: 200 } });
+    expect(l).toMatchObject({
+      level: 20,
+      msg: 'request completed',
+      req: { id: lane.headers.get('x-request-id'), url: '/auth/validation' },
+      res: { statusCode: 200 },
+    });
+    expect(a).toMatchObject({
+      level: 20,
+      msg: 'request completed',
+      req: { id: app.headers.get('x-request-id'), url: '/auth/validation?via=app' },
+      res: { statusCode: 200 },
+    });
     expect(Object.keys(l)).toEqual(Object.keys(a));
   });
 

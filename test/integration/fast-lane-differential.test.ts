@@ -550,7 +550,13 @@ interface Clients {
 }
 
 /** Sends one case to both servers and compares the answers and the access lines they wrote. */
-async function runCase(c: Case, expired: [string, string] | null, sides: { lane: Side; plain: Side }, clients: Clients, statuses: Run['statuses']): Promise<void> {
+async function runCase(
+  c: Case,
+  expired: [string, string] | null,
+  sides: { lane: Side; plain: Side },
+  clients: Clients,
+  statuses: Run['statuses'],
+): Promise<void> {
   const { lane, plain } = clients;
   const [w0, w1] = await wireFor(c, expired);
   const sentId = w0.headers.find(([k]) => k.toLowerCase() === 'x-request-id')?.[1];
@@ -624,7 +630,10 @@ async function runCases(limitsOn: boolean, slowMs: number, count: number, seed: 
     await sides.lane.server.close(0);
     await sides.plain.server.close(0);
   }
-  const lines = accessLines(sides.lane.log, 0).map((e) => ({ statusCode: (e.res as { statusCode: number }).statusCode, responseTime: e.responseTime as number }));
+  const lines = accessLines(sides.lane.log, 0).map((e) => ({
+    statusCode: (e.res as { statusCode: number }).statusCode,
+    responseTime: e.responseTime as number,
+  }));
   return { ...stats, statuses, lines };
 }
 
@@ -635,28 +644,40 @@ function expectInfoLines(r: Run): void {
 }
 
 describe(`fast lane, differential (${BACKEND})`, () => {
-  it(`when ${CASES_LIMITS_OFF} generated requests go through the lane and through the app alone with limits off, then every answer and access line is the same`, async () => {
-    const r = await runCases(false, 1000, CASES_LIMITS_OFF, 26_1);
-    // The lane did answer a good share itself, and the rest reached the app.
-    expect(r.answered).toBeGreaterThan(CASES_LIMITS_OFF * 0.2);
-    expect(r.handedOff).toBeGreaterThan(CASES_LIMITS_OFF * 0.3);
-    expect(r.statuses[200]).toBeGreaterThan(0);
-    expect(r.statuses[401]).toBeGreaterThan(0);
-    expect(r.statuses[400]).toBeGreaterThan(0);
-    expectInfoLines(r);
-  }, RUN_TIMEOUT_MS);
+  it(
+    `when ${CASES_LIMITS_OFF} generated requests go through the lane and through the app alone with limits off, then every answer and access line is the same`,
+    async () => {
+      const r = await runCases(false, 1000, CASES_LIMITS_OFF, 26_1);
+      // The lane did answer a good share itself, and the rest reached the app.
+      expect(r.answered).toBeGreaterThan(CASES_LIMITS_OFF * 0.2);
+      expect(r.handedOff).toBeGreaterThan(CASES_LIMITS_OFF * 0.3);
+      expect(r.statuses[200]).toBeGreaterThan(0);
+      expect(r.statuses[401]).toBeGreaterThan(0);
+      expect(r.statuses[400]).toBeGreaterThan(0);
+      expectInfoLines(r);
+    },
+    RUN_TIMEOUT_MS,
+  );
 
-  it(`when ${CASES_LIMITS_ON} generated requests go through both with limits on (small budgets), then every answer, refusal and access line is the same`, async () => {
-    const r = await runCases(true, 1000, CASES_LIMITS_ON, 26_2);
-    expect(r.answered).toBeGreaterThan(CASES_LIMITS_ON * 0.1);
-    expect(r.statuses[429]).toBeGreaterThan(0);
-    expect(r.statuses[200]).toBeGreaterThan(0);
-    expectInfoLines(r);
-  }, RUN_TIMEOUT_MS);
+  it(
+    `when ${CASES_LIMITS_ON} generated requests go through both with limits on (small budgets), then every answer, refusal and access line is the same`,
+    async () => {
+      const r = await runCases(true, 1000, CASES_LIMITS_ON, 26_2);
+      expect(r.answered).toBeGreaterThan(CASES_LIMITS_ON * 0.1);
+      expect(r.statuses[429]).toBeGreaterThan(0);
+      expect(r.statuses[200]).toBeGreaterThan(0);
+      expectInfoLines(r);
+    },
+    RUN_TIMEOUT_MS,
+  );
 
-  it(`when ${CASES_EVERY_LINE} generated requests go through both with ACCESS_LOG_SLOW_MS=0, then each answer has the same access line, the lane's own included`, async () => {
-    const r = await runCases(false, 0, CASES_EVERY_LINE, 26_3);
-    expect(r.answered).toBeGreaterThan(CASES_EVERY_LINE * 0.2);
-    expect(r.lines.length).toBeGreaterThanOrEqual(CASES_EVERY_LINE);
-  }, RUN_TIMEOUT_MS);
+  it(
+    `when ${CASES_EVERY_LINE} generated requests go through both with ACCESS_LOG_SLOW_MS=0, then each answer has the same access line, the lane's own included`,
+    async () => {
+      const r = await runCases(false, 0, CASES_EVERY_LINE, 26_3);
+      expect(r.answered).toBeGreaterThan(CASES_EVERY_LINE * 0.2);
+      expect(r.lines.length).toBeGreaterThanOrEqual(CASES_EVERY_LINE);
+    },
+    RUN_TIMEOUT_MS,
+  );
 });
