@@ -49,7 +49,7 @@ export async function prepare(root: string, backend: BenchBackend, users: number
     REDIS_PREFIX: backend.redisPrefix,
     BRIDGE_VALIDATION_SECRET: BENCH_BRIDGE_SECRET,
     RATE_LIMITS_ENABLED: 'false',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info', // the default: access lines only for non-2xx and slow answers
     HOST: '127.0.0.1',
   };
   const cli = cliEntry(root);

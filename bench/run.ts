@@ -337,7 +337,7 @@ async function main(): Promise<number> {
         redis: 'redis (own key prefix, removed after the run)',
         initVia: prepared.initVia,
         initNote: prepared.initNote,
-        env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'warn', NODE_ENV: 'production', FAST_LANE: process.env.FAST_LANE ?? 'true (default)' },
+        env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'info', NODE_ENV: 'production', FAST_LANE: process.env.FAST_LANE ?? 'true (default)' },
         limitsOnEnv: LIMITS_ON,
       },
       bcrypt: { rounds: prepared.bcryptRounds, hashMs, cores, ceilingRps: ceiling },

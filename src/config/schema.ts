@@ -67,6 +67,13 @@ export const CONFIG_KEYS = {
     z.enum(['pretty', 'json']).optional(),
     'Log lines: `pretty` (one readable line each) or `json` (one JSON document each). Default: pretty when the log goes to a terminal, json anywhere else (systemd, pipes, containers).',
   ),
+  ACCESS_LOG_SLOW_MS: key(
+    'accessLogSlowMs',
+    'server',
+    int(0, 3_600_000),
+    'Access log: at LOG_LEVEL info, a line for each answer that is not 2xx or took this many milliseconds or more (0: every answer); LOG_LEVEL debug writes every answer.',
+    { default: 1000 },
+  ),
   SHUTDOWN_TIMEOUT: key(
     'shutdownTimeout',
     'server',

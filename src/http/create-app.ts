@@ -1,7 +1,6 @@
 import type { RequestListener } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { withFastLane } from './fast-lane/fast-lane.js';
-import { pinoHttp } from 'pino-http';
 import type { AppContext } from '../app-context.js';
 import { toHandlers } from './define-route.js';
 import { moduleRouter } from './module-router.js';
@@ -11,7 +10,8 @@ import { sequence } from './sequence.js';
 import { servePictures } from './routes/picture.routes.js';
 import { PICTURES_URL_PATH } from '../services/picture-service.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
-import { redactUrl, requestId } from './middleware/request-id.js';
+import { requestId } from './middleware/request-id.js';
+import { accessLog } from './middleware/access-log.js';
 import { cors } from './middleware/cors.js';
 import { jsonBody } from './middleware/json-body.js';
 import { apiSecurityHeaders } from './middleware/security-headers.js';
@@ -38,29 +38,10 @@ export function createApp(app: AppContext): Express {
   x.set('etag', false);
   // App-wide middleware runs as one layer (see sequence.ts), in this order.
   const front: RequestHandler[] = [requestId, countRequests(app.metrics)];
-  // Access lines are info; above that level pino-http would still build a child logger per request
-  // for nothing, so it is mounted only when its lines can be written (failures are logged by the
-  // error handler whatever the level).
-  if (logger.isLevelEnabled('info')) {
-    front.push(
-      pinoHttp({
-        logger,
-        genReqId: (req) => (req as { id?: string }).id ?? '',
-        serializers: {
-          // Only what's needed: no headers (cookies, secrets), and no secrets in the query string.
-          req: (req: { id?: string; method?: string; url?: string; remoteAddress?: string }) => ({
-            id: req.id,
-            method: req.method,
-            url: redactUrl(req.url ?? ''),
-            remoteAddress: req.remoteAddress,
-          }),
-          res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-        },
-        // A 503 is an answered outage (logged once by its health tracker, counted in /metrics), not a fault.
-        customLogLevel: (_req, res, err) => (res.statusCode === 503 ? 'debug' : err || res.statusCode >= 500 ? 'error' : 'info'),
-      }),
-    );
-  }
+  // Access lines (middleware/access-log.ts): non-2xx and slow answers at info, every answer at debug;
+  // above info nothing is mounted (failures are logged by the error handler whatever the level).
+  const access = accessLog(logger, config.accessLogSlowMs);
+  if (access) front.push(access);
 
   front.push(apiSecurityHeaders());
   // The hosted pages (src/web); its front part only marks page requests so a 429 from the gate is a page.

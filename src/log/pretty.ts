@@ -23,7 +23,7 @@ const value = (v: unknown): string => {
   return JSON.stringify(v) ?? String(v);
 };
 
-/** pino-http's access entry as a request line; the rest of the entry stays as fields. */
+/** An access entry (src/http/middleware/access-log.ts) as a request line; the rest of the entry stays as fields. */
 function accessLine(e: Entry): { text: string; used: string[] } | null {
   const req = e.req as { id?: string; method?: string; url?: string } | undefined;
   const res = e.res as { statusCode?: number } | undefined;

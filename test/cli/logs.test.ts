@@ -46,13 +46,16 @@ describe('logs for people', () => {
     expect(r.stdout).not.toContain('{"level"');
   });
 
-  it('when serve runs with LOG_FORMAT=pretty, then the start and each request are one readable line', async () => {
+  it('when serve runs with LOG_FORMAT=pretty, then the start and each logged request are one readable line', async () => {
     const dir = await initDir();
     const s = startCli(['serve', '--port', '0', '--data-dir', dir], { env: { LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' } });
     const url = (await s.waitFor(LISTENING))[1];
     expect(s.stdout).toMatch(PRETTY('INFO', 'Gatehouse listening on'));
+    // At info only what is not 2xx (or slow) has an access line.
     expect((await fetch(`${url}/health`)).status).toBe(200);
-    await s.waitFor(PRETTY('INFO', 'GET /health 200 \\(\\d+ ms\\)  req=\\S+'));
+    expect((await fetch(`${url}/nope`)).status).toBe(404);
+    await s.waitFor(PRETTY('INFO', 'GET /nope 404 \\(\\d+ ms\\)  req=\\S+'));
+    expect(s.stdout).not.toContain('GET /health');
     expect(s.stdout).not.toMatch(/^\{/m);
   });
 

@@ -7,7 +7,8 @@ import { captureLog, startTestApp, TEST_BRIDGE_SECRET, TEST_ENV, type TestApp } 
 /*
  * The real app, its log captured from the logger's destination stream, driven through the flows
  * that carry secrets; no secret may show up in the captured text. `t` logs at level trace (SQL
- * included); `info` at level info, as deployed, writing account mail to the default outbox.
+ * included); `info` at level info, as deployed (with an access line for every answer), writing
+ * account mail to the default outbox.
  */
 
 const PASSWORD = 'Sup3r-Secret-Passw0rd!';
@@ -21,7 +22,8 @@ let info: TestApp;
 
 beforeAll(async () => {
   t = await startTestApp({ env: { LOG_LEVEL: 'trace' }, logTo: captured.stream });
-  info = await startTestApp({ env: { LOG_LEVEL: 'info' }, logTo: infoLog.stream });
+  // ACCESS_LOG_SLOW_MS=0: every answer counts as slow, so the 200s below have their access lines too.
+  info = await startTestApp({ env: { LOG_LEVEL: 'info', ACCESS_LOG_SLOW_MS: '0' }, logTo: infoLog.stream });
 });
 
 afterAll(async () => {

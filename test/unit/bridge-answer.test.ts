@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionRecord } from '../../src/data/repositories/session-repository.js';
-import { bridgeAnswer, bridgeHeadText } from '../../src/http/routes/bridge-answer.js';
+import { bridgeAnswer, bridgeHead } from '../../src/http/routes/bridge-answer.js';
 import type { PublicUser } from '../../src/services/user-view.js';
 
 const at = new Date('2026-11-24T10:00:00Z');
@@ -24,9 +24,9 @@ const user = {
 const perRequest = { cached: true, cacheSource: 'ultra', timestamp: at.toISOString() };
 
 describe('bridge answer', () => {
-  it('when the cached head and the per-request fields are joined, then the text is the JSON of the whole answer', () => {
-    const text = bridgeAnswer(bridgeHeadText(session, user), perRequest);
-    expect(JSON.parse(text)).toEqual({
+  it('when the cached head and the per-request fields make the answer, then the text is JSON.stringify of the whole answer, in its key order', () => {
+    const text = bridgeAnswer(bridgeHead(session, user), perRequest);
+    const expected = {
       success: true,
       valid: true,
       user: { ...user, userType: 'customer', lastName: 'L', userName: 'ana', isVerified: true, twoFactor: false },
@@ -46,12 +46,16 @@ describe('bridge answer', () => {
       cached: true,
       cacheSource: 'ultra',
       timestamp: '2026-11-24T10:00:00.000Z',
-    });
+    };
+    expect(JSON.parse(text)).toEqual(expected);
+    expect(text).toBe(JSON.stringify(expected));
   });
 
-  it('when the head is empty or not an object, then the answer is still valid JSON or refused', () => {
-    expect(JSON.parse(bridgeAnswer('{}', perRequest))).toEqual(perRequest);
-    expect(() => bridgeAnswer('[1]', perRequest)).toThrow(/JSON object/);
-    expect(() => bridgeAnswer('{"a":1', perRequest)).toThrow(/JSON object/);
+  it('when a user value needs escaping (quotes, control characters, non-ASCII), then the answer is still the one JSON text of it', () => {
+    const odd = { ...user, last_name: 'O"Brien\n\u0000 ü 😀', user_name: '</script>' } as unknown as PublicUser;
+    const text = bridgeAnswer(bridgeHead(session, odd), perRequest);
+    expect(JSON.parse(text).user.lastName).toBe('O"Brien\n\u0000 ü 😀');
+    expect(JSON.parse(text).user.last_name).toBe('O"Brien\n\u0000 ü 😀');
+    expect(JSON.parse(text).user.userName).toBe('</script>');
   });
 });

@@ -1,4 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
 import type { LimitResult } from '../../limits/rate-limiter.js';
@@ -14,6 +15,7 @@ import { activeAnswers } from '../routes/session.routes.js';
 import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
 import { corsAllows, CORS_EXPOSE_HEADERS } from '../middleware/cors.js';
 import { parseBody, parseSize, plainJsonLength, presetBody, readRaw } from '../middleware/json-body.js';
+import { accessLine, markStarted } from '../middleware/access-log.js';
 import { bridgeKeyOf } from '../middleware/rate-limit-classes.js';
 import { record, setLimitHeaders, tooManyBody } from '../middleware/rate-limit-request.js';
 import { requestIdOf } from '../middleware/request-id.js';
@@ -32,8 +34,9 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  * unexpired and allowed to sign in, a valid bridge secret (bridge), a body the route's schema accepts,
  * a client context that passes the bridge checks, and (limits on) a request the gate would count per
  * session or per bridge secret. Its 200 is the route's own answer text (activeAnswers); its headers
- * are those the app's middleware sets, in the same order; a budget's refusal is the gate's 429.
- * Access log lines are written only at LOG_LEVEL info and below: then the lane stands aside.
+ * are those the app's middleware sets, in the same order; a budget's refusal is the gate's 429. Its
+ * access lines are the middleware's (accessLine): a 429, a slow answer, a client gone before the
+ * answer, and at LOG_LEVEL debug every answer.
  */
 
 /** The headers no part of these routes' answers depends on, plus those the lane reads itself. */
@@ -110,9 +113,9 @@ interface Answerable {
   hit: LocalHit;
 }
 
-/** Whether the lane is on for this app: the switch, and no access log line to write for a 200. */
-export function fastLaneEnabled(app: Pick<AppContext, 'config' | 'logger'>): boolean {
-  return app.config.fastLane && !app.logger.isLevelEnabled('info');
+/** Whether the lane is on for this app (FAST_LANE). */
+export function fastLaneEnabled(app: Pick<AppContext, 'config'>): boolean {
+  return app.config.fastLane;
 }
 
 /** What the lane did (tests and benchmarks read it): answers it gave, requests to its routes it handed to the app. */
@@ -131,6 +134,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   const bridgeKey = bridgeKeyOf(config);
   const maxBytes = parseSize(config.bodyLimit);
   const limitsOn = config.rateLimitsEnabled;
+  const access = accessLine(app.logger, config.accessLogSlowMs);
 
   /** The hit the request's answer is for, or null (then the app answers). Changes nothing. */
   function resolve(req: IncomingMessage, route: Route, body: unknown): Answerable | null {
@@ -203,15 +207,20 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     return out;
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, route: Route, status: number, head: string[], text: string, started: bigint): void {
+  function send(req: IncomingMessage, res: ServerResponse, route: Route, status: number, head: string[], text: string, started: number): void {
+    // A client gone while the lane waited on the limiter: the middleware's line says so, with the status then.
+    const aborted = res.destroyed;
+    const statusThen = res.statusCode;
     head.push('Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(text)));
     res.writeHead(status, head as unknown as OutgoingHttpHeaders);
     res.end(text);
     if (stats) stats.answered += 1;
-    metrics.httpRequest(req.method!, TEMPLATE[route], status, Number(process.hrtime.bigint() - started) / 1e9);
+    const ms = performance.now() - started;
+    metrics.httpRequest(req.method!, TEMPLATE[route], status, ms / 1000);
+    if (access) access(req, head[1], aborted ? statusThen : status, ms, aborted);
   }
 
-  function answer(req: IncomingMessage, res: ServerResponse, a: Answerable, r: LimitResult | null, started: bigint): void {
+  function answer(req: IncomingMessage, res: ServerResponse, a: Answerable, r: LimitResult | null, started: number): void {
     const v = sessions.useLocal(a.hit);
     let text: JsonText;
     if (a.route === Route.Get) text = activeAnswers.get(app, v);
@@ -220,32 +229,33 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     send(req, res, a.route, 200, headBlock(req, r), text.text, started);
   }
 
-  /** Gives the request to the app; a body already read goes with it. */
-  function handOff(req: IncomingMessage, res: ServerResponse, raw: Buffer | Error | null): void {
+  /** Gives the request to the app; a body already read goes with it, and when it began (its access line's time). */
+  function handOff(req: IncomingMessage, res: ServerResponse, raw: Buffer | Error | null, started?: number): void {
     if (raw) presetBody(req, raw);
+    if (started !== undefined) markStarted(req, started);
     if (stats) stats.handedOff += 1;
     handler(req, res);
   }
 
-  function proceed(req: IncomingMessage, res: ServerResponse, route: Route, raw: Buffer | null, started: bigint): void {
+  function proceed(req: IncomingMessage, res: ServerResponse, route: Route, raw: Buffer | null, started: number): void {
     let body: unknown;
     if (route !== Route.Get) {
       let parsed: unknown;
       try {
         parsed = parseBody(raw);
       } catch {
-        return handOff(req, res, raw);
+        return handOff(req, res, raw, started);
       }
-      if (nestsDeeperThan(parsed, MAX_BODY_DEPTH) || nulPath(parsed) !== null) return handOff(req, res, raw);
+      if (nestsDeeperThan(parsed, MAX_BODY_DEPTH) || nulPath(parsed) !== null) return handOff(req, res, raw, started);
       const checked = (route === Route.Bridge ? bridgeValidateBody : sessionIdBody).safeParse(parsed);
-      if (!checked.success) return handOff(req, res, raw);
+      if (!checked.success) return handOff(req, res, raw, started);
       body = checked.data;
     }
     const a = resolve(req, route, body);
-    if (!a) return handOff(req, res, raw);
+    if (!a) return handOff(req, res, raw, started);
     if (!limitsOn) return answer(req, res, a, null, started);
     const budget = budgetOf(req, a);
-    if (!budget) return handOff(req, res, raw);
+    if (!budget) return handOff(req, res, raw, started);
     const { rule } = limitClassesOf(config, app.modules.registry?.() ?? []).get(budget.cls);
     consumeFailingOpen(app, budget.cls, budget.key, rule).then(
       (r) => {
@@ -259,9 +269,9 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
         // Counted already: the app must not count it again.
         record(req, budget.cls, budget.key);
         setLimitHeaders(res as unknown as Response, r);
-        handOff(req, res, raw);
+        handOff(req, res, raw, started);
       },
-      () => handOff(req, res, raw),
+      () => handOff(req, res, raw, started),
     );
   }
 
@@ -269,11 +279,11 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     const route = routeOf(req);
     if (route === null) return handler(req, res);
     if (!plainHeaders(req.rawHeaders, route)) return handOff(req, res, null);
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     if (route === Route.Get) return proceed(req, res, route, null, started);
     const length = plainJsonLength(req.headers);
     if (length === null || length > maxBytes) return handOff(req, res, null);
     if (length === 0) return proceed(req, res, route, null, started);
-    readRaw(req, length, (err, raw) => (err ? handOff(req, res, err) : proceed(req, res, route, raw, started)));
+    readRaw(req, length, (err, raw) => (err ? handOff(req, res, err, started) : proceed(req, res, route, raw, started)));
   };
 }

@@ -2,12 +2,20 @@ import type { SessionRecord } from '../../data/repositories/session-repository.j
 import type { PublicUser } from '../../services/user-view.js';
 import { iso } from './auth-responses.js';
 
+/** The per-session part of the bridge-validate answer: objects, not text. */
+export interface BridgeHead {
+  /** The public user plus the camelCase aliases its clients read. */
+  user: Record<string, unknown>;
+  session: Record<string, unknown>;
+  expiresAt: string | null;
+}
+
 /**
- * The per-session part of the bridge-validate answer, as JSON text: success, valid, the user (the public
- * user plus the camelCase aliases its clients read), the session and its expiry. Built once per session
- * record and user view (the route caches it).
+ * The per-session part of the bridge-validate answer: the user (the public user plus the camelCase
+ * aliases its clients read), the session and its expiry. Built once per session record and user view
+ * (the route caches it, and every answer about the session shares it: never changed).
  */
-export function bridgeHeadText(s: SessionRecord, p: PublicUser): string {
+export function bridgeHead(s: SessionRecord, p: PublicUser): BridgeHead {
   const exp = iso(s.expires_at);
   const user = { ...p, userType: p.user_type, lastName: p.last_name, userName: p.user_name, isVerified: p.is_verified, twoFactor: p.two_factor };
   const session = {
@@ -21,15 +29,24 @@ export function bridgeHeadText(s: SessionRecord, p: PublicUser): string {
     lastUsedAt: iso(s.last_used_at),
     two_factor_verified: true,
   };
-  return JSON.stringify({ success: true, valid: true, user, session, expires_at: exp, expiresAt: exp });
+  return { user, session, expiresAt: exp };
 }
 
 /**
- * The whole answer: the cached head (a JSON object's text) with the fields that change per request
- * appended, without parsing or re-serialising the head. Throws on a head that is not an object's text.
+ * The whole answer as JSON text: one object (the cached head's parts and the fields that change per
+ * request: where the session came from and when) serialised once, so the text is always what
+ * JSON.stringify makes of the answer — no text is cut or joined.
  */
-export function bridgeAnswer(head: string, perRequest: { cached: boolean; cacheSource: string; timestamp: string }): string {
-  if (head.length < 2 || head[0] !== '{' || head[head.length - 1] !== '}') throw new Error('bridge answer head must be a JSON object');
-  const tail = JSON.stringify(perRequest);
-  return head.length === 2 ? tail : `${head.slice(0, -1)},${tail.slice(1)}`;
+export function bridgeAnswer(head: BridgeHead, perRequest: { cached: boolean; cacheSource: string; timestamp: string }): string {
+  return JSON.stringify({
+    success: true,
+    valid: true,
+    user: head.user,
+    session: head.session,
+    expires_at: head.expiresAt,
+    expiresAt: head.expiresAt,
+    cached: perRequest.cached,
+    cacheSource: perRequest.cacheSource,
+    timestamp: perRequest.timestamp,
+  });
 }

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../app-context.js';
 import type { SessionRecord } from '../../data/repositories/session-repository.js';
-import { bridgeAnswer, bridgeHeadText } from './bridge-answer.js';
+import { bridgeAnswer, bridgeHead as buildBridgeHead } from './bridge-answer.js';
 import { AppError, isAppError } from '../../errors/app-error.js';
 import { checkBridgeContext, effectiveMode } from '../../services/bridge-checks.js';
 import { invalidSession, type ValidSession } from '../../services/session-service.js';
@@ -76,7 +76,8 @@ export const activeAnswers = {
   post: (app: AppContext, v: ValidSession, token: string): JsonText =>
     new JsonText(JSON.stringify(postAnswer(token, activeAnswer(v.session, app.services.users.toPublic(v.user))))),
   bridge: (app: AppContext, v: ValidSession): JsonText => {
-    // Only where the answer came from and when differ between requests; the rest is the cached head.
+    // Only where the answer came from and when differ between requests; the rest is the cached head
+    // (objects: the whole answer is serialised at once).
     const perRequest = { cached: v.source !== 'db', cacheSource: CACHE_SOURCE[v.source], timestamp: new Date().toISOString() };
     return new JsonText(bridgeAnswer(bridgeHead(v.session, app.services.users.toPublic(v.user)), perRequest));
   },
@@ -145,7 +146,7 @@ export const sessionCurrent = defineRoute({
 const CACHE_SOURCE: Record<ValidSession['source'], string> = { local: 'ultra', shared: 'unified', db: 'db' };
 
 /** The per-session head of the bridge answer, cached per session record and user view. */
-const bridgeHead = perSession(bridgeHeadText);
+const bridgeHead = perSession(buildBridgeHead);
 
 /** Every failure carries valid:false (some callers read `success || valid`). */
 const asInvalid = (err: unknown) =>

@@ -1,0 +1,67 @@
+import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { RequestHandler } from 'express';
+import type { Logger } from '../../log/logger.js';
+import { redactUrl } from './request-id.js';
+
+/*
+ * The access log. A line per answer would be most of the log and most of a warm validation's cost,
+ * and says nothing an operator acts on; so at LOG_LEVEL info a line is written for what is worth
+ * reading: an answer that is not 2xx, a slow one (ACCESS_LOG_SLOW_MS or more), a request whose
+ * client left before its answer. The rest are `debug` lines: LOG_LEVEL debug writes every answer
+ * (docs/operations.md, "The access log"). A 503 is an answered outage (logged once by its health
+ * tracker, counted in /metrics), so it is debug too; any other 5xx is an error.
+ * The fast lane (src/http/fast-lane) writes its answers' lines with `accessLine`, the same function.
+ */
+
+export type AccessLevel = 'error' | 'info' | 'debug';
+
+/** The level of an answer's line: what decides whether it is written. */
+export function accessLevel(status: number, ms: number, slowMs: number, aborted: boolean): AccessLevel {
+  if (status === 503) return 'debug';
+  if (status >= 500) return 'error';
+  return aborted || status < 200 || status >= 300 || ms >= slowMs ? 'info' : 'debug';
+}
+
+/** Writes one answer's line, when its level is on: `(req, id, status, ms, aborted)`; `ms` unrounded. */
+export type AccessLine = (req: IncomingMessage, id: string | undefined, status: number, ms: number, aborted: boolean) => void;
+
+/** The access line writer for `logger`, or null when no line can be written (above info). */
+export function accessLine(logger: Logger, slowMs: number): AccessLine | null {
+  if (!logger.isLevelEnabled('info')) return null;
+  const debug = logger.isLevelEnabled('debug');
+  return (req, id, status, ms, aborted) => {
+    const responseTime = Math.round(ms);
+    const level = accessLevel(status, responseTime, slowMs, aborted);
+    if (level === 'debug' && !debug) return;
+    const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
+    // Only what's needed: no headers (cookies, secrets), and no secrets in the URL.
+    const entry = {
+      req: { id, method: req.method, url: redactUrl(url), remoteAddress: req.socket?.remoteAddress },
+      res: { statusCode: status },
+      responseTime,
+    };
+    logger[level](entry, aborted ? 'request aborted' : status >= 500 ? 'request errored' : 'request completed');
+  };
+}
+
+const STARTED = Symbol('access log: started');
+
+/** When the request began, for a request the fast lane read part of before the app got it. */
+export function markStarted(req: IncomingMessage, at: number): void {
+  (req as { [STARTED]?: number })[STARTED] = at;
+}
+
+/**
+ * The middleware: the line is written when the answer is done or the connection is gone (`close`,
+ * which Node emits on the response in both cases). Null when no line can be written.
+ */
+export function accessLog(logger: Logger, slowMs: number): RequestHandler | null {
+  const write = accessLine(logger, slowMs);
+  if (!write) return null;
+  return (req, res, next) => {
+    const started = (req as { [STARTED]?: number })[STARTED] ?? performance.now();
+    res.once('close', () => write(req, (req as { id?: string }).id, res.statusCode, performance.now() - started, !res.writableEnded || req.readableAborted));
+    next();
+  };
+}
