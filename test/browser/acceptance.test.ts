@@ -12,10 +12,10 @@ import { expectCleanPage, signInOnPage } from '../helpers/web-browser.js';
 /*
  * Issue 27's "done means", as one story on the real built CLI (`npm test` builds first): the commands
  * `npm run quickstart` runs (read from package.json, so this follows it) and the superadmin it prints,
- * who makes the user (and a dozen like them) through the admin API; then in Chromium the user adds a
- * passkey on /account, their app signs in through the API and turns TOTP on, the superadmin at /admin finds the user, revokes the session of the user's app and resets
- * their 2FA; the user then signs in at /login through the passkey autofill and /account no longer lists
- * the revoked session, which the app's next validation answers 401. On SQLite, and on PostgreSQL + Redis
+ * who makes the user (and a dozen like them) through the admin API. Then, in Chromium: the user adds a
+ * passkey on /account and their app signs in through the API and turns TOTP on; the superadmin at /admin
+ * finds the user, revokes the app's session and resets their 2FA; the user signs in at /login through
+ * the passkey autofill, and /account no longer lists the revoked session, whose next validation is 401. On SQLite, and on PostgreSQL + Redis
  * (a database and key prefix of its own) in the browser:pg project.
  *
  * Two steps an operator adds to the quickstart for this story: `module install two-factor passkeys`
