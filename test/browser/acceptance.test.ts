@@ -4,10 +4,10 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awayFromStepEdge, TF, totpNow } from '../../modules/two-factor/test/helpers.js';
 import { BACKEND, provisionPg, type ProvisionedBackend } from '../helpers/backend.js';
-import { addVirtualAuthenticator, guardedContext, launchChromium, type GuardedContext } from '../helpers/chromium.js';
+import { addVirtualAuthenticator, launchChromium } from '../helpers/chromium.js';
 import { LISTENING, removeTempDirs, ROOT, runCli, startCli, stopStartedClis, tempDir, type CliResult } from '../helpers/cli.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { expectCleanPage, signInOnPage } from '../helpers/web-browser.js';
+import { expectCleanPage, openPage, signInOnPage } from '../helpers/web-browser.js';
 
 /*
  * Issue 27's "done means", as one story on the real built CLI (`npm test` builds first): the commands
@@ -107,8 +107,7 @@ describe('issue 27 acceptance: quickstart, the console, the passkey autofill, th
     }
 
     // --- The user's laptop: a password sign-in at /login, a passkey added on /account (its browser session stays).
-    const laptop = await guardedContext(browser, { viewport: { width: 1280, height: 900 } });
-    const lp = await laptop.newPage();
+    const { g: laptop, page: lp } = await openPage(browser, { viewport: { width: 1280, height: 900 } });
     const laptopKey = await addVirtualAuthenticator(lp);
     await signInOnPage(lp, origin, user.email, { password: user.password });
     const add = lp.getByRole('button', { name: 'Add a passkey' });
@@ -132,8 +131,7 @@ describe('issue 27 acceptance: quickstart, the console, the passkey autofill, th
     expect((await api('POST', `${TF}/toggle`, { session: appSession, body: { two_factor_enabled: true } })).body.two_factor_enabled).toBe(true);
 
     // --- The superadmin, in a browser of their own: /admin sends them to /login and back.
-    const desk = await guardedContext(browser, { viewport: { width: 1280, height: 900 } });
-    const ap = await desk.newPage();
+    const { g: desk, page: ap } = await openPage(browser, { viewport: { width: 1280, height: 900 } });
     await ap.goto(`${origin}/admin`);
     expect(ap.url()).toBe(`${origin}/login?return_to=${encodeURIComponent('/admin')}`);
     await signInOnPage(ap, origin, admin.email, { password: admin.password, open: false, lands: `${origin}/admin` });
@@ -156,8 +154,7 @@ describe('issue 27 acceptance: quickstart, the console, the passkey autofill, th
     await expectCleanPage(desk, ap);
 
     // --- The user's phone, holding the same (synced) passkey: /login's autofill signs in without typing.
-    const phone = await guardedContext(browser, { viewport: { width: 320, height: 640 } });
-    const pp = await phone.newPage();
+    const { g: phone, page: pp } = await openPage(browser, { viewport: { width: 320, height: 640 } });
     const phoneKey = await addVirtualAuthenticator(pp);
     await phoneKey.cdp.send('WebAuthn.addCredential', { authenticatorId: phoneKey.authenticatorId, credential: passkey as never });
     await pp.goto(`${origin}/login`);

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
-import type { GuardedContext } from './chromium.js';
+import { guardedContext, type GuardedContext } from './chromium.js';
 import { DEFAULT_PASSWORD } from './factories.js';
 
 /** axe-core's own build, from npm. */
@@ -70,4 +70,10 @@ export async function expectCleanPage(g: GuardedContext, page: Page, opts: { wid
   expect(await seriousA11yViolations(page), page.url()).toEqual([]);
   expect(g.foreign).toEqual([]);
   expect(scriptErrors(g)).toEqual([]);
+}
+
+/** A guarded context (chromium.ts) and its first page. */
+export async function openPage(browser: Browser, opts: Parameters<typeof guardedContext>[1] = {}): Promise<{ g: GuardedContext; page: Page }> {
+  const g = await guardedContext(browser, opts);
+  return { g, page: await g.newPage() };
 }
