@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userWithEmail2fa } from '../../modules/two-factor/test/helpers.js';
-import { guardedContext, launchChromium } from '../helpers/chromium.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
 import { makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { expectCleanPage, openPage, signInOnPage } from '../helpers/web-browser.js';
@@ -96,11 +96,14 @@ describe('admin console', () => {
     await g.close();
   });
 
-  it('every console page passes axe (light and dark) for a superadmin, with nothing fetched from another host', async () => {
+  it('every console page passes axe and fits (desktop light and dark, 320 px) for a superadmin, with nothing fetched from another host', async () => {
     const boss = await makeSession(w.t, { email: uniqueEmail('boss'), user_type: 'superadmin' });
-    for (const scheme of ['light', 'dark'] as const) {
-      const g = await guardedContext(browser, { viewport: { width: 1200, height: 900 }, colorScheme: scheme });
-      const page = await g.newPage();
+    for (const [viewport, colorScheme] of [
+      [{ width: 1200, height: 900 }, 'light'],
+      [{ width: 1200, height: 900 }, 'dark'],
+      [{ width: 320, height: 640 }, 'light'],
+    ] as const) {
+      const { g, page } = await openPage(browser, { viewport, colorScheme });
       await signIn(page, boss.user.email);
       for (const p of [
         '/admin',

@@ -139,9 +139,13 @@ describe.concurrent('hosted sign-in pages', () => {
     await g.close();
   });
 
-  it('passes the accessibility scan on the other pages, in light and dark', async () => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      const { g, page } = await open({ ...PHONE, colorScheme });
+  it('passes the accessibility scan on the other pages, at 320 px in light and dark and on a desktop', async () => {
+    for (const opts of [
+      { ...PHONE, colorScheme: 'light' as const },
+      { ...PHONE, colorScheme: 'dark' as const },
+      { viewport: { width: 1280, height: 900 }, colorScheme: 'dark' as const },
+    ]) {
+      const { g, page } = await open(opts);
       for (const path of ['/login', '/register', '/forgot-password', '/verify-email?token=abc', '/reset-password?token=nope', '/no-such-page']) {
         await page.goto(`${w.t.url}${path}`);
         await expectCleanPage(g, page);
@@ -155,6 +159,18 @@ describe.concurrent('hosted sign-in pages', () => {
     await page.goto(`${w.t.url}/login`);
     expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Inicia sesión en Gatehouse');
     expect(await page.locator('html').getAttribute('lang')).toBe('es');
+    await expectCleanPage(g, page);
+    await g.close();
+  });
+
+  it('shows the account page in Spanish to a user whose lang is es, in an English browser', async () => {
+    const user = await makeUser(w.t, { email: uniqueEmail('es'), lang: 'es' });
+    const { g, page } = await open({ ...PHONE, locale: 'en-US' });
+    await page.goto(`${w.t.url}/login`);
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
+    await signInOnPage(page, w.t.url, user.email);
+    expect(await page.locator('html').getAttribute('lang')).toBe('es');
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Tu cuenta');
     await expectCleanPage(g, page);
     await g.close();
   });
