@@ -4,7 +4,7 @@ import type { UserRecord, UserRepository } from '../data/repositories/user-repos
 import type { Logger } from '../log/logger.js';
 import { maskEmail } from '../mail/outbox.js';
 import type { EmailTemplateName } from '../mail/render.js';
-import { resetPageBase } from '../services/account-links.js';
+import { noticeResetUrl } from '../services/account-links.js';
 import { isActiveUser, mailTime } from '../services/account-flow-deps.js';
 import type { AccountNotifier } from '../services/account-notify.js';
 import { deviceParts } from '../services/user-agent.js';
@@ -71,7 +71,7 @@ function noticeData(event: AuditEvent, user: UserRecord, config: SecurityNoticeD
     time: mailTime(new Date(event.at)),
     ip: event.ip ?? undefined,
     device: readableDevice(event.user_agent),
-    resetUrl: resetPageBase(config),
+    resetUrl: noticeResetUrl(config),
     supportEmail: config.supportEmail,
     byAdmin,
     provider: provider ? (PROVIDER_NAMES[provider.toLowerCase()] ?? provider) : undefined,

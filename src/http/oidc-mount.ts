@@ -78,12 +78,26 @@ export function oidcRouter(app: AppContext): RequestHandler {
         `${SESSION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=${app.config.cookieSameSite[0].toUpperCase()}${app.config.cookieSameSite.slice(1)}${cookieSecure ? '; Secure' : ''}`,
       );
     },
-    renderLogout: (form, clientName) =>
-      page0(
-        'Sign out',
-        `<h1>Sign out</h1><p>Sign out of ${esc(clientName ?? 'this application')} and ${esc(app.config.productName ?? 'Gatehouse')}?</p>${form}<button form="op.logoutForm" type="submit" name="logout" value="yes">Sign out</button><button form="op.logoutForm" type="submit">Stay signed in</button>`,
-      ),
-    renderLoggedOut: (clientName) => page0('Signed out', `<h1>Signed out</h1><p>You have signed out${clientName ? ` of ${esc(clientName)}` : ''}.</p>`),
+    async renderLogout(form, clientName, req) {
+      const { t, lang } = await pageLang(req);
+      const client = clientName === null ? t('oidc.logout.this_app') : esc(clientName);
+      return page0(
+        t('oidc.logout.title'),
+        `<h1>${esc(t('oidc.logout.title'))}</h1><p>${t('oidc.logout.question', { client, product: esc(app.config.productName ?? 'Gatehouse') })}</p>${form}` +
+          `<button form="op.logoutForm" type="submit" name="logout" value="yes">${esc(t('oidc.logout.confirm'))}</button><button form="op.logoutForm" type="submit">${esc(t('oidc.logout.stay'))}</button>`,
+        lang,
+      );
+    },
+    async renderLoggedOut(clientName, req) {
+      const { t, lang } = await pageLang(req);
+      const said = clientName === null ? t('oidc.logged_out.body') : t('oidc.logged_out.body_client', { client: esc(clientName) });
+      return page0(t('oidc.logged_out.title'), `<h1>${esc(t('oidc.logged_out.title'))}</h1><p>${said}</p>`, lang);
+    },
+  };
+  /** The signed-in user's language, else the browser's (as the hosted pages choose). */
+  const pageLang = async (req: IncomingMessage) => {
+    const lang = pickLang((await gatehouseSession(req))?.user.lang, req.headers['accept-language']);
+    return { lang, t: translator(strings, lang) };
   };
   const provider = (force = false): Promise<Provider> => oidc.provider(glue, { force });
 
@@ -227,7 +241,7 @@ export function oidcRouter(app: AppContext): RequestHandler {
   router.get('/.well-known/openid-configuration', toProvider);
   return router;
 
-  function page0(title: string, body: string): string {
-    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head><body><main>${body}</main></body></html>`;
+  function page0(title: string, body: string, lang: WebLang): string {
+    return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${esc(title)}</title></head><body><main>${body}</main></body></html>`;
   }
 }

@@ -116,8 +116,9 @@ export interface ProviderDeps {
   clientAuthBlocked(clientId: string): Promise<boolean>;
   /** Runs after a successful RP-initiated logout, inside the request: ends the Gatehouse session. */
   endGatehouseSession(req: IncomingMessage, res: ServerResponse): Promise<void>;
-  renderLogout(form: string, clientName: string | null): string;
-  renderLoggedOut(clientName: string | null): string;
+  /** The end-session confirmation and the signed-out page, in the language of the request's user or browser. */
+  renderLogout(form: string, clientName: string | null, req: IncomingMessage): Promise<string>;
+  renderLoggedOut(clientName: string | null, req: IncomingMessage): Promise<string>;
 }
 
 export const cookieKey = (secret: string, purpose: string) => Buffer.from(hkdfSync('sha256', secret, 'gatehouse-oidc', purpose, 32)).toString('base64url');
@@ -283,11 +284,11 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
-        logoutSource: async (ctx: { body: string; oidc: { client?: { clientName?: string } } }, form: string) => {
-          ctx.body = deps.renderLogout(form, ctx.oidc.client?.clientName ?? null);
+        logoutSource: async (ctx: { body: string; req: IncomingMessage; oidc: { client?: { clientName?: string } } }, form: string) => {
+          ctx.body = await deps.renderLogout(form, ctx.oidc.client?.clientName ?? null, ctx.req);
         },
-        postLogoutSuccessSource: async (ctx: { body: string; oidc: { client?: { clientName?: string } } }) => {
-          ctx.body = deps.renderLoggedOut(ctx.oidc.client?.clientName ?? null);
+        postLogoutSuccessSource: async (ctx: { body: string; req: IncomingMessage; oidc: { client?: { clientName?: string } } }) => {
+          ctx.body = await deps.renderLoggedOut(ctx.oidc.client?.clientName ?? null, ctx.req);
         },
       },
       resourceIndicators: {

@@ -59,3 +59,11 @@ export const frontEndBase = (config: Pick<Config, 'appUrl' | 'publicBaseUrl'>) =
  */
 export const resetPageBase = (config: PageConfig) =>
   config.webPages ? `${config.publicBaseUrl.replace(/\/+$/, '')}/reset-password` : `${frontEndBase(config)}/reset-password`;
+
+/**
+ * Where a security notice's "reset your password" link goes (it carries no token): the hosted
+ * /forgot-password page, which mails one, when WEB_PAGES is on (its /reset-password without a token is
+ * a dead link); else the front end's APP_URL/reset-password as before.
+ */
+export const noticeResetUrl = (config: PageConfig) =>
+  config.webPages ? `${config.publicBaseUrl.replace(/\/+$/, '')}/forgot-password` : `${frontEndBase(config)}/reset-password`;

@@ -6,11 +6,11 @@ import * as oc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awayFromStepEdge, TF, totpNow } from '../../modules/two-factor/test/helpers.js';
-import { guardedContext, launchChromium, type GuardedContext } from '../helpers/chromium.js';
+import { launchChromium, type guardedContext } from '../helpers/chromium.js';
 import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { startFront } from '../helpers/oidc-rp.js';
-import { fitsWidth, seriousA11yViolations } from '../helpers/web-browser.js';
+import { expectCleanPage, openPage, scriptErrors, seriousA11yViolations, sessionCookie, signInOnPage } from '../helpers/web-browser.js';
 
 // Issue 25's "done means", in Chromium: an openid-client app (a node:http server on 127.0.0.1 serving /cb)
 // signs a fresh browser in through the hosted /login page (and /login/two-factor), verifies the id_token
@@ -105,12 +105,7 @@ const PHONE = { viewport: { width: 320, height: 640 } };
 const rpConfig = (c: { id: string; secret: string }) =>
   oc.discovery(new URL(issuer), c.id, undefined, oc.ClientSecretBasic(c.secret), { execute: [oc.allowInsecureRequests] });
 
-async function open(opts: Parameters<typeof guardedContext>[1] = PHONE): Promise<{ g: GuardedContext; page: Page }> {
-  const g = await guardedContext(browser, opts);
-  return { g, page: await g.newPage() };
-}
-
-const cspOrScriptErrors = (g: GuardedContext) => g.errors.filter((e) => !/^Failed to load resource: the server responded with a status of 4\d\d/.test(e));
+const open = (opts: Parameters<typeof guardedContext>[1] = PHONE) => openPage(browser, opts);
 
 async function signIn(page: Page, email: string, labels = { id: 'Email or user name', password: 'Password', submit: 'Sign in' }) {
   await page.waitForURL(/\/login\?return_to=%2Foidc%2Finteraction%2F/);
@@ -139,9 +134,7 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
     expect(page.url()).toMatch(/\/oidc\/interaction\/[\w-]+$/);
     expect(await page.locator('main').innerText()).toContain('demo');
     expect(await page.locator('main li').allInnerTexts()).toEqual(expect.arrayContaining(['your email address']));
-    expect(await fitsWidth(page)).toBe(true);
-    expect(await seriousA11yViolations(page)).toEqual([]);
-    expect(cspOrScriptErrors(g)).toEqual([]);
+    await expectCleanPage(g, page);
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(new RegExp(`^${rp.redirect}\\?`));
     expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Signed in');
@@ -162,7 +155,7 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
     await expect(oc.refreshTokenGrant(config, r1.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
 
     expect(g.foreign).toEqual([]);
-    expect(cspOrScriptErrors(g)).toEqual([]);
+    expect(scriptErrors(g)).toEqual([]);
     await g.close();
   });
 
@@ -195,7 +188,7 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
     expect(claims.amr).toEqual(expect.arrayContaining(['pwd', 'otp', 'mfa']));
     expect(claims.acr).toBe('urn:gatehouse:acr:2fa');
     expect(g.foreign).toEqual([]);
-    expect(cspOrScriptErrors(g)).toEqual([]);
+    expect(scriptErrors(g)).toEqual([]);
     await g.close();
   });
 
@@ -217,19 +210,15 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('code')).toBeNull();
     expect(g.foreign).toEqual([]);
-    expect(cspOrScriptErrors(g)).toEqual([]);
+    expect(scriptErrors(g)).toEqual([]);
     await g.close();
   });
 
   it('prompt=login asks a signed-in browser for its password again; the form then ends at the first-party app', async () => {
     const user = await makeUser(w.t, { email: uniqueEmail('oidc-reauth') });
     const { g, page } = await open();
-    await page.goto(`${issuer}/login`);
-    await page.getByLabel('Email or user name').fill(user.email);
-    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${issuer}/account`);
-    const before = (await g.context.cookies()).find((c) => c.name === 'session_id')!.value;
+    await signInOnPage(page, issuer, user.email);
+    const before = await sessionCookie(g.context);
 
     const config = await rpConfig(intranet);
     const flow = await rp.begin(config, 'openid', { prompt: 'login' });
@@ -244,10 +233,10 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
     await page.waitForURL(new RegExp(`^${rp.redirect}\\?`));
     const claims = await verifiedIdToken((await flow.tokens).id_token!, intranet.id);
     expect(claims.sub).toBe(user.id);
-    const after = (await g.context.cookies()).find((c) => c.name === 'session_id')!.value;
+    const after = await sessionCookie(g.context);
     expect(after).not.toBe(before);
     expect(g.foreign).toEqual([]);
-    expect(cspOrScriptErrors(g)).toEqual([]);
+    expect(scriptErrors(g)).toEqual([]);
     await g.close();
   });
 });

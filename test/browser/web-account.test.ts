@@ -2,11 +2,11 @@ import * as OTPAuth from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awayFromStepEdge } from '../../modules/two-factor/test/helpers.js';
-import { addVirtualAuthenticator, guardedContext, launchChromium, type GuardedContext } from '../helpers/chromium.js';
+import { addVirtualAuthenticator, launchChromium, type guardedContext } from '../helpers/chromium.js';
 import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { fitsWidth, seriousA11yViolations } from '../helpers/web-browser.js';
+import { expectCleanPage, openPage, signInOnPage } from '../helpers/web-browser.js';
 
 // The account page in Chromium: one browser for the file, a context per test (run in parallel), 320 px
 // wide. WebAuthn wants the RP ID `localhost`, so the pages are served at http://localhost:<port>: a
@@ -46,21 +46,9 @@ const PHONE = { viewport: { width: 320, height: 640 } };
 /** A new user signed in at /login in a context of their own, on /account. */
 async function signedIn(opts: Parameters<typeof guardedContext>[1] = PHONE, values: { name?: string } = {}) {
   const user = await makeUser(w.t, { email: uniqueEmail('wacct'), ...values });
-  const g = await guardedContext(browser, opts);
-  const page = await g.newPage();
-  await page.goto(`${origin}/login`);
-  await page.getByLabel('Email or user name').fill(user.email);
-  await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
-  await Promise.all([page.waitForURL(`${origin}/account`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+  const { g, page } = await openPage(browser, opts);
+  await signInOnPage(page, origin, user.email);
   return { user, g, page };
-}
-
-/** No foreign request, no CSP or script error, fits 320 px, no serious or critical axe finding. */
-async function pageIsClean(g: GuardedContext, page: Page, width = true) {
-  if (width) expect(await fitsWidth(page), `${page.url()} fits 320 px`).toBe(true);
-  expect(await seriousA11yViolations(page), page.url()).toEqual([]);
-  expect(g.foreign).toEqual([]);
-  expect(g.errors.filter((e) => !/^Failed to load resource: the server responded with a status of 4\d\d/.test(e))).toEqual([]);
 }
 
 /** Submits the form holding `button` and waits for the page it leads to. */
@@ -71,7 +59,7 @@ async function press(page: Page, button: ReturnType<Page['locator']>) {
 describe.concurrent('account page', () => {
   it('edits the profile and changes the password at 320 px; the page passes axe in light and dark', async () => {
     const { user, g, page } = await signedIn(PHONE, { name: 'Before' });
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     await page.locator('#pf-name').fill('After');
     await page.locator('#pf-title').fill('Engineer');
     await press(page, page.getByRole('button', { name: 'Save profile' }));
@@ -86,14 +74,14 @@ describe.concurrent('account page', () => {
     expect(page.url()).toBe(`${origin}/account?done=password#password`);
     const login = await w.t.request('POST', '/auth/login', { body: { email: user.email, password: 'A-new-password-77' } });
     expect(login.status).toBe(200);
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     await g.close();
 
     const dark = await signedIn({ ...PHONE, colorScheme: 'dark' });
-    await pageIsClean(dark.g, dark.page);
+    await expectCleanPage(dark.g, dark.page);
     await dark.g.close();
     const desktop = await signedIn({ viewport: { width: 1280, height: 900 } });
-    await pageIsClean(desktop.g, desktop.page);
+    await expectCleanPage(desktop.g, desktop.page);
     await desktop.g.close();
   });
 
@@ -113,7 +101,7 @@ describe.concurrent('account page', () => {
     expect((await w.t.request('GET', '/auth/validation', { session: token })).status).toBe(401);
     expect(await page.locator('[data-session]', { hasText: 'Other Phone 9' }).count()).toBe(0);
     expect(await page.locator('[data-session]').count()).toBe(1);
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     await g.close();
   });
 
@@ -123,7 +111,7 @@ describe.concurrent('account page', () => {
     await press(page, page.getByRole('button', { name: 'Add method' }));
     const qr = page.getByRole('img', { name: 'QR code for your authenticator app' });
     expect(await qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100);
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     const secret = await page.locator('[data-totp-secret]').innerText();
     const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });
     await awayFromStepEdge();
@@ -139,7 +127,7 @@ describe.concurrent('account page', () => {
     const codes = await page.locator('[data-backup-codes] code').allInnerTexts();
     expect(codes).toHaveLength(10);
     for (const c of codes) expect(c).toMatch(/^[a-z0-9]{5}-[a-z0-9]{5}$/);
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     await press(page, page.getByRole('link', { name: 'I have saved them' }));
     expect(await page.locator('[data-backup-codes]').count()).toBe(0);
     await g.close();
@@ -158,7 +146,7 @@ describe.concurrent('account page', () => {
     expect(await rows.count()).toBe(1);
     expect(await rows.first().inputValue()).toBe('My <i>key</i>');
     expect(await page.locator('[data-passkey-list] i').count()).toBe(0);
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
 
     await rows.first().fill('Work laptop');
     await press(page, page.locator('[data-passkey-list]').getByRole('button', { name: 'Rename' }));

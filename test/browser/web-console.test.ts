@@ -1,10 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userWithEmail2fa } from '../../modules/two-factor/test/helpers.js';
-import { guardedContext, launchChromium, type GuardedContext } from '../helpers/chromium.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
-import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
-import { fitsWidth, seriousA11yViolations } from '../helpers/web-browser.js';
+import { makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { expectCleanPage, openPage, signInOnPage } from '../helpers/web-browser.js';
 
 // The admin console in Chromium: one browser for the file, a context per test; nothing may leave
 // 127.0.0.1, no CSP violation, no serious or critical axe finding on any console page.
@@ -20,23 +20,10 @@ afterAll(async () => {
   await w?.close();
 });
 
-async function open(viewport = { width: 1200, height: 900 }): Promise<{ g: GuardedContext; page: Page }> {
-  const g = await guardedContext(browser, { viewport });
-  return { g, page: await g.newPage() };
-}
+const open = (viewport = { width: 1200, height: 900 }) => openPage(browser, { viewport });
 
-async function clean(g: GuardedContext, page: Page) {
-  expect(await seriousA11yViolations(page), page.url()).toEqual([]);
-  expect(g.foreign).toEqual([]);
-  expect(g.errors.filter((e) => !/^Failed to load resource: the server responded with a status of 4\d\d/.test(e))).toEqual([]);
-}
-
-async function signIn(page: Page, email: string, returnTo = '/admin') {
-  await page.goto(`${w.t.url}/login?return_to=${encodeURIComponent(returnTo)}`);
-  await page.getByLabel('Email or user name').fill(email);
-  await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
-  await Promise.all([page.waitForURL(`${w.t.url}${returnTo}`), page.getByRole('button', { name: 'Sign in' }).click()]);
-}
+/** Signs in at /login and lands on the console (or `returnTo`). */
+const signIn = (page: Page, email: string, returnTo = '/admin') => signInOnPage(page, w.t.url, email, { returnTo });
 
 describe('admin console', () => {
   it("an admin finds a user among many, revokes their session (the app's next validation is 401) and resets their 2FA", async () => {
@@ -46,7 +33,7 @@ describe('admin console', () => {
     const admin = await makeUser(w.t, { email: uniqueEmail('admin'), user_type: 'admin' });
     const { g, page } = await open();
     await signIn(page, admin.email);
-    await clean(g, page);
+    await expectCleanPage(g, page);
 
     await page.getByRole('link', { name: 'Users', exact: true }).click();
     await page.waitForURL(`${w.t.url}/admin/users`);
@@ -54,9 +41,9 @@ describe('admin console', () => {
     await page.getByLabel(/Search users/).fill(`${tag}.target`);
     await expect.poll(() => page.locator('[data-user-link]').count(), { timeout: 5_000 }).toBe(1);
     expect(page.url()).toContain(`q=${encodeURIComponent(`${tag}.target`)}`);
-    await clean(g, page);
+    await expectCleanPage(g, page);
     await Promise.all([page.waitForURL(`${w.t.url}/admin/users/${tfa.user.id}`), page.locator('[data-user-link]').click()]);
-    await clean(g, page);
+    await expectCleanPage(g, page);
 
     expect((await w.t.request('GET', '/auth/validation', { session: tfa.token })).status).toBe(200);
     await Promise.all([
@@ -105,16 +92,18 @@ describe('admin console', () => {
     await page.waitForTimeout(600);
     await page.goto(`${w.t.url}/admin/users/${evil.id}`);
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
-    expect(await fitsWidth(page)).toBe(true);
-    await clean(g, page);
+    await expectCleanPage(g, page);
     await g.close();
   });
 
-  it('every console page passes axe (light and dark) for a superadmin, with nothing fetched from another host', async () => {
+  it('every console page passes axe and fits (desktop light and dark, 320 px) for a superadmin, with nothing fetched from another host', async () => {
     const boss = await makeSession(w.t, { email: uniqueEmail('boss'), user_type: 'superadmin' });
-    for (const scheme of ['light', 'dark'] as const) {
-      const g = await guardedContext(browser, { viewport: { width: 1200, height: 900 }, colorScheme: scheme });
-      const page = await g.newPage();
+    for (const [viewport, colorScheme] of [
+      [{ width: 1200, height: 900 }, 'light'],
+      [{ width: 1200, height: 900 }, 'dark'],
+      [{ width: 320, height: 640 }, 'light'],
+    ] as const) {
+      const { g, page } = await openPage(browser, { viewport, colorScheme });
       await signIn(page, boss.user.email);
       for (const p of [
         '/admin',
@@ -127,7 +116,7 @@ describe('admin console', () => {
       ]) {
         const r = await page.goto(`${w.t.url}${p}`);
         expect(r?.status(), p).toBe(200);
-        await clean(g, page);
+        await expectCleanPage(g, page);
       }
       await g.close();
     }
@@ -136,10 +125,7 @@ describe('admin console', () => {
   it('a customer is refused the console', async () => {
     const user = await makeUser(w.t, { email: uniqueEmail('customer') });
     const { g, page } = await open();
-    await page.goto(`${w.t.url}/login`);
-    await page.getByLabel('Email or user name').fill(user.email);
-    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
-    await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
+    await signInOnPage(page, w.t.url, user.email);
     const r = await page.goto(`${w.t.url}/admin`);
     expect(r?.status()).toBe(403);
     await g.close();

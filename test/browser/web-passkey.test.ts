@@ -2,10 +2,10 @@ import * as OTPAuth from 'otpauth';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addVirtualAuthenticator, guardedContext, launchChromium } from '../helpers/chromium.js';
-import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { makeUser, uniqueEmail } from '../helpers/factories.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
-import { seriousA11yViolations } from '../helpers/web-browser.js';
+import { seriousA11yViolations, sessionCookie, signInOnPage } from '../helpers/web-browser.js';
 
 // Passkey sign-in on the hosted /login page, with the passkeys module installed: the page offers browser
 // autofill (autocomplete "username webauthn", conditional mediation) and a button, through the module's API.
@@ -64,10 +64,7 @@ describe('passkey sign-in on the hosted page', () => {
     expect(await field.getAttribute('autocomplete')).toBe('username webauthn');
     await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor({ state: 'visible' });
     expect(await seriousA11yViolations(page)).toEqual([]);
-    await field.fill(user.email);
-    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.waitForURL(`${origin}/account`);
+    await signInOnPage(page, origin, user.email, { open: false });
     const added = (await page.evaluate(REGISTER)) as { success?: boolean };
     expect(added, JSON.stringify(added)).toMatchObject({ success: true });
     expect((await authenticator.credentials()).length).toBe(1);
@@ -77,8 +74,7 @@ describe('passkey sign-in on the hosted page', () => {
     await page.getByRole('button', { name: 'Sign out' }).first().click();
     await page.waitForURL(`${origin}/account`);
     expect(await page.locator('[data-user-name]').innerText()).toBe(user.name ?? user.email);
-    const session = (await g.context.cookies()).find((c) => c.name === 'session_id')!.value;
-    expect((await t.request('GET', '/auth/me', { session })).body.data.user.email).toBe(user.email);
+    expect((await t.request('GET', '/auth/me', { session: await sessionCookie(g.context) })).body.data.user.email).toBe(user.email);
     expect(g.foreign).toEqual([]);
     expect(g.errors).toEqual([]);
     await g.close();
@@ -90,13 +86,9 @@ describe('passkey sign-in on the hosted page', () => {
     const g1 = await guardedContext(browser);
     const p1 = await g1.newPage();
     const a1 = await addVirtualAuthenticator(p1);
-    await p1.goto(`${origin}/login`);
-    await p1.getByLabel('Email or user name').fill(user.email);
-    await p1.getByLabel('Password').fill(DEFAULT_PASSWORD);
-    await p1.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await p1.waitForURL(`${origin}/account`);
+    await signInOnPage(p1, origin, user.email);
     expect(await p1.evaluate(REGISTER)).toMatchObject({ success: true });
-    const session = (await g1.context.cookies()).find((c) => c.name === 'session_id')!.value;
+    const session = await sessionCookie(g1.context);
     const setup = await t.request('POST', '/auth/two_factor/totp/setup', { session, body: {} });
     const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(setup.body.secret) }).generate();
     expect((await t.request('POST', '/auth/two_factor/verify', { session, body: { code, method_id: setup.body.method_id, action: 'setup' } })).status).toBe(
@@ -109,11 +101,7 @@ describe('passkey sign-in on the hosted page', () => {
     // Second browser, no authenticator yet (so /login's autofill finds nothing): the password opens a pending session.
     const g2 = await guardedContext(browser);
     const page = await g2.newPage();
-    await page.goto(`${origin}/login`);
-    await page.getByLabel('Email or user name').fill(user.email);
-    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.waitForURL(`${origin}/login/two-factor`);
+    await signInOnPage(page, origin, user.email, { lands: `${origin}/login/two-factor` });
     const button = page.getByRole('button', { name: 'Use your passkey' });
     await button.waitFor({ state: 'visible' });
     expect(await seriousA11yViolations(page)).toEqual([]);
@@ -122,8 +110,7 @@ describe('passkey sign-in on the hosted page', () => {
     await a2.cdp.send('WebAuthn.addCredential', { authenticatorId: a2.authenticatorId, credential: held as never });
     await button.click();
     await page.waitForURL(`${origin}/account`);
-    const full = (await g2.context.cookies()).find((c) => c.name === 'session_id')!.value;
-    expect((await t.request('GET', '/auth/validation', { session: full })).status).toBe(200);
+    expect((await t.request('GET', '/auth/validation', { session: await sessionCookie(g2.context) })).status).toBe(200);
     const [event] = (await t.app.services.audit.list({ userId: user.id, types: ['sign_in.succeeded'], limit: 1 })).events;
     expect(event.details).toMatchObject({ method: 'two_factor' });
     expect(g2.foreign).toEqual([]);

@@ -1,10 +1,10 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awayFromStepEdge, TF, totpNow } from '../../modules/two-factor/test/helpers.js';
-import { guardedContext, launchChromium, type GuardedContext } from '../helpers/chromium.js';
+import { launchChromium, type guardedContext } from '../helpers/chromium.js';
 import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
-import { fitsWidth, seriousA11yViolations } from '../helpers/web-browser.js';
+import { expectCleanPage, openPage, sessionCookie, signInOnPage } from '../helpers/web-browser.js';
 import { linkIn, mailTo } from '../integration/flows-helpers.js';
 
 // The hosted sign-in pages in Chromium: one browser for the file, a context per test (run in parallel),
@@ -23,42 +23,27 @@ afterAll(async () => {
 
 const PHONE = { viewport: { width: 320, height: 640 } };
 
-async function open(opts: Parameters<typeof guardedContext>[1] = PHONE): Promise<{ g: GuardedContext; page: Page }> {
-  const g = await guardedContext(browser, opts);
-  return { g, page: await g.newPage() };
-}
-
-/** What every page must hold to: no foreign request, no CSP or script error, fits 320 px, no serious axe finding. */
-async function pageIsClean(g: GuardedContext, page: Page) {
-  expect(await fitsWidth(page), `${page.url()} fits 320 px`).toBe(true);
-  expect(await seriousA11yViolations(page), page.url()).toEqual([]);
-  expect(g.foreign).toEqual([]);
-  // A 4xx page is reported by Chromium as a failed load; anything else (a CSP refusal, a script error) is not allowed.
-  expect(g.errors.filter((e) => !/^Failed to load resource: the server responded with a status of 4\d\d/.test(e))).toEqual([]);
-}
-
-async function fillLogin(page: Page, email: string, password = DEFAULT_PASSWORD) {
-  await page.getByLabel('Email or user name').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
-}
+const open = (opts: Parameters<typeof guardedContext>[1] = PHONE) => openPage(browser, opts);
 
 describe.concurrent('hosted sign-in pages', () => {
   it('signs in with a password at 320 px and lands on the account page', async () => {
     const user = await makeUser(w.t, { email: uniqueEmail('web'), name: 'Web Person' });
     const { g, page } = await open();
     await page.goto(`${w.t.url}/login`);
-    await pageIsClean(g, page);
-    // Keyboard only: the field takes focus by tabbing past the skip link and the brand.
+    await expectCleanPage(g, page);
+    // Keyboard only: the field takes focus by tabbing past the skip link and the brand, Tab goes on to
+    // the password, and Enter submits the form.
+    const focused = () => page.evaluate('document.activeElement && document.activeElement.id');
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Tab');
+    expect(await focused()).toBe('email');
+    await page.keyboard.type(user.email);
     await page.keyboard.press('Tab');
-    await page.keyboard.press('Tab');
-    await page.keyboard.press('Tab');
-    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('email');
-    await fillLogin(page, user.email);
-    await page.waitForURL(`${w.t.url}/account`);
+    expect(await focused()).toBe('password');
+    await page.keyboard.type(DEFAULT_PASSWORD);
+    await Promise.all([page.waitForURL(`${w.t.url}/account`), page.keyboard.press('Enter')]);
     expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Your account');
     expect(await page.locator('[data-user-name]').innerText()).toBe('Web Person');
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     const cookie = (await g.context.cookies()).find((c) => c.name === 'session_id')!;
     expect(cookie.httpOnly).toBe(true);
     expect(cookie.sameSite).toBe('Lax');
@@ -81,10 +66,8 @@ describe.concurrent('hosted sign-in pages', () => {
     expect((await w.t.request('POST', `${TF}/toggle`, { session: token, body: { two_factor_enabled: true } })).body.two_factor_enabled).toBe(true);
 
     const { g, page } = await open();
-    await page.goto(`${w.t.url}/login?return_to=${encodeURIComponent('/account?after=2fa')}`);
-    await fillLogin(page, user.email);
-    await page.waitForURL(/\/login\/two-factor/);
-    await pageIsClean(g, page);
+    await signInOnPage(page, w.t.url, user.email, { returnTo: '/account?after=2fa', lands: /\/login\/two-factor/ });
+    await expectCleanPage(g, page);
     expect(await page.getByLabel('Authenticator app').isChecked()).toBe(true);
     // The setup used the current step's code; the next step's is accepted and not a replay.
     await page.getByLabel('Code', { exact: true }).fill(totpNow(s.body.otpauth_url, Date.now() + 30_000));
@@ -93,7 +76,7 @@ describe.concurrent('hosted sign-in pages', () => {
     await page.waitForURL(`${w.t.url}/account?after=2fa`);
     const cookies = await g.context.cookies();
     expect(cookies.find((c) => c.name === 'trusted_device')?.httpOnly).toBe(true);
-    const session = cookies.find((c) => c.name === 'session_id')!.value;
+    const session = await sessionCookie(g.context);
     expect((await w.t.request('GET', '/auth/me', { session })).body.data.user.email).toBe(user.email);
     expect(g.errors).toEqual([]);
     await g.close();
@@ -103,19 +86,18 @@ describe.concurrent('hosted sign-in pages', () => {
     const user = await makeUser(w.t, { email: uniqueEmail('reset') });
     const { g, page } = await open();
     await page.goto(`${w.t.url}/forgot-password`);
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     await page.getByLabel('Email').fill(user.email);
     await Promise.all([page.waitForURL(/sent=1/), page.getByRole('button', { name: 'Send the link' }).click()]);
     const link = linkIn(await mailTo(w.smtp, user.email, /reset/i));
     expect(link.pathname).toBe('/reset-password');
     await page.goto(`${w.t.url}${link.pathname}${link.search}`);
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     await page.getByLabel('New password').fill('Brand-New-Pass-31');
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.waitForURL(/\/login\?done=reset/);
     expect(await page.getByRole('status').innerText()).toContain('Your password was changed');
-    await fillLogin(page, user.email, 'Brand-New-Pass-31');
-    await page.waitForURL(`${w.t.url}/account`);
+    await signInOnPage(page, w.t.url, user.email, { password: 'Brand-New-Pass-31', open: false });
     expect(g.foreign).toEqual([]);
     await g.close();
   });
@@ -140,13 +122,11 @@ describe.concurrent('hosted sign-in pages', () => {
     const name = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`;
     const user = await makeUser(w.t, { email: uniqueEmail('xss'), name });
     const { g, page } = await open();
-    await page.goto(`${w.t.url}/login`);
-    await fillLogin(page, user.email);
-    await page.waitForURL(`${w.t.url}/account`);
+    await signInOnPage(page, w.t.url, user.email);
     expect(await page.locator('[data-user-name]').innerText()).toBe(name);
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
     expect(await page.locator('main img').count()).toBe(0);
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     await g.close();
   });
 
@@ -155,16 +135,20 @@ describe.concurrent('hosted sign-in pages', () => {
     const res = await page.goto(`${w.t.url}/login?return_to=${encodeURIComponent('https://evil.example/steal')}`);
     expect(res?.status()).toBe(400);
     expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Return address not allowed');
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
     await g.close();
   });
 
-  it('passes the accessibility scan on the other pages, in light and dark', async () => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      const { g, page } = await open({ ...PHONE, colorScheme });
+  it('passes the accessibility scan on the other pages, at 320 px in light and dark and on a desktop', async () => {
+    for (const opts of [
+      { ...PHONE, colorScheme: 'light' as const },
+      { ...PHONE, colorScheme: 'dark' as const },
+      { viewport: { width: 1280, height: 900 }, colorScheme: 'dark' as const },
+    ]) {
+      const { g, page } = await open(opts);
       for (const path of ['/login', '/register', '/forgot-password', '/verify-email?token=abc', '/reset-password?token=nope', '/no-such-page']) {
         await page.goto(`${w.t.url}${path}`);
-        await pageIsClean(g, page);
+        await expectCleanPage(g, page);
       }
       await g.close();
     }
@@ -175,7 +159,19 @@ describe.concurrent('hosted sign-in pages', () => {
     await page.goto(`${w.t.url}/login`);
     expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Inicia sesión en Gatehouse');
     expect(await page.locator('html').getAttribute('lang')).toBe('es');
-    await pageIsClean(g, page);
+    await expectCleanPage(g, page);
+    await g.close();
+  });
+
+  it('shows the account page in Spanish to a user whose lang is es, in an English browser', async () => {
+    const user = await makeUser(w.t, { email: uniqueEmail('es'), lang: 'es' });
+    const { g, page } = await open({ ...PHONE, locale: 'en-US' });
+    await page.goto(`${w.t.url}/login`);
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
+    await signInOnPage(page, w.t.url, user.email);
+    expect(await page.locator('html').getAttribute('lang')).toBe('es');
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Tu cuenta');
+    await expectCleanPage(g, page);
     await g.close();
   });
 });

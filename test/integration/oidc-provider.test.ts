@@ -252,6 +252,8 @@ describe('Gatehouse as an OpenID provider', () => {
     const page = await jar.fetch(oc.buildEndSessionUrl(config, { id_token_hint: idToken }).toString());
     expect(page.status).toBe(200);
     const html = await page.text();
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('Stay signed in');
     const action = /action="([^"]+)"/.exec(html)![1];
     const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)![1];
     const done = await jar.fetch(new URL(action, issuer).toString(), {
@@ -260,7 +262,33 @@ describe('Gatehouse as an OpenID provider', () => {
       body: new URLSearchParams({ xsrf, logout: 'yes' }),
     });
     expect([200, 303]).toContain(done.status);
+    return { html, done };
   }
+
+  it("the end-session confirmation speaks the user's language, and the signed-out page the browser's", async () => {
+    const { jar } = await signedIn({ lang: 'es' });
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const { final, verifier, state } = await authorize(config, jar);
+    const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+    const page = await jar.fetch(oc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token! }).toString());
+    const html = await page.text();
+    expect(html).toContain('<html lang="es">');
+    expect(html).toMatch(/<h1>Cerrar sesión<\/h1><p>¿Cerrar sesión en [^<]+ y en Gatehouse\?<\/p>/);
+    expect(html).toContain('>Mantener la sesión</button>');
+    const action = /action="([^"]+)"/.exec(html)![1];
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)![1];
+    const done = await jar.fetch(new URL(action, issuer).toString(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ xsrf, logout: 'yes' }),
+    });
+    expect(done.status).toBe(303);
+    // The session has ended: the signed-out page follows the browser's Accept-Language.
+    const success = new URL(done.headers.get('location')!, issuer).toString();
+    const es = await (await jar.fetch(success, { headers: { 'accept-language': 'es-MX,es;q=0.9,en;q=0.5' } })).text();
+    expect(es).toContain('<html lang="es">');
+    expect(es).toMatch(/<h1>Sesión cerrada<\/h1><p>Has cerrado sesión/);
+  });
 
   it('end-session ends the Gatehouse session too', async () => {
     const { jar } = await signedIn();

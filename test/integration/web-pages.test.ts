@@ -205,6 +205,22 @@ describe('account flows', () => {
     expect((await c.get(path)).status).toBe(400);
   });
 
+  it("when WEB_PAGES is on, then a security notice's reset link opens the hosted /forgot-password page (a link without a token)", async () => {
+    const user = await makeUser(t, { email: uniqueEmail('notice') });
+    const login = await t.request('POST', '/auth/login', { body: { email: user.email, password: DEFAULT_PASSWORD } });
+    const changed = await t.request('POST', '/auth/password-change/self', {
+      session: login.body.session_id as string,
+      body: { current_password: DEFAULT_PASSWORD, new_password: 'Notice-New-Pass-55' },
+    });
+    expect(changed.status).toBe(200);
+    const mail = await mailTo(smtp, user.email, /password was changed/);
+    // The public URL (the test app's names port 0), then the hosted page's path.
+    expect(mail.text).toMatch(/right away: http:\/\/127\.0\.0\.1:\d+\/forgot-password\n/);
+    expect(mail.text).not.toContain('/reset-password');
+    const page = await client().get('/forgot-password');
+    expect(page.status).toBe(200);
+  });
+
   it('when the verification page is opened, then nothing is used until the button is pressed', async () => {
     const user = await makeUser(t, { email: uniqueEmail('verify'), is_verified: false });
     const sent = await t.request('POST', '/auth/resend-verification', { body: { email: user.email } });
