@@ -11,24 +11,26 @@ import type { LeasingRateLimiter, LimitResult, LimitRule, RedisClient } from './
  * (a lease) and spends the block in process, so a busy key costs a round trip per block instead
  * of per request. A lease is small where it matters: never more than 1/16 of what the window has
  * left, never more than the instance itself admitted on the key in the window so far, never more
- * than MAX_LEASE; below 32 hits of headroom, none at all (every hit is its own round trip, as exact
- * as without leases). A hit leased and not spent is not given back: it expires with the window, so
+ * than MAX_LEASE; with fewer than 32 hits left, none at all (every hit is its own round trip, as
+ * exact as without leases). A hit leased and not spent is not given back: it expires with the window, so
  * another instance can be refused early by at most the hits others hold, never admitted late.
  */
 
 /**
  * KEYS[1] = window hash { c = count, r = reset ms }. ARGV[1] = now ms or '' (server time),
- * ARGV[2] = window ms, ARGV[3] = points, ARGV[4] = hits wanted now (≥ 1), ARGV[5] = most hits to
- * lease beyond them. Grants what is left, up to the hits wanted plus a lease of at most 1/16 of
- * the headroom after them; hits refused leave the count at points + 1 (a window's count never grows
- * without bound). Returns { count before, granted, reset ms, now ms }. One script: every instance
+ * ARGV[2] = window ms, ARGV[3] = points, ARGV[4] = hits wanted now (0: a refill, which never opens
+ * a window), ARGV[5] = most hits to lease beyond them. Grants what is left, up to the hits wanted,
+ * plus a lease of at most 1/16 of what is left after them, and none when that is under 32; hits
+ * refused leave the count at points + 1 (a window's count never grows without bound). Returns { count before, granted, reset ms, now ms }. One script: every instance
  * sees one serial order; the reset time is stored once, when the window opens.
  */
 const LEASE = defineRedisScript(`${LUA_NOW}
+local LEASE_FROM = 32
 local points = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
 local reset = tonumber(redis.call('HGET', KEYS[1], 'r'))
 local fresh = (not reset) or reset <= now
+if fresh and want == 0 then return { 0, 0, 0, now } end
 local count = 0
 if fresh then
   reset = now + tonumber(ARGV[2])
@@ -38,8 +40,9 @@ else
 end
 local granted = 0
 if count < points then
-  local spare = math.min(tonumber(ARGV[5]), math.floor((points - count - want) / 16))
-  if spare < 0 then spare = 0 end
+  local left = points - count - want
+  local spare = 0
+  if left >= LEASE_FROM then spare = math.min(tonumber(ARGV[5]), math.floor(left / 16)) end
   granted = math.min(points - count, want + spare)
 end
 local after = count + granted
@@ -63,6 +66,9 @@ return 0
 /** Most hits one instance leases on one key beyond those it needs at once. */
 export const MAX_LEASE = 64;
 
+/** Leases of at least this many hits are refilled before they run out (smaller ones when spent). */
+const REFILL_FROM = 4;
+
 /** A lease call older than this is given up on (its answer still serves its own callers). */
 const STALE_CALL_MS = 10_000;
 
@@ -80,6 +86,8 @@ interface Lease {
   count: number;
   /** Hits granted to this instance and not spent yet. */
   tokens: number;
+  /** Tokens right after the last grant: a refill is asked for when half of them are spent. */
+  size: number;
   /** Hits this instance admitted in the window: a lease is never larger (a key seen once leases nothing). */
   used: number;
 }
@@ -117,15 +125,58 @@ export function createRedisRateLimiter(client: RedisClient, prefix: string, opts
   let epoch = 0;
 
   /** A hit from the lease held on `id`, or null (nothing held, or callers already waiting for Redis). */
-  function spend(id: string, rule: LimitRule): LimitResult | null {
+  function spend(id: string, rule: LimitRule, first = false): LimitResult | null {
     const l = leases.get(id, Date.now());
-    if (!l || l.tokens === 0 || l.points !== rule.points || l.windowMs !== windowMsOf(rule) || calls.has(id)) return null;
+    if (!l || l.tokens === 0 || l.points !== rule.points || l.windowMs !== windowMsOf(rule)) return null;
+    const call = calls.get(id);
+    // First come, first served: callers already waiting on Redis go before.
+    if (!first && call && call.later.length > 0) return null;
     l.tokens -= 1;
     l.used += 1;
+    // Half spent: the next block is asked for now, so that callers seldom wait for it.
+    if (!call && l.size >= REFILL_FROM && l.tokens * 2 <= l.size) send(id, rule, []);
     return toResult(l.count - l.tokens, l.resetMs, l.resetMs, rule);
   }
 
-  /** Asks Redis for the hits of `batch` (all with `rule`), plus a lease; `later` waits behind it. */
+  /**
+   * Records a grant: the window's count after it, and what of it this instance holds unspent.
+   * Returns the tokens it held before (from a refill that crossed this call).
+   */
+  function hold(id: string, rule: LimitRule, sentAtMs: number, reply: number[], served: number): number {
+    const [before, granted, resetMs, nowMs] = reply;
+    const windowMs = windowMsOf(rule);
+    const t = Date.now();
+    const held = leases.get(id, t);
+    const same = held && held.resetMs === resetMs && held.points === rule.points && held.windowMs === windowMs ? held : undefined;
+    // What the instance still holds of the window was counted in `before`, so count − tokens stays its hits.
+    const tokens = (same?.tokens ?? 0) + granted - served;
+    const lease: Lease = {
+      points: rule.points,
+      windowMs,
+      resetMs,
+      // Measured from when the call was sent, so never past the window's end in Redis.
+      expiresAtMs: sentAtMs + (resetMs - nowMs),
+      count: before + granted,
+      tokens,
+      size: tokens,
+      used: (same?.used ?? 0) + served,
+    };
+    const kept = same?.tokens ?? 0;
+    if (same) Object.assign(same, lease);
+    else leases.set(id, lease, t);
+    return kept;
+  }
+
+  /** The call out for `id`, unless it is lost. */
+  function callOut(id: string): Call | undefined {
+    const call = calls.get(id);
+    return call && Date.now() - call.sentAtMs < STALE_CALL_MS ? call : undefined;
+  }
+
+  /**
+   * Asks Redis for the hits of `batch` (all with `rule`; none for a refill), plus a lease that keeps
+   * what the instance holds within maxLease; `later` waits behind it.
+   */
   function send(id: string, rule: LimitRule, batch: Waiter[], later: Waiter[] = []): void {
     const sentAtMs = Date.now();
     const call: Call = { sentAtMs, later };
@@ -133,34 +184,23 @@ export function createRedisRateLimiter(client: RedisClient, prefix: string, opts
     const sentEpoch = epoch;
     const windowMs = windowMsOf(rule);
     const held = leases.get(id, sentAtMs);
-    const sameWindow = held && held.points === rule.points && held.windowMs === windowMs ? held : undefined;
-    const spare = Math.min(maxLease, sameWindow?.used ?? 0);
+    const same = held && held.points === rule.points && held.windowMs === windowMs ? held : undefined;
+    const spare = Math.max(0, Math.min(maxLease - (same?.tokens ?? 0), same?.used ?? 0));
     if (stats) stats.calls += 1;
     LEASE.run(client, [id], ['', String(windowMs), String(rule.points), String(batch.length), String(spare)]).then(
-      (reply) => {
+      (raw) => {
         if (calls.get(id) === call) calls.delete(id);
-        const [before, granted, resetMs, nowMs] = (reply as unknown[]).map(Number);
+        const reply = (raw as unknown[]).map(Number);
+        const [before, granted, resetMs, nowMs] = reply;
         const served = Math.min(granted, batch.length);
-        const current = leases.get(id, Date.now());
-        // Hits spent before, in this same window, still size the next lease.
-        const used = current && current.resetMs === resetMs && current.points === rule.points ? current.used : 0;
-        if (sentEpoch === epoch) {
-          leases.set(
-            id,
-            {
-              points: rule.points,
-              windowMs,
-              resetMs,
-              // Measured from when the call was sent, so never past the window's end in Redis.
-              expiresAtMs: sentAtMs + (resetMs - nowMs),
-              count: before + granted,
-              tokens: granted - served,
-              used: used + served,
-            },
-            Date.now(),
-          );
-        }
-        batch.forEach((w, i) => w.resolve(toResult(i < served ? before + i + 1 : rule.points + 1, resetMs, nowMs, rule)));
+        // A reset or an outage since: the hits are the callers', no lease of a cleared window is kept.
+        const kept = sentEpoch === epoch && resetMs > 0 ? hold(id, rule, sentAtMs, reply, served) : 0;
+        // Redis counted what the instance held as hits: its own hits are `before - kept`.
+        batch.forEach((w, i) =>
+          w.resolve(
+            i < served ? toResult(before - kept + i + 1, resetMs, nowMs, rule) : (spend(id, rule, true) ?? toResult(rule.points + 1, resetMs, nowMs, rule)),
+          ),
+        );
         drain(id, call.later);
       },
       (err: unknown) => {
@@ -179,6 +219,9 @@ export function createRedisRateLimiter(client: RedisClient, prefix: string, opts
       else rest.push(w);
     }
     if (rest.length === 0) return;
+    // A refill went out on the way: the rest wait for it (one call per key in flight).
+    const out = callOut(id);
+    if (out) return void out.later.push(...rest);
     const rule = rest[0].rule;
     const same = (w: Waiter) => w.rule.points === rule.points && w.rule.durationSec === rule.durationSec;
     send(
@@ -202,9 +245,9 @@ export function createRedisRateLimiter(client: RedisClient, prefix: string, opts
         if (spent) return Promise.resolve(spent);
         return new Promise((resolve, reject) => {
           const waiter: Waiter = { rule, resolve, reject };
-          const call = calls.get(id);
+          const call = callOut(id);
           // Callers on a key whose lease call is out wait for it (no stampede), unless it is lost.
-          if (call && Date.now() - call.sentAtMs < STALE_CALL_MS) call.later.push(waiter);
+          if (call) call.later.push(waiter);
           else send(id, rule, [waiter]);
         });
       } catch (err) {
