@@ -1,7 +1,7 @@
 import type { RedisHealth } from '../cache/redis-health.js';
 import { assertRule } from './limit-keys.js';
 import { createMemoryRateLimiter } from './memory-limiter.js';
-import type { LimitRule, RateLimiter } from './limit-types.js';
+import type { LeasingRateLimiter, LimitRule, RateLimiter } from './limit-types.js';
 
 /**
  * Share of each budget an instance grants on its own while Redis is down. Every instance then counts
@@ -17,14 +17,20 @@ export const fallbackRule = (rule: LimitRule): LimitRule => ({
 
 /**
  * The shared Redis limiter, with an in-process limiter at a conservative budget while Redis is
- * unreachable: never a wait on Redis, never a request let through uncounted.
+ * unreachable: never a wait on Redis, never a request let through uncounted. A hit the shared
+ * limiter already leased from Redis is spent at once while Redis is up; during an outage only the
+ * in-process budget counts, and leases taken before it are dropped (a restarted Redis has lost them).
  */
-export function createFallbackRateLimiter(shared: RateLimiter, health: RedisHealth): RateLimiter {
+export function createFallbackRateLimiter(shared: RateLimiter | LeasingRateLimiter, health: RedisHealth): RateLimiter {
   const local = createMemoryRateLimiter();
+  const leasing = 'spendLeased' in shared ? shared : null;
+  if (leasing) health.on('down', () => leasing.forget());
   return {
     consume(bucket, key, rule) {
       // A bad rule is a programming error, not an outage: let it throw.
       assertRule(rule);
+      const leased = leasing && health.available() ? leasing.spendLeased(bucket, key, rule) : null;
+      if (leased) return Promise.resolve(leased);
       return health.run(
         'rate limit',
         () => shared.consume(bucket, key, rule),

@@ -32,6 +32,14 @@ export interface RateLimiter {
   close(): Promise<void>;
 }
 
+/** The Redis store: hits may be leased from the shared window and spent in process (redis-limiter.ts). */
+export interface LeasingRateLimiter extends RateLimiter {
+  /** A hit from a lease this instance holds on the key, without waiting; null when it holds none (then consume). */
+  spendLeased(bucket: string, key: string, rule: LimitRule): LimitResult | null;
+  /** Drops every lease held: the store went away, and what it granted may have gone with it. */
+  forget(): void;
+}
+
 export interface BackoffDecision {
   allowed: boolean;
   retryAfterSec: number;
