@@ -69,6 +69,15 @@ describe('gatehouse module', () => {
     await expect.poll(async () => (await call(url, 'GET', '/api/v1/business/countries')).status, withinSeconds).toBe(200);
   });
 
+  it('when install --if-missing names modules already installed, then it does nothing and succeeds; a missing one is installed', async () => {
+    const again = await cli('module', 'install', 'ext-business', '--if-missing', '--yes');
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('Already installed: ext-business; nothing to do.');
+    const plain = await cli('module', 'install', 'ext-business', '--yes');
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toContain('ext-business is already installed');
+  });
+
   it('when uninstall --drop-data is run without --yes and no terminal, then it refuses; with --yes it drops the data', async () => {
     const refused = await cli('module', 'uninstall', 'ext-business', '--drop-data');
     expect(refused.code).toBe(2);

@@ -155,12 +155,23 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
     .option('--set <key=value>', 'a module setting (repeatable; one module only)', collect)
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--no-prompt', 'never ask: a change that needs confirmation without --yes is an error (exit 2)')
+    .option('--if-missing', 'install only those not installed yet; none missing is success (scripts, quickstart)')
     .option('--json', 'print the result as JSON')
-    .action(async (ids: string[], opts: { dryRun?: boolean; set?: string[] }, cmd: Command) => {
+    .action(async (requested: string[], opts: { dryRun?: boolean; set?: string[]; ifMissing?: boolean }, cmd: Command) => {
       const settings = parseSettings(opts.set);
-      if (settings && ids.length > 1) throw new UsageError('--set applies to one module at a time');
-      const config = settings ? { [ids[0]]: settings } : undefined;
+      if (settings && requested.length > 1) throw new UsageError('--set applies to one module at a time');
+      const config = settings ? { [requested[0]]: settings } : undefined;
       await action(rt, async (ui, app) => {
+        let ids = requested;
+        if (opts.ifMissing) {
+          const present = new Set((await app.modules.hub.status()).filter((m) => m.installed_version !== null).map((m) => m.module_id));
+          ids = requested.filter((id) => !present.has(id));
+          if (ids.length === 0) {
+            ui.print(`Already installed: ${requested.join(', ')}; nothing to do.`);
+            ui.result({ success: true, dry_run: Boolean(opts.dryRun), modules: await app.modules.hub.status(requested) });
+            return;
+          }
+        }
         const plans = await ui.task(
           'Planning (dry-run)',
           () => app.modules.hub.planInstall(ids, { config }),
