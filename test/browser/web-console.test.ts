@@ -5,19 +5,25 @@ import { guardedContext, launchChromium, type GuardedContext } from '../helpers/
 import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { fitsWidth, seriousA11yViolations } from '../helpers/web-browser.js';
+import { APPS, startOAuthServers, type OAuthServers } from '../helpers/social-oauth-servers.js';
 
 // The admin console in Chromium: one browser for the file, a context per test; nothing may leave
 // 127.0.0.1, no CSP violation, no serious or critical axe finding on any console page.
 let browser: Browser;
 let w: AppWithMail;
+let oauth: OAuthServers;
 
 beforeAll(async () => {
-  [browser, w] = await Promise.all([launchChromium(), startAppWithMail()]);
+  // A local stand-in for GitHub, so a user can have a linked social account for the user page.
+  oauth = await startOAuthServers();
+  const github = { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: oauth.endpoints('github') };
+  [browser, w] = await Promise.all([launchChromium(), startAppWithMail({ env: { SOCIAL_LOGIN: 'true', SOCIAL_AUTH: JSON.stringify({ github }) } })]);
   await w.t.app.modules.hub.install(['two-factor']);
 });
 afterAll(async () => {
   await browser?.close();
   await w?.close();
+  await oauth?.close();
 });
 
 async function open(viewport = { width: 1200, height: 900 }): Promise<{ g: GuardedContext; page: Page }> {
@@ -131,6 +137,25 @@ describe('admin console', () => {
       }
       await g.close();
     }
+  });
+
+  it("an admin unlinks a user's GitHub account from the user page, at 320 px", async () => {
+    const user = await makeUser(w.t, { email: uniqueEmail('linked'), is_verified: true });
+    const gh = { id: `${Date.now()}`, email: user.email, verified: true, name: 'Lin Ked' };
+    const linked = await w.t.request('POST', '/auth/social/github/login-api', { body: { accessToken: oauth.mint('github', gh) } });
+    expect(linked.body.user?.id, JSON.stringify(linked.body)).toBe(user.id);
+    const admin = await makeUser(w.t, { email: uniqueEmail('admin'), user_type: 'admin' });
+    const { g, page } = await open({ width: 320, height: 640 });
+    await signIn(page, admin.email, `/admin/users/${user.id}`);
+    expect(await page.locator('[data-social="github"]').innerText()).toContain(user.email);
+    expect(await fitsWidth(page)).toBe(true);
+    await clean(g, page);
+    await Promise.all([page.waitForURL(/done=social_removed/), page.getByRole('button', { name: 'Remove the GitHub link' }).click()]);
+    expect(await page.getByRole('status').innerText()).toMatch(/Social account unlinked/);
+    expect(await page.locator('[data-social]').count()).toBe(0);
+    expect((await w.t.request('GET', `/auth/admin/users/${user.id}/social-accounts`, { session: (await makeSession(w.t, { user_type: 'admin' })).token })).body.accounts).toEqual([]);
+    await clean(g, page);
+    await g.close();
   });
 
   it('a customer is refused the console', async () => {

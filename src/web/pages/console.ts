@@ -9,6 +9,7 @@ import { typesOf } from '../../http/routes/audit.routes.js';
 import { auditEventsQuery } from '../../http/schemas/audit.schemas.js';
 import { listUsersQuery } from '../../http/schemas/admin-users.schemas.js';
 import type { AdminUpdateInput } from '../../services/user-fields.js';
+import type { LinkedAccountRecord } from '../../social/account-repository.js';
 import { packageVersion } from '../../version.js';
 import { withTimeout } from '../../with-timeout.js';
 import { barChart, bucketEdges, type Chart } from '../console-charts.js';
@@ -56,6 +57,7 @@ const DONE = new Set([
   'revoked_all',
   'two_factor_reset',
   'passkey_removed',
+  'social_removed',
   'module',
   'retried',
 ]);
@@ -168,6 +170,12 @@ async function callModuleRoute(
   return out ?? {};
 }
 
+/** A user's linked accounts as the user page shows them, named as the provider buttons are. */
+function socialRows(app: AppContext, accounts: LinkedAccountRecord[]) {
+  const names = new Map(app.services.social.providers().map((p) => [p.id as string, p.name]));
+  return accounts.map((a) => ({ provider: a.provider, name: names.get(a.provider) ?? a.provider, email: a.provider_email, linked_at: a.linked_at }));
+}
+
 export function consolePages(w: WebPage) {
   const { app } = w;
   let cached: Dashboard | null = null;
@@ -242,10 +250,11 @@ export function consolePages(w: WebPage) {
   const showUser = async (req: Request, res: Response, s: PageSession, extra: { error?: string; status?: number } = {}) => {
     const { t } = w.view.lang(req, s.user);
     const user = await app.services.users.get(String(req.params.id));
-    const [sessions, timeline, keys] = await Promise.all([
+    const [sessions, timeline, keys, social] = await Promise.all([
       app.services.users.listSessions(user.id),
       app.services.audit.list({ userId: user.id, limit: TIMELINE }),
       callModuleRoute(app, req, res, s, 'get', PASSKEYS_LIST, { params: { user_id: user.id } }),
+      app.config.socialLogin ? app.services.social.adminListAccounts(user.id) : null,
     ]);
     const now = Date.now();
     const superActor = s.user.user_type === 'superadmin';
@@ -266,6 +275,8 @@ export function consolePages(w: WebPage) {
         twoFactorReset: enabledModuleRoute(app, 'post', TWO_FACTOR_RESET) !== null,
         // Null when no passkeys provider is on; else the user's passkeys, removable where the admin manages the user.
         passkeys: keys ? ((keys as { passkeys?: unknown[] }).passkeys ?? []) : null,
+        // Null while social login is off; else the user's linked accounts (GET /auth/admin/users/:user_id/social-accounts' service).
+        social: social && socialRows(app, social),
         notice: notice(req, t),
         error: extra.error,
       },
@@ -340,6 +351,9 @@ export function consolePages(w: WebPage) {
     const r = await callModuleRoute(app, req, res, s, 'delete', PASSKEYS_REMOVE, { params: { user_id: id, id: String(req.params.passkeyId) } });
     if (!r) throw badRequest('No passkeys provider is switched on');
   });
+
+  /** DELETE /auth/admin/users/:user_id/social-accounts/:provider's service: the last-way rule, `social.unlinked` (actor: the admin), the user mailed. */
+  const removeSocial = act('social_removed', (req, _res, s, id) => app.services.social.adminUnlink(s.user, id, String(req.params.provider)));
 
   /** GET /admin/audit: the API's filters (GET /auth/admin/audit-events' schema) and cursor. */
   const audit: ConsoleHandler = async (req, res, s) => {
@@ -475,6 +489,7 @@ export function consolePages(w: WebPage) {
     revokeAll,
     resetTwoFactor,
     removePasskey,
+    removeSocial,
     audit,
     modules,
     enableModule: toggleModule(true),
