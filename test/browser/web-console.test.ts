@@ -18,7 +18,7 @@ beforeAll(async () => {
   oauth = await startOAuthServers();
   const github = { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: oauth.endpoints('github') };
   [browser, w] = await Promise.all([launchChromium(), startAppWithMail({ env: { SOCIAL_LOGIN: 'true', SOCIAL_AUTH: JSON.stringify({ github }) } })]);
-  await w.t.app.modules.hub.install(['two-factor']);
+  await w.t.app.modules.hub.install(['two-factor', 'blog'], { config: { blog: { comments_require_approval: true } } });
 });
 afterAll(async () => {
   await browser?.close();
@@ -118,6 +118,11 @@ describe('admin console', () => {
 
   it('every console page passes axe (light and dark) for a superadmin, with nothing fetched from another host', async () => {
     const boss = await makeSession(w.t, { email: uniqueEmail('boss'), user_type: 'superadmin' });
+    // Something in the blog's moderation queue: a comment waiting for review.
+    const post = await w.t.request('POST', '/api/v1/posts', { session: boss.token, body: { title: 'A post', body: 'Text', status: 'published' } });
+    const reader = await makeSession(w.t);
+    const waiting = await w.t.request('POST', `/api/v1/posts/${post.body.data.id}/comments`, { session: reader.token, body: { comment_body: 'Waiting' } });
+    expect(waiting.body.data.status).toBe('pending');
     for (const scheme of ['light', 'dark'] as const) {
       const g = await guardedContext(browser, { viewport: { width: 1200, height: 900 }, colorScheme: scheme });
       const page = await g.newPage();
@@ -130,6 +135,7 @@ describe('admin console', () => {
         '/admin/audit?type=sign_in.*',
         '/admin/modules',
         '/admin/webhooks',
+        '/admin/blog',
       ]) {
         const r = await page.goto(`${w.t.url}${p}`);
         expect(r?.status(), p).toBe(200);

@@ -34,7 +34,7 @@ const DASHBOARD_TTL_MS = 60_000;
 /** The blog's API (found by method and path; the console never imports the module). */
 const BLOG = {
   list: '/api/v1/posts',
-  comments: '/api/v1/posts/:id/comments',
+  queue: '/api/v1/posts/comments',
   publish: '/api/v1/posts/:id/publish',
   unpublish: '/api/v1/posts/:id/unpublish',
   remove: '/api/v1/posts/:id',
@@ -42,8 +42,8 @@ const BLOG = {
   removeComment: '/api/v1/posts/comments/:id',
   types: '/api/v1/post-types',
 } as const;
-/** Pending comments are looked for on this many of the newest published posts (the blog has no queue route across posts). */
-const COMMENT_POSTS = 10;
+/** Pending comments per page of the moderation queue (the blog's keyset-paged queue across posts). */
+const QUEUE_PAGE = 50;
 
 const DONE = new Set([
   'moderated',
@@ -433,19 +433,19 @@ export function consolePages(w: WebPage) {
   };
 
   /**
-   * GET /admin/blog (when a module serves the blog's API): pending posts, pending comments on the newest
-   * published posts, and the post types — each through the blog's own GET routes.
+   * GET /admin/blog (when a module serves the blog's API): pending posts, the blog's queue of pending
+   * comments across all posts (keyset paged: `?cursor=`), and the post types — each through the blog's own GET routes.
    */
   const blog: ConsoleHandler = async (req, res, s) => {
     const { t } = w.view.lang(req, s.user);
     const pending = await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { status: 'pending', limit: '50' } });
     if (!pending) throw notFound('The blog is not installed');
-    const recent = await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { limit: String(COMMENT_POSTS) } });
-    const comments: { post: { id: string; title?: string }; comment: Record<string, unknown> }[] = [];
-    for (const post of (recent?.data ?? []) as { id: string; title?: string }[]) {
-      const r = await callModuleRoute(app, req, res, s, 'get', BLOG.comments, { params: { id: post.id }, query: { status: 'pending' } });
-      for (const c of (r?.data ?? []) as Record<string, unknown>[]) comments.push({ post, comment: c });
-    }
+    const cursor = str(req.query.cursor)?.slice(0, 200);
+    const queue = await callModuleRoute(app, req, res, s, 'get', BLOG.queue, {
+      query: { status: 'pending', limit: String(QUEUE_PAGE), ...(cursor ? { cursor } : {}) },
+    });
+    const comments = ((queue?.data ?? []) as (Record<string, unknown> & { post: { id: string; title?: string } })[]).map((c) => ({ post: c.post, comment: c }));
+    const nextCursor = queue?.meta?.next_cursor;
     const types = await callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }).catch((err: unknown) => {
       if (isAppError(err) && err.status < 500) return null; // post types switched off
       throw err;
@@ -454,6 +454,7 @@ export function consolePages(w: WebPage) {
       title: t('console.blog'),
       posts: pending.data ?? [],
       comments,
+      more: typeof nextCursor === 'string' ? `/admin/blog?${new URLSearchParams({ cursor: nextCursor }).toString()}` : null,
       types: types ? (types.data ?? []) : null,
       notice: notice(req, t),
     });
