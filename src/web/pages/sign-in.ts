@@ -9,6 +9,7 @@ import { enabledModuleRoute } from '../module-routes.js';
 import { clearPageSessionCookie, pageSession, setPageSessionCookie } from '../page-auth.js';
 import type { WebPage } from '../web-page.js';
 import { bodyString, destination, withReturn } from '../web-page.js';
+import { rotateCsrfBinding } from '../page-security.js';
 
 /** The passkeys module's API the page's script uses (present only when that module is on). */
 const PASSKEY_OPTIONS = '/auth/passkeys/login/options';
@@ -191,6 +192,8 @@ export function signInPages(w: WebPage) {
       return showTwoFactor(req, res, { error: t(sending ? 'two_factor.send_failed' : 'two_factor.failed') });
     }
     if (sending) return showTwoFactor(req, res, { sent: true, methodId });
+    // The pending session is now a full one (same token): the sign-in is complete, so the CSRF binding turns over.
+    rotateCsrfBinding(res, app.config);
     res.redirect(303, destination(rt));
   };
 
