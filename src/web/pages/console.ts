@@ -2,9 +2,6 @@ import type { Request, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
 import { BadCursorError } from '../../data/repositories/user-repository.js';
 import { badRequest, forbidden, isAppError, notFound } from '../../errors/app-error.js';
-import { consumeRoute } from '../../http/middleware/rate-limit.js';
-import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
-import type { AuthState } from '../../http/request-context.js';
 import { typesOf } from '../../http/routes/audit.routes.js';
 import { auditEventsQuery } from '../../http/schemas/audit.schemas.js';
 import { listUsersQuery } from '../../http/schemas/admin-users.schemas.js';
@@ -13,7 +10,7 @@ import type { LinkedAccountRecord } from '../../social/account-repository.js';
 import { packageVersion } from '../../version.js';
 import { withTimeout } from '../../with-timeout.js';
 import { barChart, bucketEdges, type Chart } from '../console-charts.js';
-import { enabledModuleRoute } from '../module-routes.js';
+import { callModuleRoute, enabledModuleRoute } from '../module-routes.js';
 import type { PageSession } from '../page-auth.js';
 import type { WebPage } from '../web-page.js';
 import { bodyString } from '../web-page.js';
@@ -130,45 +127,8 @@ async function charts(app: AppContext, t: (k: string) => string): Promise<Dashbo
 
 type RouteMethod = 'get' | 'post' | 'delete';
 
-/**
- * Calls an enabled module's API route in process with the staff member's session, as the API would:
- * its role rule, its rate-limit class, its schemas. Null when no enabled module serves it.
- */
-async function callModuleRoute(
-  app: AppContext,
-  req: Request,
-  res: Response,
-  s: PageSession,
-  method: RouteMethod,
-  path: string,
-  input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown } = {},
-): Promise<{ data?: unknown; meta?: Record<string, unknown> } | null> {
-  const route = enabledModuleRoute(app, method, path);
-  if (!route) return null;
-  const { def } = route;
-  if (typeof def.auth === 'object' && !def.auth.roles.includes(s.user.user_type)) throw forbidden();
-  if (def.rateLimit) {
-    const limited = await consumeRoute(app, req, res, def.rateLimit);
-    if (limited && !limited.allowed) throw tooManyRequests(limited);
-  }
-  const parse = (schema: { safeParse(v: unknown): { success: boolean; data?: unknown } } | undefined, v: unknown, what: string) => {
-    if (!schema) return v;
-    const r = schema.safeParse(v);
-    if (!r.success) throw badRequest(`${what}: not accepted by ${method.toUpperCase()} ${path}`);
-    return r.data;
-  };
-  const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
-  const out = await def.handler({
-    req,
-    res,
-    params: parse(def.params, input.params ?? {}, 'params') as never,
-    query: parse(def.query, input.query ?? {}, 'query') as never,
-    body: parse(def.body, input.body, 'body') as never,
-    auth,
-    ctx: route.ctx,
-  });
-  return out ?? {};
-}
+/** What a blog list route answers (the module envelope): its items and its paging. */
+type Listed = { data?: unknown[]; meta?: Record<string, unknown> };
 
 /** A user's linked accounts as the user page shows them, named as the provider buttons are. */
 function socialRows(app: AppContext, accounts: LinkedAccountRecord[]) {
@@ -438,15 +398,15 @@ export function consolePages(w: WebPage) {
    */
   const blog: ConsoleHandler = async (req, res, s) => {
     const { t } = w.view.lang(req, s.user);
-    const pending = await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { status: 'pending', limit: '50' } });
+    const pending = (await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { status: 'pending', limit: '50' } })) as Listed | null;
     if (!pending) throw notFound('The blog is not installed');
     const cursor = str(req.query.cursor)?.slice(0, 200);
-    const queue = await callModuleRoute(app, req, res, s, 'get', BLOG.queue, {
+    const queue = (await callModuleRoute(app, req, res, s, 'get', BLOG.queue, {
       query: { status: 'pending', limit: String(QUEUE_PAGE), ...(cursor ? { cursor } : {}) },
-    });
+    })) as Listed | null;
     const comments = ((queue?.data ?? []) as (Record<string, unknown> & { post: { id: string; title?: string } })[]).map((c) => ({ post: c.post, comment: c }));
     const nextCursor = queue?.meta?.next_cursor;
-    const types = await callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }).catch((err: unknown) => {
+    const types = await (callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }) as Promise<Listed | null>).catch((err: unknown) => {
       if (isAppError(err) && err.status < 500) return null; // post types switched off
       throw err;
     });
