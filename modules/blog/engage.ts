@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { assertCanRead, canManage, type PostAccessRow } from './access.js';
+import { assertCanRead, canManage, isAdmin, type PostAccessRow } from './access.js';
 import { badRequest, forbidden, notFound, type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { withAuthors } from './authors.js';
 import { isUniqueViolation } from '../../src/module-api.js';
@@ -112,6 +112,51 @@ export async function listComments(ctx: ModuleContext, viewer: UserRecord | null
   return {
     comments: rows.map((r) => toComment(r, viewer, moderator)),
     meta: { page: q.page, limit: q.limit, total, pages: Math.ceil(total / q.limit), hasMore: offset + rows.length < total },
+  };
+}
+
+export const queueQuery = z.object({
+  status: z.enum(['pending', 'approved', 'rejected', 'spam']).default('pending'),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(200).optional(),
+});
+
+/** `created_at|id` of the last comment of a page, as an opaque cursor. */
+const queueCursor = (r: Row) => Buffer.from(`${iso(r.created_at)}|${String(r.id)}`).toString('base64url');
+
+function readQueueCursor(raw: string): { at: Date; id: string } {
+  const [at, id, extra] = Buffer.from(raw, 'base64url').toString('utf8').split('|');
+  const when = new Date(at ?? '');
+  if (extra !== undefined || !id || id.length > 64 || Number.isNaN(when.getTime())) {
+    throw badRequest('cursor: not a cursor of this list', [{ field: 'cursor', message: 'not a cursor of this list' }]);
+  }
+  return { at: when, id };
+}
+
+/**
+ * The moderation queue (admins): comments of one status (pending by default) across every post that is
+ * not deleted, oldest first, keyset paged on `(created_at, id)` — the `blog_comments_queue` index, so a
+ * page costs the same however long the queue. Each comment carries its post's id, title and slug.
+ */
+export async function commentQueue(ctx: ModuleContext, viewer: UserRecord, q: z.output<typeof queueQuery>) {
+  if (!isAdmin(viewer)) throw forbidden('Only an admin may list comments across posts');
+  const where = ['c.status = ?', 'c.deleted_at IS NULL', 'p.deleted_at IS NULL'];
+  const params: unknown[] = [q.status];
+  if (q.cursor) {
+    const after = readQueueCursor(q.cursor);
+    where.push('(c.created_at > ? OR (c.created_at = ? AND c.id > ?))');
+    params.push(after.at, after.at, after.id);
+  }
+  const rows = await ctx.db.select<Row>(
+    `SELECT ${COMMENT_COLUMNS}, p.title AS post_title, p.slug AS post_slug FROM blog_comments c JOIN blog_posts p ON p.id = c.post_id WHERE ${where.join(' AND ')} ORDER BY c.created_at, c.id LIMIT ${q.limit + 1}`,
+    params,
+  );
+  const more = rows.length > q.limit;
+  const page = await withAuthors(ctx, rows.slice(0, q.limit), 'user_id');
+  const next = more ? queueCursor(page[page.length - 1]) : null;
+  return {
+    comments: page.map((r) => ({ ...toComment(r, viewer, true), post: { id: r.post_id, title: r.post_title ?? null, slug: r.post_slug ?? null } })),
+    meta: { status: q.status, limit: q.limit, hasMore: more, next_cursor: next },
   };
 }
 

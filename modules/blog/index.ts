@@ -7,6 +7,7 @@ import { routes } from './routes.js';
 import { blogConfig } from './settings.js';
 import { BLOG_AUDIT_EVENTS } from './audit.js';
 import { blogPostTypes } from './migrations/20261125-1000-blog-post-types.js';
+import { blogCommentQueue } from './migrations/20261126-1900-blog-comment-queue.js';
 import { countByType, defaultBehaviors, moveType } from './types.js';
 
 /** Blog: posts, categories and tags, comments with moderation, reactions, bookmarks, views and stats, translations. */
@@ -17,7 +18,7 @@ export default defineModule({
     'Blog under /api/v1/posts: posts, categories, tags, comments with moderation, reactions, bookmarks, views, stats, translations, search, sitemap and feed',
   requires: [],
   config: blogConfig,
-  migrations: [createBlogTables, blogSearch, blogPostTypes],
+  migrations: [createBlogTables, blogSearch, blogPostTypes, blogCommentQueue],
   routes,
   // Post types: a provider (post-types) answers `blog.post_types`; these three serve it.
   hooks: [

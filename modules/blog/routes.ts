@@ -7,6 +7,7 @@ import {
   addComment,
   commentCreate,
   commentQuery,
+  commentQueue,
   commentUpdate,
   deleteComment,
   editComment,
@@ -15,6 +16,7 @@ import {
   moderateComment,
   moderateSchema,
   postStats,
+  queueQuery,
   reactionSchema,
   reactionSummary,
   recordView,
@@ -148,6 +150,16 @@ export const routes = [
     run: async ({ who, ctx, query }) => {
       const { posts, meta } = await listBookmarked(ctx, who.user, query.page, query.limit);
       return envelope(posts, who, meta);
+    },
+  }),
+  // The moderation queue across posts (admins); before `${BASE}/:slug`, which would take the path.
+  signedIn({
+    method: 'get',
+    path: `${BASE}/comments`,
+    query: queueQuery,
+    run: async ({ who, ctx, query }) => {
+      const { comments, meta } = await commentQueue(ctx, who.user, query);
+      return envelope(comments, who, meta);
     },
   }),
   open({ method: 'get', path: `${BASE}/sitemap.xml`, run: async ({ ctx, res }) => sitemap(ctx, res) }),

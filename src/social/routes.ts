@@ -209,3 +209,36 @@ export const socialUnlink = defineRoute({
     return { success: true, message: 'Account unlinked', provider: params.provider };
   },
 });
+
+const ADMIN = { roles: ['admin', 'superadmin'] } as const;
+const adminUserParams = z.object({ user_id: z.string().min(1).max(64) });
+
+/** An admin sees a user's linked provider accounts (the user's own view of them). */
+export const adminSocialAccounts = defineRoute({
+  method: 'get',
+  path: '/auth/admin/users/:user_id/social-accounts',
+  auth: ADMIN,
+  rateLimit: 'admin',
+  params: adminUserParams,
+  async handler({ app, params }) {
+    const accounts = await app.services.social.adminListAccounts(params.user_id);
+    return { success: true, user_id: params.user_id, accounts: accounts.map(accountView) };
+  },
+});
+
+/**
+ * An admin unlinks a user's provider account: the user's own last-way rule (400
+ * SOCIAL_LAST_SIGN_IN_METHOD), a superadmin's only by a superadmin; `social.unlinked` with the admin as
+ * actor (`details.by: admin`), which mails the user and reaches the webhooks that take it.
+ */
+export const adminSocialUnlink = defineRoute({
+  method: 'delete',
+  path: '/auth/admin/users/:user_id/social-accounts/:provider',
+  auth: ADMIN,
+  rateLimit: 'admin',
+  params: adminUserParams.extend({ provider: z.string().min(1).max(32) }),
+  async handler({ app, auth, params }) {
+    await app.services.social.adminUnlink(auth.user, params.user_id, params.provider);
+    return { success: true, message: 'Account unlinked; the user was told by mail', provider: params.provider };
+  },
+});

@@ -2,6 +2,7 @@ import { CodeChallengeMethod, OAuth2Client, type OAuth2Tokens } from 'arctic';
 import type { Transaction } from 'sequelize';
 import type { Config } from '../config/schema.js';
 import { isUniqueViolation } from '../data/db-errors.js';
+import { forbidden } from '../errors/app-error.js';
 import { canonicalEmail } from '../data/models/user-columns.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
 import type { Logger } from '../log/logger.js';
@@ -370,23 +371,52 @@ export function createSocialService(deps: SocialServiceDeps) {
 
     /** Unlinks, unless it is the user's last way to sign in (no password and no other provider). */
     async unlink(user: UserRecord, provider: string): Promise<void> {
+      await removeLink(user.id, provider, 'self');
+    },
+
+    /** An admin's view of a user's linked accounts (GET /auth/admin/users/:user_id/social-accounts); 404 for no such user. */
+    async adminListAccounts(userId: string): Promise<LinkedAccountRecord[]> {
       assertEnabled();
-      if (!isProviderId(provider)) throw socialError(404, SocialCodes.ACCOUNT_NOT_LINKED, 'No such linked account');
-      await deps.transaction(async (t) => {
-        // Locks the user's accounts (PostgreSQL; SQLite's write transaction is exclusive), so two
-        // unlinks at once cannot each leave the other as the last way in and both succeed.
-        const all = await accounts.listForUser(user.id, t, true);
-        const target = all.find((a) => a.provider === provider);
-        if (!target) throw socialError(404, SocialCodes.ACCOUNT_NOT_LINKED, 'No such linked account');
-        const current = await deps.users.findById(user.id);
-        if (!current?.password_hash && all.length <= 1) {
-          throw socialError(400, SocialCodes.LAST_SIGN_IN_METHOD, 'This is your only way to sign in: set a password or link another provider first');
-        }
-        await accounts.remove(target.id, t);
-        await deps.audit.record({ type: 'social.unlinked', userId: user.id, details: { provider } }, { tx: t });
-      });
+      await deps.userService.get(userId);
+      return accounts.listForUser(userId);
+    },
+
+    /**
+     * An admin unlinks a user's provider account (a lost or taken-over provider account): the same
+     * last-way rule as the user's own unlink, only a superadmin acts on a superadmin, written as
+     * `social.unlinked` with the admin as actor (`details.by: admin`), which mails the user.
+     */
+    async adminUnlink(admin: UserRecord, userId: string, provider: string): Promise<void> {
+      assertEnabled();
+      const target = await deps.userService.get(userId);
+      if (target.user_type === 'superadmin' && admin.user_type !== 'superadmin') throw forbidden('Only a superadmin can manage a superadmin');
+      await removeLink(target.id, provider, 'admin');
     },
   };
+
+  async function removeLink(userId: string, provider: string, by: 'self' | 'admin'): Promise<void> {
+    assertEnabled();
+    if (!isProviderId(provider)) throw socialError(404, SocialCodes.ACCOUNT_NOT_LINKED, 'No such linked account');
+    await deps.transaction(async (t) => {
+      // Locks the user's accounts (PostgreSQL; SQLite's write transaction is exclusive), so two
+      // unlinks at once cannot each leave the other as the last way in and both succeed.
+      const all = await accounts.listForUser(userId, t, true);
+      const target = all.find((a) => a.provider === provider);
+      if (!target) throw socialError(404, SocialCodes.ACCOUNT_NOT_LINKED, 'No such linked account');
+      const current = await deps.users.findById(userId);
+      if (!current?.password_hash && all.length <= 1) {
+        throw socialError(
+          400,
+          SocialCodes.LAST_SIGN_IN_METHOD,
+          by === 'self'
+            ? 'This is your only way to sign in: set a password or link another provider first'
+            : "This is the user's only way to sign in: they must set a password or link another provider first",
+        );
+      }
+      await accounts.remove(target.id, t);
+      await deps.audit.record({ type: 'social.unlinked', userId, details: by === 'admin' ? { provider, by } : { provider } }, { tx: t });
+    });
+  }
 }
 
 const nullTokens = { access_token: null, refresh_token: null, token_expires_at: null };

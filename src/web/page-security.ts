@@ -96,6 +96,20 @@ export function csrfTokenFor(req: Request, res: Response, key: Buffer, config: P
   return sign(key, b.prefix + binding);
 }
 
+/**
+ * A fresh binding when a session begins or ends on a page (sign-in, the second step, registration,
+ * sign-out): the pages' cookie gets a new random value and the console's is dropped (the next console page
+ * makes one), so a token read or planted before (a cookie set by a sibling subdomain, a form left open)
+ * is refused after. Always followed by a redirect: the next page signs its forms with the new value.
+ */
+export function rotateCsrfBinding(res: Response, config: Pick<Config, 'publicBaseUrl'>): void {
+  const secure = webCookieSecure(config);
+  const page = BINDINGS.page;
+  res.cookie(page.cookie, randomBytes(24).toString('base64url'), { httpOnly: true, secure, sameSite: page.sameSite, path: '/' });
+  const console = BINDINGS.console;
+  res.clearCookie(console.cookie, { httpOnly: true, secure, sameSite: console.sameSite, path: '/' });
+}
+
 /** Whether a form post carries the token of the cookie it came with. Constant-time. */
 export function csrfValid(req: Request, key: Buffer, kind: CsrfKind = 'page'): boolean {
   const b = BINDINGS[kind];

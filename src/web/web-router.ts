@@ -49,6 +49,7 @@ export const WEB_ROUTE_LIMITS: Routes = [
     '/admin/users/:id/sessions/revoke',
     '/admin/users/:id/two-factor/reset',
     '/admin/users/:id/passkeys/:passkeyId/remove',
+    '/admin/users/:id/social/:provider/remove',
     '/admin/modules/:id/enable',
     '/admin/modules/:id/disable',
     '/admin/webhooks/deliveries/:id/retry',
@@ -143,6 +144,7 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   staff('post', '/admin/users/:id/sessions/:sessionId/revoke', c.revoke);
   staff('post', '/admin/users/:id/two-factor/reset', c.resetTwoFactor);
   staff('post', '/admin/users/:id/passkeys/:passkeyId/remove', c.removePasskey);
+  staff('post', '/admin/users/:id/social/:provider/remove', c.removeSocial);
   staff('get', '/admin/audit', c.audit);
   staff('get', '/admin/modules', c.modules);
   staff('post', '/admin/modules/:id/enable', c.enableModule, su);

@@ -5,19 +5,25 @@ import { launchChromium } from '../helpers/chromium.js';
 import { startAppWithMail, type AppWithMail } from '../helpers/app-with-mail.js';
 import { makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { expectCleanPage, openPage, signInOnPage } from '../helpers/web-browser.js';
+import { APPS, startOAuthServers, type OAuthServers } from '../helpers/social-oauth-servers.js';
 
 // The admin console in Chromium: one browser for the file, a context per test; nothing may leave
 // 127.0.0.1, no CSP violation, no serious or critical axe finding on any console page.
 let browser: Browser;
 let w: AppWithMail;
+let oauth: OAuthServers;
 
 beforeAll(async () => {
-  [browser, w] = await Promise.all([launchChromium(), startAppWithMail()]);
-  await w.t.app.modules.hub.install(['two-factor']);
+  // A local stand-in for GitHub, so a user can have a linked social account for the user page.
+  oauth = await startOAuthServers();
+  const github = { client_id: APPS.github.clientId, client_secret: APPS.github.secret, endpoints: oauth.endpoints('github') };
+  [browser, w] = await Promise.all([launchChromium(), startAppWithMail({ env: { SOCIAL_LOGIN: 'true', SOCIAL_AUTH: JSON.stringify({ github }) } })]);
+  await w.t.app.modules.hub.install(['two-factor', 'blog'], { config: { blog: { comments_require_approval: true } } });
 });
 afterAll(async () => {
   await browser?.close();
   await w?.close();
+  await oauth?.close();
 });
 
 const open = (viewport = { width: 1200, height: 900 }) => openPage(browser, { viewport });
@@ -98,6 +104,11 @@ describe('admin console', () => {
 
   it('every console page passes axe and fits (desktop light and dark, 320 px) for a superadmin, with nothing fetched from another host', async () => {
     const boss = await makeSession(w.t, { email: uniqueEmail('boss'), user_type: 'superadmin' });
+    // Something in the blog's moderation queue: a comment waiting for review.
+    const post = await w.t.request('POST', '/api/v1/posts', { session: boss.token, body: { title: 'A post', body: 'Text', status: 'published' } });
+    const reader = await makeSession(w.t);
+    const waiting = await w.t.request('POST', `/api/v1/posts/${post.body.data.id}/comments`, { session: reader.token, body: { comment_body: 'Waiting' } });
+    expect(waiting.body.data.status).toBe('pending');
     for (const [viewport, colorScheme] of [
       [{ width: 1200, height: 900 }, 'light'],
       [{ width: 1200, height: 900 }, 'dark'],
@@ -113,6 +124,7 @@ describe('admin console', () => {
         '/admin/audit?type=sign_in.*',
         '/admin/modules',
         '/admin/webhooks',
+        '/admin/blog',
       ]) {
         const r = await page.goto(`${w.t.url}${p}`);
         expect(r?.status(), p).toBe(200);
@@ -120,6 +132,24 @@ describe('admin console', () => {
       }
       await g.close();
     }
+  });
+
+  it("an admin unlinks a user's GitHub account from the user page, at 320 px", async () => {
+    const user = await makeUser(w.t, { email: uniqueEmail('linked'), is_verified: true });
+    const gh = { id: `${Date.now()}`, email: user.email, verified: true, name: 'Lin Ked' };
+    const linked = await w.t.request('POST', '/auth/social/github/login-api', { body: { accessToken: oauth.mint('github', gh) } });
+    expect(linked.body.user?.id, JSON.stringify(linked.body)).toBe(user.id);
+    const admin = await makeUser(w.t, { email: uniqueEmail('admin'), user_type: 'admin' });
+    const { g, page } = await open({ width: 320, height: 640 });
+    await signIn(page, admin.email, `/admin/users/${user.id}`);
+    expect(await page.locator('[data-social="github"]').innerText()).toContain(user.email);
+    await expectCleanPage(g, page);
+    await Promise.all([page.waitForURL(/done=social_removed/), page.getByRole('button', { name: 'Remove the GitHub link' }).click()]);
+    expect(await page.getByRole('status').innerText()).toMatch(/Social account unlinked/);
+    expect(await page.locator('[data-social]').count()).toBe(0);
+    expect((await w.t.request('GET', `/auth/admin/users/${user.id}/social-accounts`, { session: (await makeSession(w.t, { user_type: 'admin' })).token })).body.accounts).toEqual([]);
+    await expectCleanPage(g, page);
+    await g.close();
   });
 
   it('a customer is refused the console', async () => {

@@ -63,6 +63,41 @@ describe('blog moderation in the console', () => {
     expect(events.events.some((e) => e.type.startsWith('blog.'))).toBe(true);
   });
 
+  it("when comments wait on older posts and more than a page of them, then the queue shows them all, page by page, and the post types are listed", async () => {
+    const oldest = await published(t, p.writer.token, { title: 'Oldest post with a waiting comment' });
+    const early = (await t.request('POST', `/api/v1/posts/${oldest.id}/comments`, { session: p.customer.token, body: { comment_body: 'on the oldest' } })).body.data;
+    // Twelve newer posts (beyond the 10 newest the console used to look at), then a page and more of waiting comments.
+    for (let i = 0; i < 12; i++) await published(t, p.writer.token);
+    const busy = await published(t, p.writer.token);
+    const many: string[] = [];
+    for (let i = 0; i < 55; i++) {
+      many.push((await t.request('POST', `/api/v1/posts/${busy.id}/comments`, { session: p.customer2.token, body: { comment_body: `n${i}` } })).body.data.id);
+    }
+    await t.app.modules.hub.install(['post-types']);
+    try {
+      const c = await signedIn(p.admin.email);
+      const first = await c.get('/admin/blog');
+      expect(first.status).toBe(200);
+      expect(first.text).toContain(`data-comment="${early.id}"`);
+      expect(first.text).toContain('Oldest post with a waiting comment');
+      expect(first.text).toContain('Across all posts, oldest first.');
+      // The post types list (the post-types module's GET /api/v1/post-types?active=false).
+      expect(first.text).toContain('Post types');
+      expect(first.text).toContain('<code>post</code>');
+      const next = /href="([^"]+)" data-queue-next/.exec(first.text)?.[1];
+      expect(next).toMatch(/^\/admin\/blog\?cursor=/);
+      const second = await c.get(next!.replace(/&amp;/g, '&'));
+      expect(second.status).toBe(200);
+      const shown = (html: string) => [...html.matchAll(/data-comment="([^"]+)"/g)].map((m) => m[1]);
+      const all = [...shown(first.text), ...shown(second.text)];
+      for (const id of [early.id, ...many]) expect(all).toContain(id);
+      expect(new Set(all).size).toBe(all.length);
+      expect((await c.get('/admin/blog?cursor=bogus')).status).toBe(400);
+    } finally {
+      await t.app.modules.hub.uninstall('post-types').catch(() => undefined);
+    }
+  });
+
   it('when a customer opens /admin/blog or the blog is uninstalled, then 403, then 404', async () => {
     const customer = await signedIn(p.customer.email);
     expect((await customer.get('/admin/blog')).status).toBe(403);

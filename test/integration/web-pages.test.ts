@@ -109,6 +109,35 @@ describe('CSRF', () => {
     expect(r.status).toBe(403);
   });
 
+  it('when a browser signs in, then a token planted or read before is refused after (the binding turns over), and signing out turns it over again', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('rotate') });
+    // The attacker's own visit: a binding cookie and the token signed over it.
+    const attacker = client();
+    const planted = csrfIn((await attacker.get('/login')).text);
+    const victim = client();
+    victim.jar.set('gh_csrf', attacker.jar.get('gh_csrf')!);
+    // Before sign-in the planted pair is valid (that is the attack): the victim signs in with it.
+    const login = await victim.request('POST', '/login', { form: { _csrf: planted, email: user.email, password: DEFAULT_PASSWORD } });
+    expect(login.status).toBe(303);
+    const rotated = victim.setCookies.filter((l) => l.startsWith('gh_csrf=')).at(-1)!;
+    expect(rotated).toMatch(/HttpOnly/);
+    expect(rotated).toMatch(/SameSite=Lax/);
+    expect(victim.jar.get('gh_csrf')).not.toBe(attacker.jar.get('gh_csrf'));
+    // After it, the planted token posts nothing.
+    const forged = await victim.request('POST', '/account/profile', { form: { _csrf: planted, name: 'Pwned' } });
+    expect(forged.status).toBe(403);
+    expect((await t.app.services.users.get(user.id)).name).not.toBe('Pwned');
+    // The signed-in page carries a token of the new binding, which works.
+    const fresh = csrfIn((await victim.get('/account')).text);
+    expect(fresh).not.toBe(planted);
+    expect((await victim.request('POST', '/account/profile', { form: { _csrf: fresh, name: 'Mine' } })).status).toBe(303);
+    // Signing out turns it over again: the signed-in token is refused on the sign-in form.
+    expect((await victim.request('POST', '/logout', { form: { _csrf: fresh } })).status).toBe(303);
+    const again = await victim.request('POST', '/login', { form: { _csrf: fresh, email: user.email, password: DEFAULT_PASSWORD } });
+    expect(again.status).toBe(403);
+    expect(victim.jar.has('session_id')).toBe(false);
+  });
+
   it('when logout is posted without the token, then the session stays', async () => {
     const user = await makeUser(t, { email: uniqueEmail('logout') });
     const c = client();

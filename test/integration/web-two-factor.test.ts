@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useWorld, userWithEmail2fa } from '../../modules/two-factor/test/helpers.js';
 import { DEFAULT_PASSWORD } from '../helpers/factories.js';
-import { WebClient } from '../helpers/web-client.js';
+import { csrfIn, WebClient } from '../helpers/web-client.js';
 import { codeIn, mailsTo } from './flows-helpers.js';
 
 // The two-factor step of the hosted pages without a browser or script: the pending session in an
@@ -43,10 +43,13 @@ describe('hosted two-factor step', () => {
     const forged = await c.request('POST', '/login/two-factor', { form: { method_id: methodId, code, return_to: '/done' } });
     expect(forged.status).toBe(403);
 
-    const ok = await c.submit('/login/two-factor', '/login/two-factor', { method_id: methodId, code, return_to: '/done' });
+    const stepToken = csrfIn((await c.get('/login/two-factor')).text);
+    const ok = await c.request('POST', '/login/two-factor', { form: { _csrf: stepToken, method_id: methodId, code, return_to: '/done' } });
     expect(ok.status).toBe(303);
     expect(ok.location).toBe('/done');
     expect((await c.get('/account')).status).toBe(200);
+    // The second step completed the sign-in: the token of the pending session's pages is refused now.
+    expect((await c.request('POST', '/account/sessions/revoke-others', { form: { _csrf: stepToken } })).status).toBe(403);
     const me = await w.t.request('GET', '/auth/me', { session: c.jar.get('session_id') });
     expect(me.body.data.user.email).toBe(user.email);
   });

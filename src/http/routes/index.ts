@@ -78,6 +78,8 @@ export const coreRoutes: AnyRouteDef[] = [
   social.socialProviders, // GET /auth/social/providers
   social.socialAccounts, // GET /auth/social/accounts
   social.socialUnlink, // DELETE /auth/social/accounts/:provider
+  social.adminSocialAccounts, // GET /auth/admin/users/:user_id/social-accounts
+  social.adminSocialUnlink, // DELETE /auth/admin/users/:user_id/social-accounts/:provider
   social.socialLogin, // GET /auth/social/:provider/login
   social.socialCallback, // GET /auth/social/:provider/callback
   social.socialCallbackPost, // POST /auth/social/:provider/callback (Apple's form_post)

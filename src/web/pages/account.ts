@@ -4,14 +4,11 @@ import { ownView } from '../../audit/own-view.js';
 import { ownSecurityTypes } from '../../audit/type-filter.js';
 import { isAppError, notFound, type AppError } from '../../errors/app-error.js';
 import { invalidInput } from '../../errors/zod-issues.js';
-import { consumeRoute } from '../../http/middleware/rate-limit.js';
-import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
-import type { AuthState } from '../../http/request-context.js';
 import { requestAuditScope } from '../../http/request-audit.js';
 import { loginAttempt } from '../../http/routes/email-change.routes.js';
 import { profileUpdateBody } from '../../http/schemas/profile.schemas.js';
 import type { AnyModuleRouteDef } from '../../modules/module-route.js';
-import { enabledModuleRoute } from '../module-routes.js';
+import { enabledModuleRoute, runModuleRoute } from '../module-routes.js';
 import { clearPageSessionCookie, pageSession, type PageSession } from '../page-auth.js';
 import { bodyString, withReturn, type WebPage } from '../web-page.js';
 
@@ -90,7 +87,7 @@ export function accountPages(w: WebPage) {
     return null;
   }
 
-  /** A module route's own handler, in process, as this session: its limit counted, params and body checked. */
+  /** A module route's own handler, in process, as this session (`runModuleRoute`); 404 when no module serves it. */
   async function callRoute(
     req: Request,
     res: Response,
@@ -100,20 +97,7 @@ export function accountPages(w: WebPage) {
   ): Promise<Record<string, unknown>> {
     const found = route(name);
     if (!found) throw notFound('This feature is not available');
-    const { def, ctx } = found;
-    if (def.rateLimit) {
-      const limited = await consumeRoute(app, req, res, def.rateLimit);
-      if (limited && !limited.allowed) throw tooManyRequests(limited);
-    }
-    const params = def.params ? def.params.safeParse(input.params ?? {}) : { success: true as const, data: input.params ?? {} };
-    if (!params.success) throw invalidInput(params.error);
-    const body = def.body ? def.body.safeParse(input.body ?? {}) : { success: true as const, data: input.body ?? {} };
-    if (!body.success) throw invalidInput(body.error);
-    const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
-    const out = await withAuditScope(requestAuditScope(req, s.user), () =>
-      def.handler({ req, res, body: body.data, query: {}, params: params.data, auth, ctx }),
-    );
-    return (out ?? {}) as Record<string, unknown>;
+    return runModuleRoute(app, req, res, s, found, input);
   }
 
   /** Reads a module's list for the page; a module that is off shows nothing. */

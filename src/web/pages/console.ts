@@ -2,17 +2,15 @@ import type { Request, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
 import { BadCursorError } from '../../data/repositories/user-repository.js';
 import { badRequest, forbidden, isAppError, notFound } from '../../errors/app-error.js';
-import { consumeRoute } from '../../http/middleware/rate-limit.js';
-import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
-import type { AuthState } from '../../http/request-context.js';
 import { typesOf } from '../../http/routes/audit.routes.js';
 import { auditEventsQuery } from '../../http/schemas/audit.schemas.js';
 import { listUsersQuery } from '../../http/schemas/admin-users.schemas.js';
 import type { AdminUpdateInput } from '../../services/user-fields.js';
+import type { LinkedAccountRecord } from '../../social/account-repository.js';
 import { packageVersion } from '../../version.js';
 import { withTimeout } from '../../with-timeout.js';
 import { barChart, bucketEdges, type Chart } from '../console-charts.js';
-import { enabledModuleRoute } from '../module-routes.js';
+import { callModuleRoute, enabledModuleRoute } from '../module-routes.js';
 import type { PageSession } from '../page-auth.js';
 import type { WebPage } from '../web-page.js';
 import { bodyString } from '../web-page.js';
@@ -33,7 +31,7 @@ const DASHBOARD_TTL_MS = 60_000;
 /** The blog's API (found by method and path; the console never imports the module). */
 const BLOG = {
   list: '/api/v1/posts',
-  comments: '/api/v1/posts/:id/comments',
+  queue: '/api/v1/posts/comments',
   publish: '/api/v1/posts/:id/publish',
   unpublish: '/api/v1/posts/:id/unpublish',
   remove: '/api/v1/posts/:id',
@@ -41,8 +39,8 @@ const BLOG = {
   removeComment: '/api/v1/posts/comments/:id',
   types: '/api/v1/post-types',
 } as const;
-/** Pending comments are looked for on this many of the newest published posts (the blog has no queue route across posts). */
-const COMMENT_POSTS = 10;
+/** Pending comments per page of the moderation queue (the blog's keyset-paged queue across posts). */
+const QUEUE_PAGE = 50;
 
 const DONE = new Set([
   'moderated',
@@ -56,6 +54,7 @@ const DONE = new Set([
   'revoked_all',
   'two_factor_reset',
   'passkey_removed',
+  'social_removed',
   'module',
   'retried',
 ]);
@@ -128,44 +127,13 @@ async function charts(app: AppContext, t: (k: string) => string): Promise<Dashbo
 
 type RouteMethod = 'get' | 'post' | 'delete';
 
-/**
- * Calls an enabled module's API route in process with the staff member's session, as the API would:
- * its role rule, its rate-limit class, its schemas. Null when no enabled module serves it.
- */
-async function callModuleRoute(
-  app: AppContext,
-  req: Request,
-  res: Response,
-  s: PageSession,
-  method: RouteMethod,
-  path: string,
-  input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown } = {},
-): Promise<{ data?: unknown; meta?: Record<string, unknown> } | null> {
-  const route = enabledModuleRoute(app, method, path);
-  if (!route) return null;
-  const { def } = route;
-  if (typeof def.auth === 'object' && !def.auth.roles.includes(s.user.user_type)) throw forbidden();
-  if (def.rateLimit) {
-    const limited = await consumeRoute(app, req, res, def.rateLimit);
-    if (limited && !limited.allowed) throw tooManyRequests(limited);
-  }
-  const parse = (schema: { safeParse(v: unknown): { success: boolean; data?: unknown } } | undefined, v: unknown, what: string) => {
-    if (!schema) return v;
-    const r = schema.safeParse(v);
-    if (!r.success) throw badRequest(`${what}: not accepted by ${method.toUpperCase()} ${path}`);
-    return r.data;
-  };
-  const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
-  const out = await def.handler({
-    req,
-    res,
-    params: parse(def.params, input.params ?? {}, 'params') as never,
-    query: parse(def.query, input.query ?? {}, 'query') as never,
-    body: parse(def.body, input.body, 'body') as never,
-    auth,
-    ctx: route.ctx,
-  });
-  return out ?? {};
+/** What a blog list route answers (the module envelope): its items and its paging. */
+type Listed = { data?: unknown[]; meta?: Record<string, unknown> };
+
+/** A user's linked accounts as the user page shows them, named as the provider buttons are. */
+function socialRows(app: AppContext, accounts: LinkedAccountRecord[]) {
+  const names = new Map(app.services.social.providers().map((p) => [p.id as string, p.name]));
+  return accounts.map((a) => ({ provider: a.provider, name: names.get(a.provider) ?? a.provider, email: a.provider_email, linked_at: a.linked_at }));
 }
 
 export function consolePages(w: WebPage) {
@@ -242,10 +210,11 @@ export function consolePages(w: WebPage) {
   const showUser = async (req: Request, res: Response, s: PageSession, extra: { error?: string; status?: number } = {}) => {
     const { t } = w.view.lang(req, s.user);
     const user = await app.services.users.get(String(req.params.id));
-    const [sessions, timeline, keys] = await Promise.all([
+    const [sessions, timeline, keys, social] = await Promise.all([
       app.services.users.listSessions(user.id),
       app.services.audit.list({ userId: user.id, limit: TIMELINE }),
       callModuleRoute(app, req, res, s, 'get', PASSKEYS_LIST, { params: { user_id: user.id } }),
+      app.config.socialLogin ? app.services.social.adminListAccounts(user.id) : null,
     ]);
     const now = Date.now();
     const superActor = s.user.user_type === 'superadmin';
@@ -266,6 +235,8 @@ export function consolePages(w: WebPage) {
         twoFactorReset: enabledModuleRoute(app, 'post', TWO_FACTOR_RESET) !== null,
         // Null when no passkeys provider is on; else the user's passkeys, removable where the admin manages the user.
         passkeys: keys ? ((keys as { passkeys?: unknown[] }).passkeys ?? []) : null,
+        // Null while social login is off; else the user's linked accounts (GET /auth/admin/users/:user_id/social-accounts' service).
+        social: social && socialRows(app, social),
         notice: notice(req, t),
         error: extra.error,
       },
@@ -340,6 +311,9 @@ export function consolePages(w: WebPage) {
     const r = await callModuleRoute(app, req, res, s, 'delete', PASSKEYS_REMOVE, { params: { user_id: id, id: String(req.params.passkeyId) } });
     if (!r) throw badRequest('No passkeys provider is switched on');
   });
+
+  /** DELETE /auth/admin/users/:user_id/social-accounts/:provider's service: the last-way rule, `social.unlinked` (actor: the admin), the user mailed. */
+  const removeSocial = act('social_removed', (req, _res, s, id) => app.services.social.adminUnlink(s.user, id, String(req.params.provider)));
 
   /** GET /admin/audit: the API's filters (GET /auth/admin/audit-events' schema) and cursor. */
   const audit: ConsoleHandler = async (req, res, s) => {
@@ -419,20 +393,20 @@ export function consolePages(w: WebPage) {
   };
 
   /**
-   * GET /admin/blog (when a module serves the blog's API): pending posts, pending comments on the newest
-   * published posts, and the post types — each through the blog's own GET routes.
+   * GET /admin/blog (when a module serves the blog's API): pending posts, the blog's queue of pending
+   * comments across all posts (keyset paged: `?cursor=`), and the post types — each through the blog's own GET routes.
    */
   const blog: ConsoleHandler = async (req, res, s) => {
     const { t } = w.view.lang(req, s.user);
-    const pending = await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { status: 'pending', limit: '50' } });
+    const pending = (await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { status: 'pending', limit: '50' } })) as Listed | null;
     if (!pending) throw notFound('The blog is not installed');
-    const recent = await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { limit: String(COMMENT_POSTS) } });
-    const comments: { post: { id: string; title?: string }; comment: Record<string, unknown> }[] = [];
-    for (const post of (recent?.data ?? []) as { id: string; title?: string }[]) {
-      const r = await callModuleRoute(app, req, res, s, 'get', BLOG.comments, { params: { id: post.id }, query: { status: 'pending' } });
-      for (const c of (r?.data ?? []) as Record<string, unknown>[]) comments.push({ post, comment: c });
-    }
-    const types = await callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }).catch((err: unknown) => {
+    const cursor = str(req.query.cursor)?.slice(0, 200);
+    const queue = (await callModuleRoute(app, req, res, s, 'get', BLOG.queue, {
+      query: { status: 'pending', limit: String(QUEUE_PAGE), ...(cursor ? { cursor } : {}) },
+    })) as Listed | null;
+    const comments = ((queue?.data ?? []) as (Record<string, unknown> & { post: { id: string; title?: string } })[]).map((c) => ({ post: c.post, comment: c }));
+    const nextCursor = queue?.meta?.next_cursor;
+    const types = await (callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }) as Promise<Listed | null>).catch((err: unknown) => {
       if (isAppError(err) && err.status < 500) return null; // post types switched off
       throw err;
     });
@@ -440,6 +414,7 @@ export function consolePages(w: WebPage) {
       title: t('console.blog'),
       posts: pending.data ?? [],
       comments,
+      more: typeof nextCursor === 'string' ? `/admin/blog?${new URLSearchParams({ cursor: nextCursor }).toString()}` : null,
       types: types ? (types.data ?? []) : null,
       notice: notice(req, t),
     });
@@ -475,6 +450,7 @@ export function consolePages(w: WebPage) {
     revokeAll,
     resetTwoFactor,
     removePasskey,
+    removeSocial,
     audit,
     modules,
     enableModule: toggleModule(true),

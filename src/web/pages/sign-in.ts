@@ -1,14 +1,12 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
 import { isAppError } from '../../errors/app-error.js';
-import { consumeRoute } from '../../http/middleware/rate-limit.js';
-import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
 import { passwordLogin } from '../../http/routes/auth.routes.js';
-import type { AuthState } from '../../http/request-context.js';
-import { enabledModuleRoute } from '../module-routes.js';
+import { enabledModuleRoute, runModuleRoute } from '../module-routes.js';
 import { clearPageSessionCookie, pageSession, setPageSessionCookie } from '../page-auth.js';
 import type { WebPage } from '../web-page.js';
 import { bodyString, destination, withReturn } from '../web-page.js';
+import { rotateCsrfBinding } from '../page-security.js';
 
 /** The passkeys module's API the page's script uses (present only when that module is on). */
 const PASSKEY_OPTIONS = '/auth/passkeys/login/options';
@@ -153,10 +151,6 @@ export function signInPages(w: WebPage) {
     const methodId = bodyString(req, 'method_id', 64);
     const route = enabledModuleRoute(app, 'post', sending ? TWO_FACTOR_START : TWO_FACTOR_VERIFY);
     if (!route) return w.message(req, res, 503, { title: t('error.disabled_title'), text: t('error.unavailable'), tone: 'error' });
-    if (route.def.rateLimit) {
-      const limited = await consumeRoute(app, req, res, route.def.rateLimit);
-      if (limited && !limited.allowed) throw tooManyRequests(limited);
-    }
     let input: Record<string, unknown>;
     let params: Record<string, string> = {};
     if (sending) {
@@ -180,17 +174,16 @@ export function signInPages(w: WebPage) {
         trust_device: bodyString(req, 'trust_device', 8) !== '',
       };
     }
-    const body = route.def.body ? route.def.body.safeParse(input) : { success: true as const, data: input };
-    const parsedParams = route.def.params ? route.def.params.safeParse(params) : { success: true as const, data: params };
-    if (!body.success || !parsedParams.success) return showTwoFactor(req, res, { error: t(sending ? 'two_factor.send_failed' : 'two_factor.failed') });
-    const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
     try {
-      await route.def.handler({ req, res, body: body.data, query: {}, params: parsedParams.data, auth, ctx: route.ctx });
+      // Input the provider's schemas refuse is a 400 too: the same "did not work" answer.
+      await runModuleRoute(app, req, res, s, route, { params, body: input });
     } catch (err) {
       if (!isAppError(err) || err.status >= 500 || err.status === 429) throw err;
       return showTwoFactor(req, res, { error: t(sending ? 'two_factor.send_failed' : 'two_factor.failed') });
     }
     if (sending) return showTwoFactor(req, res, { sent: true, methodId });
+    // The pending session is now a full one (same token): the sign-in is complete, so the CSRF binding turns over.
+    rotateCsrfBinding(res, app.config);
     res.redirect(303, destination(rt));
   };
 
@@ -203,24 +196,16 @@ export function signInPages(w: WebPage) {
     const s = await pageSession(app, req);
     const route = enabledModuleRoute(app, 'post', TWO_FACTOR_START);
     if (!s || !s.pending || !route) return res.status(400).json({ success: false, error: 'No passkey step for this browser', code: 'VALIDATION_ERROR' });
-    if (route.def.rateLimit) {
-      const limited = await consumeRoute(app, req, res, route.def.rateLimit);
-      if (limited && !limited.allowed) throw tooManyRequests(limited);
-    }
-    const input = { method_id: bodyString(req, 'method_id', 64) || undefined, action: 'login' };
-    const body = route.def.body ? route.def.body.safeParse(input) : { success: true as const, data: input };
-    const params = route.def.params ? route.def.params.safeParse({ method: 'passkey' }) : { success: true as const, data: { method: 'passkey' } };
-    if (!body.success || !params.success) return res.status(400).json({ success: false, error: 'Not a passkey method', code: 'VALIDATION_ERROR' });
-    const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
-    let out: { options?: unknown } | undefined;
+    const body = { method_id: bodyString(req, 'method_id', 64) || undefined, action: 'login' };
+    let out: { options?: unknown };
     try {
-      out = (await route.def.handler({ req, res, body: body.data, query: {}, params: params.data, auth, ctx: route.ctx })) as typeof out;
+      out = await runModuleRoute(app, req, res, s, route, { params: { method: 'passkey' }, body });
     } catch (err) {
       // The provider's refusal (no passkey method, the module off) is this script's JSON answer, not a page.
       if (!isAppError(err) || err.status >= 500 || err.status === 429) throw err;
       return res.status(err.status).json({ success: false, error: err.message, code: err.code });
     }
-    res.json({ success: true, options: out?.options ?? null });
+    res.json({ success: true, options: out.options ?? null });
   };
 
   /** POST /logout (with the CSRF token): the API's logout service, then the sign-in page. */
