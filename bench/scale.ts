@@ -329,18 +329,30 @@ function render(rows: Row[], kind: 'sql' | 'api' = 'sql'): string {
  * The console's pages (scale-console.ts): each page, then the API route it mirrors, one request at a
  * time; the server's CPU per page is read from /proc around the page's requests (warm-up included).
  */
-async function consoleRows(server: ChildServer, db: pg.Client, cases: ConsoleCases, withAudit: boolean, prefix: string): Promise<{ rows: Row[]; notes: string[] }> {
+async function consoleRows(
+  server: ChildServer,
+  db: pg.Client,
+  cases: ConsoleCases,
+  withAudit: boolean,
+  prefix: string,
+): Promise<{ rows: Row[]; notes: string[] }> {
   const rows: Row[] = [];
   const c = consoleClient(server.url);
-  const notes = await consolePages(c, db, cases, async (operation, page, api) => {
-    note(`${prefix}${operation}`);
-    const cpu0 = server.cpuMs();
-    const gatehouse = await timed(SAMPLES, async (i) => void (await page(i)));
-    const cpu1 = server.cpuMs();
-    const baseline = api ? await timed(SAMPLES, async (i) => void (await api(i))) : undefined;
-    const cpuMs = cpu0 !== null && cpu1 !== null ? round((cpu1 - cpu0) / (SAMPLES + Math.min(20, SAMPLES)), 2) : undefined;
-    rows.push({ operation: `${prefix}${operation}`, gatehouse, baseline, cpuMs, target: `p95 < ${TARGET_MS} ms`, pass: gatehouse.p95 < TARGET_MS });
-  }, withAudit);
+  const notes = await consolePages(
+    c,
+    db,
+    cases,
+    async (operation, page, api) => {
+      note(`${prefix}${operation}`);
+      const cpu0 = server.cpuMs();
+      const gatehouse = await timed(SAMPLES, async (i) => void (await page(i)));
+      const cpu1 = server.cpuMs();
+      const baseline = api ? await timed(SAMPLES, async (i) => void (await api(i))) : undefined;
+      const cpuMs = cpu0 !== null && cpu1 !== null ? round((cpu1 - cpu0) / (SAMPLES + Math.min(20, SAMPLES)), 2) : undefined;
+      rows.push({ operation: `${prefix}${operation}`, gatehouse, baseline, cpuMs, target: `p95 < ${TARGET_MS} ms`, pass: gatehouse.p95 < TARGET_MS });
+    },
+    withAudit,
+  );
   return { rows, notes };
 }
 
@@ -451,7 +463,11 @@ async function main(): Promise<number> {
       out();
     };
     section('', rows, []);
-    section(`Security events: ${AUDIT_EVENTS.toLocaleString('en-US')} over the past year (seeded in ${auditSeeded.seconds} s), pages of 50`, auditRows, auditNotes);
+    section(
+      `Security events: ${AUDIT_EVENTS.toLocaleString('en-US')} over the past year (seeded in ${auditSeeded.seconds} s), pages of 50`,
+      auditRows,
+      auditNotes,
+    );
     section(
       `Admin console (issue 27): each page over HTTP with the superadmin's session cookie, beside the JSON API route it mirrors; ${AUDIT_EVENTS.toLocaleString('en-US')} security events, ${passkeys.toLocaleString('en-US')} passkeys`,
       consoleFirst.rows,
@@ -472,7 +488,12 @@ async function main(): Promise<number> {
         `  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before)`,
       );
     }
-    out(`load average (1, 5, 15 min) at the start: ${loadAtStart.join(', ')}; at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(', ')}`);
+    out(
+      `load average (1, 5, 15 min) at the start: ${loadAtStart.join(', ')}; at the end: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(', ')}`,
+    );
     const pass = [...rows, ...auditRows, ...plainRows, ...consoleFirst.rows, ...consolePlain.rows].every((r) => r.pass !== false) && pruneOk && calm;
     out();
     out(pass ? 'PASS' : 'FAIL');
