@@ -11,6 +11,7 @@ import { prepare, type Prepared } from './prepare.js';
 import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
 import { ADMIN_TOKEN, plainUserId, seed, seededUser, seedPlain, sessionToken, type ScaleSizes } from './scale-seed.js';
 import { auditQueries, seedAudit, type Measure } from './scale-audit.js';
+import { consoleClient, consolePages, seedPasskeys, type ConsoleCases } from './scale-console.js';
 
 /**
  * `npm run bench:scale`: admin search and listing, uncached validation and the session-expiry job on
@@ -29,6 +30,8 @@ const SAMPLES = num(process.env.BENCH_SCALE_SAMPLES, 200);
 const BATCH = num(process.env.BENCH_SCALE_BATCH, 5000);
 const AUDIT_EVENTS = num(process.env.BENCH_SCALE_AUDIT_EVENTS, 10_000_000);
 const TARGET_MS = 50;
+/** `console`: only the console's pages (both seedings), for a quicker run while working on them. */
+const ONLY = process.env.BENCH_SCALE_ONLY;
 
 interface Latency {
   p50: number;
@@ -75,7 +78,10 @@ async function getJson(url: string, headers: Record<string, string>): Promise<an
 interface Row {
   operation: string;
   gatehouse: Latency;
-  baseline: Latency;
+  /** Absent for a console page that mirrors no API route (the dashboard). */
+  baseline?: Latency;
+  /** Server CPU (user + system, the Gatehouse process) per request, ms: barely moved by other load. */
+  cpuMs?: number;
   target?: string;
   pass?: boolean;
   note?: string;
@@ -301,39 +307,81 @@ function runCli(p: Prepared, args: string[], env: Record<string, string>): Promi
 
 const fmt = (l: Latency) => `${l.p50.toFixed(1)} / ${l.p95.toFixed(1)}`;
 
-function render(rows: Row[]): string {
-  const head = ['operation', 'gatehouse p50 / p95 ms', 'first call ms', 'plain SQL p50 / p95 ms', 'p95 ÷ plain', 'goal', ''];
+function render(rows: Row[], kind: 'sql' | 'api' = 'sql'): string {
+  const head =
+    kind === 'api'
+      ? ['page', 'page p50 / p95 ms', 'first call ms', 'server CPU ms/page', 'API route p50 / p95 ms', 'p95 ÷ API', 'goal', '']
+      : ['operation', 'gatehouse p50 / p95 ms', 'first call ms', 'plain SQL p50 / p95 ms', 'p95 ÷ plain', 'goal', ''];
   const body = rows.map((r) => [
     r.operation,
     fmt(r.gatehouse),
     r.gatehouse.cold === undefined ? '-' : r.gatehouse.cold.toFixed(1),
-    fmt(r.baseline),
-    r.baseline.p95 > 0 ? (r.gatehouse.p95 / r.baseline.p95).toFixed(2) : '-',
+    ...(kind === 'api' ? [r.cpuMs === undefined ? '-' : r.cpuMs.toFixed(1)] : []),
+    r.baseline ? fmt(r.baseline) : '-',
+    r.baseline && r.baseline.p95 > 0 ? (r.gatehouse.p95 / r.baseline.p95).toFixed(2) : '-',
     r.target ?? '',
     r.pass === undefined ? '' : r.pass ? 'PASS' : 'FAIL',
   ]);
   return table(head, body);
 }
 
+/**
+ * The console's pages (scale-console.ts): each page, then the API route it mirrors, one request at a
+ * time; the server's CPU per page is read from /proc around the page's requests (warm-up included).
+ */
+async function consoleRows(
+  server: ChildServer,
+  db: pg.Client,
+  cases: ConsoleCases,
+  withAudit: boolean,
+  prefix: string,
+): Promise<{ rows: Row[]; notes: string[] }> {
+  const rows: Row[] = [];
+  const c = consoleClient(server.url);
+  const notes = await consolePages(
+    c,
+    db,
+    cases,
+    async (operation, page, api) => {
+      note(`${prefix}${operation}`);
+      const cpu0 = server.cpuMs();
+      const gatehouse = await timed(SAMPLES, async (i) => void (await page(i)));
+      const cpu1 = server.cpuMs();
+      const baseline = api ? await timed(SAMPLES, async (i) => void (await api(i))) : undefined;
+      const cpuMs = cpu0 !== null && cpu1 !== null ? round((cpu1 - cpu0) / (SAMPLES + Math.min(20, SAMPLES)), 2) : undefined;
+      rows.push({ operation: `${prefix}${operation}`, gatehouse, baseline, cpuMs, target: `p95 < ${TARGET_MS} ms`, pass: gatehouse.p95 < TARGET_MS });
+    },
+    withAudit,
+  );
+  return { rows, notes };
+}
+
 async function main(): Promise<number> {
   const started = Date.now();
+  const loadAtStart = os.loadavg().map((l) => round(l, 2));
   const sizes: ScaleSizes = { users: USERS, sessions: SESSIONS, expired: EXPIRED, baselineExpired: BASELINE_EXPIRED };
   let backend: BenchBackend | null = null;
   let prepared: Prepared | null = null;
   let db: pg.Client | null = null;
-  const cleanup = async () => {
-    await stopAll();
-    await db?.end().catch(() => undefined);
-    db = null;
-    if (prepared) rmSync(prepared.dataDir, { recursive: true, force: true });
-    await backend?.release().catch((err) => note(`cleanup failed: ${(err as Error).message}`));
-    backend = null;
-  };
+  // One cleanup, whoever starts it (Ctrl-C or the end of main): both wait for the database to be dropped.
+  let cleaning: Promise<void> | null = null;
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      await stopAll();
+      await db?.end().catch(() => undefined);
+      db = null;
+      if (prepared) rmSync(prepared.dataDir, { recursive: true, force: true });
+      await backend?.release().catch((err) => note(`cleanup failed: ${(err as Error).message}`));
+      backend = null;
+    })());
   process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
   try {
     backend = await provisionBackend(process.env);
     if (!backend.created) throw new Error('bench:scale seeds millions of rows and drops them: it runs on a fresh database only (unset BENCH_DATABASE_URL)');
     prepared = await prepare(ROOT, backend, 0);
+    // The passkeys module, so a user's console page lists passkeys (its provider's admin route).
+    note('gatehouse module install passkeys');
+    await runCli(prepared, ['module', 'install', 'passkeys', '--yes', '--no-prompt'], {});
     db = new pg.Client({ connectionString: backend.databaseUrl });
     await db.connect();
     note(
@@ -343,6 +391,7 @@ async function main(): Promise<number> {
     note(`seeded in ${seeded.seconds} s`);
     const auditSeeded = await seedAudit(db, AUDIT_EVENTS, USERS, note);
     note(`security events seeded in ${auditSeeded.seconds} s`);
+    const passkeys = await seedPasskeys(db, USERS, note);
 
     const port = await freePort();
     const server = await startChild({
@@ -354,12 +403,26 @@ async function main(): Promise<number> {
       cwd: ROOT,
     });
     const fresh = freshSessions();
-    const rows = [...(await listing(server, db, note)), await validation(server, db, fresh)];
+    const apiToo = ONLY !== 'console';
+    const rows = apiToo ? [...(await listing(server, db, note)), await validation(server, db, fresh)] : [];
     const auditRows: Row[] = [];
     const auditApi = (qs: string) => getJson(`${server.url}/auth/admin/audit-events?${qs}`, { 'X-Session-ID': ADMIN_TOKEN });
-    const auditNotes = await auditQueries(auditApi, db, USERS, measurer(auditRows, note, 'GET /auth/admin/audit-events '));
-    const pruned = await prune(prepared, server, db, fresh);
-    const pruneOk = pruned.left === 0 && pruned.deleted >= EXPIRED;
+    const auditNotes = apiToo ? await auditQueries(auditApi, db, USERS, measurer(auditRows, note, 'GET /auth/admin/audit-events ')) : [];
+    const consoleFirst = await consoleRows(
+      server,
+      db,
+      {
+        users: USERS,
+        userId: (n) => seededUser(n).id,
+        few: (i) => seededUser(1 + ((i * 7919 + 13) % USERS)).email.slice(4, 14),
+        many: ['Maya', 'example'],
+        rich: true,
+      },
+      true,
+      '',
+    );
+    const pruned = apiToo ? await prune(prepared, server, db, fresh) : null;
+    const pruneOk = !pruned || (pruned.left === 0 && pruned.deleted >= EXPIRED);
 
     // The plain seeding, served by a fresh server (no anchors or caches from the first seeding).
     await server.stop();
@@ -374,39 +437,67 @@ async function main(): Promise<number> {
       readyPath: '/health',
       cwd: ROOT,
     });
-    const plainRows = await plainListing(server2, db, note);
-    const calm = pruned.validationDuring.p95 <= Math.max(2 * pruned.validationBefore.p95, pruned.validationBefore.p95 + 5);
+    const plainRows = apiToo ? await plainListing(server2, db, note) : [];
+    // Six digits after "user": one user; "user12" is what search-as-you-type sends on the way (1 %).
+    const sixDigits = (i: number) => Math.floor(USERS / 10) + ((i * 7919 + 12_345) % Math.max(1, USERS - Math.floor(USERS / 10)));
+    const consolePlain = await consoleRows(
+      server2,
+      db,
+      { users: USERS, userId: plainUserId, few: (i) => `user${sixDigits(i)}`, many: ['user', 'user12'], rich: false },
+      false,
+      '[plain] ',
+    );
+    const calm = !pruned || pruned.validationDuring.p95 <= Math.max(2 * pruned.validationBefore.p95, pruned.validationBefore.p95 + 5);
 
     out();
     out(
       `PostgreSQL, ${USERS.toLocaleString('en-US')} users, ${SESSIONS.toLocaleString('en-US')} sessions; ${SAMPLES} requests per figure, one at a time; one Gatehouse worker, Redis; ${os.availableParallelism()} cores`,
     );
     out();
-    out(render(rows));
-    for (const r of rows) if (r.note) out(`  ${r.operation}: ${r.note}`);
-    out();
-    out(`Security events: ${AUDIT_EVENTS.toLocaleString('en-US')} over the past year (seeded in ${auditSeeded.seconds} s), pages of 50`);
-    out();
-    out(render(auditRows));
-    for (const n of auditNotes) out(`  ${n}`);
-    out();
-    out(
-      `Plain seeding: ${USERS.toLocaleString('en-US')} users user<N>@example.com, Name<N>, Last<N>, user<N> (seeded in ${plainSeeded.seconds} s, then ANALYZE)`,
+    const section = (title: string, list: Row[], notes: string[], kind: 'sql' | 'api' = 'sql') => {
+      if (!list.length) return;
+      if (title) {
+        out(title);
+        out();
+      }
+      out(render(list, kind));
+      for (const r of list) if (r.note) out(`  ${r.operation}: ${r.note}`);
+      for (const n of notes) out(`  ${n}`);
+      out();
+    };
+    section('', rows, []);
+    section(
+      `Security events: ${AUDIT_EVENTS.toLocaleString('en-US')} over the past year (seeded in ${auditSeeded.seconds} s), pages of 50`,
+      auditRows,
+      auditNotes,
     );
-    out();
-    out(render(plainRows));
-    for (const r of plainRows) if (r.note) out(`  ${r.operation}: ${r.note}`);
-    out();
-    out(
-      `sessions prune: ${pruned.deleted.toLocaleString('en-US')} of ${pruned.backlog.toLocaleString('en-US')} expired deleted in ${pruned.seconds} s (${pruned.rowsPerSec.toLocaleString('en-US')}/s), ${pruned.left} left: ${pruneOk ? 'PASS' : 'FAIL'} (goal: all in one job run)`,
+    section(
+      `Admin console (issue 27): each page over HTTP with the superadmin's session cookie, beside the JSON API route it mirrors; ${AUDIT_EVENTS.toLocaleString('en-US')} security events, ${passkeys.toLocaleString('en-US')} passkeys`,
+      consoleFirst.rows,
+      consoleFirst.notes,
+      'api',
     );
+    const plainTitle = `Plain seeding: ${USERS.toLocaleString('en-US')} users user<N>@example.com, Name<N>, Last<N>, user<N> (seeded in ${plainSeeded.seconds} s, then ANALYZE)`;
+    section(plainTitle, plainRows, []);
+    section(plainRows.length ? '' : plainTitle, consolePlain.rows, consolePlain.notes, 'api');
+    if (pruned) {
+      out(
+        `sessions prune: ${pruned.deleted.toLocaleString('en-US')} of ${pruned.backlog.toLocaleString('en-US')} expired deleted in ${pruned.seconds} s (${pruned.rowsPerSec.toLocaleString('en-US')}/s), ${pruned.left} left: ${pruneOk ? 'PASS' : 'FAIL'} (goal: all in one job run)`,
+      );
+      out(
+        `  plain SQL, the same batches: ${pruned.plain.deleted.toLocaleString('en-US')} in ${pruned.plain.seconds} s (${pruned.plain.rowsPerSec.toLocaleString('en-US')}/s)`,
+      );
+      out(
+        `  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before)`,
+      );
+    }
     out(
-      `  plain SQL, the same batches: ${pruned.plain.deleted.toLocaleString('en-US')} in ${pruned.plain.seconds} s (${pruned.plain.rowsPerSec.toLocaleString('en-US')}/s)`,
+      `load average (1, 5, 15 min) at the start: ${loadAtStart.join(', ')}; at the end: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(', ')}`,
     );
-    out(
-      `  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before)`,
-    );
-    const pass = [...rows, ...auditRows, ...plainRows].every((r) => r.pass !== false) && pruneOk && calm;
+    const pass = [...rows, ...auditRows, ...plainRows, ...consoleFirst.rows, ...consolePlain.rows].every((r) => r.pass !== false) && pruneOk && calm;
     out();
     out(pass ? 'PASS' : 'FAIL');
 
@@ -418,14 +509,17 @@ async function main(): Promise<number> {
         cpu: os.cpus()[0]?.model ?? 'unknown',
         node: process.version,
         loadavg: os.loadavg().map((l) => round(l, 2)),
+        loadavgAtStart: loadAtStart,
       },
       sizes,
       seedSeconds: seeded.seconds,
       samples: SAMPLES,
       rows,
-      prune: { ...pruned, pass: pruneOk, validationPass: calm },
+      only: ONLY ?? null,
+      prune: pruned ? { ...pruned, pass: pruneOk, validationPass: calm } : null,
       audit: { events: AUDIT_EVENTS, seedSeconds: auditSeeded.seconds, rows: auditRows, notes: auditNotes },
       plain: { seedSeconds: plainSeeded.seconds, rows: plainRows },
+      console: { passkeys, rows: consoleFirst.rows, notes: consoleFirst.notes, plain: consolePlain },
       pass,
     };
     writeResults(ROOT, RESULTS, result);

@@ -43,6 +43,11 @@ export interface SessionRepository {
   countExpired(now: Date): Promise<number>;
   /** Sessions that are active and not expired at `now` (the metrics gauge). */
   countActive(now: Date): Promise<number>;
+  /**
+   * The same, counted exactly up to `cap` and beyond it the planner's estimate on PostgreSQL (the
+   * console's dashboard: an exact count reads every live session's index entry, seconds at millions).
+   */
+  countActiveCapped(now: Date, cap: number): Promise<{ total: number; exact: boolean }>;
 }
 
 export function createSessionRepository(sequelize: Sequelize): SessionRepository {
@@ -101,6 +106,22 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
     },
     countActive(now) {
       return Session.count({ where: { status: 'active', expires_at: { [Op.gt]: now } } });
+    },
+    async countActiveCapped(now, cap) {
+      if (!pg) return { total: await Session.count({ where: { status: 'active', expires_at: { [Op.gt]: now } } }), exact: true };
+      const where = "status = 'active' AND expires_at > :now";
+      // At most cap + 1 index entries of `sessions_expires_at` read, whatever the table's size.
+      const [r] = await sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM sessions WHERE ${where} LIMIT ${Math.max(0, Math.floor(cap)) + 1}) s`, {
+        type: QueryTypes.SELECT,
+        replacements: { now },
+      });
+      const n = Number(r?.n ?? 0);
+      if (n <= cap) return { total: n, exact: true };
+      const [plan] = await sequelize.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM sessions WHERE ${where}`, {
+        type: QueryTypes.SELECT,
+        replacements: { now },
+      });
+      return { total: Math.max(Math.round(plan?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0), cap + 1), exact: false };
     },
   };
 }
