@@ -46,7 +46,9 @@ describe(`the comment moderation queue (${BACKEND})`, () => {
     expect(ours[0]).toMatchObject({ status: 'pending', post: { id: posts[0].id, title: 'Queue post 0' }, comment_body: 'on Queue post 0' });
 
     // Approved, deleted, and on a deleted post: no longer waiting.
-    expect((await t.request('POST', `/api/v1/posts/comments/${waiting[0].id}/moderate`, { session: p.admin.token, body: { action: 'approve' } })).status).toBe(200);
+    expect((await t.request('POST', `/api/v1/posts/comments/${waiting[0].id}/moderate`, { session: p.admin.token, body: { action: 'approve' } })).status).toBe(
+      200,
+    );
     expect((await t.request('DELETE', `/api/v1/posts/comments/${waiting[1].id}`, { session: p.admin.token })).status).toBe(200);
     expect((await t.request('DELETE', `/api/v1/posts/${posts[2].id}`, { session: p.admin.token })).status).toBe(200);
     const after = await queue(p.admin.token, '?limit=100');
@@ -64,7 +66,13 @@ describe(`the comment moderation queue (${BACKEND})`, () => {
       expect(r.status).toBe(403);
       expect(r.body).toMatchObject({ success: false, code: 'FORBIDDEN' });
     }
-    for (const q of ['?status=deleted', '?limit=0', '?limit=101', '?cursor=nonsense', `?cursor=${Buffer.from('2026-01-01T00:00:00.000Z|a|b').toString('base64url')}`]) {
+    for (const q of [
+      '?status=deleted',
+      '?limit=0',
+      '?limit=101',
+      '?cursor=nonsense',
+      `?cursor=${Buffer.from('2026-01-01T00:00:00.000Z|a|b').toString('base64url')}`,
+    ]) {
       const r = await queue(p.admin.token, q);
       expect({ q, status: r.status, success: r.body.success }).toEqual({ q, status: 400, success: false });
     }

@@ -43,14 +43,7 @@ export type OidcHttpGlue = Pick<ProviderDeps, 'gatehouseSession' | 'endGatehouse
  * included). A revoked session ends only what was issued in it (the session service tells, see
  * `revokeSessions`); a revocation of every session of a user ends everything, as these do.
  */
-const REVOKING_EVENTS = new Set([
-  'user.disabled',
-  'user.deleted',
-  'password.changed',
-  'password.reset',
-  'user.role_changed',
-  'email.changed',
-]);
+const REVOKING_EVENTS = new Set(['user.disabled', 'user.deleted', 'password.changed', 'password.reset', 'user.role_changed', 'email.changed']);
 
 /** How often an instance looks for a key that was added or started signing. */
 const KEY_CHECK_MS = 10_000;
@@ -99,11 +92,14 @@ export function createOidc(deps: OidcDeps) {
     });
     if (!links.length) return;
     const uids = links.map((l) => l.id);
-    const grants = await sequelize.query<{ grant_id: string }>('SELECT DISTINCT grant_id FROM oidc_artefacts WHERE uid IN (?) AND model IN (?) AND grant_id IS NOT NULL', {
-      type: QueryTypes.SELECT,
-      replacements: [uids, SESSION_BOUND],
-      transaction,
-    });
+    const grants = await sequelize.query<{ grant_id: string }>(
+      'SELECT DISTINCT grant_id FROM oidc_artefacts WHERE uid IN (?) AND model IN (?) AND grant_id IS NOT NULL',
+      {
+        type: QueryTypes.SELECT,
+        replacements: [uids, SESSION_BOUND],
+        transaction,
+      },
+    );
     await sequelize.query('DELETE FROM oidc_artefacts WHERE uid IN (?) AND model IN (?)', { replacements: [uids, SESSION_BOUND], transaction });
     await sequelize.query('DELETE FROM oidc_artefacts WHERE model = ? AND uid IN (?)', { replacements: [SESSION_LINK, sessionIds], transaction });
     if (!grants.length) return;
@@ -132,10 +128,9 @@ export function createOidc(deps: OidcDeps) {
       session.authorizations = {};
     }
     const payload = JSON.stringify({ sessionUid: session.uid, gatehouseSession: gatehouse.sessionId });
-    await sequelize.query(
-      'INSERT INTO oidc_artefacts (model, id, payload, uid, account_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (model, id) DO NOTHING',
-      { replacements: [SESSION_LINK, session.uid, payload, gatehouse.sessionId, gatehouse.userId] },
-    );
+    await sequelize.query('INSERT INTO oidc_artefacts (model, id, payload, uid, account_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (model, id) DO NOTHING', {
+      replacements: [SESSION_LINK, session.uid, payload, gatehouse.sessionId, gatehouse.userId],
+    });
   }
 
   // A user's grants end with their sessions, in the same unit of work as the change that ended them.

@@ -71,7 +71,8 @@ function metaOf(rec: AuthTokenRecord): ChangeMeta | null {
 }
 
 /** 409: the address was free when asked for and is taken now (another account confirmed it first). */
-const taken = () => new AppError(409, Codes.EMAIL_TAKEN, 'This address is now used by another account; nothing was changed', [{ field: 'new_email', message: 'taken' }]);
+const taken = () =>
+  new AppError(409, Codes.EMAIL_TAKEN, 'This address is now used by another account; nothing was changed', [{ field: 'new_email', message: 'taken' }]);
 
 /**
  * Self-service email change (docs/email-change.md): a signed-in user proves their password and names
@@ -120,12 +121,9 @@ export function createEmailChangeService(deps: AccountFlowDeps) {
       if (!isActiveUser(user)) throw unauthorized();
       const newEmail = parseAddress(user, input.newEmail);
       if (!user.password_hash) {
-        throw new AppError(
-          400,
-          PASSWORD_NOT_SET,
-          'This account has no password: set one with a password reset link first, then change the address',
-          [{ field: 'password', message: 'no password set' }],
-        );
+        throw new AppError(400, PASSWORD_NOT_SET, 'This account has no password: set one with a password reset link first, then change the address', [
+          { field: 'password', message: 'no password set' },
+        ]);
       }
       if (typeof input.password !== 'string' || input.password === '') throw badRequest('password is required', [{ field: 'password', message: 'required' }]);
       await opts.beforePasswordCheck?.();
@@ -163,7 +161,12 @@ export function createEmailChangeService(deps: AccountFlowDeps) {
             to: newEmail,
             template: 'email-change-confirm',
             lang: user.lang,
-            data: { name: user.name ?? undefined, link: withParams(linkBase(), { token: t.token }), expiresMinutes: minutes(ttl), currentEmail: maskEmail(previous) },
+            data: {
+              name: user.name ?? undefined,
+              link: withParams(linkBase(), { token: t.token }),
+              expiresMinutes: minutes(ttl),
+              currentEmail: maskEmail(previous),
+            },
           });
         });
       }

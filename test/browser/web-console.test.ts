@@ -147,7 +147,10 @@ describe('admin console', () => {
     await Promise.all([page.waitForURL(/done=social_removed/), page.getByRole('button', { name: 'Remove the GitHub link' }).click()]);
     expect(await page.getByRole('status').innerText()).toMatch(/Social account unlinked/);
     expect(await page.locator('[data-social]').count()).toBe(0);
-    expect((await w.t.request('GET', `/auth/admin/users/${user.id}/social-accounts`, { session: (await makeSession(w.t, { user_type: 'admin' })).token })).body.accounts).toEqual([]);
+    expect(
+      (await w.t.request('GET', `/auth/admin/users/${user.id}/social-accounts`, { session: (await makeSession(w.t, { user_type: 'admin' })).token })).body
+        .accounts,
+    ).toEqual([]);
     await expectCleanPage(g, page);
     await g.close();
   });

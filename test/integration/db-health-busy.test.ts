@@ -90,7 +90,10 @@ describe(`database health under this process's own write load (${BACKEND})`, () 
         t.app.dbHealth.suspect();
         await expect.poll(() => t.app.dbHealth.available()).toBe(false);
         expect(t.app.dbHealth.status().outages).toBe(outages + 1);
-        for (const refused of [await t.request('GET', '/ready'), await t.request('POST', '/auth/login', { body: { email: 'someone@example.test', password: 'whatever it is' } })]) {
+        for (const refused of [
+          await t.request('GET', '/ready'),
+          await t.request('POST', '/auth/login', { body: { email: 'someone@example.test', password: 'whatever it is' } }),
+        ]) {
           expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '5']);
         }
       } finally {

@@ -137,7 +137,9 @@ describe('POST /auth/user/me/email, then the link', () => {
     // The prober's current address is told of both requests, alike.
     await expect.poll(() => mailsTo(smtp, user.email).filter((m) => REQUESTED_SUBJECT.test(m.subject ?? '')).length, PATIENCE).toBe(2);
     // The newer request voided the link to the free address too: no trace tells the two apart.
-    await expect.poll(async () => (await t.app.repos.authTokens.listByUser(user.id)).filter((r) => r.kind === 'email_change' && r.used_at).length, PATIENCE).toBe(1);
+    await expect
+      .poll(async () => (await t.app.repos.authTokens.listByUser(user.id)).filter((r) => r.kind === 'email_change' && r.used_at).length, PATIENCE)
+      .toBe(1);
     expect(await liveChangeTokens(user.id)).toEqual([]);
     expect(mailsTo(smtp, holder.email).filter((m) => CONFIRM_SUBJECT.test(m.subject ?? ''))).toEqual([]);
     expect((await stored(user.id))!.email).toBe(user.email);

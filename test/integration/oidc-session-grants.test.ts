@@ -68,7 +68,9 @@ describe(`OpenID tokens end with the session they were issued in (${BACKEND})`, 
       state,
       ...extra,
     });
-    let { final, res } = await jar.follow(url.toString());
+    const first = await jar.follow(url.toString());
+    const { res } = first;
+    let { final } = first;
     if (!final.startsWith(REDIRECT) && Object.keys(extra).length) {
       // The consent page of a third-party client, asked once per user.
       const html = await res.text();
@@ -161,7 +163,9 @@ describe(`OpenID tokens end with the session they were issued in (${BACKEND})`, 
     const other = await browser(user.email);
     const pending = await code(firstParty, doomed.jar);
     expect((await t.request('DELETE', `/auth/user/me/sessions/${doomed.id}`, { session: other.token })).status).toBe(200);
-    await expect(oc.authorizationCodeGrant(firstParty, pending.callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state })).rejects.toMatchObject({
+    await expect(
+      oc.authorizationCodeGrant(firstParty, pending.callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state }),
+    ).rejects.toMatchObject({
       error: 'invalid_grant',
     });
   });
@@ -207,7 +211,10 @@ describe(`OpenID tokens end with the session they were issued in (${BACKEND})`, 
     const b = await browser(user.email);
     const issued = await tokens(firstParty, b.jar);
     const links = async () =>
-      (await t.app.sequelize.query("SELECT id FROM oidc_artefacts WHERE model = 'SessionLink' AND uid = ?", { replacements: [b.id], type: 'SELECT' as never })) as unknown[];
+      (await t.app.sequelize.query("SELECT id FROM oidc_artefacts WHERE model = 'SessionLink' AND uid = ?", {
+        replacements: [b.id],
+        type: 'SELECT' as never,
+      })) as unknown[];
     expect(await links()).toHaveLength(1);
     expect((await t.request('POST', '/auth/logout', { session: b.token })).status).toBe(200);
     await t.app.services.oidc.prune();

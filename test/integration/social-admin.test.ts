@@ -28,7 +28,13 @@ afterAll(async () => {
 });
 
 let seq = 0;
-const fake = (over: Partial<FakeUser> = {}): FakeUser => ({ id: `${Date.now()}${++seq}`, email: uniqueEmail('adm-social'), verified: true, name: 'Ad Min', ...over });
+const fake = (over: Partial<FakeUser> = {}): FakeUser => ({
+  id: `${Date.now()}${++seq}`,
+  email: uniqueEmail('adm-social'),
+  verified: true,
+  name: 'Ad Min',
+  ...over,
+});
 
 /** A provider sign-in (mobile) for `gh`: links to a verified local user with that address, or creates one without a password. */
 async function signInWith(provider: 'github' | 'discord', gh: FakeUser): Promise<string> {

@@ -63,9 +63,10 @@ describe('blog moderation in the console', () => {
     expect(events.events.some((e) => e.type.startsWith('blog.'))).toBe(true);
   });
 
-  it("when comments wait on older posts and more than a page of them, then the queue shows them all, page by page, and the post types are listed", async () => {
+  it('when comments wait on older posts and more than a page of them, then the queue shows them all, page by page, and the post types are listed', async () => {
     const oldest = await published(t, p.writer.token, { title: 'Oldest post with a waiting comment' });
-    const early = (await t.request('POST', `/api/v1/posts/${oldest.id}/comments`, { session: p.customer.token, body: { comment_body: 'on the oldest' } })).body.data;
+    const early = (await t.request('POST', `/api/v1/posts/${oldest.id}/comments`, { session: p.customer.token, body: { comment_body: 'on the oldest' } })).body
+      .data;
     // Twelve newer posts (beyond the 10 newest the console used to look at), then a page and more of waiting comments.
     for (let i = 0; i < 12; i++) await published(t, p.writer.token);
     const busy = await published(t, p.writer.token);

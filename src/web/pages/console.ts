@@ -443,10 +443,12 @@ export function consolePages(w: WebPage) {
     })) as Listed | null;
     const comments = ((queue?.data ?? []) as (Record<string, unknown> & { post: { id: string; title?: string } })[]).map((c) => ({ post: c.post, comment: c }));
     const nextCursor = queue?.meta?.next_cursor;
-    const types = await (callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }) as Promise<Listed | null>).catch((err: unknown) => {
-      if (isAppError(err) && err.status < 500) return null; // post types switched off
-      throw err;
-    });
+    const types = await (callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }) as Promise<Listed | null>).catch(
+      (err: unknown) => {
+        if (isAppError(err) && err.status < 500) return null; // post types switched off
+        throw err;
+      },
+    );
     render(req, res, s, 'admin-blog', {
       title: t('console.blog'),
       posts: pending.data ?? [],
