@@ -70,6 +70,8 @@ describe('secrets in logs', () => {
     // A limiter command Redis refuses logs a warning (the fallback is used); it must not carry the key material either (Redis tier only).
     if (BACKEND === 'pg') {
       const key = `${t.env.REDIS_PREFIX}rl:default:127.0.0.1`;
+      // Reset first: it drops this instance's lease of the key (src/limits/redis-limiter.ts), so the next hit asks Redis.
+      await t.app.limiter.reset('default', '127.0.0.1');
       await t.app.redis!.set(key, 'wrong type');
       // A path of the default class, counted per address (a live session's reads have a budget of their own).
       expect((await call('GET', `/nope/default-class?session_id=${token}`)).status).toBe(404);
