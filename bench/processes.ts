@@ -1,6 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A server started as a child process, with the tail of its output kept for error messages. */
@@ -74,9 +76,32 @@ export interface StartOptions {
   cwd?: string;
 }
 
-/** Starts `node <args>` in its own process group and waits until it answers on readyPath. */
+let nodeBin: string | undefined;
+
+/**
+ * The node every server (Gatehouse and the baselines alike) runs on: the node running the bench (the
+ * machine's), or with `BENCH_NODE=24` the Node 24 LTS Gatehouse ships (release/node24, installed from the
+ * npm registry when missing), or `BENCH_NODE=/path/to/node`. The issue's targets were set on Node 20,
+ * where Express is three times slower than on Node 24 (bench/README.md, "Which Node").
+ */
+export function serverNode(): string {
+  if (nodeBin) return nodeBin;
+  const choice = process.env.BENCH_NODE;
+  if (!choice || choice === 'system') nodeBin = process.execPath;
+  else if (choice === '24') {
+    const root = fileURLToPath(new URL('../..', import.meta.url)); // dist/bench/processes.js → repository root
+    const dir = execFileSync(process.execPath, [path.join(root, 'release', 'node24', 'runtime.mjs'), '--bin'], { encoding: 'utf8' }).trim();
+    nodeBin = path.join(dir, 'node');
+  } else nodeBin = choice;
+  return nodeBin;
+}
+
+/** `node --version` of serverNode(), for the report. */
+export const serverNodeVersion = () => execFileSync(serverNode(), ['--version'], { encoding: 'utf8' }).trim();
+
+/** Starts `node <args>` (serverNode()) in its own process group and waits until it answers on readyPath. */
 export async function startChild(opts: StartOptions): Promise<ChildServer> {
-  const child = spawn(process.execPath, opts.args, {
+  const child = spawn(serverNode(), opts.args, {
     cwd: opts.cwd,
     env: opts.env as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],

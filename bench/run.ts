@@ -7,7 +7,7 @@ import { provisionBackend, type BenchBackend } from './backend.js';
 import { envNumber, note, out, runBenchmark, writeResults } from './harness.js';
 import { combine, measure, round, roundRatio, type LoadSpec, type LoadTiming, type Measurement } from './load.js';
 import { BENCH_BRIDGE_SECRET, BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
-import { freePort, startChild, stopAll, type ChildServer } from './processes.js';
+import { freePort, serverNodeVersion, startChild, stopAll, type ChildServer } from './processes.js';
 import { cpuCheck, cpuScaling, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, type Check, type Row } from './report.js';
 
 /**
@@ -206,6 +206,8 @@ async function main(): Promise<number> {
     note(`database ${backend.created ? '(fresh) ' : ''}ready; redis prefix ${backend.redisPrefix}`);
     prepared = await prepare(ROOT, backend, LOGIN_USERS);
     note(prepared.initNote ?? 'data dir initialised with gatehouse init');
+    const nodeVersion = serverNodeVersion();
+    note(`servers run on Node ${nodeVersion} (BENCH_NODE; the bench itself and its load generator on ${process.version})`);
 
     const hashMs = await medianHashMs(prepared.bcryptRounds);
     const ceiling = round(cores / (hashMs / 1000), 1);
@@ -337,6 +339,8 @@ async function main(): Promise<number> {
         redis: 'redis (own key prefix, removed after the run)',
         initVia: prepared.initVia,
         initNote: prepared.initNote,
+        serverNode: nodeVersion,
+        loadNode: process.version,
         env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'info', NODE_ENV: 'production', FAST_LANE: process.env.FAST_LANE ?? 'true (default)' },
         limitsOnEnv: LIMITS_ON,
       },

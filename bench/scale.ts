@@ -215,6 +215,9 @@ async function plainListing(server: ChildServer, db: pg.Client, note: (s: string
     () => plain('deleted_at IS NULL', [], `OFFSET ${(deepPage - 1) * 20}`),
   );
   await manyMatches(rows, measure, api, plain, ['user', 'example', 'Name']);
+  // Many matches, all among the oldest users (newest first is highest N first): at a million, q=user12 matches
+  // 11,111 users (user12, user120…, user120000–user129999), q=Name1 111,111; none among the newest 800,000.
+  await manyMatches(rows, measure, api, plain, ['user12', 'Name1']);
   await measure(
     'GET /auth/admin/users/:id (user detail)',
     (i) => getJson(`${server.url}/auth/admin/users/${plainUserId(pick(i))}`, admin),

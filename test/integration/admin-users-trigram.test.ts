@@ -168,6 +168,23 @@ describe.runIf(BACKEND === 'pg')('admin search on PostgreSQL: the trigram indexe
     )) as [{ ids: string[] }[], unknown];
     expect(r.data.users.map((u) => u.id)).toEqual(newest.ids);
   });
+
+  it('when more users match than a search gathers but all of them sit past the 30,000 newer ones, then the bounded walk gives up and every match is gathered: the exact page, the total estimated', async () => {
+    // Dense (1,100 users, dated 2003) now has the 30,000 generated users (2004) in front of it, newest first.
+    const r = await list('q=denseson&limit=10&page=2');
+    expect(r.meta).toMatchObject({ total_exact: false, pages: Math.ceil(r.meta.total / 10), hasMore: true });
+    expect(r.meta.total).toBeGreaterThan(5);
+    expect(r.data.users.map((u) => u.id)).toEqual(newestFirst('Dense').slice(10, 20));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 15; i++) {
+      const p = await list(`q=denseson&limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+      seen.push(...p.data.users.map((u) => u.id));
+      cursor = p.meta.next_cursor;
+      if (!cursor) break;
+    }
+    expect(seen).toEqual(newestFirst('Dense'));
+  });
 });
 
 describe.runIf(BACKEND === 'pg')('user list migration when pg_trgm cannot be created', () => {

@@ -7,7 +7,9 @@ import { dialectOf } from '../sequelize.js';
  * serve it; LIKE on SQLite). On PostgreSQL a search first gathers its matches through the trigram
  * indexes, unordered and capped (one query, which also counts them and sorts the page from them);
  * only when the matches pass the cap is the page read in order from the sort's index, filtering as it
- * goes, which is quick precisely because the matches are then dense. Pages go by keyset cursor (exact,
+ * goes, which is quick where the matches are dense among the first rows of the sort; that walk is
+ * bounded, and past the bound every match is gathered through the trigram indexes and the page sorted
+ * from them. Pages go by keyset cursor (exact,
  * any depth) or by page number; deep page numbers start from anchors (every ANCHOR_EVERY-th key of the
  * listing, rebuilt in the background once older than ANCHOR_TTL_MS while the old set keeps serving) so
  * page 40,000 does not walk 800,000 index entries. Totals are counted exactly up to a limit and
@@ -44,6 +46,21 @@ export interface UserIdPage {
   nextCursor: string | null;
 }
 
+/** One page request, resolved: its filters, sort, keyset start and offset (what each way of reading a page needs). */
+interface PageQuery {
+  q: UserListQuery;
+  where: { sql: string; params: Record<string, unknown> };
+  s: UserSortField;
+  dir: string;
+  params: Record<string, unknown>;
+  offset: number;
+  /** ` AND (key, id) < (after)` for a keyset start on `key`; '' without one. */
+  keysetOn: (key: string) => string;
+}
+
+/** The page's rows: one more than the limit (to know whether more follow), after the offset. */
+const pageTail = (q: UserListQuery, offset: number) => ` LIMIT ${q.limit + 1}${offset ? ` OFFSET ${offset}` : ''}`;
+
 /** A cursor that does not decode, or belongs to another sort. */
 export class BadCursorError extends Error {}
 
@@ -55,6 +72,8 @@ const DEFAULT_EXACT_LIMIT = 10_000;
 const GATHER_MIN = 1_000;
 /** A search the planner expects to match this many times what it gathers goes straight to the ordered walk. */
 const DENSE_FACTOR = 10;
+/** The ordered walk of a dense search reads at most this many index entries past the page's offset before it gathers instead. */
+const WALK_ENTRIES = 5_000;
 /** Below this many rows (the planner's figure) the default listing's anchors are not built ahead. */
 const WARM_FROM_ROWS = 10 * ANCHOR_EVERY;
 
@@ -108,6 +127,9 @@ export function createUserLister(sequelize: Sequelize) {
   const keyText = (s: UserSortField) => (pg ? `CAST(${sortExpr(s)} AS text)` : sortExpr(s));
   const keyParam = (s: UserSortField, p: string) => (pg && (s === 'created_at' || s === 'updated_at') ? `CAST(${p} AS timestamptz)` : p);
 
+  /** The search (`:pattern`) on the four columns. An explicit ESCAPE: SQLite has no default escape character. */
+  const searchOf = () => ['email', 'name', 'last_name', 'user_name'].map((c) => `${c} ${like} :pattern ESCAPE '\\'`).join(' OR ');
+
   function conditions(q: UserListQuery): { sql: string; params: Record<string, unknown> } {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
@@ -115,8 +137,7 @@ export function createUserLister(sequelize: Sequelize) {
     const text = q.q?.trim();
     if (text) {
       params.pattern = `%${escapeLike(text)}%`;
-      // An explicit ESCAPE: SQLite has no default escape character.
-      where.push(`(${['email', 'name', 'last_name', 'user_name'].map((c) => `${c} ${like} :pattern ESCAPE '\\'`).join(' OR ')})`);
+      where.push(`(${searchOf()})`);
     }
     if (q.user_type) {
       where.push('user_type = :userType');
@@ -200,13 +221,7 @@ export function createUserLister(sequelize: Sequelize) {
    * the page sorted from them in the same query. Null when there are more: the caller walks in order.
    */
   async function gathered(
-    q: UserListQuery,
-    where: { sql: string; params: Record<string, unknown> },
-    s: UserSortField,
-    dir: string,
-    keyset: string,
-    params: Record<string, unknown>,
-    offset: number,
+    { q, where, s, dir, params, offset, keysetOn }: PageQuery,
     planned: { total: number; exact: boolean },
   ): Promise<{ rows: { id: string; k: string }[]; total: { total: number; exact: boolean } } | null> {
     const cap = q.exactCountLimit ?? DEFAULT_EXACT_LIMIT;
@@ -214,14 +229,50 @@ export function createUserLister(sequelize: Sequelize) {
     const found = await select<{ n: string; id: string | null; k: string | null }>(
       `WITH m AS MATERIALIZED (SELECT id, ${sortExpr(s)} AS sk FROM users WHERE ${where.sql} LIMIT ${gather + 1})
        SELECT c.n, p.id, p.k FROM (SELECT count(*) AS n FROM m) c
-       LEFT JOIN LATERAL (SELECT id, CAST(sk AS text) AS k FROM m WHERE 1=1${keyset}
-                           ORDER BY sk ${dir}, id ${dir} LIMIT ${q.limit + 1}${offset ? ` OFFSET ${offset}` : ''}) p ON true`,
+       LEFT JOIN LATERAL (SELECT id, CAST(sk AS text) AS k FROM m WHERE 1=1${keysetOn('sk')}
+                           ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}) p ON true`,
       params,
     );
     const n = Number(found[0]?.n ?? 0);
     if (n > gather) return null;
     const rows = found.filter((r): r is { n: string; id: string; k: string } => r.id !== null);
     return { rows, total: n <= cap ? { total: n, exact: true } : planned };
+  }
+
+  /**
+   * The ordered walk, bounded: the first `WALK_ENTRIES + offset + limit` entries of the listing (the
+   * filters without the search, in the sort's order, read from its index), the search tested on each.
+   * Null when they hold fewer matches than the page needs and the listing goes on past them.
+   */
+  async function walked({ q, s, dir, params, offset, keysetOn }: PageQuery): Promise<{ id: string; k: string }[] | null> {
+    const bound = WALK_ENTRIES + offset + q.limit;
+    const unsearched = conditions({ ...q, q: undefined });
+    const keyset = keysetOn(sortExpr(s));
+    const found = await select<{ id: string; k: string }>(
+      `SELECT id, k FROM (
+         SELECT id, ${keyText(s)} AS k, ${sortExpr(s)} AS sk, (${searchOf()}) AS hit
+           FROM users WHERE ${unsearched.sql}${keyset} ORDER BY ${sortExpr(s)} ${dir}, id ${dir} LIMIT ${bound}) w
+       WHERE hit ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}`,
+      params,
+    );
+    if (found.length > q.limit) return found;
+    // Fewer than a page: the answer only if the walk saw the whole listing (an index-only count of the same range).
+    const [r] = await select<{ n: string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE ${unsearched.sql}${keyset} LIMIT ${bound}) w`, params);
+    return Number(r?.n ?? 0) < bound ? found : null;
+  }
+
+  /**
+   * Every match, gathered unordered (through the trigram indexes: the `OFFSET 0` keeps the subquery
+   * planned on its own, so no index order can tempt the planner into the walk), and the page sorted
+   * from them (a top-N heapsort, nothing written to disk). Not counted: there are more than a search
+   * gathers, so the total stays the planner's estimate.
+   */
+  async function sortedAll({ q, where, s, dir, params, offset, keysetOn }: PageQuery): Promise<{ id: string; k: string }[]> {
+    return select<{ id: string; k: string }>(
+      `SELECT id, CAST(sk AS text) AS k FROM (SELECT id, ${sortExpr(s)} AS sk FROM users WHERE ${where.sql} OFFSET 0) m
+       WHERE 1=1${keysetOn('sk')} ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}`,
+      params,
+    );
   }
 
   return {
@@ -252,6 +303,7 @@ export function createUserLister(sequelize: Sequelize) {
         params.afterId = after.id;
       }
       const keysetOn = (key: string) => (after ? ` AND (${key}, id) ${cmp} (${keyParam(s, ':afterK')}, :afterId)` : '');
+      const pq: PageQuery = { q, where, s, dir, params, offset, keysetOn };
       let rows: { id: string; k: string }[] | null = null;
       let counted: { total: number; exact: boolean } | null = null;
       if (pg && where.params.pattern) {
@@ -259,15 +311,23 @@ export function createUserLister(sequelize: Sequelize) {
         // The planner's figure first (a millisecond): where it is far past what a search gathers, the
         // matches are dense and gathering them would only read the first of many; the ordered walk is quicker.
         const planned = await estimate(cap, where);
-        const found = planned.total > DENSE_FACTOR * Math.max(cap, GATHER_MIN) ? null : await gathered(q, where, s, dir, keysetOn('sk'), params, offset, planned);
+        const found = planned.total > DENSE_FACTOR * Math.max(cap, GATHER_MIN) ? null : await gathered(pq, planned);
         if (found) ({ rows, total: counted } = found);
         // More matches than gathered: they are dense, so the sort's index walked in order finds a page soon.
         else counted = planned;
       }
+      if (!rows && pg && where.params.pattern) {
+        // The ordered walk is quick only where the matches are dense among the first rows of the sort.
+        // It reads at most WALK_ENTRIES (+ the page's offset) entries of the sort's index; when those hold
+        // too few matches (say 11,000 matches, all among the oldest of a million users, newest first), every
+        // match is gathered through the trigram indexes instead and the page sorted from them: a cost that
+        // follows the number of matches, not their place in the sort.
+        rows = (await walked(pq)) ?? (await sortedAll(pq));
+      }
       if (!rows) {
         const rowsP = select<{ id: string; k: string }>(
           `SELECT id, ${keyText(s)} AS k FROM users WHERE ${where.sql}${keysetOn(sortExpr(s))}
-           ORDER BY ${sortExpr(s)} ${dir}, id ${dir} LIMIT ${q.limit + 1}${offset ? ` OFFSET ${offset}` : ''}`,
+           ORDER BY ${sortExpr(s)} ${dir}, id ${dir}${pageTail(q, offset)}`,
           params,
         );
         [rows, counted] = await Promise.all([rowsP, counted ?? total(q, where)]);
