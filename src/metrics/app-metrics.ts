@@ -27,8 +27,15 @@ export function timedHasher(inner: PasswordHasher, metrics: Metrics): PasswordHa
   };
 }
 
-/** Active sessions and users are counted in the database when scraped, not kept up to date on every change. */
+/** Active sessions are counted exactly up to this many, then estimated by PostgreSQL's planner. */
+export const ACTIVE_SESSIONS_EXACT = 100_000;
+
+/**
+ * Active sessions and users are counted in the database when scraped, not kept up to date on every
+ * change. Sessions exactly up to ACTIVE_SESSIONS_EXACT, then the planner's estimate: a scrape every 15 s
+ * must not count ten million rows each time.
+ */
 export function watchCounts(metrics: Metrics, repos: { users: UserRepository; sessions: SessionRepository }, clock: () => Date = () => new Date()): void {
-  metrics.onScrape(async () => metrics.activeSessions.set(await repos.sessions.countActive(clock())));
+  metrics.onScrape(async () => metrics.activeSessions.set((await repos.sessions.countActiveCapped(clock(), ACTIVE_SESSIONS_EXACT)).total));
   metrics.onScrape(async () => metrics.users.set(await repos.users.count()));
 }

@@ -103,7 +103,7 @@ export function createMetrics(): Metrics {
   // Read from the shared database by every process: aggregated with max, not summed over workers.
   const activeSessions = new Gauge({
     name: 'gatehouse_active_sessions',
-    help: 'Sessions that are active and not expired',
+    help: 'Sessions that are active and not expired (exact up to 100000, then estimated)',
     aggregator: 'max',
     registers: [registry],
   });
