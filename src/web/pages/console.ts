@@ -7,13 +7,11 @@ import { auditEventsQuery } from '../../http/schemas/audit.schemas.js';
 import { listUsersQuery } from '../../http/schemas/admin-users.schemas.js';
 import type { AdminUpdateInput } from '../../services/user-fields.js';
 import type { LinkedAccountRecord } from '../../social/account-repository.js';
-import { packageVersion } from '../../version.js';
-import { withTimeout } from '../../with-timeout.js';
-import { barChart, bucketEdges, type Chart } from '../console-charts.js';
 import { callModuleRoute, enabledModuleRoute } from '../module-routes.js';
 import type { PageSession } from '../page-auth.js';
 import type { WebPage } from '../web-page.js';
 import { bodyString } from '../web-page.js';
+import { dashboardData } from './console-dashboard.js';
 
 /** A console handler: the signed-in staff member's session is already checked (web-router.ts). */
 export type ConsoleHandler = (req: Request, res: Response, s: PageSession) => Promise<unknown> | unknown;
@@ -25,8 +23,6 @@ const PASSKEYS_LIST = '/auth/admin/users/:user_id/passkeys';
 const PASSKEYS_REMOVE = '/auth/admin/users/:user_id/passkeys/:id';
 const USERS_PAGE = 25;
 const TIMELINE = 20;
-/** Health and charts are read at most once a minute per process: the dashboard stays a few cheap reads. */
-const DASHBOARD_TTL_MS = 60_000;
 
 /** The blog's API (found by method and path; the console never imports the module). */
 const BLOG = {
@@ -61,88 +57,11 @@ const DONE = new Set([
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-/** Sign-ins and failures per bucket: the last 24 hours by hour, the last 30 days by day. */
-interface ChartCounts {
-  day: [number[], number[]];
-  month: [number[], number[]];
-}
-
-interface Dashboard {
-  at: number;
-  counts: ChartCounts;
-  health: Record<string, 'ok' | 'fail'>;
-  /** Active sessions: exact up to EXACT_SESSIONS, else the planner's estimate (docs/console.md "At scale"). */
-  sessions: { total: number; exact: boolean };
-}
-/** Active sessions are counted exactly up to this many (each one an index entry read). */
-const EXACT_SESSIONS = 1_000;
 /**
  * The console counts a search's matches exactly up to this many (or ADMIN_EXACT_COUNT_LIMIT when lower),
  * then shows the planner's estimate: counting is what a search pays for (docs/console.md "At scale").
  */
 const CONSOLE_EXACT_COUNT = 1_000;
-
-async function health(app: AppContext): Promise<Record<string, 'ok' | 'fail'>> {
-  const ok = (p: Promise<unknown>) =>
-    withTimeout(p, 2_000).then(
-      () => 'ok' as const,
-      () => 'fail' as const,
-    );
-  // /ready's checks (database, Redis when configured) plus the mail transport's own verify.
-  const out: Record<string, 'ok' | 'fail'> = {};
-  out.database = app.dbHealth.available() ? await ok(app.sequelize.query('SELECT 1')) : 'fail';
-  if (app.redis && app.redisHealth) {
-    const redis = app.redis;
-    out.redis = (await app.redisHealth.run(
-      'ping',
-      async () => (await redis.ping()) === 'PONG',
-      () => false,
-    ))
-      ? 'ok'
-      : 'fail';
-  }
-  out.mail = await ok(app.services.mailer.verify());
-  return out;
-}
-
-/**
- * Counts of closed windows, kept per process: a day or hour that ended over a minute ago (an id may run a
- * minute ahead of its time) keeps its count, so after the first dashboard only the open windows (this
- * hour, today) are counted again. Bounded: windows older than the 30-day chart are dropped.
- */
-const closedCounts = new Map<string, number>();
-const ID_LEAD_MS = 60_000;
-
-async function counted(app: AppContext, type: string, edges: Date[], now: number): Promise<number[]> {
-  const windows = edges.slice(0, -1).map((from, i) => [from, edges[i + 1]] as const);
-  const key = (w: readonly [Date, Date]) => `${app.instanceId}|${type}|${w[0].getTime()}|${w[1].getTime()}`;
-  const missing = windows.filter((w) => !closedCounts.has(key(w)));
-  const fresh = await app.services.audit.countBuckets(type, missing);
-  const out = new Map(missing.map((w, i) => [key(w), fresh[i]]));
-  for (const [w, i] of missing.map((x, j) => [x, j] as const)) if (w[1].getTime() + ID_LEAD_MS < now) closedCounts.set(key(w), fresh[i]);
-  for (const k of closedCounts.keys()) if (Number(k.split('|')[2]) < now - 32 * 86_400_000) closedCounts.delete(k);
-  return windows.map((w) => out.get(key(w)) ?? closedCounts.get(key(w)) ?? 0);
-}
-
-async function chartCounts(app: AppContext): Promise<ChartCounts> {
-  const now = new Date();
-  const series = async (stepMs: number, count: number): Promise<[number[], number[]]> => {
-    const edges = bucketEdges(now, stepMs, count);
-    return Promise.all([counted(app, 'sign_in.succeeded', edges, now.getTime()), counted(app, 'sign_in.failed', edges, now.getTime())]);
-  };
-  const [day, month] = await Promise.all([series(3_600_000, 24), series(86_400_000, 30)]);
-  return { day, month };
-}
-
-/** The charts in the reader's language, from the cached counts (drawing them is a few microseconds). */
-function charts(counts: ChartCounts, t: (k: string) => string): { day: Chart; month: Chart } {
-  const draw = (title: string, [ok, bad]: [number[], number[]]) =>
-    barChart(title, [
-      { label: t('console.sign_ins'), values: ok, tone: 'ok' as const },
-      { label: t('console.failures'), values: bad, tone: 'bad' as const },
-    ]);
-  return { day: draw(t('console.last_24h'), counts.day), month: draw(t('console.last_30d'), counts.month) };
-}
 
 type RouteMethod = 'get' | 'post' | 'delete';
 
@@ -157,9 +76,8 @@ function socialRows(app: AppContext, accounts: LinkedAccountRecord[]) {
 
 export function consolePages(w: WebPage) {
   const { app } = w;
-  let cached: Dashboard | null = null;
-  let refreshing: Promise<Dashboard> | null = null;
   const exactCount = () => Math.min(app.config.adminExactCountLimit, CONSOLE_EXACT_COUNT);
+  const figures = dashboardData(app, exactCount);
 
   const render = (req: Request, res: Response, s: PageSession, page: string, data: Record<string, unknown>, status?: number) =>
     w.view.render(
@@ -175,44 +93,10 @@ export function consolePages(w: WebPage) {
     return d && DONE.has(d) ? t(`console.done_${d}`) : null;
   };
 
-  /**
-   * The dashboard's aggregates (charts, active sessions, health), read at most once a minute per
-   * process: only the first dashboard after a start waits for them; once they are older than the TTL
-   * the next dashboard starts a refresh in the background and is answered from the old figures.
-   */
-  const aggregates = (): Promise<Dashboard> =>
-    (refreshing ??= (async () => {
-      const [counts, h, n] = await Promise.all([chartCounts(app), health(app), app.repos.sessions.countActiveCapped(new Date(), EXACT_SESSIONS)]);
-      cached = { at: Date.now(), counts, health: h, sessions: n };
-      return cached;
-    })().finally(() => (refreshing = null)));
-
   /** GET /admin: counts, charts, health, modules, webhook backlog. */
   const dashboard: ConsoleHandler = async (req, res, s) => {
     const { t } = w.view.lang(req, s.user);
-    const d = cached ?? (await aggregates());
-    if (Date.now() - d.at > DASHBOARD_TTL_MS && !refreshing)
-      aggregates().catch((err: unknown) => app.logger.warn({ reason: (err as Error)?.message }, 'dashboard refresh failed'));
-    const [users, backlog] = await Promise.all([
-      app.services.users.list({ page: 1, limit: 1, exactCountLimit: exactCount() }),
-      app.services.webhooks.pendingStats(),
-    ]);
-    // The modules' state as this process holds it (the hub's status reads the catalogue; /admin/modules shows that).
-    const installed = new Map(app.modules.installed().map((m) => [m.id, m]));
-    const modules = app.modules.registry().map((m) => {
-      const state = installed.get(m.id);
-      return { id: m.id, status: state ? (state.enabled ? 'installed' : 'disabled') : 'not_installed', version: state?.version ?? m.version };
-    });
-    render(req, res, s, 'admin-dashboard', {
-      title: t('console.dashboard'),
-      users: { total: users.total, exact: users.totalExact },
-      sessions: d.sessions,
-      modules,
-      backlog,
-      health: Object.entries(d.health),
-      charts: charts(d.counts, t),
-      version: packageVersion(),
-    });
+    render(req, res, s, 'admin-dashboard', await figures(t));
   };
 
   /**
