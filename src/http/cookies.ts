@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { Config } from '../config/schema.js';
+import { rotateCsrfBinding } from '../web/page-security.js';
 import { SESSION_COOKIE } from './request-context.js';
 
 // The scheme is case-insensitive: PUBLIC_URL=HTTPS://… is https too.
@@ -14,11 +15,19 @@ export function clearHttpOnlyCookie(res: Response, config: Config, name: string)
   res.clearCookie(name, { httpOnly: true, secure: isSecure(config), sameSite: config.cookieSameSite, path: '/' });
 }
 
-/** Sets the HttpOnly session cookie. */
-export function setSessionCookie(res: Response, config: Config, token: string, expiresAt: Date): void {
+/**
+ * Sets the HttpOnly session cookie. With WEB_PAGES on, a session that begins here (an API or module
+ * sign-in in a browser: passkey autofill on /login, a social callback, a token login) also gets a new
+ * CSRF binding for the pages, as a sign-in on a page does (rotateCsrfBinding); a refresh of the same
+ * session (`refresh: true`) keeps it, so forms already open stay valid.
+ */
+export function setSessionCookie(res: Response, config: Config, token: string, expiresAt: Date, opts: { refresh?: boolean } = {}): void {
   setHttpOnlyCookie(res, config, SESSION_COOKIE, token, expiresAt);
+  if (config.webPages && !opts.refresh) rotateCsrfBinding(res, config);
 }
 
+/** Ends the session cookie; with WEB_PAGES on, the pages' CSRF binding with it. */
 export function clearSessionCookie(res: Response, config: Config): void {
   clearHttpOnlyCookie(res, config, SESSION_COOKIE);
+  if (config.webPages) rotateCsrfBinding(res, config);
 }

@@ -35,7 +35,11 @@ export class WebClient {
     }
   }
 
-  async request(method: string, path: string, opts: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<WebAnswer> {
+  async request(
+    method: string,
+    path: string,
+    opts: { form?: Record<string, string>; json?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<WebAnswer> {
     const headers: Record<string, string> = { accept: 'text/html,application/xhtml+xml', ...this.headers, ...opts.headers };
     const cookie = this.cookieHeader();
     if (cookie) headers.cookie = cookie;
@@ -43,6 +47,10 @@ export class WebClient {
     if (opts.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(opts.form).toString();
+    } else if (opts.json !== undefined) {
+      // As a page's script calls the API (passkey autofill on /login): same cookies, a JSON body.
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.json);
     }
     const res = await fetch(this.base + path, { method, headers, body, redirect: 'manual' });
     this.keep(res);

@@ -138,6 +138,30 @@ describe('CSRF', () => {
     expect(victim.jar.has('session_id')).toBe(false);
   });
 
+  it('when a session begins through the API in the same browser (as passkey autofill and social callbacks do), then the binding turns over too; a refresh keeps it; an API sign-out turns it over', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('api-rotate') });
+    const c = client();
+    const before = csrfIn((await c.get('/login')).text);
+    const binding = c.jar.get('gh_csrf');
+    const login = await c.request('POST', '/auth/login', { json: { email: user.email, password: DEFAULT_PASSWORD } });
+    expect(login.status, login.text).toBe(200);
+    expect(c.jar.has('session_id')).toBe(true);
+    expect(c.jar.get('gh_csrf')).not.toBe(binding);
+    // The token of the page opened before the sign-in posts nothing now.
+    expect((await c.request('POST', '/account/profile', { form: { _csrf: before, name: 'Pwned' } })).status).toBe(403);
+    const fresh = csrfIn((await c.get('/account')).text);
+    const signedIn = c.jar.get('gh_csrf');
+    // A page's script posting with the cookie names its origin, as a browser does (the API's CSRF rule).
+    const origin = { origin: t.app.config.publicBaseUrl.replace(/\/$/, '') };
+    const refreshed = await c.request('POST', '/auth/refresh', { json: {}, headers: origin });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    expect(refreshed.headers.get('set-cookie') ?? '').not.toMatch(/gh_csrf=/);
+    expect(c.jar.get('gh_csrf')).toBe(signedIn);
+    expect((await c.request('POST', '/account/profile', { form: { _csrf: fresh, name: 'Mine' } })).status).toBe(303);
+    expect((await c.request('POST', '/auth/logout', { json: {}, headers: origin })).status).toBe(200);
+    expect(c.jar.get('gh_csrf')).not.toBe(signedIn);
+  });
+
   it('when logout is posted without the token, then the session stays', async () => {
     const user = await makeUser(t, { email: uniqueEmail('logout') });
     const c = client();

@@ -121,7 +121,7 @@ export const refresh = defineRoute({
   auth: 'session',
   async handler({ res, auth, app }) {
     const v = await app.services.sessions.refresh(auth.token);
-    if (auth.tokenSource === 'cookie') setSessionCookie(res, app.config, auth.token, new Date(v.session.expires_at));
+    if (auth.tokenSource === 'cookie') setSessionCookie(res, app.config, auth.token, new Date(v.session.expires_at), { refresh: true });
     return { ...loginShape(app, v.user, auth.token, v.session), message: 'Session refreshed' };
   },
 });
