@@ -107,6 +107,8 @@ export type Measure = (
   sql: (i: number) => Promise<unknown>,
   /** p95 goal in ms (default 50). */
   targetMs?: number,
+  /** How many times the baseline runs (default: as many as Gatehouse); fewer where the plain SQL takes seconds. */
+  baselineSamples?: number,
 ) => Promise<void>;
 
 const PAGE = 50;

@@ -92,10 +92,10 @@ const SEARCH = 'deleted_at IS NULL AND (email ILIKE $1 OR name ILIKE $1 OR last_
 
 /** Measures each operation over HTTP and in plain SQL, one after the other, into `rows`. */
 function measurer(rows: Row[], note: (s: string) => void, prefix = ''): Measure {
-  return async (operation, http, sql, targetMs = TARGET_MS) => {
+  return async (operation, http, sql, targetMs = TARGET_MS, baselineSamples = SAMPLES) => {
     note(`${prefix}${operation}`);
     const gatehouse = await timed(SAMPLES, async (i) => void (await http(i)));
-    const baseline = await timed(SAMPLES, async (i) => void (await sql(i)));
+    const baseline = await timed(baselineSamples, async (i) => void (await sql(i)), baselineSamples < SAMPLES ? Math.min(2, baselineSamples) : undefined);
     rows.push({ operation: `${prefix}${operation}`, gatehouse, baseline, target: `p95 < ${targetMs} ms`, pass: gatehouse.p95 < targetMs });
   };
 }
@@ -165,6 +165,7 @@ async function manyMatches(
   api: (qs: string) => Promise<any>,
   plain: (where: string, params: unknown[]) => Promise<void>,
   terms: string[],
+  baselineSamples?: number,
 ) {
   for (const term of terms) {
     await measure(
@@ -172,6 +173,7 @@ async function manyMatches(
       () => api(`q=${term}`),
       () => plain(SEARCH, [`%${term}%`]),
       MANY_MS,
+      baselineSamples,
     );
     const r = await api(`q=${term}`);
     rows[rows.length - 1].note = `total ${r.meta.total.toLocaleString('en-US')} (exact: ${r.meta.total_exact})`;
@@ -217,7 +219,8 @@ async function plainListing(server: ChildServer, db: pg.Client, note: (s: string
   await manyMatches(rows, measure, api, plain, ['user', 'example', 'Name']);
   // Many matches, all among the oldest users (newest first is highest N first): at a million, q=user12 matches
   // 11,111 users (user12, user120…, user120000–user129999), q=Name1 111,111; none among the newest 800,000.
-  await manyMatches(rows, measure, api, plain, ['user12', 'Name1']);
+  // Their plain SQL is the slow walk itself (seconds a call): five baseline calls, not SAMPLES.
+  await manyMatches(rows, measure, api, plain, ['user12', 'Name1'], 5);
   await measure(
     'GET /auth/admin/users/:id (user detail)',
     (i) => getJson(`${server.url}/auth/admin/users/${plainUserId(pick(i))}`, admin),
