@@ -256,7 +256,7 @@ export function createUserLister(sequelize: Sequelize) {
       params,
     );
     if (found.length > q.limit) return found;
-    // Fewer than a page: the answer only if the walk saw the whole listing (an index-only count of the same range).
+    // Fewer than a page: the answer only if the walk saw the whole listing (a count of the same range, stopped at the bound).
     const [r] = await select<{ n: string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE ${unsearched.sql}${keyset} LIMIT ${bound}) w`, params);
     return Number(r?.n ?? 0) < bound ? found : null;
   }
