@@ -25,11 +25,15 @@ export function createFallbackRateLimiter(shared: RateLimiter | LeasingRateLimit
   const local = createMemoryRateLimiter();
   const leasing = 'spendLeased' in shared ? shared : null;
   if (leasing) health.on('down', () => leasing.forget());
+  const spendNow = (bucket: string, key: string, rule: LimitRule) => {
+    // A bad rule is a programming error, not an outage: let it throw.
+    assertRule(rule);
+    return leasing && health.available() ? leasing.spendLeased(bucket, key, rule) : null;
+  };
   return {
+    consumeNow: spendNow,
     consume(bucket, key, rule) {
-      // A bad rule is a programming error, not an outage: let it throw.
-      assertRule(rule);
-      const leased = leasing && health.available() ? leasing.spendLeased(bucket, key, rule) : null;
+      const leased = spendNow(bucket, key, rule);
       if (leased) return Promise.resolve(leased);
       return health.run(
         'rate limit',

@@ -26,6 +26,11 @@ export interface LimitResult {
  */
 export interface RateLimiter {
   consume(bucket: string, key: string, rule: LimitRule): Promise<LimitResult>;
+  /**
+   * The same hit when it can be counted without waiting (in process, or from a lease held), else
+   * null and nothing counted (then consume). Lets a hot path answer in the tick the request came in.
+   */
+  consumeNow?(bucket: string, key: string, rule: LimitRule): LimitResult | null;
   reset(bucket: string, key: string): Promise<void>;
   /** Gives back one hit of the current window (a request that failed through no fault of the caller's). */
   refund(bucket: string, key: string): Promise<void>;

@@ -25,20 +25,25 @@ export function createMemoryRateLimiter(opts: MemoryRateLimiterOptions = {}): Ra
   const now = opts.now ?? Date.now;
   const windows = new ExpiringMap<Window>(opts.maxKeys ?? DEFAULT_MAX_KEYS);
 
+  function consumeNow(bucket: string, key: string, rule: LimitRule): LimitResult {
+    assertRule(rule);
+    const id = counterKey('', bucket, key);
+    const t = now();
+    let w = windows.get(id, t);
+    if (!w) {
+      const resetMs = t + Math.round(rule.durationSec * 1000);
+      w = { count: 0, resetMs, expiresAtMs: resetMs };
+      windows.set(id, w, t);
+    }
+    // Refused hits stop counting at points + 1: the answer is the same and the number cannot grow without bound.
+    if (w.count <= rule.points) w.count += 1;
+    return toResult(w.count, w.resetMs, t, rule);
+  }
+
   return {
+    consumeNow,
     async consume(bucket: string, key: string, rule: LimitRule): Promise<LimitResult> {
-      assertRule(rule);
-      const id = counterKey('', bucket, key);
-      const t = now();
-      let w = windows.get(id, t);
-      if (!w) {
-        const resetMs = t + Math.round(rule.durationSec * 1000);
-        w = { count: 0, resetMs, expiresAtMs: resetMs };
-        windows.set(id, w, t);
-      }
-      // Refused hits stop counting at points + 1: the answer is the same and the number cannot grow without bound.
-      if (w.count <= rule.points) w.count += 1;
-      return toResult(w.count, w.resetMs, t, rule);
+      return consumeNow(bucket, key, rule);
     },
     async reset(bucket: string, key: string): Promise<void> {
       windows.delete(counterKey('', bucket, key));

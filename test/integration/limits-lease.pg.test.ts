@@ -236,6 +236,25 @@ describe('Redis going away mid-lease', () => {
     expect(after).toMatchObject({ allowed: true, limit: 1000, remaining: 999 });
   });
 
+  it('when a lease is held, then consumeNow spends from it at once, counted like consume; with none held, or Redis down, it is null and counts nothing', async () => {
+    const stats = { calls: 0 };
+    const limiter = createFallbackRateLimiter(createRedisRateLimiter(client, prefix, { stats }), health);
+    expect(limiter.consumeNow!('session', 'session:now', rule)).toBeNull();
+    await inSequence(40, () => limiter.consume('session', 'session:now', rule));
+    const calls = stats.calls;
+    const now = limiter.consumeNow!('session', 'session:now', rule);
+    expect(now).toMatchObject({ allowed: true, limit: 1000, remaining: 1000 - 41 });
+    expect(stats.calls).toBe(calls);
+    expect(await limiter.consume('session', 'session:now', rule)).toMatchObject({ remaining: 1000 - 42 });
+    await redis.kill();
+    await expect.poll(() => health.available()).toBe(false);
+    expect(limiter.consumeNow!('session', 'session:now', rule)).toBeNull();
+    // The fallback's budget starts at its first hit: the null above counted nothing.
+    expect(await limiter.consume('session', 'session:now', rule)).toMatchObject({ allowed: true, limit: 500, remaining: 499 });
+    await redis.start();
+    await ready();
+  });
+
   it('when Redis stalls with a lease call out, then every caller is answered by the fallback within the timeout, and the shared budget resumes after', async () => {
     const limiter = createFallbackRateLimiter(createRedisRateLimiter(client, prefix), health);
     await inSequence(50, () => limiter.consume('bridge', 'secret:z', rule));

@@ -23,6 +23,18 @@ describe('memory rate limiter', () => {
     expect(results.filter((r) => !r.allowed).every((r) => r.remaining === 0 && r.retryAfterSec > 0)).toBe(true);
   });
 
+  it('when consumeNow and consume take turns on one key, then they count as one window, answered without waiting', async () => {
+    const limiter = createMemoryRateLimiter();
+    const seen = [];
+    for (let i = 0; i < 3; i++) {
+      seen.push(limiter.consumeNow!('login', 'k', rule));
+      seen.push(await limiter.consume('login', 'k', rule));
+    }
+    expect(seen.map((r) => r!.remaining)).toEqual([4, 3, 2, 1, 0, 0]);
+    expect(seen.map((r) => r!.allowed)).toEqual([true, true, true, true, true, false]);
+    expect(() => limiter.consumeNow!('login', 'k', { points: 0, durationSec: 60 })).toThrow();
+  });
+
   it('when a key consumes, then remaining counts down and resetAt stays at the end of the window', async () => {
     const clock = manualClock();
     const limiter = createMemoryRateLimiter({ now: clock.now });

@@ -2,7 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerRespo
 import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
-import type { LimitResult } from '../../limits/rate-limiter.js';
+import type { LimitResult, LimitRule } from '../../limits/rate-limiter.js';
 import { limitClassesOf, type RateLimitClass } from '../../limits/limit-classes.js';
 import { consumeFailingOpen } from '../../limits/fail-open.js';
 import { checkBridgeContext, effectiveMode } from '../../services/bridge-checks.js';
@@ -229,6 +229,20 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     send(req, res, a.route, 200, headBlock(req, r), text.text, started);
   }
 
+  /** The limiter's answer when it has one without waiting; null otherwise (and for a throw: the wait path fails open). */
+  function countNow(cls: RateLimitClass, key: string, rule: LimitRule): LimitResult | null {
+    try {
+      return app.limiter.consumeNow?.(cls, key, rule) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  function refuse(req: IncomingMessage, res: ServerResponse, route: Route, cls: RateLimitClass, r: LimitResult, started: number): void {
+    metrics.rateLimited(cls);
+    send(req, res, route, 429, headBlock(req, r), JSON.stringify(tooManyBody(r)), started);
+  }
+
   /** Gives the request to the app; a body already read goes with it, and when it began (its access line's time). */
   function handOff(req: IncomingMessage, res: ServerResponse, raw: Buffer | Error | null, started?: number): void {
     if (raw) presetBody(req, raw);
@@ -257,12 +271,12 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     const budget = budgetOf(req, a);
     if (!budget) return handOff(req, res, raw, started);
     const { rule } = limitClassesOf(config, app.modules.registry?.() ?? []).get(budget.cls);
+    // Counted in process (or from a lease held): answered in this tick, so the hit found is still the one.
+    const counted = countNow(budget.cls, budget.key, rule);
+    if (counted) return counted.allowed ? answer(req, res, a, counted, started) : refuse(req, res, route, budget.cls, counted, started);
     consumeFailingOpen(app, budget.cls, budget.key, rule).then(
       (r) => {
-        if (!r.allowed) {
-          metrics.rateLimited(budget.cls);
-          return send(req, res, route, 429, headBlock(req, r), JSON.stringify(tooManyBody(r)), started);
-        }
+        if (!r.allowed) return refuse(req, res, route, budget.cls, r, started);
         // The session may have changed during the wait (revoked by another instance): look again.
         const now = resolve(req, route, body);
         if (now) return answer(req, res, now, r, started);
