@@ -48,6 +48,33 @@ const limitsCheck = (name: string, ratio: number): Check => {
   return { name, value, target: TARGET_LIMITS_ON_VS_OFF, pass: value >= TARGET_LIMITS_ON_VS_OFF };
 };
 
+/**
+ * Hashes per second with `cores` hashes always running at once, for `seconds`: the ceiling as the
+ * machine gives it (two vCPUs that share a physical core hash at less than twice one's speed).
+ */
+/** Login stays at 0.9 of what bcrypt alone does on the box. */
+const TARGET_LOGIN_VS_BCRYPT = 0.9;
+
+const loginCheck = (name: string, ratio: number): Check => {
+  const value = round(ratio, 3);
+  return { name, value, target: TARGET_LOGIN_VS_BCRYPT, pass: value >= TARGET_LOGIN_VS_BCRYPT };
+};
+
+async function parallelHashRps(rounds: number, cores: number, seconds = 4): Promise<number> {
+  const end = performance.now() + seconds * 1000;
+  const t0 = performance.now();
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: cores }, async () => {
+      while (performance.now() < end) {
+        await bcrypt.hash(BENCH_PASSWORD, rounds);
+        done += 1;
+      }
+    }),
+  );
+  return round(done / ((performance.now() - t0) / 1000), 2);
+}
+
 async function medianHashMs(rounds: number, samples = 5): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < samples; i++) {
@@ -212,6 +239,8 @@ async function main(): Promise<number> {
     const hashMs = await medianHashMs(prepared.bcryptRounds);
     const ceiling = round(cores / (hashMs / 1000), 1);
     note(`bcrypt cost ${prepared.bcryptRounds}: ${hashMs} ms per hash → login ceiling ${ceiling} req/s on ${cores} cores`);
+    const measuredCeiling = await parallelHashRps(prepared.bcryptRounds, cores);
+    note(`bcrypt with ${cores} hashes at once: ${measuredCeiling} hashes/s (the measured ceiling)`);
 
     const one = await measurePhase(prepared, 1, null);
     const two = await measurePhase(prepared, 2, one.session);
@@ -300,8 +329,10 @@ async function main(): Promise<number> {
         cpuScaling('GET /auth/validation, server CPU/request with limits on ÷ off', m.validationLimited, m.validation1),
         cpuScaling('POST /auth/bridge/validate, server CPU/request with limits on ÷ off', m.bridgeLimited, m.bridge1),
       ].filter((c): c is Check => c !== null),
-      { name: 'POST /auth/login, 1 worker ÷ bcrypt ceiling', value: round(one.login!.rps / ceiling, 3) },
-      { name: 'POST /auth/login, 2 workers ÷ bcrypt ceiling', value: round(two.login!.rps / ceiling, 3) },
+      loginCheck('POST /auth/login, 1 worker ÷ measured bcrypt ceiling', one.login!.rps / measuredCeiling),
+      loginCheck('POST /auth/login, 2 workers ÷ measured bcrypt ceiling', two.login!.rps / measuredCeiling),
+      { name: 'POST /auth/login, 1 worker ÷ bcrypt ceiling (cores ÷ hash time)', value: round(one.login!.rps / ceiling, 3) },
+      { name: 'POST /auth/login, 2 workers ÷ bcrypt ceiling (cores ÷ hash time)', value: round(two.login!.rps / ceiling, 3) },
     ];
     const pass = checks.every((c) => c.target === undefined || c.pass);
 
@@ -309,6 +340,7 @@ async function main(): Promise<number> {
     out(renderTable(rows));
     out();
     out(`bcrypt cost ${prepared.bcryptRounds}: ${hashMs} ms per hash; ceiling ${ceiling} logins/s (${cores} cores ÷ hash time)`);
+    out(`bcrypt with ${cores} hashes at once: ${measuredCeiling} hashes/s (the measured ceiling)`);
     out();
     out(renderChecks(checks));
     out();
@@ -344,7 +376,7 @@ async function main(): Promise<number> {
         env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'info', NODE_ENV: 'production', FAST_LANE: process.env.FAST_LANE ?? 'true (default)' },
         limitsOnEnv: LIMITS_ON,
       },
-      bcrypt: { rounds: prepared.bcryptRounds, hashMs, cores, ceilingRps: ceiling },
+      bcrypt: { rounds: prepared.bcryptRounds, hashMs, cores, ceilingRps: ceiling, measuredCeilingRps: measuredCeiling },
       measurements: Object.fromEntries(
         rows.map((r) => [
           r.key,

@@ -36,6 +36,7 @@ const ONLY = process.env.BENCH_SCALE_ONLY;
 interface Latency {
   p50: number;
   p95: number;
+  p99: number;
   max: number;
   n: number;
   /** The first call, before any warm-up. */
@@ -45,7 +46,7 @@ interface Latency {
 function summarise(ms: number[]): Latency {
   const s = [...ms].sort((a, b) => a - b);
   const at = (q: number) => round(s[Math.min(s.length - 1, Math.floor(q * s.length))], 2);
-  return { p50: at(0.5), p95: at(0.95), max: round(s[s.length - 1], 2), n: s.length };
+  return { p50: at(0.5), p95: at(0.95), p99: at(0.99), max: round(s[s.length - 1], 2), n: s.length };
 }
 
 /**
@@ -243,16 +244,28 @@ function freshSessions() {
 }
 const BASELINE_EXPIRED = Math.min(100_000, Math.round(EXPIRED / 10));
 
+/** Cold validation (issue 26): p50 ≤ 5 ms and p99 ≤ 20 ms, over more samples than the rest (a p99 of 200 is the second worst). */
+const COLD_P50_MS = 5;
+const COLD_P99_MS = 20;
+const COLD_SAMPLES = Math.max(SAMPLES, 1000);
+
 async function validation(server: ChildServer, db: pg.Client, fresh: () => string): Promise<Row> {
   note('GET /auth/validation, session not cached');
-  const gatehouse = await timed(SAMPLES, async () => {
+  const gatehouse = await timed(COLD_SAMPLES, async () => {
     await getJson(`${server.url}/auth/validation`, { 'X-Session-ID': fresh() });
   });
   const baseline = await timed(SAMPLES, async () => {
     const s = await db.query("SELECT * FROM sessions WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')", [fresh()]);
     await db.query('SELECT * FROM users WHERE id = $1', [s.rows[0].user_id]);
   });
-  return { operation: 'GET /auth/validation, session not cached', gatehouse, baseline, note: 'goal: unchanged (baseline: the two look-ups in plain SQL)' };
+  return {
+    operation: 'GET /auth/validation, session not cached',
+    gatehouse,
+    baseline,
+    target: `p50 ≤ ${COLD_P50_MS}, p99 ≤ ${COLD_P99_MS} ms`,
+    pass: gatehouse.p50 <= COLD_P50_MS && gatehouse.p99 <= COLD_P99_MS,
+    note: `p99 ${gatehouse.p99} ms over ${gatehouse.n} requests, each with a session never seen before (baseline: the two look-ups in plain SQL, p99 ${baseline.p99} ms)`,
+  };
 }
 
 /** Plain-SQL batches over BASELINE_EXPIRED rows, then one run of the job over the rest, with validation measured meanwhile. */

@@ -76,6 +76,16 @@ export function createSessionCache(deps: SessionCacheDeps) {
 
   const isRevoked = async (hash: string) => Boolean(await shared?.get(rKey(hash)));
 
+  /**
+   * Writes a copy, then reads a mark (tombstone or version): both sent at once on the one connection,
+   * which Redis runs in order, so the write still lands before the check, in one round trip.
+   */
+  async function writeThenCheck(key: string, value: string, mark: string): Promise<string | null> {
+    if (!shared) return null;
+    const [, found] = await Promise.all([shared.set(key, value, SHARED_TTL_SEC), shared.get(mark)]);
+    return found ?? null;
+  }
+
   async function undoSession(hash: string): Promise<void> {
     sessions.delete(hash);
     await shared?.del(sKey(hash));
@@ -111,8 +121,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
       const s = await deps.findSession(hash);
       if (!s) return null;
       sessions.set(hash, s, LOCAL_TTL_MS);
-      await shared?.set(sKey(hash), JSON.stringify(s), SHARED_TTL_SEC);
-      const revoked = await isRevoked(hash);
+      const revoked = await writeThenCheck(sKey(hash), JSON.stringify(s), rKey(hash)).then(Boolean);
       if (revoked || evictedSince(sessionEvicted, hash, mark)) {
         // Something was evicted while this row was in flight, perhaps this one: read again, uncached.
         await undoSession(hash);
@@ -128,8 +137,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
       if (!sessions.get(hash)) return;
       sessions.set(hash, s, LOCAL_TTL_MS);
       if (!shared) return;
-      await shared.set(sKey(hash), JSON.stringify(s), SHARED_TTL_SEC);
-      if (await isRevoked(hash)) await undoSession(hash);
+      if (await writeThenCheck(sKey(hash), JSON.stringify(s), rKey(hash))) await undoSession(hash);
     },
 
     /**
@@ -161,8 +169,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
       if (!row) return null;
       const u = cacheable(row);
       users.set(id, u, LOCAL_TTL_MS);
-      await shared?.set(uKey(id), JSON.stringify(u), SHARED_TTL_SEC);
-      const after = (await shared?.get(vKey(id))) ?? null;
+      const after = await writeThenCheck(uKey(id), JSON.stringify(u), vKey(id));
       if (after !== before || evictedSince(userEvicted, id, mark)) {
         users.delete(id);
         await shared?.del(uKey(id));

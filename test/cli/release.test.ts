@@ -142,6 +142,15 @@ describe('the single executable, with no Node on PATH', () => {
       const doc = (await (await fetch(`${url}/openapi.json`)).json()) as { openapi: string; info: { version: string } };
       expect(doc).toMatchObject({ openapi: '3.1.0', info: { version: pkg.version } });
       expect((await fetch(`${url}/docs/swagger-ui-bundle.js`)).status).toBe(200);
+      // The hosted pages, their templates and assets (templates/web) from inside the executable.
+      const page = await fetch(`${url}/login`);
+      const html = await page.text();
+      expect(page.status, html).toBe(200);
+      const css = /href="(\/web\/assets\/[^"]+\.css)"/.exec(html)?.[1];
+      expect(css, html).toBeTruthy();
+      const sheet = await fetch(`${url}${css}`);
+      expect([sheet.status, sheet.headers.get('content-type')]).toEqual([200, 'text/css; charset=utf-8']);
+      expect((await sheet.text()).length).toBeGreaterThan(1000);
       expect(await (await fetch(`${url}/metrics`)).text()).toContain('gatehouse_logins_total{outcome="success"} 1');
     } finally {
       child.kill('SIGTERM');
