@@ -232,6 +232,8 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       config,
       logger,
     });
+    // Last uses of sessions still waiting for their write go out before the database closes (at most 2 s: a database down must not hold up the stop).
+    closers.unshift(closer('session use', () => within(sessions.flushUses(), 2_000)));
     const flows = createAccountFlows({
       config,
       logger,

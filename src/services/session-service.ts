@@ -17,6 +17,8 @@ export const SESSION_TOKEN_PREFIX = 'ses';
 const PREFIX_LENGTH = 12;
 /** lastUsedAt is written at most this often per session (keeps validation read-only). */
 const TOUCH_INTERVAL_MS = 60_000;
+/** Longest a recorded use waits for its database write (it is in the caches at once). */
+const USE_FLUSH_MS = 1_000;
 
 export interface ValidSession {
   session: SessionRecord;
@@ -101,18 +103,42 @@ export function createSessionService(deps: SessionServiceDeps) {
     for (const listener of revocationListeners) await listener(r, tx);
   };
 
+  // Last uses waiting for the database: written together within USE_FLUSH_MS, one statement for many.
+  const uses = new Map<string, Date>();
+  let useTimer: NodeJS.Timeout | null = null;
+  let useWrites: Promise<void> = Promise.resolve();
+
+  function flushUses(): Promise<void> {
+    if (useTimer) clearTimeout(useTimer);
+    useTimer = null;
+    if (uses.size === 0) return useWrites;
+    const batch = [...uses].map(([id, at]) => ({ id, at }));
+    uses.clear();
+    const write = deps.sessions
+      .recordUse(batch)
+      .catch((err: Error) => deps.logger.warn({ err: err.message, sessions: batch.length }, 'could not record session use'));
+    useWrites = Promise.all([useWrites, write]).then(() => undefined);
+    return useWrites;
+  }
+
   function touch(s: SessionRecord, hash: string): void {
     const now = clock();
     if (now.getTime() - new Date(s.last_used_at).getTime() < TOUCH_INTERVAL_MS) return;
     s.last_used_at = now;
-    // Fire and forget: validation must not wait on a write.
-    void Promise.all([deps.sessions.update(s.id, { last_used_at: now }), cache.storeSession(hash, s)]).catch((err: Error) =>
-      deps.logger.warn({ err: err.message }, 'could not record session use'),
-    );
+    // Validation never waits on this write; the database gets it within a second, with others.
+    uses.set(s.id, now);
+    if (!useTimer) {
+      useTimer = setTimeout(() => void flushUses(), USE_FLUSH_MS);
+      useTimer.unref();
+    }
+    cache.storeSession(hash, s).catch((err: Error) => deps.logger.warn({ err: err.message }, 'could not record session use'));
   }
 
   return {
     subscribe: () => cache.subscribe(),
+
+    /** Writes the last uses not yet written (before the database closes); resolves when they are. */
+    flushUses,
 
     async create(userId: string, input: CreateSessionInput = {}, opts: TxOption = {}): Promise<{ token: string; session: SessionRecord }> {
       const token = randomToken(SESSION_TOKEN_PREFIX);

@@ -35,6 +35,8 @@ export interface SessionRepository {
   findById(id: string): Promise<SessionRecord | null>;
   listByUser(userId: string): Promise<SessionRecord[]>;
   update(id: string, values: Partial<SessionRecord>, opts?: TxOption): Promise<void>;
+  /** Writes each session's last use, many in one statement; a session deleted meanwhile stays deleted. */
+  recordUse(uses: { id: string; at: Date }[]): Promise<void>;
   /** Deletes and returns the sessions removed: their ids and token hashes (to evict them from caches). */
   deleteWhere(where: { id?: string; user_id?: string; exceptId?: string }, opts?: TxOption): Promise<DeletedSession[]>;
   /** Deletes up to `batch` sessions expired before `now`, in one short statement; returns how many. */
@@ -49,6 +51,9 @@ export interface SessionRepository {
    */
   countActiveCapped(now: Date, cap: number): Promise<{ total: number; exact: boolean }>;
 }
+
+/** Sessions whose last use one statement writes. */
+const USE_BATCH = 500;
 
 export function createSessionRepository(sequelize: Sequelize): SessionRepository {
   const Session = defineSessionModel(sequelize);
@@ -77,6 +82,18 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
     },
     async update(id, values, opts) {
       await Session.update(values, { where: { id }, transaction: opts?.tx ?? undefined });
+    },
+    async recordUse(uses) {
+      // Replacements are escaped inline by the dialect (a Date as the model stores it), so no bind limit applies.
+      const time = pg ? '::timestamptz' : '';
+      for (let i = 0; i < uses.length; i += USE_BATCH) {
+        const part = uses.slice(i, i + USE_BATCH);
+        const cases = part.map(() => `WHEN ? THEN ?${time}`).join(' ');
+        await sequelize.query(`UPDATE sessions SET last_used_at = CASE id ${cases} END WHERE id IN (${part.map(() => '?').join(', ')})`, {
+          replacements: [...part.flatMap((u) => [u.id, u.at]), ...part.map((u) => u.id)],
+          type: QueryTypes.UPDATE,
+        });
+      }
     },
     async deleteWhere(where, opts) {
       const cond: Record<string | symbol, unknown> = {};
