@@ -87,8 +87,18 @@ describe(`database health under this process's own write load (${BACKEND})`, () 
       const exec = (sql: string) => new Promise<void>((resolve, reject) => other.exec(sql, (err) => (err ? reject(err) : resolve())));
       try {
         await exec('BEGIN IMMEDIATE');
-        t.app.dbHealth.suspect();
-        await expect.poll(() => t.app.dbHealth.available()).toBe(false);
+        // Suspected again while it holds, as statements left waiting do: a first probe may still meet this
+        // process's own writes trailing from the test before (judged contention, rightly), and a loaded
+        // machine may take more than the poll's default second.
+        await expect
+          .poll(
+            () => {
+              t.app.dbHealth.suspect();
+              return t.app.dbHealth.available();
+            },
+            { timeout: 10_000 },
+          )
+          .toBe(false);
         expect(t.app.dbHealth.status().outages).toBe(outages + 1);
         for (const refused of [
           await t.request('GET', '/ready'),
@@ -100,7 +110,7 @@ describe(`database health under this process's own write load (${BACKEND})`, () 
         await exec('ROLLBACK').catch(() => undefined);
         await new Promise<void>((r) => other.close(() => r()));
       }
-      await expect.poll(() => t.app.dbHealth.available()).toBe(true);
+      await expect.poll(() => t.app.dbHealth.available(), { timeout: 10_000 }).toBe(true);
       expect(t.app.dbHealth.status().outages).toBe(outages + 1);
       expect((await t.request('GET', '/ready')).status).toBe(200);
     });
