@@ -17,7 +17,6 @@ describe('recording session use', () => {
   it('when many sessions are used after a minute, then each one’s own time reaches the database within a second; a session signed out meanwhile stays gone', async () => {
     const made = await Promise.all(Array.from({ length: 30 }, () => makeSession(t)));
     const ids = await Promise.all(made.map(async (m) => (await t.request<any>('GET', '/auth/validation', { session: m.token })).body.session.id as string));
-    const before = new Date(now);
     const at: Date[] = [];
     for (const m of made) {
       now += 2 * 60_000 + 17;
@@ -33,7 +32,6 @@ describe('recording session use', () => {
       })
       .toEqual(at.slice(0, 29).map((d) => d.getTime()));
     expect(await t.app.repos.sessions.findById(ids[29])).toBeNull();
-    expect(at[0].getTime()).toBeGreaterThan(before.getTime());
   });
 
   it('when flushUses is called (the app’s close calls it before the database closes), then the uses waiting are written at once', async () => {
