@@ -105,11 +105,15 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
   // The outbox: one message per subscribed endpoint, written in the event's own transaction, so a
   // committed event always has its messages and a rolled-back one has none.
+  // Events that put messages in the outbox: only those wake the worker once committed (an event no
+  // endpoint subscribes to, the common case, costs no claim query). Weak: a rolled-back event's entry goes with it.
+  const enqueued = new WeakSet<object>();
   deps.audit.onRecord(async (event, tx) => {
     const endpoints = await deps.repo.enabledEndpoints({ tx });
     const at = now();
     for (const e of endpoints) {
       if (!subscribes(e.events, event.type)) continue;
+      enqueued.add(event);
       await deps.repo.insertMessage(
         {
           id: `msg_${eventId()}`,
@@ -125,7 +129,9 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       );
     }
   });
-  deps.audit.afterRecord(() => worker?.wake());
+  deps.audit.afterRecord((event) => {
+    if (enqueued.delete(event)) worker?.wake();
+  });
 
   return {
     /** Registers an endpoint; the secret is in the answer once and never again. */
