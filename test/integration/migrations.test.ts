@@ -19,13 +19,10 @@ async function tables(): Promise<string[]> {
   return names.map((n) => (typeof n === 'string' ? n : (n as { tableName: string }).tableName)).sort();
 }
 
-/** The admin list's indexes: trigram ones on PostgreSQL only. */
-const LIST_INDEXES = [
-  'users_list_created_at',
-  'users_list_email',
-  'users_list_name',
-  ...(BACKEND === 'pg' ? ['users_email_trgm', 'users_name_trgm', 'users_last_name_trgm', 'users_user_name_trgm'] : []),
-];
+/** The admin list's indexes: the search's trigram index (on users.search_text) on PostgreSQL only. */
+const LIST_INDEXES = ['users_list_created_at', 'users_list_email', 'users_list_name', ...(BACKEND === 'pg' ? ['users_search_trgm'] : [])];
+/** The per-column trigram indexes the search column replaced. */
+const REPLACED_INDEXES = ['users_email_trgm', 'users_name_trgm', 'users_last_name_trgm', 'users_user_name_trgm'];
 
 async function userIndexes(): Promise<string[]> {
   const sql =
@@ -62,19 +59,21 @@ describe(`core migrations on ${BACKEND}`, () => {
       'core/20261126-1300-create-webhooks',
       'core/20261126-1400-create-oidc',
       'core/20261126-1410-add-session-sign-in-method',
+      'core/20261127-0900-add-user-search-text',
     ]);
     const dry = await app.migrator.dryRun();
-    expect(dry).toHaveLength(10);
+    expect(dry).toHaveLength(11);
     expect(dry[0].sql.join('\n')).toMatch(/CREATE TABLE.*users/i);
     expect(await tables()).not.toContain('users');
-    expect(await app.migrator.plan()).toHaveLength(10);
+    expect(await app.migrator.plan()).toHaveLength(11);
   });
 
   it('when migrated up, down and up again, then the schema comes back whole', async () => {
     const progress: string[] = [];
     await app.migrator.apply({ onProgress: (m, i, n) => progress.push(`${i + 1}/${n} ${m.name}`) });
-    expect(progress).toHaveLength(10);
+    expect(progress).toHaveLength(11);
     expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
+    for (const old of REPLACED_INDEXES) expect(await userIndexes()).not.toContain(old);
     expect(await tables()).toEqual(
       expect.arrayContaining([
         'users',
@@ -96,7 +95,7 @@ describe(`core migrations on ${BACKEND}`, () => {
     expect(await app.migrator.plan()).toEqual([]);
 
     const reverted = await app.migrator.down('core');
-    expect(reverted).toHaveLength(10);
+    expect(reverted).toHaveLength(11);
     const after = await tables();
     for (const t of [
       'users',
@@ -115,11 +114,11 @@ describe(`core migrations on ${BACKEND}`, () => {
       'oidc_keys',
     ])
       expect(after).not.toContain(t);
-    expect(await app.migrator.plan()).toHaveLength(10);
+    expect(await app.migrator.plan()).toHaveLength(11);
 
     await app.migrator.apply();
     expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'auth_tokens']));
-    expect(await app.migrator.executed()).toHaveLength(10);
+    expect(await app.migrator.executed()).toHaveLength(11);
     expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
   });
 

@@ -1,10 +1,11 @@
 import { QueryTypes } from 'sequelize';
-import { SEARCH_COLUMNS, trigramIndexName, trigramIndexSql } from '../../data/migrations/20261123-1000-add-user-list-indexes.js';
+import { SEARCH_COLUMNS } from '../../data/migrations/20261123-1000-add-user-list-indexes.js';
+import { SEARCH_INDEX, searchIndexSql } from '../../data/migrations/20261127-0900-add-user-search-text.js';
 import { dialectOf } from '../../data/sequelize.js';
 import { fail, ok, warn, type Check } from './check.js';
 
 /**
- * Admin search by substring needs pg_trgm's GIN indexes on PostgreSQL; without them every search
+ * Admin search by substring needs pg_trgm's GIN index (on users.search_text) on PostgreSQL; without it every search
  * reads the whole users table (seconds at a million users). The migration goes on without them where
  * the extension cannot be created, so this check is where that shows, with the statements that mend it.
  */
@@ -18,8 +19,8 @@ export const searchIndexCheck: Check = {
     if (dialectOf(app.sequelize) !== 'postgres') return ok('SQLite: substring search reads the users table (fine up to some 100,000 users)');
     const select = <T extends object>(sql: string) => app.sequelize.query<T>(sql, { type: QueryTypes.SELECT });
     const present = new Set((await select<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'users'")).map((r) => r.name));
-    const missing = SEARCH_COLUMNS.filter((c) => !present.has(trigramIndexName(c)));
-    const mend = missing.map((c) => `${trigramIndexSql(c)};`).join(' ');
+    const missing = present.has(SEARCH_INDEX) ? [] : [SEARCH_INDEX];
+    const mend = missing.length ? `${searchIndexSql()};` : '';
     const installed = await select<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'pg_trgm'");
     if (!installed.length) {
       const available = await select("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'");
@@ -34,11 +35,8 @@ export const searchIndexCheck: Check = {
           );
     }
     if (missing.length) {
-      return warn(
-        `pg_trgm ${installed[0].v} installed, but indexes are missing: ${missing.map(trigramIndexName).join(', ')}`,
-        `as the database owner: ${mend}`,
-      );
+      return warn(`pg_trgm ${installed[0].v} installed, but the search index is missing: ${SEARCH_INDEX}`, `as the database owner: ${mend}`);
     }
-    return ok(`pg_trgm ${installed[0].v}; trigram indexes on ${SEARCH_COLUMNS.join(', ')}`);
+    return ok(`pg_trgm ${installed[0].v}; trigram index on ${SEARCH_COLUMNS.join(', ')} (users.search_text)`);
   },
 };

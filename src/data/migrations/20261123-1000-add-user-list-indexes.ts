@@ -19,7 +19,7 @@ export const trigramIndexSql = (column: string) => `CREATE INDEX ${trigramIndexN
  * the server does not ship it or this role may not create it (the attempt runs in a savepoint, so the
  * migration's transaction goes on); search then reads the table, and `gatehouse doctor` says so.
  */
-async function trigramReady(run: (sql: string) => Promise<[unknown[], unknown]>): Promise<boolean> {
+export async function trigramReady(run: (sql: string) => Promise<[unknown[], unknown]>): Promise<boolean> {
   const [installed] = await run("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'");
   if (installed.length) return true;
   const [available] = await run("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'");

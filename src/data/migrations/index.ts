@@ -9,9 +9,10 @@ import { createAuditEvents } from './20261126-1200-create-audit-events.js';
 import { createWebhooks } from './20261126-1300-create-webhooks.js';
 import { createOidc } from './20261126-1400-create-oidc.js';
 import { addSessionSignInMethod } from './20261126-1410-add-session-sign-in-method.js';
+import { addUserSearchText } from './20261127-0900-add-user-search-text.js';
 
 /** Core schema, in order. New migrations are appended; applied ones are never edited. */
 export const coreMigrations: MigrationSource = {
   id: 'core',
-  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks, createOidc, addSessionSignInMethod],
+  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks, createOidc, addSessionSignInMethod, addUserSearchText],
 };

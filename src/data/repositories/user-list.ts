@@ -1,15 +1,16 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { dialectOf } from '../sequelize.js';
+import { SEARCH_COLUMNS } from '../migrations/20261123-1000-add-user-list-indexes.js';
 
 /*
  * The admin user list at scale (a million rows): only the ids of a page are searched for, then the
- * rows are read by primary key. Search is substring (ILIKE on PostgreSQL, where pg_trgm GIN indexes
- * serve it; LIKE on SQLite). On PostgreSQL a search first gathers its matches through the trigram
- * indexes, unordered and capped (one query, which also counts them and sorts the page from them);
- * only when the matches pass the cap is the page read in order from the sort's index, filtering as it
- * goes, which is quick where the matches are dense among the first rows of the sort; that walk is
- * bounded, and past the bound every match is gathered through the trigram indexes and the page sorted
- * from them. Pages go by keyset cursor (exact,
+ * rows are read by primary key. Search is substring: on PostgreSQL one LIKE on the stored, lowercased
+ * users.search_text, served by its pg_trgm GIN index; on SQLite LIKE on the four columns. On
+ * PostgreSQL a search first gathers its matches through the trigram index, unordered and capped (one
+ * query, which also counts them and sorts the page from them); only when the matches pass the cap is
+ * the page read in order from the sort's index, filtering as it goes, which is quick where the matches
+ * are dense among the first rows of the sort; that walk is bounded, and past the bound every match is
+ * gathered through the trigram index and the page sorted from them. Pages go by keyset cursor (exact,
  * any depth) or by page number; deep page numbers start from anchors (every ANCHOR_EVERY-th key of the
  * listing, rebuilt in the background once older than ANCHOR_TTL_MS while the old set keeps serving) so
  * page 40,000 does not walk 800,000 index entries. Totals are counted exactly up to a limit and
@@ -127,8 +128,16 @@ export function createUserLister(sequelize: Sequelize) {
   const keyText = (s: UserSortField) => (pg ? `CAST(${sortExpr(s)} AS text)` : sortExpr(s));
   const keyParam = (s: UserSortField, p: string) => (pg && (s === 'created_at' || s === 'updated_at') ? `CAST(${p} AS timestamptz)` : p);
 
-  /** The search (`:pattern`) on the four columns. An explicit ESCAPE: SQLite has no default escape character. */
-  const searchOf = () => ['email', 'name', 'last_name', 'user_name'].map((c) => `${c} ${like} :pattern ESCAPE '\\'`).join(' OR ');
+  /**
+   * The search (`:pattern`, for `text`). On PostgreSQL one LIKE on the stored `search_text` (the four
+   * columns lowercased, joined by a newline; the same answers as ILIKE on each, which PostgreSQL also
+   * answers by lowercasing both sides), served by its trigram index. A text holding that newline, and
+   * SQLite, go column by column (so no match spans two fields). An explicit ESCAPE: SQLite has no default.
+   */
+  const searchOf = (text: string) =>
+    pg && !text.includes('\n')
+      ? `search_text LIKE lower(:pattern) ESCAPE '\\'`
+      : SEARCH_COLUMNS.map((c) => `${c} ${like} :pattern ESCAPE '\\'`).join(' OR ');
 
   function conditions(q: UserListQuery): { sql: string; params: Record<string, unknown> } {
     const where: string[] = [];
@@ -137,7 +146,7 @@ export function createUserLister(sequelize: Sequelize) {
     const text = q.q?.trim();
     if (text) {
       params.pattern = `%${escapeLike(text)}%`;
-      where.push(`(${searchOf()})`);
+      where.push(`(${searchOf(text)})`);
     }
     if (q.user_type) {
       where.push('user_type = :userType');
@@ -216,7 +225,7 @@ export function createUserLister(sequelize: Sequelize) {
   const anchorKey = (where: { sql: string; params: Record<string, unknown> }, s: UserSortField, o: string) => JSON.stringify([where.sql, where.params, s, o]);
 
   /**
-   * PostgreSQL search: the matches gathered unordered through the trigram indexes (a bitmap scan; a
+   * PostgreSQL search: the matches gathered unordered through the trigram index (a bitmap scan; a
    * sequential scan stops early when nearly everything matches), at most `gather` of them, counted and
    * the page sorted from them in the same query. Null when there are more: the caller walks in order.
    */
@@ -228,9 +237,8 @@ export function createUserLister(sequelize: Sequelize) {
     const gather = Math.max(cap, GATHER_MIN);
     const found = await select<{ n: string; id: string | null; k: string | null }>(
       `WITH m AS MATERIALIZED (SELECT id, ${sortExpr(s)} AS sk FROM users WHERE ${where.sql} LIMIT ${gather + 1})
-       SELECT c.n, p.id, p.k FROM (SELECT count(*) AS n FROM m) c
-       LEFT JOIN LATERAL (SELECT id, CAST(sk AS text) AS k FROM m WHERE 1=1${keysetOn('sk')}
-                           ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}) p ON true`,
+       SELECT c.n, p.id, CAST(p.sk AS text) AS k FROM (SELECT count(*) AS n FROM m) c
+       LEFT JOIN LATERAL (SELECT id, sk FROM m WHERE 1=1${keysetOn('sk')} ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}) p ON true`,
       params,
     );
     const n = Number(found[0]?.n ?? 0);
@@ -248,29 +256,32 @@ export function createUserLister(sequelize: Sequelize) {
     const bound = WALK_ENTRIES + offset + q.limit;
     const unsearched = conditions({ ...q, q: undefined });
     const keyset = keysetOn(sortExpr(s));
-    const found = await select<{ id: string; k: string }>(
-      `SELECT id, k FROM (
-         SELECT id, ${keyText(s)} AS k, ${sortExpr(s)} AS sk, (${searchOf()}) AS hit
-           FROM users WHERE ${unsearched.sql}${keyset} ORDER BY ${sortExpr(s)} ${dir}, id ${dir} LIMIT ${bound}) w
-       WHERE hit ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}`,
+    // The walked entries are counted in the same query: fewer than the bound means the walk saw the whole listing.
+    const found = await select<{ n: string; id: string | null; k: string | null }>(
+      `WITH w AS MATERIALIZED (
+         SELECT id, ${sortExpr(s)} AS sk, (${searchOf(q.q!.trim())}) AS hit
+           FROM users WHERE ${unsearched.sql}${keyset} ORDER BY ${sortExpr(s)} ${dir}, id ${dir} LIMIT ${bound})
+       SELECT c.n, p.id, CAST(p.sk AS text) AS k FROM (SELECT count(*) AS n FROM w) c
+       LEFT JOIN LATERAL (SELECT id, sk FROM w WHERE hit ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}) p ON true`,
       params,
     );
-    if (found.length > q.limit) return found;
-    // Fewer than a page: the answer only if the walk saw the whole listing (a count of the same range, stopped at the bound).
-    const [r] = await select<{ n: string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM users WHERE ${unsearched.sql}${keyset} LIMIT ${bound}) w`, params);
-    return Number(r?.n ?? 0) < bound ? found : null;
+    const rows = found.filter((r): r is { n: string; id: string; k: string } => r.id !== null);
+    // Fewer than a page: the answer only if the walk saw the whole listing.
+    return rows.length > q.limit || Number(found[0]?.n ?? 0) < bound ? rows : null;
   }
 
   /**
-   * Every match, gathered unordered (through the trigram indexes: the `OFFSET 0` keeps the subquery
+   * Every match, gathered unordered (through the trigram index: the `OFFSET 0` keeps the subquery
    * planned on its own, so no index order can tempt the planner into the walk), and the page sorted
    * from them (a top-N heapsort, nothing written to disk). Not counted: there are more than a search
    * gathers, so the total stays the planner's estimate.
    */
   async function sortedAll({ q, where, s, dir, params, offset, keysetOn }: PageQuery): Promise<{ id: string; k: string }[]> {
     return select<{ id: string; k: string }>(
-      `SELECT id, CAST(sk AS text) AS k FROM (SELECT id, ${sortExpr(s)} AS sk FROM users WHERE ${where.sql} OFFSET 0) m
-       WHERE 1=1${keysetOn('sk')} ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}`,
+      `SELECT id, CAST(sk AS text) AS k FROM (
+         SELECT id, sk FROM (SELECT id, ${sortExpr(s)} AS sk FROM users WHERE ${where.sql} OFFSET 0) m
+          WHERE 1=1${keysetOn('sk')} ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}) p
+       ORDER BY sk ${dir}, id ${dir}`,
       params,
     );
   }
@@ -320,7 +331,7 @@ export function createUserLister(sequelize: Sequelize) {
         // The ordered walk is quick only where the matches are dense among the first rows of the sort.
         // It reads at most WALK_ENTRIES (+ the page's offset) entries of the sort's index; when those hold
         // too few matches (say 11,000 matches, all among the oldest of a million users, newest first), every
-        // match is gathered through the trigram indexes instead and the page sorted from them: a cost that
+        // match is gathered through the trigram index instead and the page sorted from them: a cost that
         // follows the number of matches, not their place in the sort.
         rows = (await walked(pq)) ?? (await sortedAll(pq));
       }
