@@ -89,7 +89,8 @@ interface Row {
 }
 
 const ORDER = 'ORDER BY created_at DESC, id DESC';
-const SEARCH = 'deleted_at IS NULL AND (email ILIKE $1 OR name ILIKE $1 OR last_name ILIKE $1 OR user_name ILIKE $1)';
+/** The baseline's search: the schema's search column and its trigram index, as plain SQL on this schema would use them (docs/admin-users.md). */
+const SEARCH = 'deleted_at IS NULL AND search_text LIKE lower($1)';
 
 /** Measures each operation over HTTP and in plain SQL, one after the other, into `rows`. */
 function measurer(rows: Row[], note: (s: string) => void, prefix = ''): Measure {
