@@ -51,6 +51,21 @@ describe('bridge answer', () => {
     expect(text).toBe(JSON.stringify(expected));
   });
 
+  it('when requests about one head come in the same millisecond from the same cache, then they share one text; any other timestamp or source gets its own', () => {
+    const head = bridgeHead(session, user);
+    const first = bridgeAnswer(head, { ...perRequest });
+    expect(bridgeAnswer(head, { ...perRequest })).toBe(first);
+    const later = bridgeAnswer(head, { ...perRequest, timestamp: '2026-11-24T10:00:00.001Z' });
+    expect(JSON.parse(later).timestamp).toBe('2026-11-24T10:00:00.001Z');
+    const shared = bridgeAnswer(head, { ...perRequest, timestamp: '2026-11-24T10:00:00.001Z', cacheSource: 'unified' });
+    expect(JSON.parse(shared)).toMatchObject({ cacheSource: 'unified', cached: true });
+    const db = bridgeAnswer(head, { cached: false, cacheSource: 'db', timestamp: '2026-11-24T10:00:00.001Z' });
+    expect(JSON.parse(db)).toMatchObject({ cacheSource: 'db', cached: false });
+    // Another head (another session, or a changed user) never gets this head's text.
+    const other = bridgeHead({ ...session, id: 's2' } as SessionRecord, user);
+    expect(JSON.parse(bridgeAnswer(other, { ...perRequest })).session.id).toBe('s2');
+  });
+
   it('when a user value needs escaping (quotes, control characters, non-ASCII), then the answer is still the one JSON text of it', () => {
     const odd = { ...user, last_name: 'O"Brien\n\u0000 ü 😀', user_name: '</script>' } as unknown as PublicUser;
     const text = bridgeAnswer(bridgeHead(session, odd), perRequest);

@@ -38,6 +38,19 @@ export function bridgeHead(s: SessionRecord, p: PublicUser): BridgeHead {
  * JSON.stringify makes of the answer — no text is cut or joined.
  */
 export function bridgeAnswer(head: BridgeHead, perRequest: { cached: boolean; cacheSource: string; timestamp: string }): string {
+  // Requests about one session in the same millisecond, from the same cache, get the same answer: the
+  // text of the last one is kept (per head), not made again (at thousands a second, most of them).
+  const last = lastText.get(head);
+  if (last && last.timestamp === perRequest.timestamp && last.cached === perRequest.cached && last.cacheSource === perRequest.cacheSource) return last.text;
+  const text = serialise(head, perRequest);
+  lastText.set(head, { ...perRequest, text });
+  return text;
+}
+
+/** The last answer made from each head, with what it was made for. */
+const lastText = new WeakMap<BridgeHead, { cached: boolean; cacheSource: string; timestamp: string; text: string }>();
+
+function serialise(head: BridgeHead, perRequest: { cached: boolean; cacheSource: string; timestamp: string }): string {
   return JSON.stringify({
     success: true,
     valid: true,
