@@ -56,7 +56,9 @@ describe('gatehouse init on PostgreSQL and Redis', () => {
     expect(doctor.code, doctor.stdout).toBe(0);
     const checks = json(doctor).checks as { id: string; status: string; message: string }[];
     for (const id of ['database', 'redis', 'migrations', 'search-index', 'session-backlog']) expect(checks.find((x) => x.id === id)?.status, id).toBe('ok');
-    expect(checks.find((x) => x.id === 'search-index')!.message).toMatch(/^pg_trgm [\d.]+; trigram index on email, name, last_name, user_name \(users.search_text\)$/);
+    expect(checks.find((x) => x.id === 'search-index')!.message).toMatch(
+      /^pg_trgm [\d.]+; trigram index on email, name, last_name, user_name \(users.search_text\)$/,
+    );
     expect(checks.find((x) => x.id === 'database')!.message).toContain(`PostgreSQL at ${dbUrl}`);
   });
 
