@@ -121,6 +121,8 @@ describe(`privacy (${BACKEND})`, () => {
     const row = (rows as Record<string, unknown>[])[0];
     expect(row).toMatchObject({ email: `deleted-${user.id}@invalid`, name: null, phone: null, password_hash: null, biz_name: null, gdpr_consent: null });
     expect(row.deleted_at).not.toBeNull();
+    // PostgreSQL's search column (users.search_text) is generated from the erased fields: nothing of them stays searchable.
+    if (BACKEND === 'pg') expect(String(row.search_text)).toBe(`deleted-${user.id}@invalid`.toLowerCase() + '\n\n\n');
     const [onb] = await t.app.sequelize.query('SELECT * FROM onboarding_profiles WHERE user_id = ?', { replacements: [user.id] });
     expect(onb).toEqual([]);
     const [events] = await t.app.sequelize.query('SELECT kind FROM privacy_consent_events WHERE user_id = ?', { replacements: [user.id] });
