@@ -19,8 +19,8 @@ export const searchIndexCheck: Check = {
     if (dialectOf(app.sequelize) !== 'postgres') return ok('SQLite: substring search reads the users table (fine up to some 100,000 users)');
     const select = <T extends object>(sql: string) => app.sequelize.query<T>(sql, { type: QueryTypes.SELECT });
     const present = new Set((await select<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'users'")).map((r) => r.name));
-    const missing = present.has(SEARCH_INDEX) ? [] : [SEARCH_INDEX];
-    const mend = missing.length ? `${searchIndexSql()};` : '';
+    const indexed = present.has(SEARCH_INDEX);
+    const mend = indexed ? '' : `${searchIndexSql()};`;
     const installed = await select<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'pg_trgm'");
     if (!installed.length) {
       const available = await select("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'");
@@ -34,7 +34,7 @@ export const searchIndexCheck: Check = {
             `install PostgreSQL contrib (Debian: postgresql-contrib), then as a superuser: CREATE EXTENSION pg_trgm; ${mend}`.trim(),
           );
     }
-    if (missing.length) {
+    if (!indexed) {
       return warn(`pg_trgm ${installed[0].v} installed, but the search index is missing: ${SEARCH_INDEX}`, `as the database owner: ${mend}`);
     }
     return ok(`pg_trgm ${installed[0].v}; trigram index on ${SEARCH_COLUMNS.join(', ')} (users.search_text)`);
