@@ -18,6 +18,8 @@ export type CacheSource = 'local' | 'shared' | 'db';
 export interface SessionCacheDeps {
   findSession(hash: string): Promise<SessionRecord | null>;
   findUser(id: string): Promise<UserRecord | null>;
+  /** The session with this hash and its live user, in one read (where the database has it: PostgreSQL). */
+  findSessionWithUser?(hash: string): Promise<{ session: SessionRecord; user: UserRecord | null } | null>;
   /** Shared cache (Redis) when configured; null keeps only the in-process layer. */
   shared: Cache | null;
   bus: Bus;
@@ -86,9 +88,27 @@ export function createSessionCache(deps: SessionCacheDeps) {
     return found ?? null;
   }
 
+  /** Shares a session copy read from the database, and undoes both copies if an eviction overlapped the read. */
+  async function fillChecked(hash: string, s: SessionRecord, mark: number): Promise<void> {
+    const revoked = await writeThenCheck(sKey(hash), JSON.stringify(s), rKey(hash));
+    if (revoked || evictedSince(sessionEvicted, hash, mark)) await undoSession(hash);
+  }
+
   async function undoSession(hash: string): Promise<void> {
     sessions.delete(hash);
     await shared?.del(sKey(hash));
+  }
+
+  /**
+   * A user read with its session (by the session's hash): kept in this process unless evicted since
+   * `mark`; undefined when the row read is not the session's user (the caller then looks it up).
+   */
+  function keepUser(id: string, row: UserRecord | null, mark: number): UserRecord | null | undefined {
+    if (!row) return row;
+    if (row.id !== id) return undefined;
+    const u = cacheable(row);
+    if (!evictedSince(userEvicted, id, mark)) users.set(id, u, LOCAL_TTL_MS);
+    return u;
   }
 
   return {
@@ -104,7 +124,15 @@ export function createSessionCache(deps: SessionCacheDeps) {
     localSession: (hash: string): SessionRecord | undefined => sessions.get(hash),
     localUser: (id: string): UserRecord | undefined => users.get(id),
 
-    async session(hash: string): Promise<{ s: SessionRecord; source: CacheSource } | null> {
+    /**
+     * The session with this hash. `withUser`: when the session has to be read from the database, its
+     * user is read in the same statement where the database allows (one wait instead of a shared-cache
+     * look-up, a database read and a cache write after it) and returned as `user`, fresh from the
+     * database: kept in this process (a user change evicts it as any copy), not written to the shared
+     * cache, which only takes a copy read after its version marker. `user` is absent when it was not
+     * read so (the caller asks `user()`).
+     */
+    async session(hash: string, opts: { withUser?: boolean } = {}): Promise<{ s: SessionRecord; source: CacheSource; user?: UserRecord | null } | null> {
       const local = sessions.get(hash);
       if (local) return { s: local, source: 'local' };
       const mark = position;
@@ -118,17 +146,24 @@ export function createSessionCache(deps: SessionCacheDeps) {
           return { s, source: 'shared' };
         }
       }
-      const s = await deps.findSession(hash);
-      if (!s) return null;
-      sessions.set(hash, s, LOCAL_TTL_MS);
-      const revoked = await writeThenCheck(sKey(hash), JSON.stringify(s), rKey(hash)).then(Boolean);
-      if (revoked || evictedSince(sessionEvicted, hash, mark)) {
+      const both = opts.withUser ? deps.findSessionWithUser : undefined;
+      const read = both ? await both(hash) : await deps.findSession(hash).then((session) => session && { session, user: undefined });
+      if (!read) return null;
+      const s = read.session;
+      const user = read.user === undefined ? undefined : keepUser(s.user_id, read.user, mark);
+      if (evictedSince(sessionEvicted, hash, mark)) {
         // Something was evicted while this row was in flight, perhaps this one: read again, uncached.
-        await undoSession(hash);
-        const fresh = revoked ? null : await deps.findSession(hash);
-        return fresh ? { s: fresh, source: 'db' } : null;
+        const fresh = await deps.findSession(hash);
+        return fresh ? { s: fresh, source: 'db', user } : null;
       }
-      return { s, source: 'db' };
+      sessions.set(hash, s, LOCAL_TTL_MS);
+      // The shared copy is written and checked after the answer, not before it. A revocation that began
+      // before this look-up did (its tombstone set) was refused above; one that began during it overlaps
+      // this validation, which may answer as of its read. What the check protects is the caches: a copy
+      // written after a revocation's eviction is undone, here and in the shared cache.
+      // (The shared cache answers a failure with a fallback; should the check fail anyway, the local copy goes.)
+      if (shared) fillChecked(hash, s, mark).catch(() => sessions.delete(hash));
+      return { s, source: 'db', user };
     },
 
     /** Stores a changed copy of a cached session (lastUsedAt), unless it was revoked meanwhile. */

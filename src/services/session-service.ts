@@ -94,6 +94,7 @@ export function createSessionService(deps: SessionServiceDeps) {
   const cache = createSessionCache({
     findSession: (hash) => deps.sessions.findByHash(hash),
     findUser: (id) => deps.users.findById(id),
+    findSessionWithUser: deps.sessions.findByHashWithUser?.bind(deps.sessions),
     shared: deps.shared,
     bus: deps.bus,
   });
@@ -196,7 +197,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       const hash = sha256(token);
       // Warm path: both copies in this process, read without a wait (each await is a turn of the queue).
       const local = cache.localSession(hash);
-      const found = local ? { s: local, source: 'local' as const } : await cache.session(hash);
+      const found = local ? { s: local, source: 'local' as const, user: undefined } : await cache.session(hash, { withUser: true });
       if (!found) throw invalidSession();
       const { s, source } = found;
       if (new Date(s.expires_at).getTime() <= clock().getTime()) {
@@ -207,8 +208,10 @@ export function createSessionService(deps: SessionServiceDeps) {
       if (s.status !== 'active' && !opts.allowPending) {
         throw new AppError(401, Codes.TWO_FACTOR_REQUIRED, 'Two-factor authentication required');
       }
-      const localUser = cache.localUser(s.user_id);
-      const user = localUser ?? (await cache.user(s.user_id));
+      // Read with the session from the database (then fresh), or not (undefined): then this process's copy, or the caches.
+      const read = found.user;
+      const localUser = read === undefined ? cache.localUser(s.user_id) : undefined;
+      const user = read !== undefined ? read : (localUser ?? (await cache.user(s.user_id)));
       deps.onLookup?.('session', source);
       // The user cache does not say whether Redis or the database answered a local miss.
       deps.onLookup?.('user', localUser ? 'local' : 'miss');

@@ -65,23 +65,54 @@ async function instanceB(opts: { sessions?: Partial<SessionRepository>; users?: 
   return b;
 }
 
-/** A session repository whose first read waits at the gate (after reading the row). */
-const sessionsHeldAt = (g: Gate): Partial<SessionRepository> => ({
-  async findByHash(hash) {
-    const row = await t.app.repos.sessions.findByHash(hash);
-    await g.hold();
-    return row;
-  },
-});
+/**
+ * A session repository whose first read waits at the gate (after reading the row), by either read a
+ * validation may use: the session alone, or (PostgreSQL) the session with its user in one statement.
+ */
+const sessionsHeldAt = (g: Gate): Partial<SessionRepository> => {
+  const real = t.app.repos.sessions;
+  const withUser = real.findByHashWithUser;
+  return {
+    async findByHash(hash) {
+      const row = await real.findByHash(hash);
+      await g.hold();
+      return row;
+    },
+    ...(withUser && {
+      async findByHashWithUser(hash: string) {
+        const read = await withUser(hash);
+        await g.hold();
+        return read;
+      },
+    }),
+  };
+};
 
-/** A user repository whose first read of this user waits at the gate (after reading the row). */
-const usersHeldAt = (userId: string, g: Gate): Partial<UserRepository> => ({
-  async findById(id, o) {
-    const row = await t.app.repos.users.findById(id, o);
-    if (id === userId) await g.hold();
-    return row;
-  },
-});
+/**
+ * Repositories whose first read of this user waits at the gate (after reading the row): the user read
+ * alone, or read with a session in one statement (PostgreSQL).
+ */
+const usersHeldAt = (userId: string, g: Gate): { users: Partial<UserRepository>; sessions: Partial<SessionRepository> } => {
+  const withUser = t.app.repos.sessions.findByHashWithUser;
+  return {
+    users: {
+      async findById(id, o) {
+        const row = await t.app.repos.users.findById(id, o);
+        if (id === userId) await g.hold();
+        return row;
+      },
+    },
+    sessions: withUser
+      ? {
+          async findByHashWithUser(hash: string) {
+            const read = await withUser(hash);
+            if (read?.user?.id === userId) await g.hold();
+            return read;
+          },
+        }
+      : {},
+  };
+};
 
 /**
  * A fixed wait, not a poll: the in-flight work (cache writes, the lastUsedAt write, bus messages)
@@ -118,7 +149,7 @@ describe(`session cache coherence (${BACKEND})`, () => {
     // Two minutes ahead, so this validation records the use (the write that re-caches the session).
     const b = await instanceB({
       clock: () => new Date(Date.now() + 120_000),
-      users: usersHeldAt(user.id, g),
+      ...usersHeldAt(user.id, g),
     });
     const inflight = outcome(b.validate(token));
     await g.reached;
@@ -134,9 +165,7 @@ describe(`session cache coherence (${BACKEND})`, () => {
   it('when a user is disabled while another instance is reading the user, then that instance does not keep the old copy', async () => {
     const { user, token } = await makeSession(t);
     const g = gate();
-    const b = await instanceB({
-      users: usersHeldAt(user.id, g),
-    });
+    const b = await instanceB(usersHeldAt(user.id, g));
     const inflight = outcome(b.validate(token));
     await g.reached;
     await t.app.repos.users.update(user.id, { disabled_at: new Date() });
@@ -190,6 +219,12 @@ describe(`session cache coherence (${BACKEND})`, () => {
     expect([first.source, again.source]).toEqual(['db', 'local']);
     for (const v of [first, again]) expect(v.user.password_hash ?? null).toBeNull();
     if (t.app.redis) {
+      // b read the user with the session (PostgreSQL: one statement), which shares no user copy; another
+      // instance finds the session in the shared cache, reads the user alone and shares that copy.
+      const c = await instanceB({});
+      const third = await c.validate(token);
+      expect(third.source).toBe('shared');
+      expect(third.user.password_hash ?? null).toBeNull();
       const shared = await t.app.cache.get(`u:${user.id}`);
       expect(shared).toContain(user.id);
       expect(shared).not.toContain(user.password_hash!);

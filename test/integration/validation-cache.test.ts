@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UserRecord } from '../../src/data/repositories/user-repository.js';
+import { BACKEND } from '../helpers/backend.js';
 import { makeSession } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -62,5 +65,54 @@ describe('reused validation answers', () => {
     expect((await t.request('POST', '/auth/logout', { session: token })).status).toBe(200);
     expect((await getValidation(token)).status).toBe(401);
     expect((await bridge(token)).status).toBe(401);
+  });
+});
+
+describe(`a cold validation's read (${BACKEND})`, () => {
+  const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+
+  it('when the session and its user are read in one statement, then they are what the two reads alone give, every column type included', async () => {
+    const read = t.app.repos.sessions.findByHashWithUser;
+    // PostgreSQL only: on SQLite a read is no round trip, so the two reads stay separate.
+    expect(read === undefined).toBe(BACKEND === 'sqlite');
+    if (!read) return;
+    const { user, token } = await makeSession(t, {
+      dob: '1990-02-03',
+      metadata: { plan: 'pro', tags: ['a', 'b'], nested: { n: 1 } },
+      phone: '+15550100',
+      lang: 'fr',
+      password_changed_at: new Date('2026-01-02T03:04:05.678Z'),
+      first_time: false,
+    } as Partial<UserRecord>);
+    const hash = hashOf(token);
+    const both = await read(hash);
+    expect(both).not.toBeNull();
+    expect(both!.session).toEqual(await t.app.repos.sessions.findByHash(hash));
+    expect(both!.user).toEqual(await t.app.repos.users.findById(user.id));
+    expect(both!.session.expires_at).toBeInstanceOf(Date);
+    expect(both!.user!.password_changed_at).toBeInstanceOf(Date);
+
+    // A deleted user: the session is found, the user is not (as findById leaves deleted users out).
+    await t.app.repos.users.update(user.id, { deleted_at: new Date() });
+    const gone = await read(hash);
+    expect(gone!.session.id).toBe(both!.session.id);
+    expect(gone!.user).toBeNull();
+    expect(await read(hashOf('ses_no_such_session'))).toBeNull();
+  });
+
+  it('when a fresh instance validates a session it has never seen, then it answers as the warm one, and the next answer is from its memory', async () => {
+    const { token } = await makeSession(t, { metadata: { k: 'v' }, dob: '2001-12-31' } as Partial<UserRecord>);
+    const warm = await getValidation(token);
+    const fresh = await startTestApp({ sharing: t, clock: () => new Date(now) });
+    try {
+      const cold = await fresh.app.services.sessions.validate(token);
+      expect(cold.source === 'db' || cold.source === 'shared').toBe(true);
+      const answer = await fresh.request<any>('GET', '/auth/validation', { session: token });
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual(warm.body);
+      expect((await fresh.app.services.sessions.validate(token)).source).toBe('local');
+    } finally {
+      await fresh.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { Op, QueryTypes, type Sequelize } from 'sequelize';
-import type { TxOption } from './user-repository.js';
+import type { TxOption, UserRecord } from './user-repository.js';
 import { defineSessionModel } from '../models/session.model.js';
 import { dialectOf } from '../sequelize.js';
 
@@ -32,6 +32,13 @@ export interface DeletedSession {
 export interface SessionRepository {
   create(s: SessionRecord, opts?: TxOption): Promise<SessionRecord>;
   findByHash(tokenHash: string): Promise<SessionRecord | null>;
+  /**
+   * PostgreSQL only (absent on SQLite, where a read is no round trip): the session with this hash and
+   * its live user (null when none, or deleted), in one statement — what a cold validation reads. The
+   * user has the user model's columns as defined now (installed modules' fields included), typed as the
+   * model's own reads give them (one connection's parsers), secrets included as findById gives them.
+   */
+  findByHashWithUser?(tokenHash: string): Promise<{ session: SessionRecord; user: UserRecord | null } | null>;
   findById(id: string): Promise<SessionRecord | null>;
   listByUser(userId: string): Promise<SessionRecord[]>;
   update(id: string, values: Partial<SessionRecord>, opts?: TxOption): Promise<void>;
@@ -66,7 +73,42 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
     return rows;
   }
 
+  /** The statement of findByHashWithUser for a user model (the user repository redefines it when module fields change). */
+  const withUserSql = new WeakMap<object, { sql: string; userColumns: [string, string][] }>();
+  function withUserStatement(): { sql: string; userColumns: [string, string][] } {
+    // Defined by the user repository (user.model.ts); the one current under its name.
+    const User = sequelize.models.User;
+    const known = withUserSql.get(User);
+    if (known) return known;
+    const q = (c: string) => sequelize.getQueryInterface().quoteIdentifier(c);
+    const columns = (m: typeof User) => Object.entries(m.getAttributes()).map(([name, a]) => [name, a.field ?? name] as const);
+    const userColumns = columns(User).map(([name]) => [name, `u:${name}`] as [string, string]);
+    const select = [
+      ...columns(Session).map(([name, field]) => `s.${q(field)} AS ${q(name)}`),
+      ...columns(User).map(([name, field]) => `u.${q(field)} AS ${q(`u:${name}`)}`),
+    ];
+    const sql = `SELECT ${select.join(', ')} FROM sessions s LEFT JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL WHERE s.token_hash = $1 LIMIT 1`;
+    const made = { sql, userColumns };
+    withUserSql.set(User, made);
+    return made;
+  }
+
+  const findByHashWithUser = async (tokenHash: string) => {
+    const { sql, userColumns } = withUserStatement();
+    const [row] = await sequelize.query<Record<string, unknown>>(sql, { bind: [tokenHash], type: QueryTypes.SELECT, raw: true });
+    if (!row) return null;
+    const session: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(row)) if (!k.startsWith('u:')) session[k] = v;
+    let user: Record<string, unknown> | null = null;
+    if (row['u:id'] != null) {
+      user = {};
+      for (const [name, alias] of userColumns) user[name] = row[alias];
+    }
+    return { session: session as unknown as SessionRecord, user: user as UserRecord | null };
+  };
+
   return {
+    ...(pg ? { findByHashWithUser } : {}),
     async create(s, opts) {
       return plain(await Session.create({ ...s }, { transaction: opts?.tx ?? undefined }))!;
     },
