@@ -153,43 +153,56 @@ interface Phase {
   bare: Measurement[];
   validation: Measurement[];
   bridge: Measurement[];
+  /** The same two routes on a second server with rate limits on, in the same rounds (one worker only). */
+  validationLimited: Measurement[];
+  bridgeLimited: Measurement[];
   login: Measurement | null;
 }
+
+type Key = 'hello' | 'bare' | 'validation' | 'bridge' | 'validationLimited' | 'bridgeLimited';
 
 /**
  * Hello and Gatehouse with the same number of workers, both running; each round measures hello,
  * validation and bridge validation one after the other, so a ratio compares measurements taken
- * seconds apart (the machine's speed drifts over minutes when it is shared). Login once at the end.
+ * seconds apart (the machine's speed drifts over minutes when it is shared). With `limited`, a second
+ * Gatehouse with rate limits on runs beside them and each round also measures its two routes, so
+ * limits on ÷ off is a same-round ratio too. Login once at the end.
  */
-async function measurePhase(
-  p: Prepared,
-  workers: number,
-  session: string | null,
-  opts: { env?: Record<string, string>; login?: boolean; tag?: string } = {},
-): Promise<Phase> {
-  const tag = opts.tag ?? '';
+async function measurePhase(p: Prepared, workers: number, session: string | null, opts: { limited?: boolean } = {}): Promise<Phase> {
   const hello = await startHello(workers);
   const bare = await startHello(workers, 'bare');
-  const server = await startGatehouse(p, workers, opts.env);
+  const server = await startGatehouse(p, workers);
+  const limitedServer = opts.limited ? await startGatehouse(p, workers, LIMITS_ON) : null;
+  const servers = [server, limitedServer].filter((s): s is ChildServer => s !== null);
   try {
     const sid = session ?? (await login(server.url, p.emails[0]));
-    await sanity(server.url, sid);
-    const specs: Record<'hello' | 'bare' | 'validation' | 'bridge', [LoadSpec, ChildServer]> = {
+    for (const s of servers) await sanity(s.url, sid);
+    const validation = (s: ChildServer): [LoadSpec, ChildServer] => [
+      { url: `${s.url}/auth/validation`, headers: { 'X-Session-ID': sid }, connections: CONNECTIONS },
+      s,
+    ];
+    const bridge = (s: ChildServer): [LoadSpec, ChildServer] => [
+      { url: `${s.url}/auth/bridge/validate`, method: 'POST', headers: bridgeHeaders(sid), body: '{}', connections: CONNECTIONS },
+      s,
+    ];
+    const specs: Partial<Record<Key, [LoadSpec, ChildServer]>> = {
       hello: [{ url: `${hello.url}/hello`, connections: CONNECTIONS }, hello],
       bare: [{ url: `${bare.url}/hello`, connections: CONNECTIONS }, bare],
-      validation: [{ url: `${server.url}/auth/validation`, headers: { 'X-Session-ID': sid }, connections: CONNECTIONS }, server],
-      bridge: [{ url: `${server.url}/auth/bridge/validate`, method: 'POST', headers: bridgeHeaders(sid), body: '{}', connections: CONNECTIONS }, server],
+      validation: validation(server),
+      bridge: bridge(server),
+      ...(limitedServer && { validationLimited: validation(limitedServer), bridgeLimited: bridge(limitedServer) }),
     };
-    const out: Pick<Phase, 'hello' | 'bare' | 'validation' | 'bridge'> = { hello: [], bare: [], validation: [], bridge: [] };
+    const out: Record<Key, Measurement[]> = { hello: [], bare: [], validation: [], bridge: [], validationLimited: [], bridgeLimited: [] };
+    // Each route beside its limits-on twin, so the on ÷ off pairs are measured back to back.
+    const keys = (['hello', 'bare', 'validation', 'validationLimited', 'bridge', 'bridgeLimited'] as const).filter((k) => specs[k]);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const key of ['hello', 'bare', 'validation', 'bridge'] as const) {
-        const [spec, target] = specs[key];
-        note(`${key}, ${workers} worker(s)${tag}, round ${round + 1} of ${ROUNDS}`);
+      for (const key of keys) {
+        const [spec, target] = specs[key]!;
+        note(`${key}, ${workers} worker(s), round ${round + 1} of ${ROUNDS}`);
         const timing = { durationSec: TIMING.durationSec, warmupSec: round === 0 ? TIMING.warmupSec : 0 };
-        out[key].push(await measure(`${key}-${workers}w${tag}`, spec, timing, target.cpuMs));
+        out[key].push(await measure(`${key}-${workers}w`, spec, timing, target.cpuMs));
       }
     }
-    if (opts.login === false) return { session: sid, ...out, login: null };
     note(`POST /auth/login, ${workers} worker(s)`);
     const loginM = await measure(
       `login-${workers}w`,
@@ -205,9 +218,9 @@ async function measurePhase(
     );
     return { session: sid, ...out, login: loginM };
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n--- server output ---\n${server.output()}`);
+    throw new Error(`${(err as Error).message}\n--- server output ---\n${servers.map((s) => s.output()).join('\n')}`);
   } finally {
-    await Promise.all([server.stop(), hello.stop(), bare.stop()]);
+    await Promise.all([...servers.map((s) => s.stop()), hello.stop(), bare.stop()]);
   }
 }
 
@@ -238,37 +251,39 @@ async function main(): Promise<number> {
     const measuredCeiling = await parallelHashRps(prepared.bcryptRounds, cores);
     note(`bcrypt with ${cores} hashes at once: ${measuredCeiling} hashes/s (the measured ceiling)`);
 
-    const one = await measurePhase(prepared, 1, null);
+    const one = await measurePhase(prepared, 1, null, { limited: true });
     const two = await measurePhase(prepared, 2, one.session);
-    const limited = await measurePhase(prepared, 1, one.session, { env: LIMITS_ON, login: false, tag: ', limits on' });
     const m = {
       hello1: combine(one.hello),
       hello2: combine(two.hello),
       bare1: combine(one.bare),
       bare2: combine(two.bare),
-      bareLimited: combine(limited.bare),
       validation1: combine(one.validation),
       validation2: combine(two.validation),
       bridge1: combine(one.bridge),
       bridge2: combine(two.bridge),
-      helloLimited: combine(limited.hello),
-      validationLimited: combine(limited.validation),
-      bridgeLimited: combine(limited.bridge),
+      validationLimited: combine(one.validationLimited),
+      bridgeLimited: combine(one.bridgeLimited),
     };
     const vsHello = {
       validation1: roundRatio(one.validation, one.hello),
       validation2: roundRatio(two.validation, two.hello),
       bridge1: roundRatio(one.bridge, one.hello),
       bridge2: roundRatio(two.bridge, two.hello),
-      validationLimited: roundRatio(limited.validation, limited.hello),
-      bridgeLimited: roundRatio(limited.bridge, limited.hello),
+      validationLimited: roundRatio(one.validationLimited, one.hello),
+      bridgeLimited: roundRatio(one.bridgeLimited, one.hello),
     };
     const vsBare = {
       validation1: roundRatio(one.validation, one.bare),
       bridge1: roundRatio(one.bridge, one.bare),
-      validationLimited: roundRatio(limited.validation, limited.bare),
-      bridgeLimited: roundRatio(limited.bridge, limited.bare),
+      validationLimited: roundRatio(one.validationLimited, one.bare),
+      bridgeLimited: roundRatio(one.bridgeLimited, one.bare),
       hello1: roundRatio(one.hello, one.bare),
+    };
+    /** Limits on ÷ off: the two servers' same-round figures. */
+    const limitsOnOff = {
+      validation: roundRatio(one.validationLimited, one.validation),
+      bridge: roundRatio(one.bridgeLimited, one.bridge),
     };
     const p99Check = (name: string, route: Measurement, bare: Measurement): Check => {
       const value = route.p99 > 0 ? round(bare.p99 / route.p99, 3) : 0;
@@ -298,8 +313,8 @@ async function main(): Promise<number> {
       ratioCheck('express hello ÷ bare node:http, 1 worker', m.hello1, m.bare1, undefined, vsBare.hello1),
       p99Check('GET /auth/validation, bare p99 ÷ its p99 (p99 ≤ 2× bare)', m.validation1, m.bare1),
       p99Check('POST /auth/bridge/validate, bare p99 ÷ its p99 (p99 ≤ 2× bare)', m.bridge1, m.bare1),
-      p99Check('GET /auth/validation, limits on, bare p99 ÷ its p99', m.validationLimited, m.bareLimited),
-      p99Check('POST /auth/bridge/validate, limits on, bare p99 ÷ its p99', m.bridgeLimited, m.bareLimited),
+      p99Check('GET /auth/validation, limits on, bare p99 ÷ its p99', m.validationLimited, m.bare1),
+      p99Check('POST /auth/bridge/validate, limits on, bare p99 ÷ its p99', m.bridgeLimited, m.bare1),
       ratioCheck('GET /auth/validation, 2 workers ÷ 1 worker', m.validation2, m.validation1, TARGET_TWO_WORKERS),
       ratioCheck('POST /auth/bridge/validate, 2 workers ÷ 1 worker', m.bridge2, m.bridge1, TARGET_TWO_WORKERS),
       ratioCheck('hello, 2 workers ÷ 1 worker (what this box allows)', m.hello2, m.hello1),
@@ -314,13 +329,13 @@ async function main(): Promise<number> {
         cpuCheck('GET /auth/validation, CPU/request of bare node:http ÷ its own', m.validation1, m.bare1),
         cpuCheck('POST /auth/bridge/validate, CPU/request of bare node:http ÷ its own', m.bridge1, m.bare1),
       ].filter((c): c is Check => c !== null),
-      // Limits on ÷ off, each as a ratio to hello in its own rounds (the phases run minutes apart).
+      // Limits on ÷ off: both servers run side by side and each round measures both (same-round ratios).
       { name: 'GET /auth/validation ÷ hello, 1 worker, limits on (Redis)', value: vsHello.validationLimited },
-      { name: 'GET /auth/validation, limits on ÷ off (each ÷ hello)', value: round(vsHello.validationLimited / vsHello.validation1, 3) },
-      atLeast('GET /auth/validation, limits on ÷ off (each ÷ bare node:http)', vsBare.validationLimited / vsBare.validation1, TARGET_LIMITS_ON_VS_OFF),
-      atLeast('POST /auth/bridge/validate, limits on ÷ off (each ÷ bare node:http)', vsBare.bridgeLimited / vsBare.bridge1, TARGET_LIMITS_ON_VS_OFF),
+      { name: 'GET /auth/validation ÷ bare node:http, 1 worker, limits on (Redis)', value: vsBare.validationLimited },
+      atLeast('GET /auth/validation, limits on ÷ off (same rounds)', limitsOnOff.validation, TARGET_LIMITS_ON_VS_OFF),
       { name: 'POST /auth/bridge/validate ÷ hello, 1 worker, limits on (Redis)', value: vsHello.bridgeLimited },
-      { name: 'POST /auth/bridge/validate, limits on ÷ off (each ÷ hello)', value: round(vsHello.bridgeLimited / vsHello.bridge1, 3) },
+      { name: 'POST /auth/bridge/validate ÷ bare node:http, 1 worker, limits on (Redis)', value: vsBare.bridgeLimited },
+      atLeast('POST /auth/bridge/validate, limits on ÷ off (same rounds)', limitsOnOff.bridge, TARGET_LIMITS_ON_VS_OFF),
       ...[
         cpuScaling('GET /auth/validation, server CPU/request with limits on ÷ off', m.validationLimited, m.validation1),
         cpuScaling('POST /auth/bridge/validate, server CPU/request with limits on ÷ off', m.bridgeLimited, m.bridge1),
@@ -380,9 +395,15 @@ async function main(): Promise<number> {
         ]),
       ),
       rounds: {
-        1: { hello: one.hello, bare: one.bare, validation: one.validation, bridge: one.bridge },
+        1: {
+          hello: one.hello,
+          bare: one.bare,
+          validation: one.validation,
+          bridge: one.bridge,
+          validationLimitsOn: one.validationLimited,
+          bridgeLimitsOn: one.bridgeLimited,
+        },
         2: { hello: two.hello, bare: two.bare, validation: two.validation, bridge: two.bridge },
-        '1-limits-on': { hello: limited.hello, bare: limited.bare, validation: limited.validation, bridge: limited.bridge },
       },
       checks,
       pass,
