@@ -111,7 +111,7 @@ describe('one instance with leases', () => {
     expect(rs[300].retryAfterSec).toBeGreaterThanOrEqual(59);
     // Refusals count up to the budget + 1, as without leases.
     expect(await countIn('default', '192.0.2.7')).toBe(301);
-    // Leases cut the round trips (a ramp 1, 2, 4 … 64), and near the edge every hit was its own.
+    // Leases cut the round trips (a ramp 1, 2, 4 … up to MAX_LEASE), and near the edge every hit was its own.
     expect(a.stats.calls).toBeLessThan(120);
   });
 
