@@ -88,6 +88,9 @@ export function createSessionCache(deps: SessionCacheDeps) {
     return found ?? null;
   }
 
+  /** Sessions read from the database whose shared copy is yet to be written (fillChecked, after the caller's turn). */
+  const filling = new Set<string>();
+
   /** Shares a session copy read from the database, and undoes both copies if an eviction overlapped the read. */
   async function fillChecked(hash: string, s: SessionRecord, mark: number): Promise<void> {
     const revoked = await writeThenCheck(sKey(hash), JSON.stringify(s), rKey(hash));
@@ -161,8 +164,18 @@ export function createSessionCache(deps: SessionCacheDeps) {
       // before this look-up did (its tombstone set) was refused above; one that began during it overlaps
       // this validation, which may answer as of its read. What the check protects is the caches: a copy
       // written after a revocation's eviction is undone, here and in the shared cache.
-      // (The shared cache answers a failure with a fallback; should the check fail anyway, the local copy goes.)
-      if (shared) fillChecked(hash, s, mark).catch(() => sessions.delete(hash));
+      // Sent after the caller's turn, so a lastUsedAt it records on the copy (storeSession) goes in the
+      // same write. (The shared cache answers a failure with a fallback; should the check fail anyway,
+      // the local copy goes.)
+      if (shared) {
+        filling.add(hash);
+        setImmediate(() => {
+          filling.delete(hash);
+          // The copy as it is now (a later store may have replaced it); none if it was evicted meanwhile.
+          const now = sessions.get(hash);
+          if (now) fillChecked(hash, now, mark).catch(() => sessions.delete(hash));
+        });
+      }
       return { s, source: 'db', user };
     },
 
@@ -171,7 +184,8 @@ export function createSessionCache(deps: SessionCacheDeps) {
       // Evicted since it was read (logout, revocation, message from another instance): leave it out.
       if (!sessions.get(hash)) return;
       sessions.set(hash, s, LOCAL_TTL_MS);
-      if (!shared) return;
+      // A fill of this copy is about to be written and checked: it carries the change.
+      if (!shared || filling.has(hash)) return;
       if (await writeThenCheck(sKey(hash), JSON.stringify(s), rKey(hash))) await undoSession(hash);
     },
 

@@ -220,7 +220,9 @@ describe(`session cache coherence (${BACKEND})`, () => {
     for (const v of [first, again]) expect(v.user.password_hash ?? null).toBeNull();
     if (t.app.redis) {
       // b read the user with the session (PostgreSQL: one statement), which shares no user copy; another
-      // instance finds the session in the shared cache, reads the user alone and shares that copy.
+      // instance finds the session in the shared cache (b writes it just after its answer), reads the
+      // user alone and shares that copy.
+      await settle();
       const c = await instanceB({});
       const third = await c.validate(token);
       expect(third.source).toBe('shared');
