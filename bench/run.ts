@@ -159,7 +159,9 @@ interface Phase {
   login: Measurement | null;
 }
 
-type Key = 'hello' | 'bare' | 'validation' | 'bridge' | 'validationLimited' | 'bridgeLimited';
+/** What a round measures, in order: each route beside its limits-on twin, so the on ÷ off pairs are back to back. */
+const KEYS = ['hello', 'bare', 'validation', 'validationLimited', 'bridge', 'bridgeLimited'] as const;
+type Key = (typeof KEYS)[number];
 
 /**
  * Hello and Gatehouse with the same number of workers, both running; each round measures hello,
@@ -192,9 +194,8 @@ async function measurePhase(p: Prepared, workers: number, session: string | null
       bridge: bridge(server),
       ...(limitedServer && { validationLimited: validation(limitedServer), bridgeLimited: bridge(limitedServer) }),
     };
-    const out: Record<Key, Measurement[]> = { hello: [], bare: [], validation: [], bridge: [], validationLimited: [], bridgeLimited: [] };
-    // Each route beside its limits-on twin, so the on ÷ off pairs are measured back to back.
-    const keys = (['hello', 'bare', 'validation', 'validationLimited', 'bridge', 'bridgeLimited'] as const).filter((k) => specs[k]);
+    const out = Object.fromEntries(KEYS.map((k) => [k, [] as Measurement[]])) as Record<Key, Measurement[]>;
+    const keys = KEYS.filter((k) => specs[k]);
     for (let round = 0; round < ROUNDS; round++) {
       for (const key of keys) {
         const [spec, target] = specs[key]!;

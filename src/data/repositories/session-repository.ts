@@ -73,38 +73,45 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
     return rows;
   }
 
+  /** A read of both rows: its statement, and which of its columns is which record's field. */
+  interface WithUserStatement {
+    sql: string;
+    /** [field, column alias] of each record. */
+    sessionColumns: [string, string][];
+    userColumns: [string, string][];
+  }
   /** The statement of findByHashWithUser for a user model (the user repository redefines it when module fields change). */
-  const withUserSql = new WeakMap<object, { sql: string; userColumns: [string, string][] }>();
-  function withUserStatement(): { sql: string; userColumns: [string, string][] } {
+  const withUserSql = new WeakMap<object, WithUserStatement>();
+  function withUserStatement(): WithUserStatement {
     // Defined by the user repository (user.model.ts); the one current under its name.
     const User = sequelize.models.User;
     const known = withUserSql.get(User);
     if (known) return known;
     const q = (c: string) => sequelize.getQueryInterface().quoteIdentifier(c);
-    const columns = (m: typeof User) => Object.entries(m.getAttributes()).map(([name, a]) => [name, a.field ?? name] as const);
-    const userColumns = columns(User).map(([name]) => [name, `u:${name}`] as [string, string]);
-    const select = [
-      ...columns(Session).map(([name, field]) => `s.${q(field)} AS ${q(name)}`),
-      ...columns(User).map(([name, field]) => `u.${q(field)} AS ${q(`u:${name}`)}`),
-    ];
-    const sql = `SELECT ${select.join(', ')} FROM sessions s LEFT JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL WHERE s.token_hash = $1 LIMIT 1`;
-    const made = { sql, userColumns };
+    const columns = (m: typeof User, table: string, alias: (name: string) => string) =>
+      Object.entries(m.getAttributes()).map(([name, a]) => ({ name, as: alias(name), select: `${table}.${q(a.field ?? name)} AS ${q(alias(name))}` }));
+    const session = columns(Session, 's', (name) => name);
+    const user = columns(User, 'u', (name) => `u:${name}`);
+    const select = [...session, ...user].map((c) => c.select).join(', ');
+    const made: WithUserStatement = {
+      sql: `SELECT ${select} FROM sessions s LEFT JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL WHERE s.token_hash = $1 LIMIT 1`,
+      sessionColumns: session.map((c) => [c.name, c.as]),
+      userColumns: user.map((c) => [c.name, c.as]),
+    };
     withUserSql.set(User, made);
     return made;
   }
 
+  const recordOf = (row: Record<string, unknown>, columns: [string, string][]) => Object.fromEntries(columns.map(([name, as]) => [name, row[as]]));
+
   const findByHashWithUser = async (tokenHash: string) => {
-    const { sql, userColumns } = withUserStatement();
+    const { sql, sessionColumns, userColumns } = withUserStatement();
     const [row] = await sequelize.query<Record<string, unknown>>(sql, { bind: [tokenHash], type: QueryTypes.SELECT, raw: true });
     if (!row) return null;
-    const session: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(row)) if (!k.startsWith('u:')) session[k] = v;
-    let user: Record<string, unknown> | null = null;
-    if (row['u:id'] != null) {
-      user = {};
-      for (const [name, alias] of userColumns) user[name] = row[alias];
-    }
-    return { session: session as unknown as SessionRecord, user: user as UserRecord | null };
+    return {
+      session: recordOf(row, sessionColumns) as unknown as SessionRecord,
+      user: row['u:id'] == null ? null : (recordOf(row, userColumns) as UserRecord),
+    };
   };
 
   return {
