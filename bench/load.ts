@@ -38,6 +38,8 @@ export interface LoadSpec {
 export interface LoadTiming {
   warmupSec: number;
   durationSec: number;
+  /** A pause between the warm-up and the measured run, for work the warm-up left running on the server. */
+  settleSec?: number;
 }
 
 /**
@@ -56,6 +58,7 @@ export async function measure(name: string, spec: LoadSpec, timing: LoadTiming, 
     timeout: 30,
   };
   if (timing.warmupSec > 0) await autocannon({ ...base, duration: timing.warmupSec });
+  if (timing.settleSec) await new Promise((r) => setTimeout(r, timing.settleSec! * 1000));
   const cpuBefore = serverCpuMs();
   const clientBefore = process.cpuUsage();
   const r: Result = await autocannon({ ...base, duration: timing.durationSec, title: name });

@@ -16,10 +16,10 @@ export function timedHasher(inner: PasswordHasher, metrics: Metrics): PasswordHa
         metrics.passwordHash(seconds(start));
       }
     },
-    async verify(password, hash) {
+    async verify(password, hash, abandoned) {
       const start = process.hrtime.bigint();
       try {
-        return await inner.verify(password, hash);
+        return await inner.verify(password, hash, abandoned);
       } finally {
         metrics.passwordHash(seconds(start));
       }

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export type LoginOutcome = 'success' | 'failure' | 'pending_second_factor' | 'limited';
+/** `abandoned`: the caller closed the connection while the attempt waited for its bcrypt turn (nothing was checked). */
+export type LoginOutcome = 'success' | 'failure' | 'pending_second_factor' | 'limited' | 'abandoned';
 /** local: this process; shared: Redis; db: the database; miss: not local (users: Redis or database). */
 export type CacheResult = 'local' | 'shared' | 'db' | 'miss';
 

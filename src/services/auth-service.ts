@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
-import { AppError, forbidden } from '../errors/app-error.js';
+import { AppError, forbidden, isAppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { LoginBackoff } from '../limits/login-backoff.js';
 import type { Logger } from '../log/logger.js';
@@ -10,7 +10,7 @@ import { runAfterHooks } from './after-hooks.js';
 import { isDatabaseUnavailable } from '../data/db-errors.js';
 import type { SessionService } from './session-service.js';
 import type { SignIn, SignInResult } from './sign-in.js';
-import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
+import { assertPasswordPolicy, clientClosed, type PasswordHasher } from './security/passwords.js';
 import type { PublicRegistration } from './user-fields.js';
 import type { UserService } from './user-service.js';
 import type { AuditService } from '../audit/audit-service.js';
@@ -25,6 +25,8 @@ export interface ClientInfo {
   trustedDevice?: string | null;
   /** Key of the failed-login backoff (account + caller's network: the login attempt's backoffKey, src/limits/login-policy.ts); default: the account. */
   throttleKey?: string;
+  /** Aborts when the caller has gone (the connection closed before the answer): a login still waiting for a bcrypt slot then stops. */
+  abandoned?: AbortSignal;
 }
 
 export type LoginResult = SignInResult;
@@ -103,14 +105,19 @@ export function createAuthService(deps: AuthServiceDeps) {
         });
       }
       let user: UserRecord | null;
+      let ok: boolean;
       try {
+        if (client.abandoned?.aborted) throw clientClosed();
         user = account ? await users.findByLogin(account) : null;
+        ok = await passwords.verify(password, user?.password_hash ?? null, client.abandoned);
       } catch (err) {
-        // Nothing was checked: the reservation goes back, so an outage locks no account.
-        if (isDatabaseUnavailable(err)) await backoff.release(throttle).catch(() => undefined);
+        // Nothing was checked (an outage, or a caller gone before its turn to hash): the reservation
+        // goes back, so neither locks an account.
+        if (isDatabaseUnavailable(err) || (isAppError(err) && err.code === Codes.CLIENT_CLOSED_REQUEST)) {
+          await backoff.release(throttle).catch(() => undefined);
+        }
         throw err;
       }
-      const ok = await passwords.verify(password, user?.password_hash ?? null);
       if (!user || !ok || user.disabled_at || user.deleted_at) {
         await guard(backoff.recordFailure(throttle));
         deps.audit.recordLater(

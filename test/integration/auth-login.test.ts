@@ -1,3 +1,5 @@
+import net from 'node:net';
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
@@ -171,5 +173,46 @@ describe('POST /auth/logout', () => {
   it('when there is no session or an unknown one, then the answer is 401', async () => {
     expect((await t.request('POST', '/auth/logout')).status).toBe(401);
     expect((await t.request('POST', '/auth/logout', { session: 'ses_nope' })).status).toBe(401);
+  });
+});
+
+describe('POST /auth/login, callers who hang up', () => {
+  let slow: TestApp;
+  beforeAll(async () => {
+    // A comparison takes a few hundred ms here, so attempts queue behind the ones being hashed.
+    slow = await startTestApp({ env: { BCRYPT_ROUNDS: '12' } });
+  });
+  afterAll(async () => slow?.close());
+
+  const logins = async (outcome: string) =>
+    ((await slow.app.metrics.registry.getSingleMetric('gatehouse_logins_total')?.get())?.values ?? []).find((v) => v.labels.outcome === outcome)?.value ?? 0;
+
+  it('when callers close their connections while their attempts wait for bcrypt, then those attempts are dropped unhashed and leave no trace on the accounts', async () => {
+    const users = await Promise.all(Array.from({ length: 6 }, () => makeUser(slow)));
+    const { port } = new URL(slow.url);
+    const sockets = users.map((u) => {
+      const body = JSON.stringify({ email: u.email, password: 'Wrong-Password-1' });
+      const s = net.connect(Number(port), '127.0.0.1');
+      s.on('error', () => undefined);
+      s.write(`POST /auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      return s;
+    });
+    await new Promise((r) => setTimeout(r, 150)); // every attempt has reached the hasher; the first ones are being hashed
+    for (const s of sockets) s.destroy();
+
+    await expect.poll(async () => (await logins('failure')) + (await logins('abandoned')), { timeout: 15_000 }).toBe(6);
+    const hashed = await logins('failure');
+    const slots = Math.min(os.availableParallelism(), 3);
+    expect(hashed).toBeGreaterThanOrEqual(1);
+    expect(await logins('abandoned')).toBeGreaterThanOrEqual(6 - slots);
+    // Only the attempts that were checked count against their accounts: one sign_in.failed each.
+    await expect.poll(async () => (await slow.app.services.audit.list({ types: ['sign_in.failed'], limit: 50 })).events.length).toBe(hashed);
+    const failed = await slow.app.services.audit.list({ types: ['sign_in.failed'], limit: 50 });
+    expect(failed.events.every((e) => users.some((u) => u.id === e.user_id))).toBe(true);
+    // And every account still signs in.
+    for (const u of users) {
+      const r = await slow.request('POST', '/auth/login', { body: { email: u.email, password: DEFAULT_PASSWORD } });
+      expect(r.status).toBe(200);
+    }
   });
 });

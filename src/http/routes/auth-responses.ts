@@ -27,6 +27,17 @@ export const clientInfo = (req: Request): ClientInfo => ({
   trustedDevice: trustedDeviceOf(req),
 });
 
+/**
+ * Aborts when the connection closes before the answer has been written: the caller has gone, and
+ * work still queued for it (a login waiting for a bcrypt slot) can be dropped.
+ */
+export function answerAbandoned(res: Response): AbortSignal {
+  const ctrl = new AbortController();
+  if (res.destroyed) ctrl.abort();
+  else res.once('close', () => res.writableEnded || ctrl.abort());
+  return ctrl.signal;
+}
+
 /** The trusted-device token a browser keeps as the `trusted_device` cookie, or an app sends as X-Trusted-Device. */
 function trustedDeviceOf(req: Request): string | null {
   const v = req.get('x-trusted-device') ?? parseCookies(req.headers.cookie).trusted_device;

@@ -3,6 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import type { SignInResult } from '../../services/sign-in.js';
 import type { Config } from '../../config/schema.js';
 import { forbidden, isAppError } from '../../errors/app-error.js';
+import { Codes } from '../../errors/codes.js';
 import { clearSessionCookie, setSessionCookie } from '../cookies.js';
 import { defineRoute, parseWith, requireBridge, type AuthMode, type HandlerArgs } from '../define-route.js';
 import { assertSameOrigin } from '../middleware/csrf.js';
@@ -11,7 +12,7 @@ import { registrationOrAdmin, validationRead } from '../middleware/rate-limit-cl
 import { beforeCredentials } from '../middleware/credential-limits.js';
 import { adminCreateBody } from '../schemas/admin-users.schemas.js';
 import { loginBody, registerBody, registerPublicBody, type RegisterPublicBody } from '../schemas/auth.schemas.js';
-import { clientInfo, isPending, pendingShape, sessionFields, signInAnswer } from './auth-responses.js';
+import { answerAbandoned, clientInfo, isPending, pendingShape, sessionFields, signInAnswer } from './auth-responses.js';
 
 /**
  * A password sign-in as POST /auth/login does it: the per-account budgets on top of the `login` class
@@ -23,10 +24,13 @@ export async function passwordLogin(app: AppContext, req: Request, res: Response
   try {
     // Per-account budgets on top of the per-IP class; a check the database failed gives the attempt's hits back (docs/rate-limits.md).
     const attempt = await consumeLoginAttempt(app, req, res, identifier);
-    r = await attempt.check((throttleKey) => app.services.auth.login(identifier, password, { ...clientInfo(req), throttleKey }));
+    r = await attempt.check((throttleKey) =>
+      app.services.auth.login(identifier, password, { ...clientInfo(req), throttleKey, abandoned: answerAbandoned(res) }),
+    );
   } catch (err) {
     const limited = isAppError(err) && err.status === 429;
-    app.metrics.login(limited ? 'limited' : 'failure');
+    const abandoned = isAppError(err) && err.code === Codes.CLIENT_CLOSED_REQUEST;
+    app.metrics.login(limited ? 'limited' : abandoned ? 'abandoned' : 'failure');
     if (limited) res.setHeader('Retry-After', String(Math.max(1, Number(err.extra?.retry_after) || 1)));
     throw err;
   }

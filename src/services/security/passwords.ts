@@ -1,6 +1,7 @@
 import os from 'node:os';
 import bcrypt from 'bcrypt';
-import { badRequest } from '../../errors/app-error.js';
+import { AppError, badRequest } from '../../errors/app-error.js';
+import { Codes } from '../../errors/codes.js';
 import { isCommonPassword } from './common-passwords.js';
 
 export const PASSWORD_MIN_LENGTH = 8;
@@ -26,52 +27,91 @@ export function assertPasswordPolicy(password: unknown, field = 'password'): ass
 
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
-  /** Compares against the hash, or against a dummy hash when there is none, so timing does not tell. */
-  verify(password: string, hash: string | null | undefined): Promise<boolean>;
+  /**
+   * Compares against the hash, or against a dummy hash when there is none, so timing does not tell.
+   * With `abandoned`: when it aborts before the comparison has started (the caller went away while it
+   * waited for a slot), nothing is compared and it rejects with clientClosed().
+   */
+  verify(password: string, hash: string | null | undefined, abandoned?: AbortSignal): Promise<boolean>;
 }
+
+/**
+ * The caller closed the connection before its answer: 499, as proxies log it. Nobody reads the
+ * answer; the status is what the access log and the metrics record.
+ */
+export const clientClosed = () => new AppError(499, Codes.CLIENT_CLOSED_REQUEST, 'The client closed the connection before the answer');
 
 /**
  * bcrypt runs on libuv's thread pool (4 threads), which SQLite queries and file reads share. A burst
  * of logins queued there would hold every database read behind it, and a stopping process waits for
  * the whole queue before it can exit. So at most this many hashes are handed to the pool at once (as
- * many as there are cores, which is all bcrypt can use); the rest wait here, in JavaScript.
+ * many as there are cores, which is all bcrypt can use); the rest wait here, in JavaScript, where a
+ * verification whose caller has gone leaves the queue without costing a hash (under a burst of
+ * logins, clients that time out and retry would otherwise have every abandoned attempt hashed).
  */
 const HASH_CONCURRENCY = Math.max(1, Math.min(os.availableParallelism(), 3));
 
 export function createPasswordHasher(rounds: number): PasswordHasher {
   const slot = concurrency(HASH_CONCURRENCY);
-  const compare = (password: string, hash: string) => slot(() => bcrypt.compare(password, hash));
+  const compare = (password: string, hash: string, abandoned?: AbortSignal) => slot(() => bcrypt.compare(password, hash), abandoned);
   // A hash of a random value at the same cost, computed once, for unknown users.
   let dummy: Promise<string> | null = null;
   const dummyHash = () => (dummy ??= slot(() => bcrypt.hash(`dummy-${Math.random()}`, rounds)));
   return {
     hash: (password) => slot(() => bcrypt.hash(password, rounds)),
-    async verify(password, hash) {
+    async verify(password, hash, abandoned) {
+      if (abandoned?.aborted) throw clientClosed();
       if (typeof password !== 'string' || Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES) {
-        await compare('x', await dummyHash());
+        await compare('x', await dummyHash(), abandoned);
         return false;
       }
       if (!hash) {
-        await compare(password, await dummyHash());
+        await compare(password, await dummyHash(), abandoned);
         return false;
       }
-      return compare(password, hash);
+      return compare(password, hash, abandoned);
     },
   };
 }
 
-/** Runs at most `n` of the given tasks at a time, the others in arrival order. */
-function concurrency(n: number): <T>(task: () => Promise<T>) => Promise<T> {
+/**
+ * Runs at most `n` of the given tasks at a time, the others in arrival order. A finishing task hands
+ * its slot straight to the first waiting one, so a task arriving meanwhile cannot take it as well. A
+ * waiting task whose `abandoned` signal aborts leaves the queue at once, rejected with
+ * clientClosed(), and never runs.
+ */
+function concurrency(n: number): <T>(task: () => Promise<T>, abandoned?: AbortSignal) => Promise<T> {
   let active = 0;
   const waiting: (() => void)[] = [];
-  return async (task) => {
-    if (active >= n) await new Promise<void>((r) => waiting.push(r));
-    active += 1;
+  const acquire = (abandoned?: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      if (abandoned?.aborted) return reject(clientClosed());
+      if (active < n) {
+        active += 1;
+        return resolve();
+      }
+      const wake = () => {
+        abandoned?.removeEventListener('abort', leave);
+        resolve();
+      };
+      const leave = () => {
+        waiting.splice(waiting.indexOf(wake), 1);
+        reject(clientClosed());
+      };
+      abandoned?.addEventListener('abort', leave, { once: true });
+      waiting.push(wake);
+    });
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else active -= 1;
+  };
+  return async (task, abandoned) => {
+    await acquire(abandoned);
     try {
       return await task();
     } finally {
-      active -= 1;
-      waiting.shift()?.();
+      release();
     }
   };
 }
