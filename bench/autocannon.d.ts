@@ -42,6 +42,8 @@ declare module 'autocannon' {
   }
   interface Instance extends PromiseLike<Result> {
     stop(): void;
+    /** Each answer: its status and its time from request to response, in ms (fractional). */
+    on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, ms: number) => void): this;
   }
   function autocannon(opts: Options): Instance;
   export default autocannon;

@@ -4,6 +4,7 @@ export interface Measurement {
   name: string;
   /** Successful (2xx) responses per second over the measured window. */
   rps: number;
+  /** Latency percentiles of the 2xx answers, ms, to the hundredth (timed per answer, not autocannon's whole-ms histogram). */
   p50: number;
   p99: number;
   /** Mean latency, ms. */
@@ -61,15 +62,18 @@ export async function measure(name: string, spec: LoadSpec, timing: LoadTiming, 
   if (timing.settleSec) await new Promise((r) => setTimeout(r, timing.settleSec! * 1000));
   const cpuBefore = serverCpuMs();
   const clientBefore = process.cpuUsage();
-  const r: Result = await autocannon({ ...base, duration: timing.durationSec, title: name });
+  const run = autocannon({ ...base, duration: timing.durationSec, title: name });
+  const latencies = new Latencies();
+  run.on('response', (_client, status, _bytes, ms) => status >= 200 && status < 300 && latencies.add(ms));
+  const r: Result = await run;
   const client = process.cpuUsage(clientBefore);
   const cpuAfter = serverCpuMs();
   const seconds = r.duration || timing.durationSec;
   return {
     name,
     rps: round(r['2xx'] / seconds, 1),
-    p50: r.latency.p50,
-    p99: r.latency.p99,
+    p50: latencies.percentile(50),
+    p99: latencies.percentile(99),
     mean: round(r.latency.mean, 2),
     requests: r.requests.total,
     non2xx: r.non2xx,
@@ -120,6 +124,25 @@ export function combine(rounds: Measurement[]): Measurement {
 /** The median over rounds of num ÷ den measured in the same round: drift of the machine cancels out. */
 export const roundRatio = (nums: Measurement[], dens: Measurement[]): number =>
   round(median(nums.map((m, i) => (dens[i].rps > 0 ? m.rps / dens[i].rps : 0))), 3);
+
+/** Every answer's latency (ms), kept to compute percentiles at full resolution. */
+class Latencies {
+  private values = new Float64Array(1 << 16);
+  private n = 0;
+  add(ms: number): void {
+    if (this.n === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.n++] = ms;
+  }
+  percentile(p: number): number {
+    if (this.n === 0) return 0;
+    const sorted = this.values.subarray(0, this.n).sort();
+    return round(sorted[Math.min(this.n - 1, Math.ceil((p / 100) * this.n) - 1)], 2);
+  }
+}
 
 function roundRobin(bodies: string[]) {
   let next = 0;

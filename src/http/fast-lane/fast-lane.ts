@@ -177,7 +177,10 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   /** The budget the gate would count this request in, when it is one the lane can count (else null). */
   function budgetOf(req: IncomingMessage, a: Answerable): { cls: RateLimitClass; key: string } | null {
     const sent = req.headers['x-bridge-secret'];
-    if (bridgeKey && typeof sent === 'string' && sent !== '') return bridgeKey.matches(sent) ? { cls: 'bridge', key: bridgeKey.key } : null;
+    if (bridgeKey && typeof sent === 'string' && sent !== '') {
+      // A bridge answer is only answerable with the right secret (resolve checked it): no second digest.
+      return a.route === Route.Bridge || bridgeKey.matches(sent) ? { cls: 'bridge', key: bridgeKey.key } : null;
+    }
     // The gate keys by the session of the header or cookie token (never the body's).
     const token = readSessionToken(req as Request, {}).token;
     const hit = token === a.token ? a.hit : sessions.peekLocal(token);
