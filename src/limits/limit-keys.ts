@@ -13,9 +13,15 @@ export function shortKey(key: string): string {
   return key.length <= MAX_KEY_CHARS ? key : createHash('sha256').update(key).digest('hex');
 }
 
+/** Bucket names that passed BUCKET_RE: a handful (the limit classes), checked on every counted request. */
+const validBuckets = new Set<string>();
+
 /** Storage key of a bucket's counter; BUCKET_RE keeps two (bucket, key) pairs from sharing one. */
 export function counterKey(prefix: string, bucket: string, key: string): string {
-  if (!BUCKET_RE.test(bucket)) throw new TypeError(`invalid rate-limit bucket name: ${JSON.stringify(bucket)}`);
+  if (!validBuckets.has(bucket)) {
+    if (!BUCKET_RE.test(bucket)) throw new TypeError(`invalid rate-limit bucket name: ${JSON.stringify(bucket)}`);
+    if (validBuckets.size < 1024) validBuckets.add(bucket);
+  }
   return `${prefix}rl:${bucket}:${shortKey(key)}`;
 }
 

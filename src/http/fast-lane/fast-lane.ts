@@ -181,7 +181,8 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
       // A bridge answer is only answerable with the right secret (resolve checked it): no second digest.
       return a.route === Route.Bridge || bridgeKey.matches(sent) ? { cls: 'bridge', key: bridgeKey.key } : null;
     }
-    // The gate keys by the session of the header or cookie token (never the body's).
+    // The gate keys by the session of the header or cookie token (never the body's): for GET that is the answer's own.
+    if (a.route === Route.Get) return { cls: 'session', key: `session:${a.hit.session.id}` };
     const token = readSessionToken(req as Request, {}).token;
     const hit = token === a.token ? a.hit : sessions.peekLocal(token);
     return hit ? { cls: 'session', key: `session:${hit.session.id}` } : null;

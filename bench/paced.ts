@@ -1,0 +1,174 @@
+import { fork } from 'node:child_process';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { round, type LoadSpec, type Measurement } from './load.js';
+
+/**
+ * Latency at a fixed offered load (open loop): requests are issued at an even pace, `rate` a second
+ * (those due are issued together on a millisecond timer), whatever the answers do, and each one's
+ * latency runs from when it was issued, not from when a connection was free to send it (so a stall is
+ * charged to every request it delays, as wrk2 does). autocannon's `overallRate` cannot do this: it
+ * lets each connection send its quota for the second as fast as it can, then waits for the next
+ * second, so its "fixed rate" is bursts flat out.
+ *
+ * HTTP/1.1 keep-alive over `spec.connections` sockets, one request in flight on each; a request due
+ * while all are busy waits in line here. Answers must carry Content-Length (every route measured does).
+ */
+export async function paced(
+  name: string,
+  spec: LoadSpec,
+  rate: number,
+  timing: { warmupSec: number; durationSec: number },
+  serverCpuMs: () => number | null,
+): Promise<Measurement> {
+  // In a process of its own: the harness's heap, grown by every autocannon run before, had a
+  // mark-compact every half second here (pauses up to 20 ms, charged to whatever was being measured).
+  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_PACED_CHILD: '1' } });
+  let cpuBefore: number | null = null;
+  try {
+    return await new Promise<Measurement>((resolve, reject) => {
+      child.on('message', (m: { measuring?: true; result?: Measurement; error?: string }) => {
+        if (m.measuring) cpuBefore = serverCpuMs();
+        if (m.error) reject(new Error(`paced load for ${name}: ${m.error}`));
+        if (!m.result) return;
+        const cpuAfter = serverCpuMs();
+        const r = m.result;
+        const cpuUsPerReq = cpuBefore !== null && cpuAfter !== null && r.requests > 0 ? round(((cpuAfter - cpuBefore) * 1000) / r.requests, 1) : null;
+        resolve({ ...r, name, cpuUsPerReq });
+      });
+      child.once('exit', (code) => reject(new Error(`paced load for ${name}: the load process exited (${code})`)));
+      child.send({ spec, rate, timing });
+    });
+  } finally {
+    child.kill();
+  }
+}
+
+/** The load itself (in the child): a warm-up at the rate (discarded), then the measured window. */
+async function run(spec: LoadSpec, rate: number, timing: { warmupSec: number; durationSec: number }, measuring: () => void): Promise<Measurement> {
+  if (timing.warmupSec > 0) await window(spec, rate, timing.warmupSec, () => undefined);
+  return window(spec, rate, timing.durationSec, measuring);
+}
+
+async function window(spec: LoadSpec, rate: number, durationSec: number, measuring: () => void): Promise<Measurement> {
+  const url = new URL(spec.url);
+  const body = spec.body ?? '';
+  const head = [
+    `${spec.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`,
+    `Host: ${url.host}`,
+    ...Object.entries(spec.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    ...(spec.method === 'POST' ? [`Content-Length: ${Buffer.byteLength(body)}`] : []),
+  ];
+  const request = Buffer.from(`${head.join('\r\n')}\r\n\r\n${body}`);
+  const intervalMs = 1000 / rate;
+
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  let answered = 0;
+  let due = 0;
+  const waiting: number[] = [];
+  const free: Conn[] = [];
+
+  interface Conn {
+    socket: net.Socket;
+    issuedAt: number;
+    buf: Buffer;
+  }
+
+  const dispatch = () => {
+    while (waiting.length > 0 && free.length > 0) {
+      const c = free.pop()!;
+      c.issuedAt = waiting.shift()!;
+      c.socket.write(request);
+    }
+  };
+
+  const open = () =>
+    new Promise<Conn>((resolve, reject) => {
+      const socket = net.connect(Number(url.port), url.hostname);
+      socket.setNoDelay(true);
+      const c: Conn = { socket, issuedAt: 0, buf: Buffer.alloc(0) };
+      socket.once('connect', () => resolve(c));
+      socket.once('error', (err) => {
+        errors += 1;
+        reject(err);
+      });
+      socket.on('data', (chunk: Buffer) => {
+        c.buf = c.buf.length === 0 ? chunk : Buffer.concat([c.buf, chunk]);
+        const end = c.buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const header = c.buf.toString('latin1', 0, end);
+        const length = /\r\ncontent-length:\s*(\d+)/i.exec(header);
+        if (!length) {
+          errors += 1;
+          return void socket.destroy();
+        }
+        if (c.buf.length < end + 4 + Number(length[1])) return;
+        c.buf = c.buf.subarray(end + 4 + Number(length[1]));
+        const status = header.slice(9, 12);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        answered += 1;
+        if (status[0] === '2') latencies.push(performance.now() - c.issuedAt);
+        free.push(c);
+        dispatch();
+      });
+    });
+
+  const conns = await Promise.all(Array.from({ length: spec.connections }, open));
+  free.push(...conns);
+  measuring();
+  const clientBefore = process.cpuUsage();
+  const t0 = performance.now();
+  const total = Math.round(rate * durationSec);
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      // Issued now: the lag of this timer is the load generator's, not the server's; the wait for a
+      // free connection that may follow is the server's, and is counted.
+      while (due < total && t0 + due * intervalMs <= now) {
+        waiting.push(now);
+        due += 1;
+      }
+      dispatch();
+      if (due < total) setTimeout(tick, 1);
+      else resolve();
+    };
+    tick();
+  });
+  // The last requests' answers, for as long as a second.
+  const deadline = performance.now() + 1000;
+  while ((waiting.length > 0 || free.length < conns.length) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  const seconds = (performance.now() - t0) / 1000;
+  const client = process.cpuUsage(clientBefore);
+  for (const c of conns) c.socket.destroy();
+
+  const sorted = Float64Array.from(latencies).sort();
+  const pct = (p: number) => (sorted.length ? round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)], 2) : 0);
+  const ok = latencies.length;
+  return {
+    name: '',
+    rps: round(ok / seconds, 1),
+    p50: pct(50),
+    p99: pct(99),
+    mean: ok ? round(latencies.reduce((a, b) => a + b, 0) / ok, 2) : 0,
+    requests: answered,
+    non2xx: answered - ok,
+    statuses,
+    errors,
+    timeouts: total - answered,
+    connections: spec.connections,
+    durationSec: round(seconds, 2),
+    cpuUsPerReq: null, // read by the parent around the window
+    clientCpuUsPerReq: answered > 0 ? round((client.user + client.system) / answered, 1) : null,
+  };
+}
+
+if (process.env.BENCH_PACED_CHILD === '1' && process.send) {
+  process.once('message', (m: { spec: LoadSpec; rate: number; timing: { warmupSec: number; durationSec: number } }) => {
+    run(m.spec, m.rate, m.timing, () => process.send!({ measuring: true })).then(
+      (result) => process.send!({ result }, () => process.exit(0)),
+      (err: unknown) => process.send!({ error: String(err) }, () => process.exit(1)),
+    );
+  });
+}
