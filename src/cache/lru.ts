@@ -6,13 +6,16 @@ export class Lru<V> {
     private readonly now: () => number = Date.now,
   ) {}
 
-  get(key: string): V | undefined {
+  /** The live value; `aging` is told when it has less than `within` ms left (a chance to renew it before it goes). */
+  get(key: string, aging?: { within: number; renew(key: string): void }): V | undefined {
     const e = this.map.get(key);
     if (!e) return undefined;
-    if (e.expiresAt <= this.now()) {
+    const now = this.now();
+    if (e.expiresAt <= now) {
       this.map.delete(key);
       return undefined;
     }
+    if (aging && e.expiresAt - now < aging.within) aging.renew(key);
     // Re-insert to mark as most recently used.
     this.map.delete(key);
     this.map.set(key, e);

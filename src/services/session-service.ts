@@ -42,6 +42,8 @@ export interface SessionServiceDeps {
   bus: Bus;
   logger: Logger;
   clock?: () => Date;
+  /** The in-process copies' clock (ms; tests move it); default Date.now. */
+  localClock?: () => number;
   /** Told where each session and user lookup was answered from (metrics: cache hit ratio). */
   onLookup?: (cache: 'session' | 'user', source: CacheSource | 'miss') => void;
   ttlSec: number;
@@ -97,6 +99,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     findSessionWithUser: deps.sessions.findByHashWithUser?.bind(deps.sessions),
     shared: deps.shared,
     bus: deps.bus,
+    localClock: deps.localClock,
   });
   const forgetSessions = cache.forgetSessions;
   const revocationListeners: RevocationListener[] = [];
