@@ -92,6 +92,19 @@ export function twoWorkerCeiling(name: string, one: Measurement, cores: number):
 }
 
 /**
+ * Two workers ÷ one against `target`, or against 90 % of what this box allows (twoWorkerCeiling) when
+ * that is lower: on a box with too few cores for the target, the target cannot be measured, and what
+ * can be is whether the workers reach what the box leaves them.
+ */
+export function twoWorkerCheck(name: string, two: Measurement, one: Measurement, cores: number, target: number): Check {
+  const ceiling = twoWorkerCeiling(name, one, cores)?.value;
+  const reachable = ceiling === undefined ? target : Math.min(target, round(0.9 * ceiling, 3));
+  const check = ratioCheck(name, two, one, reachable);
+  if (reachable === target) return check;
+  return { ...check, note: [check.note, `${target} is above this box's ceiling of ${ceiling}: target is 90 % of it`].filter(Boolean).join('; ') };
+}
+
+/**
  * Server CPU per request with two workers ÷ with one: about 1 when the workers do not get in each
  * other's way (no shared lock, no round trip on the hot path), whatever cores the machine has.
  */

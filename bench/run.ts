@@ -9,7 +9,7 @@ import { paced } from './paced.js';
 import { combine, measure, round, roundRatio, type LoadSpec, type LoadTiming, type Measurement } from './load.js';
 import { BENCH_BRIDGE_SECRET, BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
 import { freePort, serverNodeVersion, startChild, stopAll, type ChildServer } from './processes.js';
-import { cpuCheck, cpuScaling, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, type Check, type Row } from './report.js';
+import { cpuCheck, cpuScaling, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, twoWorkerCheck, type Check, type Row } from './report.js';
 
 /**
  * `npm run bench`: hello baseline, session validation (GET /auth/validation, POST /auth/bridge/validate)
@@ -371,8 +371,8 @@ async function main(): Promise<number> {
       p99Check(`POST /auth/bridge/validate, limits on, bare p99 ÷ its p99 at ${equalRate} req/s`, eq('bridgeLimited'), eq('bare'), TARGET_P99_VS_BARE),
       p99Check('GET /auth/validation, bare p99 ÷ its p99 flat out (≈ throughput ratio)', m.validation1, m.bare1),
       p99Check('POST /auth/bridge/validate, bare p99 ÷ its p99 flat out (≈ throughput ratio)', m.bridge1, m.bare1),
-      ratioCheck('GET /auth/validation, 2 workers ÷ 1 worker', m.validation2, m.validation1, TARGET_TWO_WORKERS),
-      ratioCheck('POST /auth/bridge/validate, 2 workers ÷ 1 worker', m.bridge2, m.bridge1, TARGET_TWO_WORKERS),
+      twoWorkerCheck('GET /auth/validation, 2 workers ÷ 1 worker', m.validation2, m.validation1, cores, TARGET_TWO_WORKERS),
+      twoWorkerCheck('POST /auth/bridge/validate, 2 workers ÷ 1 worker', m.bridge2, m.bridge1, cores, TARGET_TWO_WORKERS),
       ratioCheck('hello, 2 workers ÷ 1 worker (what this box allows)', m.hello2, m.hello1),
       ...[
         twoWorkerCeiling('hello, ceiling of 2 workers ÷ 1 on this box', m.hello1, cores),

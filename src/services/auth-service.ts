@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
-import { AppError, forbidden, isAppError } from '../errors/app-error.js';
+import { AppError, forbidden } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { LoginBackoff } from '../limits/login-backoff.js';
 import type { Logger } from '../log/logger.js';
@@ -10,7 +10,7 @@ import { runAfterHooks } from './after-hooks.js';
 import { isDatabaseUnavailable } from '../data/db-errors.js';
 import type { SessionService } from './session-service.js';
 import type { SignIn, SignInResult } from './sign-in.js';
-import { assertPasswordPolicy, clientClosed, type PasswordHasher } from './security/passwords.js';
+import { assertPasswordPolicy, clientClosed, isClientClosed, type PasswordHasher } from './security/passwords.js';
 import type { PublicRegistration } from './user-fields.js';
 import type { UserService } from './user-service.js';
 import type { AuditService } from '../audit/audit-service.js';
@@ -113,7 +113,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       } catch (err) {
         // Nothing was checked (an outage, or a caller gone before its turn to hash): the reservation
         // goes back, so neither locks an account.
-        if (isDatabaseUnavailable(err) || (isAppError(err) && err.code === Codes.CLIENT_CLOSED_REQUEST)) {
+        if (isDatabaseUnavailable(err) || isClientClosed(err)) {
           await backoff.release(throttle).catch(() => undefined);
         }
         throw err;

@@ -147,6 +147,21 @@ export function createSessionCache(deps: SessionCacheDeps) {
     return u;
   }
 
+  /**
+   * The shared copy of a session, kept in this process unless evicted since `mark`; 'revoked' when a
+   * tombstone outranks it; null when there is none (or no shared cache).
+   */
+  async function sharedSession(hash: string, mark: number): Promise<SessionRecord | 'revoked' | null> {
+    if (!shared) return null;
+    // One round trip (node-redis pipelines both).
+    const [cached, revoked] = await Promise.all([shared.get(sKey(hash)), isRevoked(hash)]);
+    if (revoked) return 'revoked';
+    if (!cached) return null;
+    const s = revive<SessionRecord>(cached);
+    if (!evictedSince(sessionEvicted, hash, mark)) sessions.set(hash, s, LOCAL_TTL_MS);
+    return s;
+  }
+
   /** Keys whose renewal is out (one each at a time). */
   const renewing = new Set<string>();
   function renew(key: string, read: (mark: number) => Promise<void>): void {
@@ -160,9 +175,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
     within: RENEW_WITHIN_MS,
     renew: (hash: string) =>
       renew(`s:${hash}`, async (mark) => {
-        const [cached, revoked] = await Promise.all([shared!.get(sKey(hash)), isRevoked(hash)]);
-        if (revoked) return dropSessions([hash]);
-        if (cached && !evictedSince(sessionEvicted, hash, mark)) sessions.set(hash, revive<SessionRecord>(cached), LOCAL_TTL_MS);
+        if ((await sharedSession(hash, mark)) === 'revoked') dropSessions([hash]);
       }),
   };
   /** A user copy is renewed as a reader that missed it would read it (it may be in no shared copy: see keepUser). */
@@ -200,16 +213,9 @@ export function createSessionCache(deps: SessionCacheDeps) {
       const local = sessions.get(hash);
       if (local) return { s: local, source: 'local' };
       const mark = position;
-      if (shared) {
-        // One round trip (node-redis pipelines both); a tombstone outranks any copy.
-        const [cached, revoked] = await Promise.all([shared.get(sKey(hash)), isRevoked(hash)]);
-        if (revoked) return null;
-        if (cached) {
-          const s = revive<SessionRecord>(cached);
-          if (!evictedSince(sessionEvicted, hash, mark)) sessions.set(hash, s, LOCAL_TTL_MS);
-          return { s, source: 'shared' };
-        }
-      }
+      const fromShared = await sharedSession(hash, mark);
+      if (fromShared === 'revoked') return null;
+      if (fromShared) return { s: fromShared, source: 'shared' };
       const both = opts.withUser ? deps.findSessionWithUser : undefined;
       const read = both ? await both(hash) : await deps.findSession(hash).then((session) => session && { session, user: undefined });
       if (!read) return null;

@@ -3,7 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import type { SignInResult } from '../../services/sign-in.js';
 import type { Config } from '../../config/schema.js';
 import { forbidden, isAppError } from '../../errors/app-error.js';
-import { Codes } from '../../errors/codes.js';
+import { isClientClosed } from '../../services/security/passwords.js';
 import { clearSessionCookie, setSessionCookie } from '../cookies.js';
 import { defineRoute, parseWith, requireBridge, type AuthMode, type HandlerArgs } from '../define-route.js';
 import { assertSameOrigin } from '../middleware/csrf.js';
@@ -29,7 +29,7 @@ export async function passwordLogin(app: AppContext, req: Request, res: Response
     );
   } catch (err) {
     const limited = isAppError(err) && err.status === 429;
-    const abandoned = isAppError(err) && err.code === Codes.CLIENT_CLOSED_REQUEST;
+    const abandoned = isClientClosed(err);
     app.metrics.login(limited ? 'limited' : abandoned ? 'abandoned' : 'failure');
     if (limited) res.setHeader('Retry-After', String(Math.max(1, Number(err.extra?.retry_after) || 1)));
     throw err;

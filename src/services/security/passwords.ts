@@ -1,6 +1,6 @@
 import os from 'node:os';
 import bcrypt from 'bcrypt';
-import { AppError, badRequest } from '../../errors/app-error.js';
+import { AppError, badRequest, isAppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import { isCommonPassword } from './common-passwords.js';
 
@@ -40,6 +40,9 @@ export interface PasswordHasher {
  * answer; the status is what the access log and the metrics record.
  */
 export const clientClosed = () => new AppError(499, Codes.CLIENT_CLOSED_REQUEST, 'The client closed the connection before the answer');
+
+/** Whether `err` is clientClosed()'s error. */
+export const isClientClosed = (err: unknown): boolean => isAppError(err) && err.code === Codes.CLIENT_CLOSED_REQUEST;
 
 /**
  * bcrypt runs on libuv's thread pool (4 threads), which SQLite queries and file reads share. A burst
