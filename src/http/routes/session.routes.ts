@@ -67,6 +67,18 @@ function postAnswer(token: string, answer: ReturnType<typeof activeAnswer>) {
   return { ...answer, data };
 }
 
+/** The time now as ISO text, made once per millisecond (the bridge answer's timestamp: thousands a second). */
+let lastMs = -1;
+let lastIso = '';
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
 /**
  * The 200 answers of an active session (status active, not pending) as the routes below send them;
  * the fast lane (src/http/fast-lane) answers its cache hits with these, so both paths share one text.
@@ -78,7 +90,7 @@ export const activeAnswers = {
   bridge: (app: AppContext, v: ValidSession): JsonText => {
     // Only where the answer came from and when differ between requests; the rest is the cached head
     // (objects: the whole answer is serialised at once).
-    const perRequest = { cached: v.source !== 'db', cacheSource: CACHE_SOURCE[v.source], timestamp: new Date().toISOString() };
+    const perRequest = { cached: v.source !== 'db', cacheSource: CACHE_SOURCE[v.source], timestamp: isoNow() };
     return new JsonText(bridgeAnswer(bridgeHead(v.session, app.services.users.toPublic(v.user)), perRequest));
   },
 };
