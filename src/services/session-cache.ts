@@ -22,6 +22,13 @@ export const CHANNEL_USER_CHANGED = 'user:changed';
 
 export type CacheSource = 'local' | 'shared' | 'db';
 
+/** A session found: where, and (read with it from the database) its user. */
+export interface SessionLookup {
+  s: SessionRecord;
+  source: CacheSource;
+  user?: UserRecord | null;
+}
+
 export interface SessionCacheDeps {
   findSession(hash: string): Promise<SessionRecord | null>;
   findUser(id: string): Promise<UserRecord | null>;
@@ -162,6 +169,49 @@ export function createSessionCache(deps: SessionCacheDeps) {
     return s;
   }
 
+  /**
+   * Cold look-ups in flight (by hash, and whether the user is read with it). Callers that miss the
+   * same session meanwhile wait for that one read instead of each starting their own: a burst of
+   * requests for a session not yet in this process (after a restart, say) costs one shared-cache
+   * read or one database read, not one per request and a connection pool grown to its limit.
+   */
+  const inFlight = new Map<string, { mark: number; read: Promise<SessionLookup | null> }>();
+
+  /** A session not in this process: the shared cache, else the database (see session()). */
+  async function lookUp(hash: string, opts: { withUser?: boolean }, mark: number): Promise<SessionLookup | null> {
+    const fromShared = await sharedSession(hash, mark);
+    if (fromShared === 'revoked') return null;
+    if (fromShared) return { s: fromShared, source: 'shared' };
+    const both = opts.withUser ? deps.findSessionWithUser : undefined;
+    const read = both ? await both(hash) : await deps.findSession(hash).then((session) => session && { session, user: undefined });
+    if (!read) return null;
+    const s = read.session;
+    const user = read.user === undefined ? undefined : keepUser(s.user_id, read.user, mark);
+    if (evictedSince(sessionEvicted, hash, mark)) {
+      // Something was evicted while this row was in flight, perhaps this one: read again, uncached.
+      const fresh = await deps.findSession(hash);
+      return fresh ? { s: fresh, source: 'db', user } : null;
+    }
+    sessions.set(hash, s, LOCAL_TTL_MS);
+    // The shared copy is written and checked after the answer, not before it. A revocation that began
+    // before this look-up did (its tombstone set) was refused above; one that began during it overlaps
+    // this validation, which may answer as of its read. What the check protects is the caches: a copy
+    // written after a revocation's eviction is undone, here and in the shared cache.
+    // Sent after the caller's turn, so a lastUsedAt it records on the copy (storeSession) goes in the
+    // same write. (The shared cache answers a failure with a fallback; should the check fail anyway,
+    // the local copy goes.)
+    if (shared) {
+      filling.add(hash);
+      setImmediate(() => {
+        filling.delete(hash);
+        // The copy as it is now (a later store may have replaced it); none if it was evicted meanwhile.
+        const now = sessions.get(hash);
+        if (now) fillChecked(hash, now, mark).catch(() => sessions.delete(hash));
+      });
+    }
+    return { s, source: 'db', user };
+  }
+
   /** Keys whose renewal is out (one each at a time). */
   const renewing = new Set<string>();
   function renew(key: string, read: (mark: number) => Promise<void>): void {
@@ -209,41 +259,27 @@ export function createSessionCache(deps: SessionCacheDeps) {
      * cache, which only takes a copy read after its version marker. `user` is absent when it was not
      * read so (the caller asks `user()`).
      */
-    async session(hash: string, opts: { withUser?: boolean } = {}): Promise<{ s: SessionRecord; source: CacheSource; user?: UserRecord | null } | null> {
+    async session(hash: string, opts: { withUser?: boolean } = {}): Promise<SessionLookup | null> {
       const local = sessions.get(hash);
       if (local) return { s: local, source: 'local' };
+      const key = opts.withUser ? `${hash}+user` : hash;
+      const running = inFlight.get(key);
+      if (running) {
+        const r = await running.read.catch(() => undefined);
+        // Shared unless something it read was evicted since it began: this caller may have begun after
+        // that eviction (a revocation, a user change), so it reads for itself.
+        const stale = evictedSince(sessionEvicted, hash, running.mark) || (r?.user !== undefined && evictedSince(userEvicted, r.s.user_id, running.mark));
+        if (r !== undefined && !stale) return r;
+        return lookUp(hash, opts, position);
+      }
       const mark = position;
-      const fromShared = await sharedSession(hash, mark);
-      if (fromShared === 'revoked') return null;
-      if (fromShared) return { s: fromShared, source: 'shared' };
-      const both = opts.withUser ? deps.findSessionWithUser : undefined;
-      const read = both ? await both(hash) : await deps.findSession(hash).then((session) => session && { session, user: undefined });
-      if (!read) return null;
-      const s = read.session;
-      const user = read.user === undefined ? undefined : keepUser(s.user_id, read.user, mark);
-      if (evictedSince(sessionEvicted, hash, mark)) {
-        // Something was evicted while this row was in flight, perhaps this one: read again, uncached.
-        const fresh = await deps.findSession(hash);
-        return fresh ? { s: fresh, source: 'db', user } : null;
-      }
-      sessions.set(hash, s, LOCAL_TTL_MS);
-      // The shared copy is written and checked after the answer, not before it. A revocation that began
-      // before this look-up did (its tombstone set) was refused above; one that began during it overlaps
-      // this validation, which may answer as of its read. What the check protects is the caches: a copy
-      // written after a revocation's eviction is undone, here and in the shared cache.
-      // Sent after the caller's turn, so a lastUsedAt it records on the copy (storeSession) goes in the
-      // same write. (The shared cache answers a failure with a fallback; should the check fail anyway,
-      // the local copy goes.)
-      if (shared) {
-        filling.add(hash);
-        setImmediate(() => {
-          filling.delete(hash);
-          // The copy as it is now (a later store may have replaced it); none if it was evicted meanwhile.
-          const now = sessions.get(hash);
-          if (now) fillChecked(hash, now, mark).catch(() => sessions.delete(hash));
-        });
-      }
-      return { s, source: 'db', user };
+      const read = lookUp(hash, opts, mark);
+      inFlight.set(key, { mark, read });
+      const done = () => {
+        if (inFlight.get(key)?.read === read) inFlight.delete(key);
+      };
+      read.then(done, done);
+      return read;
     },
 
     /** Stores a changed copy of a cached session (lastUsedAt), unless it was revoked meanwhile. */

@@ -96,7 +96,7 @@ export function createSessionService(deps: SessionServiceDeps) {
   const cache = createSessionCache({
     findSession: (hash) => deps.sessions.findByHash(hash),
     findUser: (id) => deps.users.findById(id),
-    findSessionWithUser: deps.sessions.findByHashWithUser?.bind(deps.sessions),
+    findSessionWithUser: deps.sessions.findByHashWithUser && ((hash) => deps.sessions.findByHashWithUser!(hash)),
     shared: deps.shared,
     bus: deps.bus,
     localClock: deps.localClock,

@@ -116,3 +116,90 @@ describe(`a cold validation's read (${BACKEND})`, () => {
     }
   });
 });
+
+describe(`cold validations of one session at once (${BACKEND})`, () => {
+  /**
+   * Counts the session reads that reach the database; the first one's answer is held until `release`
+   * (the read itself is done at once, so it is the row as it was then; `started` says it was). The
+   * reads are the real ones.
+   */
+  function watchReads() {
+    const repo = t.app.repos.sessions as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const originals = ['findByHash', 'findByHashWithUser'].filter((n) => typeof repo[n] === 'function').map((n) => [n, repo[n]] as const);
+    let calls = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let began!: () => void;
+    const started = new Promise<void>((r) => (began = r));
+    for (const [name, original] of originals) {
+      repo[name] = async (...args: unknown[]) => {
+        const first = ++calls === 1;
+        const row = await original.apply(repo, args);
+        if (first) began();
+        if (first) await gate;
+        return row;
+      };
+    }
+    return { calls: () => calls, started, release, restore: () => originals.forEach(([name, original]) => (repo[name] = original)) };
+  }
+
+  it('when many validations of a session this process has not seen arrive together, then one database read answers them all', async () => {
+    const { token } = await makeSession(t);
+    const reads = watchReads();
+    try {
+      const all = Promise.all(Array.from({ length: 20 }, () => t.app.services.sessions.validate(token)));
+      reads.release();
+      const answers = await all;
+      expect(new Set(answers.map((a) => a.session.id)).size).toBe(1);
+      expect(answers.every((a) => a.source === 'db')).toBe(true);
+      expect(reads.calls()).toBe(1);
+      expect((await t.app.services.sessions.validate(token)).source).toBe('local');
+    } finally {
+      reads.restore();
+    }
+  });
+
+  it('when the user is disabled while that read is in flight, then a validation that began after the change is refused', async () => {
+    const { user, token } = await makeSession(t);
+    const reads = watchReads();
+    try {
+      const first = t.app.services.sessions.validate(token).then(
+        () => 'valid',
+        (err: { status?: number }) => err.status,
+      );
+      await reads.started;
+      await t.app.repos.users.update(user.id, { disabled_at: new Date() });
+      await t.app.services.sessions.invalidateUser(user.id);
+      const after = t.app.services.sessions.validate(token).then(
+        () => 'valid',
+        (err: { status?: number }) => err.status,
+      );
+      reads.release();
+      // The first began before the change and may answer as of its read; the second may not.
+      expect(['valid', 401]).toContain(await first);
+      expect(await after).toBe(401);
+      expect((await getValidation(token)).status).toBe(401);
+    } finally {
+      reads.restore();
+    }
+  });
+
+  it('when the session is signed out while that read is in flight, then a validation that began after it is refused', async () => {
+    const { token } = await makeSession(t);
+    const reads = watchReads();
+    try {
+      const first = t.app.services.sessions.validate(token).catch((err: { status?: number }) => err.status);
+      await reads.started;
+      expect(await t.app.services.sessions.revokeToken(token)).toBe(true);
+      const after = t.app.services.sessions.validate(token).then(
+        () => 'valid',
+        (err: { status?: number }) => err.status,
+      );
+      reads.release();
+      await first;
+      expect(await after).toBe(401);
+    } finally {
+      reads.restore();
+    }
+  });
+});
