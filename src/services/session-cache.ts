@@ -265,12 +265,12 @@ export function createSessionCache(deps: SessionCacheDeps) {
       const key = opts.withUser ? `${hash}+user` : hash;
       const running = inFlight.get(key);
       if (running) {
-        const r = await running.read.catch(() => undefined);
+        // Its failure is this caller's too: a read of its own would meet the same outage, after as long a wait.
+        const r = await running.read;
         // Shared unless something it read was evicted since it began: this caller may have begun after
         // that eviction (a revocation, a user change), so it reads for itself.
         const stale = evictedSince(sessionEvicted, hash, running.mark) || (r?.user !== undefined && evictedSince(userEvicted, r.s.user_id, running.mark));
-        if (r !== undefined && !stale) return r;
-        return lookUp(hash, opts, position);
+        return stale ? lookUp(hash, opts, position) : r;
       }
       const mark = position;
       const read = lookUp(hash, opts, mark);

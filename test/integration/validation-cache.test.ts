@@ -123,7 +123,7 @@ describe(`cold validations of one session at once (${BACKEND})`, () => {
    * (the read itself is done at once, so it is the row as it was then; `started` says it was). The
    * reads are the real ones.
    */
-  function watchReads() {
+  function watchReads(opts: { failFirst?: Error } = {}) {
     const repo = t.app.repos.sessions as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const originals = ['findByHash', 'findByHashWithUser'].filter((n) => typeof repo[n] === 'function').map((n) => [n, repo[n]] as const);
     let calls = 0;
@@ -137,6 +137,7 @@ describe(`cold validations of one session at once (${BACKEND})`, () => {
         const row = await original.apply(repo, args);
         if (first) began();
         if (first) await gate;
+        if (first && opts.failFirst) throw opts.failFirst;
         return row;
       };
     }
@@ -201,5 +202,23 @@ describe(`cold validations of one session at once (${BACKEND})`, () => {
     } finally {
       reads.restore();
     }
+  });
+
+  it('when that read fails, then every caller waiting on it gets its failure at once, without a read of its own', async () => {
+    const { token } = await makeSession(t);
+    const gone = new Error('database gone');
+    const reads = watchReads({ failFirst: gone });
+    try {
+      const all = Promise.allSettled(Array.from({ length: 10 }, () => t.app.services.sessions.validate(token)));
+      await reads.started;
+      reads.release();
+      const outcomes = await all;
+      expect(outcomes.every((o) => o.status === 'rejected' && o.reason === gone)).toBe(true);
+      expect(reads.calls()).toBe(1);
+    } finally {
+      reads.restore();
+    }
+    // Nothing of the failure stays behind: the next validation reads again, and is answered.
+    expect((await t.app.services.sessions.validate(token)).source).not.toBe('local');
   });
 });
