@@ -135,9 +135,11 @@ describe(`cold validations of one session at once (${BACKEND})`, () => {
       repo[name] = async (...args: unknown[]) => {
         const first = ++calls === 1;
         const row = await original.apply(repo, args);
-        if (first) began();
-        if (first) await gate;
-        if (first && opts.failFirst) throw opts.failFirst;
+        if (first) {
+          began();
+          await gate;
+          if (opts.failFirst) throw opts.failFirst;
+        }
         return row;
       };
     }
