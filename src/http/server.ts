@@ -29,9 +29,34 @@ const BACKLOG_QUIET_MS = 100;
 /** An open connection with no request in flight is closed once idle this long after the stop began. */
 const IDLE_CLOSE_MS = 250;
 
+/**
+ * A connection and the answers open on it. They are kept on the connection, not in process-wide Sets:
+ * an add and a delete per request on a long-lived Set makes V8 rebuild its table in the old
+ * generation every few requests, garbage that only a mark-compact collects (src/cache/lru.ts).
+ */
 interface Tracked {
   active: number;
   idleSince: number;
+  /** The answer open on it (the usual case), and those of pipelined requests behind it. */
+  open: http.ServerResponse | null;
+  more: http.ServerResponse[] | null;
+}
+
+function forget(t: Tracked, res: http.ServerResponse): void {
+  if (t.open === res) t.open = t.more?.shift() ?? null;
+  else if (t.more) {
+    const i = t.more.indexOf(res);
+    if (i >= 0) t.more.splice(i, 1);
+  }
+}
+
+/** Every answer still open on the connections. */
+function* openAnswers(sockets: Map<net.Socket, Tracked>, untracked: Set<http.ServerResponse>): Generator<http.ServerResponse> {
+  for (const t of sockets.values()) {
+    if (t.open) yield t.open;
+    if (t.more) yield* t.more;
+  }
+  yield* untracked;
 }
 
 /** Listens with the app; keeps header and request timeouts tight against slow clients. */
@@ -61,30 +86,32 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
   server.on('clientError', answerClientError);
 
   const sockets = new Map<net.Socket, Tracked>();
-  /** Answers not yet written: when the stop begins they too get `Connection: close`. */
-  const unanswered = new Set<http.ServerResponse>();
-  /** Every request being handled, for the answer at the end of the grace period. */
-  const inFlight = new Set<http.ServerResponse>();
+  /** Answers on a connection not tracked (never seen: its 'connection' came first; kept as a safeguard). */
+  const untracked = new Set<http.ServerResponse>();
   let stopping = false;
   let lastConnectionAt = 0;
   let connections = 0;
   server.on('connection', (socket: net.Socket) => {
     connections += 1;
     lastConnectionAt = Date.now();
-    sockets.set(socket, { active: 0, idleSince: Date.now() });
+    sockets.set(socket, { active: 0, idleSince: Date.now(), open: null, more: null });
     socket.once('close', () => sockets.delete(socket));
   });
-  // Runs before the app's handler: once stopping, every answer tells the client to reconnect elsewhere.
+  // Runs before the app's handler: once stopping, every answer tells the client to reconnect elsewhere
+  // (those open when the stop began are told then).
   server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const t = sockets.get(req.socket);
-    if (t) t.active += 1;
     if (stopping) res.setHeader('Connection', 'close');
-    else unanswered.add(res);
-    inFlight.add(res);
+    const t = sockets.get(req.socket);
+    if (!t) {
+      untracked.add(res);
+      res.once('close', () => untracked.delete(res));
+      return;
+    }
+    t.active += 1;
+    if (t.open === null) t.open = res;
+    else (t.more ??= []).push(res);
     res.once('close', () => {
-      unanswered.delete(res);
-      inFlight.delete(res);
-      if (!t) return;
+      forget(t, res);
       t.active -= 1;
       t.idleSince = Date.now();
     });
@@ -130,8 +157,7 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
     async close(graceMs = 10_000) {
       if (stopping) return;
       stopping = true;
-      for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
-      unanswered.clear();
+      for (const res of openAnswers(sockets, untracked)) if (!res.headersSent) res.setHeader('Connection', 'close');
       const started = Date.now();
       const deadline = started + graceMs;
       for (const t of sockets.values()) t.idleSince = Math.max(t.idleSince, started);
@@ -145,7 +171,7 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
       const graceOver = () => {
         if (pastGrace) return;
         pastGrace = true;
-        for (const res of inFlight) answerLate(res);
+        for (const res of [...openAnswers(sockets, untracked)]) answerLate(res);
       };
       let seen = -1;
       while ((connections !== seen || Date.now() - lastConnectionAt < BACKLOG_QUIET_MS) && Date.now() < deadline + LATE_ACCEPT_MS) {

@@ -1,29 +1,9 @@
-import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
+import { rawConnection as client } from '../helpers/raw-connection.js';
 
 afterAll(removeTempDirs);
 afterEach(stopStartedClis);
-
-interface Outcome {
-  answer: string;
-  error: string | null;
-}
-
-/** A raw connection that sends `requests` requests (pipelined) and collects what comes back until it closes. */
-function client(port: number): { socket: net.Socket; connected: Promise<void>; received: () => string; done: Promise<Outcome> } {
-  const socket = net.connect(port, '127.0.0.1');
-  let answer = '';
-  let error: string | null = null;
-  socket.on('data', (d) => (answer += d));
-  socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
-  return {
-    socket,
-    connected: new Promise((r) => socket.once('connect', () => r())),
-    received: () => answer,
-    done: new Promise((r) => socket.once('close', () => r({ answer, error }))),
-  };
-}
 
 const request = (path: string, body?: string) =>
   body === undefined
