@@ -35,13 +35,13 @@ const IDLE_CLOSE_MS = 250;
  * generation every few requests, garbage that only a mark-compact collects (src/cache/lru.ts).
  */
 interface Tracked {
-  active: number;
   idleSince: number;
-  /** The answer open on it (the usual case), and those of pipelined requests behind it. */
+  /** The answer open on it (null: none), and those of pipelined requests behind it. */
   open: http.ServerResponse | null;
   more: http.ServerResponse[] | null;
 }
 
+/** An answer closed: the next one behind it (if any) becomes the open one, so `open` is null only when none is left. */
 function forget(t: Tracked, res: http.ServerResponse): void {
   if (t.open === res) t.open = t.more?.shift() ?? null;
   else if (t.more) {
@@ -79,7 +79,15 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
   let current = handler;
   /** Set when the grace period is over: whatever request still arrives is answered 503 at once. */
   let pastGrace = false;
-  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => (pastGrace ? answerLate(res) : current(req, res)));
+  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
+    if (pastGrace) return answerLate(res);
+    // Once stopping, every answer tells the client to reconnect elsewhere (those open when the stop began are told then).
+    if (stopping) res.setHeader('Connection', 'close');
+    current(req, res);
+    // An answer given within the call (the fast lane's) is over: only the others are tracked until they close.
+    if (res.writableEnded) idle(req.socket);
+    else track(req.socket, res);
+  });
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -94,28 +102,27 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
   server.on('connection', (socket: net.Socket) => {
     connections += 1;
     lastConnectionAt = Date.now();
-    sockets.set(socket, { active: 0, idleSince: Date.now(), open: null, more: null });
+    sockets.set(socket, { idleSince: Date.now(), open: null, more: null });
     socket.once('close', () => sockets.delete(socket));
   });
-  // Runs before the app's handler: once stopping, every answer tells the client to reconnect elsewhere
-  // (those open when the stop began are told then).
-  server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (stopping) res.setHeader('Connection', 'close');
-    const t = sockets.get(req.socket);
+  function idle(socket: net.Socket): void {
+    const t = sockets.get(socket);
+    if (t) t.idleSince = Date.now();
+  }
+  function track(socket: net.Socket, res: http.ServerResponse): void {
+    const t = sockets.get(socket);
     if (!t) {
       untracked.add(res);
       res.once('close', () => untracked.delete(res));
       return;
     }
-    t.active += 1;
     if (t.open === null) t.open = res;
     else (t.more ??= []).push(res);
     res.once('close', () => {
       forget(t, res);
-      t.active -= 1;
       t.idleSince = Date.now();
     });
-  });
+  }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -133,7 +140,7 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
       setImmediate(() => {
         const now = Date.now();
         for (const [socket, t] of sockets) {
-          if (t.active === 0 && now - t.idleSince >= IDLE_CLOSE_MS && socket.readableLength === 0) socket.end();
+          if (t.open === null && now - t.idleSince >= IDLE_CLOSE_MS && socket.readableLength === 0) socket.end();
         }
         resolve();
       }),
