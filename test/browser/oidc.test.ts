@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Response } from 'playwright-core';
 import * as oc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,6 +107,31 @@ const rpConfig = (c: { id: string; secret: string }) =>
 
 const open = (opts: Parameters<typeof guardedContext>[1] = PHONE) => openPage(browser, opts);
 
+/**
+ * Opens an authorization URL and expects the hosted sign-in form at its end (returns that page's answer).
+ * When it ends elsewhere, the failure names each answer on the way and the start of the last one's body, not only a timeout.
+ */
+async function authorize(page: Page, url: string): Promise<Response> {
+  const chain: string[] = [];
+  const seen = (r: Response) => chain.push(`${r.status()} ${r.request().method()} ${r.url()}`);
+  page.on('response', seen);
+  try {
+    const last = await page.goto(url).catch((err: Error) => {
+      throw new Error(`${err.message}\nanswers so far:\n${chain.join('\n')}`);
+    });
+    const onForm = () => /\/login\?return_to=%2Foidc%2Finteraction%2F/.test(page.url());
+    if (!onForm()) await page.waitForURL(/\/login\?return_to=%2Foidc%2Finteraction%2F/, { timeout: 10_000 }).catch(() => undefined);
+    if (!onForm()) {
+      const body = (await last?.text().catch(() => '')) ?? '';
+      throw new Error(`the authorization request ended at ${page.url()}, not the sign-in form\n${chain.join('\n')}\n${body.slice(0, 600)}`);
+    }
+    if (!last) throw new Error('the authorization request had no answer');
+    return last;
+  } finally {
+    page.off('response', seen);
+  }
+}
+
 async function signIn(page: Page, email: string, labels = { id: 'Email or user name', password: 'Password', submit: 'Sign in' }) {
   await page.waitForURL(/\/login\?return_to=%2Foidc%2Finteraction%2F/);
   await page.getByLabel(labels.id).fill(email);
@@ -127,7 +152,7 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
     const config = await rpConfig(demo);
     const flow = await rp.begin(config);
     const { g, page } = await open();
-    await page.goto(flow.url);
+    await authorize(page, flow.url);
     await signIn(page, user.email);
     // demo is not first-party: the consent page, once.
     await page.getByRole('heading', { level: 1, name: 'Allow access?' }).waitFor();
@@ -174,7 +199,7 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
     const config = await rpConfig(intranet);
     const flow = await rp.begin(config, 'openid profile');
     const { g, page } = await open();
-    await page.goto(flow.url);
+    await authorize(page, flow.url);
     await signIn(page, user.email);
     await page.waitForURL(/\/login\/two-factor/);
     // The setup used the current step's code; the next step's is accepted and not a replay.
@@ -198,7 +223,7 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
     const flow = await rp.begin(config, 'openid email');
     flow.tokens.catch(() => undefined);
     const { g, page } = await open({ ...PHONE, locale: 'es-ES', colorScheme: 'dark' });
-    await page.goto(flow.url);
+    await authorize(page, flow.url);
     await signIn(page, user.email, { id: es['login.identifier'], password: es['login.password'], submit: es['login.submit'] });
     await page.getByRole('heading', { level: 1, name: es['oidc.consent.title'] }).waitFor();
     expect(await page.locator('html').getAttribute('lang')).toBe('es');
@@ -222,10 +247,10 @@ describe.concurrent('OpenID Connect sign-in through the hosted pages', () => {
 
     const config = await rpConfig(intranet);
     const flow = await rp.begin(config, 'openid', { prompt: 'login' });
-    const shown = page.waitForResponse((r) => new URL(r.url()).pathname === '/login' && r.request().method() === 'GET');
-    await page.goto(flow.url);
     // The form, not a redirect loop; its CSP lets the post's redirects end at the app's origin, and no other.
-    const csp = (await shown).headers()['content-security-policy'];
+    const shown = await authorize(page, flow.url);
+    expect(new URL(shown.url()).pathname).toBe('/login');
+    const csp = shown.headers()['content-security-policy'];
     expect(csp).toContain(`form-action 'self' ${new URL(rp.redirect).origin}`);
     expect(csp).not.toContain('*');
     expect(new URL(page.url()).searchParams.get('reauth')).toBe('1');
