@@ -72,14 +72,15 @@ export function createDbAdapter(sequelize: Sequelize, model: string, clock: () =
       // Tokens carry their provider session's uid as `sessionUid`: indexed in `uid` (SESSION_BOUND).
       const uid = payload.uid ?? (typeof payload.sessionUid === 'string' ? payload.sessionUid : null);
       const values = [JSON.stringify(payload), payload.grantId ?? null, payload.userCode ?? null, uid, payload.accountId ?? null, expires];
-      // Delete and insert in one unit of work: the same statements on both dialects.
-      await sequelize.transaction(async (transaction) => {
-        await sequelize.query('DELETE FROM oidc_artefacts WHERE model = ? AND id = ?', { replacements: [model, id], transaction });
-        await sequelize.query(
-          'INSERT INTO oidc_artefacts (model, id, payload, grant_id, user_code, uid, account_id, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-          { replacements: [model, id, ...values], transaction },
-        );
-      });
+      // One statement on both dialects: a delete-then-insert lets two saves of one id at once (two requests of
+      // one browser) both insert on PostgreSQL, and the second fails on the key. The whole row is replaced,
+      // `consumed_at` too (oidc-provider's payload replaces what was stored).
+      await sequelize.query(
+        'INSERT INTO oidc_artefacts (model, id, payload, grant_id, user_code, uid, account_id, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code, ' +
+          'uid = excluded.uid, account_id = excluded.account_id, expires_at = excluded.expires_at, consumed_at = NULL',
+        { replacements: [model, id, ...values] },
+      );
     },
     find: (id) => read('id', id),
     findByUserCode: (code) => read('user_code', code),

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDbAdapter } from '../../src/oidc/adapter.js';
+import { BACKEND } from '../helpers/backend.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+
+/**
+ * The OpenID provider's database adapter (src/oidc/adapter.ts). oidc-provider saves a session on most
+ * requests of its browser, so two requests of one browser (two tabs, a prefetch) save the same id at once.
+ */
+describe(`the OpenID provider's database adapter (${BACKEND})`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('when one id is saved by many at once, then every save succeeds and one of them is what is read back', async () => {
+    const sessions = createDbAdapter(t.app.sequelize, 'Session', () => new Date());
+    for (let round = 0; round < 5; round++) {
+      const id = `concurrent-${round}`;
+      await sessions.upsert(id, { uid: 'u0', accountId: 'a0', n: -1 }, 600);
+      const saves = await Promise.allSettled(Array.from({ length: 12 }, (_, n) => sessions.upsert(id, { uid: `u${n}`, accountId: `a${n}`, n }, 600)));
+      expect(saves.filter((s) => s.status === 'rejected')).toEqual([]);
+      const found = (await sessions.find(id)) as { n: number; uid: string };
+      expect(found.n).toBeGreaterThanOrEqual(0);
+      expect(found.uid).toBe(`u${found.n}`);
+      // The indexed columns follow the payload: findByUid finds it under the last save's uid only.
+      expect(await sessions.findByUid(found.uid)).toMatchObject({ n: found.n });
+      if (found.n !== 0) expect(await sessions.findByUid('u0')).toBeUndefined();
+    }
+  });
+
+  it('when an artefact that was consumed is saved again, then it is not consumed (the whole payload is replaced, as oidc-provider expects)', async () => {
+    const codes = createDbAdapter(t.app.sequelize, 'AuthorizationCode', () => new Date());
+    await codes.upsert('code-1', { grantId: 'g1' }, 60);
+    await codes.consume('code-1');
+    expect(await codes.find('code-1')).toMatchObject({ consumed: expect.any(Number) });
+    await codes.upsert('code-1', { grantId: 'g2' }, 60);
+    const again = await codes.find('code-1');
+    expect(again).toEqual({ grantId: 'g2' });
+    await codes.revokeByGrantId('g1');
+    expect(await codes.find('code-1')).toEqual({ grantId: 'g2' });
+    await codes.revokeByGrantId('g2');
+    expect(await codes.find('code-1')).toBeUndefined();
+  });
+
+  it('when an artefact is saved with no lifetime, then it does not expire; with one in the past, it is not found', async () => {
+    let now = new Date('2026-01-01T00:00:00Z');
+    const grants = createDbAdapter(t.app.sequelize, 'Grant', () => now);
+    await grants.upsert('grant-forever', { accountId: 'a' }, 0);
+    await grants.upsert('grant-brief', { accountId: 'a' }, 5);
+    now = new Date('2030-01-01T00:00:00Z');
+    expect(await grants.find('grant-forever')).toEqual({ accountId: 'a' });
+    expect(await grants.find('grant-brief')).toBeUndefined();
+  });
+});
