@@ -107,6 +107,9 @@ const rpConfig = (c: { id: string; secret: string }) =>
 
 const open = (opts: Parameters<typeof guardedContext>[1] = PHONE) => openPage(browser, opts);
 
+/** The hosted sign-in form, asked for by an authorization request waiting on its interaction. */
+const SIGN_IN_FORM = /\/login\?return_to=%2Foidc%2Finteraction%2F/;
+
 /**
  * Opens an authorization URL and expects the hosted sign-in form at its end (returns that page's answer).
  * When it ends elsewhere, the failure names each answer on the way and the start of the last one's body, not only a timeout.
@@ -119,9 +122,8 @@ async function authorize(page: Page, url: string): Promise<Response> {
     const last = await page.goto(url).catch((err: Error) => {
       throw new Error(`${err.message}\nanswers so far:\n${chain.join('\n')}`);
     });
-    const onForm = () => /\/login\?return_to=%2Foidc%2Finteraction%2F/.test(page.url());
-    if (!onForm()) await page.waitForURL(/\/login\?return_to=%2Foidc%2Finteraction%2F/, { timeout: 10_000 }).catch(() => undefined);
-    if (!onForm()) {
+    await page.waitForURL(SIGN_IN_FORM, { timeout: 10_000 }).catch(() => undefined);
+    if (!SIGN_IN_FORM.test(page.url())) {
       const body = (await last?.text().catch(() => '')) ?? '';
       throw new Error(`the authorization request ended at ${page.url()}, not the sign-in form\n${chain.join('\n')}\n${body.slice(0, 600)}`);
     }
@@ -133,7 +135,7 @@ async function authorize(page: Page, url: string): Promise<Response> {
 }
 
 async function signIn(page: Page, email: string, labels = { id: 'Email or user name', password: 'Password', submit: 'Sign in' }) {
-  await page.waitForURL(/\/login\?return_to=%2Foidc%2Finteraction%2F/);
+  await page.waitForURL(SIGN_IN_FORM);
   await page.getByLabel(labels.id).fill(email);
   await page.getByLabel(labels.password).fill(DEFAULT_PASSWORD);
   await page.getByRole('button', { name: labels.submit }).click();

@@ -46,7 +46,7 @@ describe(`the OpenID provider's database adapter (${BACKEND})`, () => {
     expect(await codes.find('code-1')).toBeUndefined();
   });
 
-  it('when an artefact is saved with no lifetime, then it does not expire; with one in the past, it is not found', async () => {
+  it('when an artefact is saved with no lifetime, then it does not expire; with one that has run out, it is not found', async () => {
     let now = new Date('2026-01-01T00:00:00Z');
     const grants = createDbAdapter(t.app.sequelize, 'Grant', () => now);
     await grants.upsert('grant-forever', { accountId: 'a' }, 0);
