@@ -136,7 +136,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const rawQuery = guardDatabase(sequelize, dbHealth);
     closers.unshift(closer('database health', async () => dbHealth.stop()));
 
-    const { redis, redisHealth, cache, bus, limiter, loginBackoff } = await openSharedStores(config, logger, closers);
+    const { redis, redisHealth, cache, store, bus, limiter, loginBackoff } = await openSharedStores(config, logger, closers);
 
     const models = defineSystemModels(sequelize);
     const repos = {
@@ -269,7 +269,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock: opts.clock, dbHealth });
     // The worker (started by serve) stops before the database closes; its requests in flight are aborted.
     closers.unshift(closer('webhook worker', () => webhooks.stopWorker(2_000)));
-    const oidc = createOidc({ config, sequelize, cache, audit, users: repos.users, sessions, logger, limiter, clock: opts.clock });
+    const oidc = createOidc({ config, sequelize, cache, store, audit, users: repos.users, sessions, logger, limiter, clock: opts.clock });
     const services: Services = {
       audit,
       webhooks,
@@ -313,6 +313,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       redis,
       redisHealth,
       cache,
+      store,
       bus,
       limiter,
       loginBackoff,

@@ -1,7 +1,7 @@
 import type { Config } from './config/schema.js';
-import type { Bus, Cache } from './cache/cache.js';
+import type { Bus, Cache, Store } from './cache/cache.js';
 import { createMemoryBus, createMemoryCache } from './cache/memory-cache.js';
-import { createRedisBus, createRedisCache } from './cache/redis-cache.js';
+import { createRedisBus, createRedisCache, createRedisStore } from './cache/redis-cache.js';
 import { closeRedisClient, connectRedis, type RedisClient } from './cache/redis-client.js';
 import { RedisHealth } from './cache/redis-health.js';
 import { createFallbackRateLimiter, createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
@@ -29,6 +29,8 @@ export interface SharedStores {
   /** Whether Redis is usable right now (null without Redis). */
   redisHealth: RedisHealth | null;
   cache: Cache;
+  /** Data kept only in Redis, where a fault must fail loudly (null without Redis: such data goes to the database). */
+  store: Store | null;
   bus: Bus;
   limiter: RateLimiter;
   loginBackoff: LoginBackoff;
@@ -42,6 +44,7 @@ export async function openSharedStores(config: Config, logger: Logger, closers: 
   let redis: RedisClient | null = null;
   let redisHealth: RedisHealth | null = null;
   let cache: Cache;
+  let store: Store | null = null;
   let bus: Bus;
   let limiter: RateLimiter;
   let loginBackoff: LoginBackoff;
@@ -57,6 +60,7 @@ export async function openSharedStores(config: Config, logger: Logger, closers: 
       }),
     );
     cache = createRedisCache(client, config.redisPrefix, health);
+    store = createRedisStore(client, config.redisPrefix, health);
     bus = await createRedisBus(client, config.redisPrefix, logger, health);
     limiter = createFallbackRateLimiter(createRedisRateLimiter(client, config.redisPrefix), health);
     loginBackoff = createLoginBackoff({ client, prefix: config.redisPrefix, health });
@@ -67,5 +71,5 @@ export async function openSharedStores(config: Config, logger: Logger, closers: 
     loginBackoff = createLoginBackoff('memory');
   }
   closers.unshift(closer('bus', () => bus.close()));
-  return { redis, redisHealth, cache, bus, limiter, loginBackoff };
+  return { redis, redisHealth, cache, store, bus, limiter, loginBackoff };
 }

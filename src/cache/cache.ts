@@ -10,6 +10,16 @@ export interface Cache {
   readonly kind: 'memory' | 'redis';
 }
 
+/**
+ * Keys whose only copy is in the shared store (Redis), where the Cache's "down means a miss" would lose
+ * them: a call that cannot be made fails (503 with Retry-After) instead.
+ */
+export interface Store {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, ttlSec: number): Promise<void>;
+  del(key: string): Promise<void>;
+}
+
 /** Message bus between instances (Redis pub/sub) or inside one process. */
 export interface Bus {
   publish(channel: string, message: unknown): Promise<void>;

@@ -1,5 +1,5 @@
 import type { Logger } from '../log/logger.js';
-import type { Bus, Cache } from './cache.js';
+import type { Bus, Cache, Store } from './cache.js';
 import { closeRedisClient, type RedisClient } from './redis-client.js';
 import type { RedisHealth } from './redis-health.js';
 
@@ -54,6 +54,20 @@ export function createRedisCache(client: RedisClient, prefix: string, health: Re
         },
         () => 0,
       );
+    },
+  };
+}
+
+/** The shared store on Redis (same client and prefix as the cache): every call reaches Redis or fails loudly. */
+export function createRedisStore(client: RedisClient, prefix: string, health: RedisHealth): Store {
+  return {
+    get: (key) => health.runStrict('store get', () => client.get(prefix + key)),
+    async set(key, value, ttlSec) {
+      const ex = Math.max(1, Math.round(ttlSec));
+      await health.runStrict('store set', () => client.set(prefix + key, value, { expiration: { type: 'EX', value: ex } }));
+    },
+    async del(key) {
+      await health.runStrict('store del', () => client.del(prefix + key));
     },
   };
 }

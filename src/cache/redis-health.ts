@@ -3,9 +3,15 @@ import { ErrorReply } from 'redis';
 import type { Logger } from '../log/logger.js';
 import type { RedisClient } from './redis-client.js';
 import { withTimeout } from '../with-timeout.js';
+import { AppError } from '../errors/app-error.js';
+import { Codes } from '../errors/codes.js';
 
 /** After a failed command, calls skip Redis for this long instead of each waiting for its own timeout. */
 const BREAKER_MS = 2_000;
+/** The longest wait for a command whose data lives only in Redis (`runStrict`): a slow moment is not a loss. */
+const STRICT_TIMEOUT_MS = 2_000;
+/** What a client that could not be answered from Redis is asked to wait. */
+export const REDIS_RETRY_AFTER_SEC = 5;
 
 export interface RedisHealthStatus {
   up: boolean;
@@ -68,6 +74,29 @@ export class RedisHealth extends EventEmitter {
       else this.failed(what, err);
       return fallback();
     }
+  }
+
+  /**
+   * Runs `op` on Redis where its data has no other copy (the OpenID provider's interactions and codes):
+   * no fallback, so a call that cannot be made fails with a 503 (Retry-After) instead of reading as a
+   * miss or dropping a write. It waits for a connected client even inside the breaker's window (one slow
+   * command must not lose a sign-in in progress), up to STRICT_TIMEOUT_MS.
+   */
+  async runStrict<T>(what: string, op: () => Promise<T>): Promise<T> {
+    if (!this.client.isReady) throw this.unavailable();
+    try {
+      const result = await withTimeout(op(), Math.max(this.timeoutMs, STRICT_TIMEOUT_MS));
+      if (!this.up) this.markUp();
+      return result;
+    } catch (err) {
+      if (err instanceof ErrorReply) this.logger.warn({ what, err: err.message }, 'redis refused a command whose data it alone holds');
+      else this.failed(what, err);
+      throw this.unavailable();
+    }
+  }
+
+  private unavailable(): AppError {
+    return new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Service temporarily unavailable', undefined, { retry_after: REDIS_RETRY_AFTER_SEC });
   }
 
   /** The app is closing its client on purpose: the connection ending is no outage. */

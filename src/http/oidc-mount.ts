@@ -8,6 +8,8 @@ import type { OidcHttpGlue } from '../oidc/oidc.js';
 import { findPackageRoot } from '../mail/package-root.js';
 import { loadStrings, pickLang, translator, type WebLang } from '../web/i18n.js';
 import { parseCookies, SESSION_COOKIE } from './request-context.js';
+import { outageRetryAfter } from './middleware/errors.js';
+import { Codes } from '../errors/codes.js';
 
 /** The scopes the consent page names (each has an `oidc.consent.scope.*` string). */
 const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'roles', 'offline_access']);
@@ -233,7 +235,19 @@ export function oidcRouter(app: AppContext): RequestHandler {
   const toProvider = wrap(async (req, res) => {
     const p = await provider();
     let cb = callbacks.get(p);
-    if (!cb) callbacks.set(p, (cb = p.callback()));
+    if (!cb) {
+      callbacks.set(p, (cb = p.callback()));
+      // The provider answers what it cannot handle with a 500 "server_error"; an outage (Redis holding an
+      // interaction, the database) is a 503 with Retry-After instead, as everywhere else.
+      p.on('server_error', (ctx: { status: number; type: string; body: unknown; set(name: string, value: string): void }, err: unknown) => {
+        const retryAfter = outageRetryAfter(err);
+        if (retryAfter === null) return;
+        ctx.status = 503;
+        ctx.set('Retry-After', String(retryAfter));
+        ctx.type = 'application/json';
+        ctx.body = { success: false, error: 'Service temporarily unavailable', code: Codes.SERVICE_UNAVAILABLE };
+      });
+    }
     cb(req, res);
   });
   // Not mounted with a path: the provider's routes are absolute (it reads a mount path from baseUrl).

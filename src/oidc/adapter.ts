@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { Cache } from '../cache/cache.js';
+import type { Store } from '../cache/cache.js';
 
 /** What oidc-provider stores: its payload (a plain JSON object) and the fields the adapter indexes. */
 export interface AdapterPayload {
@@ -23,9 +23,10 @@ export interface OidcAdapter {
 }
 
 /**
- * Short-lived artefacts (a code lives a minute, an interaction an hour): in the shared cache when it is
+ * Short-lived artefacts (a code lives a minute, an interaction an hour): in the shared store when there is
  * Redis, so every instance sees them without a database write per sign-in; in the database otherwise
- * (one process's memory would not be seen by a second instance).
+ * (one process's memory would not be seen by a second instance). Redis holds their only copy, so they go
+ * through the Store, which fails loudly, never through the Cache, which reads a fault as a miss.
  */
 export const SHORT_LIVED = new Set(['AuthorizationCode', 'Interaction', 'PushedAuthorizationRequest', 'ReplayDetection']);
 
@@ -100,17 +101,17 @@ export function createDbAdapter(sequelize: Sequelize, model: string, clock: () =
   };
 }
 
-/** The cache half, for SHORT_LIVED models when the cache is Redis. */
-export function createCacheAdapter(cache: Cache, model: string, clock: () => Date): OidcAdapter {
+/** The Redis half, for SHORT_LIVED models when instances share Redis: a fault is a 503, never a lost artefact. */
+export function createStoreAdapter(store: Store, model: string, clock: () => Date): OidcAdapter {
   const key = (id: string) => `oidc:${model}:${id}`;
   const get = async (id: string): Promise<AdapterPayload | undefined> => {
-    const raw = await cache.get(key(id));
+    const raw = await store.get(key(id));
     return raw ? (JSON.parse(raw) as AdapterPayload) : undefined;
   };
   const ttlOf = (p: AdapterPayload) => (typeof p.exp === 'number' ? Math.max(1, p.exp - epoch(clock())) : 3600);
   return {
     async upsert(id, payload, expiresIn) {
-      await cache.set(key(id), JSON.stringify(payload), expiresIn ?? ttlOf(payload));
+      await store.set(key(id), JSON.stringify(payload), expiresIn ?? ttlOf(payload));
     },
     find: get,
     async findByUserCode() {
@@ -122,10 +123,10 @@ export function createCacheAdapter(cache: Cache, model: string, clock: () => Dat
     async consume(id) {
       const p = await get(id);
       if (!p || p.consumed) return;
-      await cache.set(key(id), JSON.stringify({ ...p, consumed: epoch(clock()) }), ttlOf(p));
+      await store.set(key(id), JSON.stringify({ ...p, consumed: epoch(clock()) }), ttlOf(p));
     },
     async destroy(id) {
-      await cache.del(key(id));
+      await store.del(key(id));
     },
     async revokeByGrantId() {
       // Codes are found again through their grant, which lives in the database: revoking the grant there is enough.

@@ -3,7 +3,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type Provider from 'oidc-provider';
 import type { AuditService } from '../audit/audit-service.js';
-import type { Cache } from '../cache/cache.js';
+import type { Cache, Store } from '../cache/cache.js';
 import type { Config } from '../config/schema.js';
 import type { UserRepository } from '../data/repositories/user-repository.js';
 import type { SessionService } from '../services/session-service.js';
@@ -12,7 +12,7 @@ import type { Logger } from '../log/logger.js';
 import { limitClassesOf, type LimitTableConfig } from '../limits/limit-classes.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { createSealer } from '../social/crypto.js';
-import { createCacheAdapter, createDbAdapter, pruneArtefacts, SESSION_BOUND, SESSION_LINK, SHORT_LIVED, type OidcAdapter } from './adapter.js';
+import { createDbAdapter, createStoreAdapter, pruneArtefacts, SESSION_BOUND, SESSION_LINK, SHORT_LIVED, type OidcAdapter } from './adapter.js';
 import { createClientStore } from './clients.js';
 import { createKeyStore, type KeyStore } from './keys.js';
 import { buildProvider, MAX_SIGNED_TTL, type BindableSession, type ProviderDeps } from './provider.js';
@@ -25,6 +25,8 @@ export interface OidcDeps {
     LimitTableConfig;
   sequelize: Sequelize;
   cache: Cache;
+  /** Where short-lived artefacts live when instances share Redis (null: in the database). */
+  store: Store | null;
   audit: AuditService;
   users: Pick<UserRepository, 'findById'>;
   /** Told of revoked Gatehouse sessions: the tokens issued in them end too. */
@@ -63,8 +65,9 @@ export function createOidc(deps: OidcDeps) {
   };
   const keyStore = (): KeyStore => createKeyStore({ sequelize, sealer: needSecret().sealer, clock, retainSec: MAX_SIGNED_TTL });
   const clients = createClientStore({ sequelize, audit: deps.audit, clock });
+  const store = deps.store;
   const adapterFor = (model: string): OidcAdapter =>
-    SHORT_LIVED.has(model) && deps.cache.kind === 'redis' ? createCacheAdapter(deps.cache, model, clock) : createDbAdapter(sequelize, model, clock);
+    SHORT_LIVED.has(model) && store ? createStoreAdapter(store, model, clock) : createDbAdapter(sequelize, model, clock);
 
   let built: { provider: Provider; fingerprint: string } | null = null;
   let checkedAt = 0;

@@ -318,7 +318,11 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     },
     renderError: async (ctx: { type: string; body: unknown; status: number }, out: Record<string, string>) => {
       ctx.type = 'application/json';
-      ctx.body = { success: false, error: out.error_description ?? out.error, code: String(out.error ?? 'server_error').toUpperCase() };
+      // A 503 was set for an outage (the HTTP side's `server_error` listener, src/http/oidc-mount.ts): say so.
+      ctx.body =
+        ctx.status === 503
+          ? { success: false, error: 'Service temporarily unavailable', code: 'SERVICE_UNAVAILABLE' }
+          : { success: false, error: out.error_description ?? out.error, code: String(out.error ?? 'server_error').toUpperCase() };
     },
   });
   provider.proxy = deps.trustProxy;

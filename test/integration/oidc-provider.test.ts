@@ -2,23 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, decodeJwt } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
-import { DEFAULT_PASSWORD, makeUser } from '../helpers/factories.js';
-import { createJar, startFront } from '../helpers/oidc-rp.js';
+import { makeUser } from '../helpers/factories.js';
+import { authorizationRequest, createJar, signedInJar, startFront, startProviderWithClient, type Jar } from '../helpers/oidc-rp.js';
 
 const REDIRECT = 'http://localhost:9999/cb';
 
 /** Follows an authorization request (PKCE S256, a state) with a jar's cookies to where it leaves the provider. */
-async function authorizeWith(config: oc.Configuration, jar: ReturnType<typeof createJar>, extra: Record<string, string>) {
-  const verifier = oc.randomPKCECodeVerifier();
-  const state = oc.randomState();
-  const url = oc.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT,
-    code_challenge: await oc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    state,
-    ...extra,
-  });
-  const { final } = await jar.follow(url.toString());
+async function authorizeWith(config: oc.Configuration, jar: Jar, extra: Record<string, string>) {
+  const { url, verifier, state } = await authorizationRequest(config, REDIRECT, extra);
+  const { final } = await jar.follow(url);
   return { final, verifier, state };
 }
 
@@ -47,20 +39,9 @@ describe('Gatehouse as an OpenID provider', () => {
     oc.discovery(new URL(issuer), clientId, undefined, secret ? oc.ClientSecretBasic(secret) : oc.None(), { execute: [oc.allowInsecureRequests] });
 
   /** Signs in through POST /auth/login and returns a jar holding the session cookie. */
-  async function signedIn(values: Parameters<typeof makeUser>[1] = {}) {
-    const user = await makeUser(t, values);
-    const jar = createJar();
-    const res = await jar.fetch(`${issuer}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: user.email, password: DEFAULT_PASSWORD }),
-    });
-    expect(res.status).toBe(200);
-    expect(jar.cookies.has('session_id')).toBe(true);
-    return { user, jar };
-  }
+  const signedIn = (values: Parameters<typeof makeUser>[1] = {}) => signedInJar(t, issuer, values);
 
-  const authorize = (config: oc.Configuration, jar: ReturnType<typeof createJar>, extra: Record<string, string> = {}) =>
+  const authorize = (config: oc.Configuration, jar: Jar, extra: Record<string, string> = {}) =>
     authorizeWith(config, jar, { scope: 'openid offline_access profile email roles', prompt: 'consent', ...extra });
 
   it('discovery advertises the issuer, code flow only, S256 and the endpoints', async () => {
@@ -111,7 +92,7 @@ describe('Gatehouse as an OpenID provider', () => {
     const admin = await signedIn({ user_type: 'superadmin' });
     const adminToken = admin.jar.cookies.get('session_id')!;
     const config = await rpConfig(confidential.id, confidential.secret);
-    const grantFor = async (jar: ReturnType<typeof createJar>) => {
+    const grantFor = async (jar: Jar) => {
       const { final, verifier, state } = await authorize(config, jar);
       return oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
     };
@@ -248,7 +229,7 @@ describe('Gatehouse as an OpenID provider', () => {
   }, 30_000);
 
   /** RP-initiated logout as a browser does it: the end-session page, then its form with logout=yes. */
-  async function endSession(jar: ReturnType<typeof createJar>, config: oc.Configuration, idToken: string) {
+  async function endSession(jar: Jar, config: oc.Configuration, idToken: string) {
     const page = await jar.fetch(oc.buildEndSessionUrl(config, { id_token_hint: idToken }).toString());
     expect(page.status).toBe(200);
     const html = await page.text();
@@ -354,32 +335,18 @@ describe('Gatehouse as an OpenID provider', () => {
 });
 
 describe('authorization code lifetime (OIDC_CODE_TTL_SECONDS)', () => {
-  let front: Awaited<ReturnType<typeof startFront>>;
-  let t: TestApp;
-  let client: { id: string; secret: string };
+  let op: Awaited<ReturnType<typeof startProviderWithClient>>;
 
   beforeAll(async () => {
-    front = await startFront();
-    t = await startTestApp({ env: { PUBLIC_URL: front.url, OIDC_CODE_TTL_SECONDS: '4' } });
-    await front.target(Number(new URL(t.url).port));
-    const c = await t.app.services.oidc.clients.add({ name: 'Demo', redirect_uris: [REDIRECT], first_party: true });
-    client = { id: c.client.client_id, secret: c.client_secret! };
+    op = await startProviderWithClient({ OIDC_CODE_TTL_SECONDS: '4' }, REDIRECT);
   }, 60_000);
   afterAll(async () => {
-    await t?.close();
-    await front?.close();
+    await op?.close();
   });
 
   it('a code is refused after its lifetime', async () => {
-    const user = await makeUser(t);
-    const jar = createJar();
-    const login = await jar.fetch(`${front.url}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: user.email, password: DEFAULT_PASSWORD }),
-    });
-    expect(login.status).toBe(200);
-    const config = await oc.discovery(new URL(front.url), client.id, undefined, oc.ClientSecretBasic(client.secret), { execute: [oc.allowInsecureRequests] });
+    const { user, jar } = await signedInJar(op.t, op.front.url);
+    const config = await op.rp();
     const code = async () => {
       const { final, verifier, state } = await authorizeWith(config, jar, { scope: 'openid' });
       expect(new URL(final).searchParams.get('code'), final).toBeTruthy();

@@ -3,10 +3,23 @@ import type { Logger } from '../../log/logger.js';
 import { isAppError } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import { isDatabaseUnavailable } from '../../data/db-errors.js';
-import { setRetryAfter } from './retry-after.js';
+import { DEFAULT_UNAVAILABLE_RETRY_SEC, setRetryAfter } from './retry-after.js';
 
 /** Seconds a client is asked to wait when the database is unreachable. */
 export const DB_RETRY_AFTER_SEC = 5;
+
+/**
+ * Seconds to ask a client to wait when `err` is an outage (a dependency down: a 503 of ours, or the
+ * database unreachable), else null. For answers written outside Express (the OpenID provider's Koa app).
+ */
+export function outageRetryAfter(err: unknown): number | null {
+  if (isAppError(err)) {
+    if (err.status !== 503) return null;
+    const given = Number(err.extra?.retry_after);
+    return Number.isFinite(given) && given >= 1 ? Math.ceil(given) : DEFAULT_UNAVAILABLE_RETRY_SEC;
+  }
+  return isDatabaseUnavailable(err) ? DB_RETRY_AFTER_SEC : null;
+}
 
 export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json({ success: false, error: 'Not found', code: Codes.NOT_FOUND });
@@ -58,6 +71,14 @@ export function errorHandler(logger: Logger, onDatabaseUnavailable: (err: unknow
       return;
     }
     const status = e.status ?? e.statusCode;
+    // oidc-provider's refusals (an interaction that expired or was finished, a bad parameter) name their
+    // OAuth error: passed on as the code, as the provider's own answers do (src/oidc/provider.ts, renderError).
+    const oauth = err as { error?: unknown; error_description?: unknown };
+    if (status && status >= 400 && status < 500 && typeof oauth.error === 'string' && /^[a-z_]{1,64}$/.test(oauth.error)) {
+      const said = typeof oauth.error_description === 'string' ? oauth.error_description : oauth.error;
+      res.status(status).json({ success: false, error: said, code: oauth.error.toUpperCase() });
+      return;
+    }
     if (status && status >= 400 && status < 500) {
       res.status(status).json({ success: false, error: 'Bad request', code: Codes.VALIDATION_ERROR });
       return;
