@@ -123,11 +123,28 @@ export function oidcRouter(app: AppContext): RequestHandler {
     return grant.save();
   }
 
+  /**
+   * The interaction of this request, or null when a browser was told it has ended (expired, finished,
+   * or its cookie gone: oidc-provider's SessionNotFound) on a page. Other callers get the JSON error
+   * (400 `INVALID_REQUEST`, src/http/middleware/errors.ts).
+   */
+  async function interactionOf(p: Provider, req: Request, res: Response) {
+    try {
+      return await p.interactionDetails(req, res);
+    } catch (err) {
+      if ((err as Error).name !== 'SessionNotFound' || req.accepts(['json', 'html']) !== 'html') throw err;
+      const { t, lang } = await pageLang(req);
+      page(res, t('oidc.expired.title'), `<h1>${esc(t('oidc.expired.title'))}</h1><p>${esc(t('oidc.expired.body'))}</p>`, 400, [], lang);
+      return null;
+    }
+  }
+
   router.get(
     `${INTERACTION_PATH}/:uid`,
     wrap(async (req, res) => {
       const p = await provider();
-      const details = await p.interactionDetails(req, res);
+      const details = await interactionOf(p, req, res);
+      if (!details) return;
       const { uid, prompt, params } = details;
       const returnTo = `${INTERACTION_PATH}/${uid}`;
       if (prompt.name === 'login') {
@@ -213,7 +230,8 @@ export function oidcRouter(app: AppContext): RequestHandler {
     express.urlencoded({ extended: false, limit: '4kb' }),
     wrap(async (req, res) => {
       const p = await provider();
-      const details = await p.interactionDetails(req, res);
+      const details = await interactionOf(p, req, res);
+      if (!details) return;
       const body = (req.body ?? {}) as Record<string, unknown>;
       if (details.prompt.name !== 'consent' || !checkInteractionCsrf(oidc.secret(), details.uid, body.csrf)) {
         res.status(403).json({ success: false, error: 'Invalid consent form', code: 'FORBIDDEN' });

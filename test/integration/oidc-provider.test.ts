@@ -332,6 +332,29 @@ describe('Gatehouse as an OpenID provider', () => {
     expect(u.pathname).toBe('/login');
     expect(u.searchParams.get('return_to')).toMatch(/^\/oidc\/interaction\/[\w-]+$/);
   });
+
+  it('an interaction visited again after its sign-in finished: a browser gets a page saying so in its language, an API client the JSON error', async () => {
+    const { jar } = await signedIn();
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const { url } = await authorizationRequest(config, REDIRECT, { scope: 'openid', prompt: 'consent' });
+    const first = await jar.fetch(url);
+    const interaction = new URL(first.headers.get('location')!, url).toString();
+    expect(interaction).toMatch(/\/oidc\/interaction\/[\w-]+$/);
+    const { final } = await jar.follow(interaction);
+    expect(final.startsWith(REDIRECT), final).toBe(true);
+
+    // The back button: the interaction was finished and consumed.
+    const page = await jar.fetch(interaction, { headers: { accept: 'text/html,application/xhtml+xml', 'accept-language': 'es' } });
+    expect(page.status).toBe(400);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    const html = await page.text();
+    expect(html).toContain('<html lang="es">');
+    expect(html).toContain('Este inicio de sesión ha caducado');
+    const api = await jar.fetch(interaction, { headers: { accept: 'application/json' } });
+    expect(api.status).toBe(400);
+    expect(await api.json()).toEqual({ success: false, error: expect.stringMatching(/session not found/), code: 'INVALID_REQUEST' });
+  });
 });
 
 describe('authorization code lifetime (OIDC_CODE_TTL_SECONDS)', () => {
