@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { RequestTally } from './request-tally.js';
 
 /** `abandoned`: the caller closed the connection while the attempt waited for its bcrypt turn (nothing was checked). */
 export type LoginOutcome = 'success' | 'failure' | 'pending_second_factor' | 'limited' | 'abandoned';
@@ -49,19 +50,21 @@ const HASH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2];
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const requests = new Counter({
+  // Tallied per answer without prom-client's label hash (request-tally.ts), read at scrape time.
+  const tally = new RequestTally(LATENCY_BUCKETS);
+  new Counter({
     name: 'gatehouse_http_requests_total',
     help: 'HTTP requests by method, route template and status',
     labelNames: ['method', 'route', 'status'],
     registers: [registry],
+    collect() {
+      tally.flushTo(this);
+    },
   });
-  const latency = new Histogram({
-    name: 'gatehouse_http_request_duration_seconds',
-    help: 'HTTP request latency by method and route template',
-    labelNames: ['method', 'route'],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
+  // prom-client's type names its own classes only; the registry needs `name` and `get()`, which this has.
+  registry.registerMetric(
+    tally.histogram('gatehouse_http_request_duration_seconds', 'HTTP request latency by method and route template') as unknown as Histogram,
+  );
   const logins = new Counter({ name: 'gatehouse_logins_total', help: 'Login attempts by outcome', labelNames: ['outcome'], registers: [registry] });
   const limited = new Counter({
     name: 'gatehouse_rate_limited_total',
@@ -69,11 +72,24 @@ export function createMetrics(): Metrics {
     labelNames: ['class'],
     registers: [registry],
   });
-  const lookups = new Counter({
+  // Two lookups per validation: counted in place, handed to the counter at scrape time (as the requests).
+  const pendingLookups: Record<'session' | 'user', Record<CacheResult, number>> = {
+    session: { local: 0, shared: 0, db: 0, miss: 0 },
+    user: { local: 0, shared: 0, db: 0, miss: 0 },
+  };
+  new Counter({
     name: 'gatehouse_cache_lookups_total',
     help: 'Session and user lookups by where they were answered: local (this process), shared (Redis), db, miss (user not in this process)',
     labelNames: ['cache', 'result'],
     registers: [registry],
+    collect() {
+      for (const cache of ['session', 'user'] as const) {
+        for (const [result, n] of Object.entries(pendingLookups[cache])) {
+          if (n > 0) this.inc({ cache, result }, n);
+          pendingLookups[cache][result as CacheResult] = 0;
+        }
+      }
+    },
   });
   const jobs = new Counter({
     name: 'gatehouse_job_runs_total',
@@ -144,12 +160,11 @@ export function createMetrics(): Metrics {
     webhookOutboxDepth,
     webhookOldestPendingSeconds,
     httpRequest(method, route, status, seconds) {
-      requests.inc({ method, route, status: String(status) });
-      latency.observe({ method, route }, seconds);
+      tally.record(method, route, status, seconds);
     },
     login: (outcome) => logins.inc({ outcome }),
     rateLimited: (cls) => limited.inc({ class: cls }),
-    cacheLookup: (cache, result) => lookups.inc({ cache, result }),
+    cacheLookup: (cache, result) => void (pendingLookups[cache][result] += 1),
     jobRun: (job, ok) => jobs.inc({ job, result: ok ? 'ok' : 'failed' }),
     passwordHash: (seconds) => hashes.observe(seconds),
     databaseState(up) {
