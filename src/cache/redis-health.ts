@@ -3,7 +3,7 @@ import { ErrorReply } from 'redis';
 import type { Logger } from '../log/logger.js';
 import type { RedisClient } from './redis-client.js';
 import { withTimeout } from '../with-timeout.js';
-import { AppError } from '../errors/app-error.js';
+import { OUTAGE_MESSAGE, unavailable } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 
 /** After a failed command, calls skip Redis for this long instead of each waiting for its own timeout. */
@@ -63,17 +63,7 @@ export class RedisHealth extends EventEmitter {
   /** Runs `op` on Redis, or `fallback` when Redis is down or the command fails or times out. */
   async run<T>(what: string, op: () => Promise<T>, fallback: () => T | Promise<T>): Promise<T> {
     if (!this.available()) return fallback();
-    try {
-      const result = await withTimeout(op(), this.timeoutMs);
-      if (!this.up) this.markUp();
-      return result;
-    } catch (err) {
-      // Redis answered, with an error about this command's data (WRONGTYPE, a script error): that
-      // call falls back, but Redis is up and the next call uses it.
-      if (err instanceof ErrorReply) this.logger.warn({ what, err: err.message }, 'redis refused a command; using the fallback for it');
-      else this.failed(what, err);
-      return fallback();
-    }
+    return this.attempt(what, op, this.timeoutMs, 'redis refused a command; using the fallback for it').catch(() => fallback());
   }
 
   /**
@@ -83,20 +73,26 @@ export class RedisHealth extends EventEmitter {
    * command must not lose a sign-in in progress), up to STRICT_TIMEOUT_MS.
    */
   async runStrict<T>(what: string, op: () => Promise<T>): Promise<T> {
-    if (!this.client.isReady) throw this.unavailable();
+    const outage = () => unavailable(OUTAGE_MESSAGE, Codes.SERVICE_UNAVAILABLE, REDIS_RETRY_AFTER_SEC);
+    if (!this.client.isReady) throw outage();
+    return this.attempt(what, op, Math.max(this.timeoutMs, STRICT_TIMEOUT_MS), 'redis refused a command whose data it alone holds').catch(() => {
+      throw outage();
+    });
+  }
+
+  /** One command with a timeout: a success ends an outage; a failure is recorded (an outage, or a refusal logged) and rethrown. */
+  private async attempt<T>(what: string, op: () => Promise<T>, timeoutMs: number, refused: string): Promise<T> {
     try {
-      const result = await withTimeout(op(), Math.max(this.timeoutMs, STRICT_TIMEOUT_MS));
+      const result = await withTimeout(op(), timeoutMs);
       if (!this.up) this.markUp();
       return result;
     } catch (err) {
-      if (err instanceof ErrorReply) this.logger.warn({ what, err: err.message }, 'redis refused a command whose data it alone holds');
+      // Redis answered, with an error about this command's data (WRONGTYPE, a script error): that call
+      // fails, but Redis is up and the next call uses it.
+      if (err instanceof ErrorReply) this.logger.warn({ what, err: err.message }, refused);
       else this.failed(what, err);
-      throw this.unavailable();
+      throw err;
     }
-  }
-
-  private unavailable(): AppError {
-    return new AppError(503, Codes.SERVICE_UNAVAILABLE, 'Service temporarily unavailable', undefined, { retry_after: REDIS_RETRY_AFTER_SEC });
   }
 
   /** The app is closing its client on purpose: the connection ending is no outage. */

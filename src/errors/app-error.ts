@@ -32,6 +32,12 @@ export const unauthorized = (message = 'Authentication required', code: Code = C
 export const forbidden = (message = 'Insufficient permissions', code: Code = Codes.FORBIDDEN) => new AppError(403, code, message);
 export const notFound = (message = 'Not found', code: Code = Codes.NOT_FOUND) => new AppError(404, code, message);
 export const conflict = (message: string, code: Code = Codes.CONFLICT) => new AppError(409, code, message);
-export const unavailable = (message: string, code: Code = Codes.SERVICE_UNAVAILABLE) => new AppError(503, code, message);
+/** A 503; `retryAfterSec` goes on the wire as `retry_after` and in `Retry-After` (else a default, retry-after.ts). */
+export const unavailable = (message: string, code: Code = Codes.SERVICE_UNAVAILABLE, retryAfterSec?: number) =>
+  new AppError(503, code, message, undefined, retryAfterSec === undefined ? undefined : { retry_after: retryAfterSec });
+
+/** The one answer to a request that a dependency's outage keeps from being served, whichever part writes it. */
+export const OUTAGE_MESSAGE = 'Service temporarily unavailable';
+export const OUTAGE_BODY = Object.freeze({ success: false, error: OUTAGE_MESSAGE, code: Codes.SERVICE_UNAVAILABLE });
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

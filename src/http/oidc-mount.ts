@@ -9,7 +9,7 @@ import { findPackageRoot } from '../mail/package-root.js';
 import { loadStrings, pickLang, translator, type WebLang } from '../web/i18n.js';
 import { parseCookies, SESSION_COOKIE } from './request-context.js';
 import { outageRetryAfter } from './middleware/errors.js';
-import { Codes } from '../errors/codes.js';
+import { OUTAGE_BODY } from '../errors/app-error.js';
 
 /** The scopes the consent page names (each has an `oidc.consent.scope.*` string). */
 const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'roles', 'offline_access']);
@@ -263,7 +263,7 @@ export function oidcRouter(app: AppContext): RequestHandler {
         ctx.status = 503;
         ctx.set('Retry-After', String(retryAfter));
         ctx.type = 'application/json';
-        ctx.body = { success: false, error: 'Service temporarily unavailable', code: Codes.SERVICE_UNAVAILABLE };
+        ctx.body = OUTAGE_BODY;
       });
     }
     cb(req, res);

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { Codes } from '../errors/codes.js';
+import { OUTAGE_BODY } from '../errors/app-error.js';
 import { DB_RETRY_AFTER_SEC } from './middleware/errors.js';
 
 /**
@@ -15,7 +15,7 @@ export function unavailableHandler(since: Date): http.RequestListener {
         ? [200, { success: true, status: 'ok' }]
         : path === '/ready'
           ? [503, { success: false, status: 'unavailable', checks: { database: 'fail' }, degraded: [`database unavailable since ${since.toISOString()}`] }]
-          : [503, { success: false, error: 'Service temporarily unavailable', code: Codes.SERVICE_UNAVAILABLE }];
+          : [503, OUTAGE_BODY];
     const text = JSON.stringify(body);
     // The request body is not needed; drain it so the connection stays usable.
     req.resume();

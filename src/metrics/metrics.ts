@@ -52,18 +52,10 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry });
   // Tallied per answer without prom-client's label hash (request-tally.ts), read at scrape time.
   const tally = new RequestTally(LATENCY_BUCKETS);
-  new Counter({
-    name: 'gatehouse_http_requests_total',
-    help: 'HTTP requests by method, route template and status',
-    labelNames: ['method', 'route', 'status'],
-    registers: [registry],
-    collect() {
-      tally.flushTo(this);
-    },
-  });
-  // prom-client's type names its own classes only; the registry needs `name` and `get()`, which this has.
-  registry.registerMetric(
-    tally.histogram('gatehouse_http_request_duration_seconds', 'HTTP request latency by method and route template') as unknown as Histogram,
+  tally.register(
+    registry,
+    { name: 'gatehouse_http_requests_total', help: 'HTTP requests by method, route template and status' },
+    { name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request latency by method and route template' },
   );
   const logins = new Counter({ name: 'gatehouse_logins_total', help: 'Login attempts by outcome', labelNames: ['outcome'], registers: [registry] });
   const limited = new Counter({

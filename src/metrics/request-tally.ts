@@ -1,4 +1,4 @@
-import type { Counter } from 'prom-client';
+import { Counter, type Histogram, type Registry } from 'prom-client';
 
 /** One (method, route) pair's tallies since start: latencies per bucket, and answers per status not yet handed to the counter. */
 interface RouteSlot {
@@ -50,8 +50,26 @@ export class RequestTally {
     slot.statuses.set(status, (slot.statuses.get(status) ?? 0) + 1);
   }
 
+  /**
+   * Registers the request counter (labels method, route, status; filled from here at each scrape) and
+   * the latency histogram (labels method, route) in `registry`.
+   */
+  register(registry: Registry, requests: { name: string; help: string }, latency: { name: string; help: string }): void {
+    const flush = (counter: Counter<'method' | 'route' | 'status'>) => this.flushTo(counter);
+    new Counter({
+      ...requests,
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+      collect() {
+        flush(this);
+      },
+    });
+    // prom-client's type names its own classes only; the registry needs `name` and `get()`, which this has.
+    registry.registerMetric(this.histogram(latency.name, latency.help) as unknown as Histogram);
+  }
+
   /** Hands the answers counted since the last call to `counter` (labels method, route, status). */
-  flushTo(counter: Counter<'method' | 'route' | 'status'>): void {
+  private flushTo(counter: Counter<'method' | 'route' | 'status'>): void {
     for (const routes of this.byMethod.values()) {
       for (const slot of routes.values()) {
         for (const [status, n] of slot.statuses) counter.inc({ method: slot.method, route: slot.route, status: String(status) }, n);
@@ -61,7 +79,7 @@ export class RequestTally {
   }
 
   /** A metric for prom-client's registry: the latency histogram, as prom-client's Histogram reports one. */
-  histogram(name: string, help: string) {
+  private histogram(name: string, help: string) {
     const bounds = this.bounds;
     const slots = () => [...this.byMethod.values()].flatMap((routes) => [...routes.values()]);
     return {

@@ -2,6 +2,7 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
 import type { UserRecord } from '../data/repositories/user-repository.js';
+import { OUTAGE_BODY } from '../errors/app-error.js';
 import type { OidcAdapter } from './adapter.js';
 import { secretMatches, type ClientStore } from './clients.js';
 import type { PrivateJwk } from './keys.js';
@@ -321,7 +322,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       // A 503 was set for an outage (the HTTP side's `server_error` listener, src/http/oidc-mount.ts): say so.
       ctx.body =
         ctx.status === 503
-          ? { success: false, error: 'Service temporarily unavailable', code: 'SERVICE_UNAVAILABLE' }
+          ? OUTAGE_BODY
           : { success: false, error: out.error_description ?? out.error, code: String(out.error ?? 'server_error').toUpperCase() };
     },
   });

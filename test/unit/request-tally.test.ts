@@ -13,16 +13,7 @@ async function both(answers: [string, string, number, number][]) {
   const latency = new Histogram({ name: 'lat_seconds', help: 'h', labelNames: ['method', 'route'], buckets: BOUNDS, registers: [plain] });
   const tallied = new Registry();
   const tally = new RequestTally(BOUNDS);
-  new Counter({
-    name: 'req_total',
-    help: 'h',
-    labelNames: ['method', 'route', 'status'],
-    registers: [tallied],
-    collect() {
-      tally.flushTo(this);
-    },
-  });
-  tallied.registerMetric(tally.histogram('lat_seconds', 'h') as unknown as Histogram);
+  tally.register(tallied, { name: 'req_total', help: 'h' }, { name: 'lat_seconds', help: 'h' });
   for (const [method, route, status, seconds] of answers) {
     requests.inc({ method, route, status: String(status) });
     latency.observe({ method, route }, seconds);

@@ -1,9 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../../log/logger.js';
-import { isAppError } from '../../errors/app-error.js';
+import { isAppError, OUTAGE_BODY } from '../../errors/app-error.js';
 import { Codes } from '../../errors/codes.js';
 import { isDatabaseUnavailable } from '../../data/db-errors.js';
-import { DEFAULT_UNAVAILABLE_RETRY_SEC, setRetryAfter } from './retry-after.js';
+import { retryAfterOf, setRetryAfter } from './retry-after.js';
 
 /** Seconds a client is asked to wait when the database is unreachable. */
 export const DB_RETRY_AFTER_SEC = 5;
@@ -13,11 +13,7 @@ export const DB_RETRY_AFTER_SEC = 5;
  * database unreachable), else null. For answers written outside Express (the OpenID provider's Koa app).
  */
 export function outageRetryAfter(err: unknown): number | null {
-  if (isAppError(err)) {
-    if (err.status !== 503) return null;
-    const given = Number(err.extra?.retry_after);
-    return Number.isFinite(given) && given >= 1 ? Math.ceil(given) : DEFAULT_UNAVAILABLE_RETRY_SEC;
-  }
+  if (isAppError(err)) return err.status === 503 ? retryAfterOf(err) : null;
   return isDatabaseUnavailable(err) ? DB_RETRY_AFTER_SEC : null;
 }
 
@@ -38,7 +34,7 @@ export function errorHandler(logger: Logger, onDatabaseUnavailable: (err: unknow
       onDatabaseUnavailable(err);
       logger.debug({ err: (err as Error).message, reqId: (req as { id?: unknown }).id }, 'database unavailable; answering 503');
       res.setHeader('Retry-After', String(DB_RETRY_AFTER_SEC));
-      res.status(503).json({ success: false, error: 'Service temporarily unavailable', code: Codes.SERVICE_UNAVAILABLE });
+      res.status(503).json(OUTAGE_BODY);
       return;
     }
     if (isAppError(err)) {

@@ -12,8 +12,14 @@ export const DEFAULT_UNAVAILABLE_RETRY_SEC = 30;
  * limiter's exact window) is kept.
  */
 export function setRetryAfter(res: Response, err: AppError): void {
-  if ((err.status !== 429 && err.status !== 503) || res.hasHeader('Retry-After')) return;
+  const sec = retryAfterOf(err);
+  if (sec !== null && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(sec));
+}
+
+/** The seconds a 429 or 503 asks the client to wait (its own `retry_after`, else the default); null for other statuses. */
+export function retryAfterOf(err: AppError): number | null {
+  if (err.status !== 429 && err.status !== 503) return null;
   const given = Number(err.extra?.retry_after);
   const fallback = err.status === 429 ? DEFAULT_RATE_LIMIT_RETRY_SEC : DEFAULT_UNAVAILABLE_RETRY_SEC;
-  res.setHeader('Retry-After', String(Number.isFinite(given) && given >= 1 ? Math.ceil(given) : fallback));
+  return Number.isFinite(given) && given >= 1 ? Math.ceil(given) : fallback;
 }
