@@ -44,13 +44,30 @@ export async function paced(
   }
 }
 
-/** The load itself (in the child): a warm-up at the rate (discarded), then the measured window. */
+/**
+ * The load itself (in the child): the connections are opened once, then a warm-up at the rate
+ * (discarded) and the measured window run on them, so the window times answers on warm connections
+ * (opening 50 at its start had put every connection's first answer, and a burst of accepts, in it).
+ */
 async function run(spec: LoadSpec, rate: number, timing: { warmupSec: number; durationSec: number }, measuring: () => void): Promise<Measurement> {
-  if (timing.warmupSec > 0) await window(spec, rate, timing.warmupSec, () => undefined);
-  return window(spec, rate, timing.durationSec, measuring);
+  const load = await connect(spec);
+  try {
+    if (timing.warmupSec > 0) await load.window(rate, timing.warmupSec, () => undefined);
+    return await load.window(rate, timing.durationSec, measuring);
+  } finally {
+    load.close();
+  }
 }
 
-async function window(spec: LoadSpec, rate: number, durationSec: number, measuring: () => void): Promise<Measurement> {
+/** What one window saw. */
+interface Tally {
+  latencies: number[];
+  statuses: Record<string, number>;
+  errors: number;
+  answered: number;
+}
+
+async function connect(spec: LoadSpec): Promise<{ window: (rate: number, durationSec: number, measuring: () => void) => Promise<Measurement>; close(): void }> {
   const url = new URL(spec.url);
   const body = spec.body ?? '';
   const head = [
@@ -60,21 +77,16 @@ async function window(spec: LoadSpec, rate: number, durationSec: number, measuri
     ...(spec.method === 'POST' ? [`Content-Length: ${Buffer.byteLength(body)}`] : []),
   ];
   const request = Buffer.from(`${head.join('\r\n')}\r\n\r\n${body}`);
-  const intervalMs = 1000 / rate;
-
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let errors = 0;
-  let answered = 0;
-  let due = 0;
-  const waiting: number[] = [];
-  const free: Conn[] = [];
 
   interface Conn {
     socket: net.Socket;
     issuedAt: number;
     buf: Buffer;
   }
+
+  let tally: Tally = { latencies: [], statuses: {}, errors: 0, answered: 0 };
+  const waiting: number[] = [];
+  const free: Conn[] = [];
 
   const dispatch = () => {
     while (waiting.length > 0 && free.length > 0) {
@@ -91,7 +103,7 @@ async function window(spec: LoadSpec, rate: number, durationSec: number, measuri
       const c: Conn = { socket, issuedAt: 0, buf: Buffer.alloc(0) };
       socket.once('connect', () => resolve(c));
       socket.once('error', (err) => {
-        errors += 1;
+        tally.errors += 1;
         reject(err);
       });
       socket.on('data', (chunk: Buffer) => {
@@ -101,15 +113,15 @@ async function window(spec: LoadSpec, rate: number, durationSec: number, measuri
         const header = c.buf.toString('latin1', 0, end);
         const length = /\r\ncontent-length:\s*(\d+)/i.exec(header);
         if (!length) {
-          errors += 1;
+          tally.errors += 1;
           return void socket.destroy();
         }
         if (c.buf.length < end + 4 + Number(length[1])) return;
         c.buf = c.buf.subarray(end + 4 + Number(length[1]));
         const status = header.slice(9, 12);
-        statuses[status] = (statuses[status] ?? 0) + 1;
-        answered += 1;
-        if (status[0] === '2') latencies.push(performance.now() - c.issuedAt);
+        tally.statuses[status] = (tally.statuses[status] ?? 0) + 1;
+        tally.answered += 1;
+        if (status[0] === '2') tally.latencies.push(performance.now() - c.issuedAt);
         free.push(c);
         dispatch();
       });
@@ -117,50 +129,65 @@ async function window(spec: LoadSpec, rate: number, durationSec: number, measuri
 
   const conns = await Promise.all(Array.from({ length: spec.connections }, open));
   free.push(...conns);
-  measuring();
-  const clientBefore = process.cpuUsage();
-  const t0 = performance.now();
-  const total = Math.round(rate * durationSec);
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      const now = performance.now();
-      // Issued now: the lag of this timer is the load generator's, not the server's; the wait for a
-      // free connection that may follow is the server's, and is counted.
-      while (due < total && t0 + due * intervalMs <= now) {
-        waiting.push(now);
-        due += 1;
-      }
-      dispatch();
-      if (due < total) setTimeout(tick, 1);
-      else resolve();
-    };
-    tick();
-  });
-  // The last requests' answers, for as long as a second.
-  const deadline = performance.now() + 1000;
-  while ((waiting.length > 0 || free.length < conns.length) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  const seconds = (performance.now() - t0) / 1000;
-  const client = process.cpuUsage(clientBefore);
-  for (const c of conns) c.socket.destroy();
 
-  const sorted = Float64Array.from(latencies).sort();
-  const pct = (p: number) => (sorted.length ? round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)], 2) : 0);
-  const ok = latencies.length;
+  /** `rate` requests a second for `durationSec`, then their answers for as long as a second. */
+  async function window(rate: number, durationSec: number, measuring: () => void): Promise<Measurement> {
+    const t: Tally = (tally = { latencies: [], statuses: {}, errors: 0, answered: 0 });
+    const intervalMs = 1000 / rate;
+    let due = 0;
+    measuring();
+    const clientBefore = process.cpuUsage();
+    const t0 = performance.now();
+    const total = Math.round(rate * durationSec);
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const now = performance.now();
+        // Issued now: the lag of this timer is the load generator's, not the server's; the wait for a
+        // free connection that may follow is the server's, and is counted.
+        while (due < total && t0 + due * intervalMs <= now) {
+          waiting.push(now);
+          due += 1;
+        }
+        dispatch();
+        if (due < total) setTimeout(tick, 1);
+        else resolve();
+      };
+      tick();
+    });
+    // The last requests' answers, for as long as a second.
+    const deadline = performance.now() + 1000;
+    while ((waiting.length > 0 || free.length < conns.length) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const seconds = (performance.now() - t0) / 1000;
+    const client = process.cpuUsage(clientBefore);
+    // Requests still unanswered belong to this window: the next one must not time them.
+    waiting.length = 0;
+
+    const sorted = Float64Array.from(t.latencies).sort();
+    const pct = (p: number) => (sorted.length ? round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)], 2) : 0);
+    const ok = t.latencies.length;
+    return {
+      name: '',
+      rps: round(ok / seconds, 1),
+      p50: pct(50),
+      p99: pct(99),
+      mean: ok ? round(t.latencies.reduce((a, b) => a + b, 0) / ok, 2) : 0,
+      requests: t.answered,
+      non2xx: t.answered - ok,
+      statuses: t.statuses,
+      errors: t.errors,
+      timeouts: total - t.answered,
+      connections: spec.connections,
+      durationSec: round(seconds, 2),
+      cpuUsPerReq: null, // read by the parent around the window
+      clientCpuUsPerReq: t.answered > 0 ? round((client.user + client.system) / t.answered, 1) : null,
+    };
+  }
+
   return {
-    name: '',
-    rps: round(ok / seconds, 1),
-    p50: pct(50),
-    p99: pct(99),
-    mean: ok ? round(latencies.reduce((a, b) => a + b, 0) / ok, 2) : 0,
-    requests: answered,
-    non2xx: answered - ok,
-    statuses,
-    errors,
-    timeouts: total - answered,
-    connections: spec.connections,
-    durationSec: round(seconds, 2),
-    cpuUsPerReq: null, // read by the parent around the window
-    clientCpuUsPerReq: answered > 0 ? round((client.user + client.system) / answered, 1) : null,
+    window,
+    close: () => {
+      for (const c of conns) c.socket.destroy();
+    },
   };
 }
 

@@ -65,11 +65,14 @@ return 0
 
 /**
  * Most hits one instance leases on one key beyond those it needs at once. The half left when the
- * refill is asked for must outlast a turn of a busy event loop (50 connections at ~80 µs a request
- * is 4 ms), or callers queue behind every refill: at 64, a key at 12,000 requests a second had 2.7 ms
- * left and limits on cost 1.6 to 1.9 times the CPU per request of limits off (`npm run bench`).
+ * refill is asked for must outlast the refill's round trip on a busy event loop (50 connections at
+ * ~30 µs a request is a turn of 1.5 ms, and the reply is read a turn or two after it arrives), or
+ * callers queue behind every refill and take the promise path. At 64, a key at 12,000 requests a second ran dry
+ * before the refill came back; at 256, one at 32,000 a second (one session validated flat out) still
+ * did for 5-7 % of its requests, which then cost the CPU and the old-generation garbage of a wait;
+ * at 1,024 fewer than 0.05 % wait (bench/results/limits-old-space-*.txt).
  */
-export const MAX_LEASE = 256;
+export const MAX_LEASE = 1024;
 
 /** Leases of at least this many hits are refilled before they run out (smaller ones when spent). */
 const REFILL_FROM = 4;

@@ -17,7 +17,7 @@ import { corsAllows, CORS_EXPOSE_HEADERS } from '../middleware/cors.js';
 import { parseBody, parseSize, plainJsonLength, presetBody, readRaw } from '../middleware/json-body.js';
 import { accessLine, markStarted } from '../middleware/access-log.js';
 import { bridgeKeyOf } from '../middleware/rate-limit-classes.js';
-import { record, setLimitHeaders, tooManyBody } from '../middleware/rate-limit-request.js';
+import { limitHeaderPairs, record, setLimitHeaders, tooManyBody } from '../middleware/rate-limit-request.js';
 import { requestIdOf } from '../middleware/request-id.js';
 import { apiSecurityHeaders } from '../middleware/security-headers.js';
 
@@ -204,10 +204,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
         CORS_EXPOSE_HEADERS,
       );
     }
-    if (r) {
-      out.push('X-RateLimit-Limit', String(r.limit), 'X-RateLimit-Remaining', String(r.remaining), 'X-RateLimit-Reset', String(r.resetAt));
-      if (!r.allowed) out.push('Retry-After', String(Math.max(1, r.retryAfterSec)));
-    }
+    if (r) out.push(...limitHeaderPairs(r));
     return out;
   }
 
