@@ -26,6 +26,12 @@ describe('limitHeaderPairs', () => {
     expect(limitHeaderPairs(result({}))).toEqual(['X-RateLimit-Limit', '100', 'X-RateLimit-Remaining', '42', 'X-RateLimit-Reset', '1795940405']);
   });
 
+  it('when given a head block, then the headers are appended to it and it is returned', () => {
+    const head = ['X-Request-ID', 'r1'];
+    expect(limitHeaderPairs(result({}), head)).toBe(head);
+    expect(head).toEqual(['X-Request-ID', 'r1', 'X-RateLimit-Limit', '100', 'X-RateLimit-Remaining', '42', 'X-RateLimit-Reset', '1795940405']);
+  });
+
   it('when the hit is refused, then Retry-After follows, never below one second', () => {
     expect(limitHeaderPairs(result({ allowed: false, remaining: 0, retryAfterSec: 17 })).slice(-4)).toEqual([
       'X-RateLimit-Reset',

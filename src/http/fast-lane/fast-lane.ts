@@ -204,8 +204,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
         CORS_EXPOSE_HEADERS,
       );
     }
-    if (r) out.push(...limitHeaderPairs(r));
-    return out;
+    return r ? limitHeaderPairs(r, out) : out;
   }
 
   function send(req: IncomingMessage, res: ServerResponse, route: Route, status: number, head: string[], text: string, started: number): void {

@@ -57,9 +57,12 @@ export const RATE_LIMITED_MESSAGE = 'Too many requests';
  */
 export const countText = (n: number): string => (Number.isInteger(n) && Math.abs(n) < 1e21 ? n.toFixed(0) : String(n));
 
-/** The X-RateLimit-* headers of one result, as name, value pairs in their order (plus Retry-After when refused). */
-export function limitHeaderPairs(r: LimitResult): string[] {
-  const out = ['X-RateLimit-Limit', String(r.limit), 'X-RateLimit-Remaining', countText(r.remaining), 'X-RateLimit-Reset', String(r.resetAt)];
+/**
+ * The X-RateLimit-* headers of one result, as name, value pairs in their order (plus Retry-After when
+ * refused), appended to `out` (the fast lane's head block: no array of their own on its path) and returned.
+ */
+export function limitHeaderPairs(r: LimitResult, out: string[] = []): string[] {
+  out.push('X-RateLimit-Limit', String(r.limit), 'X-RateLimit-Remaining', countText(r.remaining), 'X-RateLimit-Reset', String(r.resetAt));
   if (!r.allowed) out.push('Retry-After', String(Math.max(1, r.retryAfterSec)));
   return out;
 }
