@@ -14,20 +14,27 @@ import { round, type LoadSpec, type Measurement } from './load.js';
  * HTTP/1.1 keep-alive over `spec.connections` sockets, one request in flight on each; a request due
  * while all are busy waits in line here. Answers must carry Content-Length (every route measured does).
  */
-export async function paced(
-  name: string,
-  spec: LoadSpec,
-  rate: number,
-  timing: { warmupSec: number; durationSec: number },
-  serverCpuMs: () => number | null,
-): Promise<Measurement> {
+/** When each answer at or above the window's p99 was issued (wall clock, ms since the epoch) and how long it took (ms). */
+export type SlowAnswer = [issuedAtEpochMs: number, ms: number];
+
+/** With keepSlow: when the measured window opened (ms since the epoch) and its answers at or above p99. */
+export type PacedMeasurement = Measurement & { windowStart?: number; slow?: SlowAnswer[] };
+
+export interface PacedTiming {
+  warmupSec: number;
+  durationSec: number;
+  /** Also return the answers at or above p99 (bench/tail.ts lines them up with the server's stalls). */
+  keepSlow?: boolean;
+}
+
+export async function paced(name: string, spec: LoadSpec, rate: number, timing: PacedTiming, serverCpuMs: () => number | null): Promise<PacedMeasurement> {
   // In a process of its own: the harness's heap, grown by every autocannon run before, had a
   // mark-compact every half second here (pauses up to 20 ms, charged to whatever was being measured).
   const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_PACED_CHILD: '1' } });
   let cpuBefore: number | null = null;
   try {
-    return await new Promise<Measurement>((resolve, reject) => {
-      child.on('message', (m: { measuring?: true; result?: Measurement; error?: string }) => {
+    return await new Promise<PacedMeasurement>((resolve, reject) => {
+      child.on('message', (m: { measuring?: true; result?: PacedMeasurement; error?: string }) => {
         if (m.measuring) cpuBefore = serverCpuMs();
         if (m.error) reject(new Error(`paced load for ${name}: ${m.error}`));
         if (!m.result) return;
@@ -49,11 +56,11 @@ export async function paced(
  * (discarded) and the measured window run on them, so the window times answers on warm connections
  * (opening 50 at its start had put every connection's first answer, and a burst of accepts, in it).
  */
-async function run(spec: LoadSpec, rate: number, timing: { warmupSec: number; durationSec: number }, measuring: () => void): Promise<Measurement> {
+async function run(spec: LoadSpec, rate: number, timing: PacedTiming, measuring: () => void): Promise<PacedMeasurement> {
   const load = await connect(spec);
   try {
     if (timing.warmupSec > 0) await load.window(rate, timing.warmupSec, () => undefined);
-    return await load.window(rate, timing.durationSec, measuring);
+    return await load.window(rate, timing.durationSec, measuring, timing.keepSlow);
   } finally {
     load.close();
   }
@@ -62,12 +69,16 @@ async function run(spec: LoadSpec, rate: number, timing: { warmupSec: number; du
 /** What one window saw. */
 interface Tally {
   latencies: number[];
+  /** When each 2xx answer in `latencies` was issued (performance.now()). */
+  issued: number[];
   statuses: Record<string, number>;
   errors: number;
   answered: number;
 }
 
-async function connect(spec: LoadSpec): Promise<{ window: (rate: number, durationSec: number, measuring: () => void) => Promise<Measurement>; close(): void }> {
+async function connect(
+  spec: LoadSpec,
+): Promise<{ window: (rate: number, durationSec: number, measuring: () => void, keepSlow?: boolean) => Promise<PacedMeasurement>; close(): void }> {
   const url = new URL(spec.url);
   const body = spec.body ?? '';
   const head = [
@@ -84,7 +95,7 @@ async function connect(spec: LoadSpec): Promise<{ window: (rate: number, duratio
     buf: Buffer;
   }
 
-  let tally: Tally = { latencies: [], statuses: {}, errors: 0, answered: 0 };
+  let tally: Tally = { latencies: [], issued: [], statuses: {}, errors: 0, answered: 0 };
   const waiting: number[] = [];
   const free: Conn[] = [];
 
@@ -121,7 +132,10 @@ async function connect(spec: LoadSpec): Promise<{ window: (rate: number, duratio
         const status = header.slice(9, 12);
         tally.statuses[status] = (tally.statuses[status] ?? 0) + 1;
         tally.answered += 1;
-        if (status[0] === '2') tally.latencies.push(performance.now() - c.issuedAt);
+        if (status[0] === '2') {
+          tally.latencies.push(performance.now() - c.issuedAt);
+          tally.issued.push(c.issuedAt);
+        }
         free.push(c);
         dispatch();
       });
@@ -131,8 +145,8 @@ async function connect(spec: LoadSpec): Promise<{ window: (rate: number, duratio
   free.push(...conns);
 
   /** `rate` requests a second for `durationSec`, then their answers for as long as a second. */
-  async function window(rate: number, durationSec: number, measuring: () => void): Promise<Measurement> {
-    const t: Tally = (tally = { latencies: [], statuses: {}, errors: 0, answered: 0 });
+  async function window(rate: number, durationSec: number, measuring: () => void, keepSlow = false): Promise<PacedMeasurement> {
+    const t: Tally = (tally = { latencies: [], issued: [], statuses: {}, errors: 0, answered: 0 });
     const intervalMs = 1000 / rate;
     let due = 0;
     measuring();
@@ -180,6 +194,12 @@ async function connect(spec: LoadSpec): Promise<{ window: (rate: number, duratio
       durationSec: round(seconds, 2),
       cpuUsPerReq: null, // read by the parent around the window
       clientCpuUsPerReq: t.answered > 0 ? round((client.user + client.system) / t.answered, 1) : null,
+      ...(keepSlow
+        ? {
+            windowStart: performance.timeOrigin + t0,
+            slow: slowAnswers(t, sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)] : 0),
+          }
+        : {}),
     };
   }
 
@@ -191,8 +211,15 @@ async function connect(spec: LoadSpec): Promise<{ window: (rate: number, duratio
   };
 }
 
+/** The answers at or above `p99`, on the wall clock (performance.now() is this process's own). */
+function slowAnswers(t: Tally, p99: number): SlowAnswer[] {
+  const slow: SlowAnswer[] = [];
+  for (let i = 0; i < t.latencies.length; i++) if (t.latencies[i] >= p99) slow.push([performance.timeOrigin + t.issued[i], round(t.latencies[i], 2)]);
+  return slow;
+}
+
 if (process.env.BENCH_PACED_CHILD === '1' && process.send) {
-  process.once('message', (m: { spec: LoadSpec; rate: number; timing: { warmupSec: number; durationSec: number } }) => {
+  process.once('message', (m: { spec: LoadSpec; rate: number; timing: PacedTiming }) => {
     run(m.spec, m.rate, m.timing, () => process.send!({ measuring: true })).then(
       (result) => process.send!({ result }, () => process.exit(0)),
       (err: unknown) => process.send!({ error: String(err) }, () => process.exit(1)),
