@@ -3,17 +3,6 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { round, type LoadSpec, type Measurement } from './load.js';
 
-/**
- * Latency at a fixed offered load (open loop): requests are issued at an even pace, `rate` a second
- * (those due are issued together on a millisecond timer), whatever the answers do, and each one's
- * latency runs from when it was issued, not from when a connection was free to send it (so a stall is
- * charged to every request it delays, as wrk2 does). autocannon's `overallRate` cannot do this: it
- * lets each connection send its quota for the second as fast as it can, then waits for the next
- * second, so its "fixed rate" is bursts flat out.
- *
- * HTTP/1.1 keep-alive over `spec.connections` sockets, one request in flight on each; a request due
- * while all are busy waits in line here. Answers must carry Content-Length (every route measured does).
- */
 /** When each answer at or above the window's p99 was issued (wall clock, ms since the epoch) and how long it took (ms). */
 export type SlowAnswer = [issuedAtEpochMs: number, ms: number];
 
@@ -27,6 +16,17 @@ export interface PacedTiming {
   keepSlow?: boolean;
 }
 
+/**
+ * Latency at a fixed offered load (open loop): requests are issued at an even pace, `rate` a second
+ * (those due are issued together on a millisecond timer), whatever the answers do, and each one's
+ * latency runs from when it was issued, not from when a connection was free to send it (so a stall is
+ * charged to every request it delays, as wrk2 does). autocannon's `overallRate` cannot do this: it
+ * lets each connection send its quota for the second as fast as it can, then waits for the next
+ * second, so its "fixed rate" is bursts flat out.
+ *
+ * HTTP/1.1 keep-alive over `spec.connections` sockets, one request in flight on each; a request due
+ * while all are busy waits in line here. Answers must carry Content-Length (every route measured does).
+ */
 export async function paced(name: string, spec: LoadSpec, rate: number, timing: PacedTiming, serverCpuMs: () => number | null): Promise<PacedMeasurement> {
   // In a process of its own: the harness's heap, grown by every autocannon run before, had a
   // mark-compact every half second here (pauses up to 20 ms, charged to whatever was being measured).
@@ -177,7 +177,8 @@ async function connect(
     waiting.length = 0;
 
     const sorted = Float64Array.from(t.latencies).sort();
-    const pct = (p: number) => (sorted.length ? round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)], 2) : 0);
+    const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : 0);
+    const pct = (p: number) => round(at(p), 2);
     const ok = t.latencies.length;
     return {
       name: '',
@@ -197,7 +198,7 @@ async function connect(
       ...(keepSlow
         ? {
             windowStart: performance.timeOrigin + t0,
-            slow: slowAnswers(t, sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)] : 0),
+            slow: slowAnswers(t, at(99)),
           }
         : {}),
     };

@@ -7,8 +7,9 @@ import { provisionBackend, type BenchBackend } from './backend.js';
 import { envNumber, note, out, runBenchmark, writeResults } from './harness.js';
 import { paced } from './paced.js';
 import { combine, measure, round, roundRatio, type LoadSpec, type LoadTiming, type Measurement } from './load.js';
-import { BENCH_BRIDGE_SECRET, BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
-import { freePort, serverNodeVersion, startChild, stopAll, type ChildServer } from './processes.js';
+import { BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
+import { serverNodeVersion, stopAll, type ChildServer } from './processes.js';
+import { bridgeHeaders, bridgeSpec, login, startGatehouse, startHello, validationSpec } from './servers.js';
 import { cpuCheck, cpuScaling, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, twoWorkerCheck, type Check, type Row } from './report.js';
 
 /**
@@ -106,57 +107,12 @@ const LIMITS_ON: Record<string, string> = {
   RATE_LIMIT_LOGIN: '1000000000/5m',
 };
 
-async function startGatehouse(p: Prepared, workers: number, env: Record<string, string> = {}): Promise<ChildServer> {
-  const port = await freePort();
-  const server = await startChild({
-    name: `gatehouse serve --workers ${workers}`,
-    args: [...p.cli, 'serve', '--workers', String(workers), '--data-dir', p.dataDir, '--port', String(port), '--host', '127.0.0.1'],
-    env: { ...p.env, ...env, PORT: String(port) },
-    port,
-    readyPath: '/health',
-    cwd: ROOT,
-  });
-  if (workers > 1) await new Promise((r) => setTimeout(r, 1500)); // let every worker finish booting
-  return server;
-}
-
-async function login(url: string, email: string): Promise<string> {
-  const r = await fetch(`${url}/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password: BENCH_PASSWORD }),
-  });
-  const body = (await r.json().catch(() => ({}))) as { sessionId?: string; session_id?: string; error?: string };
-  const id = body.sessionId ?? body.session_id;
-  if (!r.ok || !id) throw new Error(`login failed: ${r.status} ${JSON.stringify(body)}`);
-  return id;
-}
-
 /** One request of each kind must succeed before it is worth measuring. */
 async function sanity(url: string, session: string): Promise<void> {
   const v = await fetch(`${url}/auth/validation`, { headers: { 'X-Session-ID': session } });
   if (v.status !== 200) throw new Error(`GET /auth/validation answered ${v.status}: ${await v.text()}`);
   const b = await fetch(`${url}/auth/bridge/validate`, { method: 'POST', headers: bridgeHeaders(session), body: '{}' });
   if (b.status !== 200) throw new Error(`POST /auth/bridge/validate answered ${b.status}: ${await b.text()}`);
-}
-
-const bridgeHeaders = (session: string) => ({
-  'Content-Type': 'application/json',
-  'X-Bridge-Secret': BENCH_BRIDGE_SECRET,
-  'X-Session-ID': session,
-});
-
-async function startHello(workers: number, kind: 'express' | 'bare' = 'express'): Promise<ChildServer> {
-  const port = await freePort();
-  const server = await startChild({
-    name: `${kind === 'bare' ? 'bare node:http hello' : 'hello'} (${workers} worker(s))`,
-    args: [path.join(ROOT, 'dist', 'bench', 'hello-server.js')],
-    env: { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', HELLO_WORKERS: String(workers), HELLO_KIND: kind },
-    port,
-    readyPath: '/health',
-  });
-  if (workers > 1) await new Promise((r) => setTimeout(r, 1500));
-  return server;
 }
 
 interface Phase {
@@ -203,14 +159,8 @@ async function measurePhase(p: Prepared, workers: number, session: string | null
   try {
     const sid = session ?? (await login(server.url, p.emails[0]));
     for (const s of servers) await sanity(s.url, sid);
-    const validation = (s: ChildServer): [LoadSpec, ChildServer] => [
-      { url: `${s.url}/auth/validation`, headers: { 'X-Session-ID': sid }, connections: CONNECTIONS },
-      s,
-    ];
-    const bridge = (s: ChildServer): [LoadSpec, ChildServer] => [
-      { url: `${s.url}/auth/bridge/validate`, method: 'POST', headers: bridgeHeaders(sid), body: '{}', connections: CONNECTIONS },
-      s,
-    ];
+    const validation = (s: ChildServer): [LoadSpec, ChildServer] => [validationSpec(s.url, sid, CONNECTIONS), s];
+    const bridge = (s: ChildServer): [LoadSpec, ChildServer] => [bridgeSpec(s.url, sid, CONNECTIONS), s];
     const specs: Partial<Record<Key, [LoadSpec, ChildServer]>> = {
       hello: [{ url: `${hello.url}/hello`, connections: CONNECTIONS }, hello],
       bare: [{ url: `${bare.url}/hello`, connections: CONNECTIONS }, bare],

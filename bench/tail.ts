@@ -7,8 +7,9 @@ import { envNumber, note, out, runBenchmark, table, writeResults } from './harne
 import { measure, round, type LoadSpec } from './load.js';
 import type { ProbeRecord } from './loop-probe.js';
 import { paced, type SlowAnswer } from './paced.js';
-import { BENCH_BRIDGE_SECRET, BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
-import { freePort, serverNodeVersion, startChild, stopAll, type ChildServer } from './processes.js';
+import { prepare, type Prepared } from './prepare.js';
+import { serverNodeVersion, stopAll, type ChildServer } from './processes.js';
+import { bridgeSpec, login, startGatehouse, startHello, validationSpec } from './servers.js';
 
 /**
  * `npm run bench:tail`: what the slowest answers at equal load waited for (bench/README.md, "What the
@@ -48,7 +49,7 @@ interface Window {
 }
 
 /** What overlapped each slow answer, first match in the order gc, busy stall, stall while not running. */
-export function attribute(slow: SlowAnswer[], probe: ProbeRecord): Record<Cause, number> {
+function attribute(slow: SlowAnswer[], probe: ProbeRecord): Record<Cause, number> {
   const causes: Record<Cause, number> = { gc: 0, busy: 0, descheduled: 0, neither: 0 };
   const overlaps = (a: number, ms: number, start: number, len: number) => start < a + ms + SLACK_MS && start + len > a - SLACK_MS;
   for (const [a, ms] of slow) {
@@ -87,45 +88,13 @@ async function main(): Promise<number> {
     const p = prepared;
     const ghProbe = probed('gatehouse', dir);
     const bareProbe = probed('bare', dir);
-    const ghPort = await freePort();
-    const gh = await startChild({
-      name: 'gatehouse serve --workers 1',
-      args: [...p.cli, 'serve', '--workers', '1', '--data-dir', p.dataDir, '--port', String(ghPort), '--host', '127.0.0.1'],
-      env: { ...p.env, ...ghProbe.env, PORT: String(ghPort) },
-      port: ghPort,
-      readyPath: '/health',
-      cwd: ROOT,
-    });
-    const barePort = await freePort();
-    const bare = await startChild({
-      name: 'bare node:http hello',
-      args: [path.join(ROOT, 'dist', 'bench', 'hello-server.js')],
-      env: { ...process.env, ...bareProbe.env, NODE_ENV: 'production', PORT: String(barePort), HOST: '127.0.0.1', HELLO_WORKERS: '1', HELLO_KIND: 'bare' },
-      port: barePort,
-      readyPath: '/health',
-    });
-    const login = await fetch(`${gh.url}/auth/login`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: p.emails[0], password: BENCH_PASSWORD }),
-    });
-    const session = ((await login.json()) as { sessionId?: string }).sessionId;
-    if (!login.ok || !session) throw new Error(`login failed: ${login.status}`);
+    const gh = await startGatehouse(p, 1, ghProbe.env);
+    const bare = await startHello(1, 'bare', bareProbe.env);
+    const session = await login(gh.url, p.emails[0]);
     const routes: [string, LoadSpec, ChildServer, string][] = [
       ['bare node:http', { url: `${bare.url}/hello`, connections: CONNECTIONS }, bare, bareProbe.file],
-      ['GET /auth/validation', { url: `${gh.url}/auth/validation`, headers: { 'X-Session-ID': session }, connections: CONNECTIONS }, gh, ghProbe.file],
-      [
-        'POST /auth/bridge/validate',
-        {
-          url: `${gh.url}/auth/bridge/validate`,
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', 'X-Bridge-Secret': BENCH_BRIDGE_SECRET, 'X-Session-ID': session },
-          body: '{}',
-          connections: CONNECTIONS,
-        },
-        gh,
-        ghProbe.file,
-      ],
+      ['GET /auth/validation', validationSpec(gh.url, session, CONNECTIONS), gh, ghProbe.file],
+      ['POST /auth/bridge/validate', bridgeSpec(gh.url, session, CONNECTIONS), gh, ghProbe.file],
     ];
     // As `npm run bench` picks it: half of the slowest route's flat-out req/s (the bridge's).
     let rate = envNumber(process.env.BENCH_TAIL_RATE, 0);
@@ -203,7 +172,8 @@ async function main(): Promise<number> {
         ]),
       ),
     );
-    writeResults(ROOT, RESULTS, { runSeconds: Math.round((Date.now() - started) / 1000), node: serverNodeVersion(), windows } as { runSeconds: number });
+    const result = { runSeconds: Math.round((Date.now() - started) / 1000), node: serverNodeVersion(), windows };
+    writeResults(ROOT, RESULTS, result);
     return 0;
   } finally {
     await stopAll();

@@ -48,6 +48,9 @@ export function record(req: Request | IncomingMessage, cls: string, key: string)
 
 export const RATE_LIMITED_MESSAGE = 'Too many requests';
 
+/** The seconds a refused client is told to wait, never under one. */
+const retryAfterSecOf = (r: LimitResult): number => Math.max(1, r.retryAfterSec);
+
 /**
  * A count as header text. `String(n)` puts the string in V8's number-to-string cache, which lives in the
  * old generation: a figure that differs on every answer (X-RateLimit-Remaining) then survives the
@@ -63,7 +66,7 @@ export const countText = (n: number): string => (Number.isInteger(n) && Math.abs
  */
 export function limitHeaderPairs(r: LimitResult, out: string[] = []): string[] {
   out.push('X-RateLimit-Limit', String(r.limit), 'X-RateLimit-Remaining', countText(r.remaining), 'X-RateLimit-Reset', String(r.resetAt));
-  if (!r.allowed) out.push('Retry-After', String(Math.max(1, r.retryAfterSec)));
+  if (!r.allowed) out.push('Retry-After', String(retryAfterSecOf(r)));
   return out;
 }
 
@@ -76,7 +79,7 @@ export function setLimitHeaders(res: Response, r: LimitResult): void {
 }
 
 export function tooManyRequests(r: LimitResult): AppError {
-  return new AppError(429, Codes.RATE_LIMITED, RATE_LIMITED_MESSAGE, undefined, { retry_after: Math.max(1, r.retryAfterSec) });
+  return new AppError(429, Codes.RATE_LIMITED, RATE_LIMITED_MESSAGE, undefined, { retry_after: retryAfterSecOf(r) });
 }
 
 /**
@@ -90,12 +93,12 @@ export const tooManyBody = (r: LimitResult) => ({
   success: false,
   error: RATE_LIMITED_MESSAGE,
   code: Codes.RATE_LIMITED,
-  retry_after: Math.max(1, r.retryAfterSec),
+  retry_after: retryAfterSecOf(r),
 });
 
 export function sendTooMany(res: Response, r: LimitResult): void {
   const page: unknown = res.locals[TOO_MANY_PAGE];
-  if (typeof page === 'function') return void (page as (retryAfterSec: number) => void)(Math.max(1, r.retryAfterSec));
+  if (typeof page === 'function') return void (page as (retryAfterSec: number) => void)(retryAfterSecOf(r));
   res.status(429).json(tooManyBody(r));
 }
 
