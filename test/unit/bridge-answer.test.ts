@@ -25,7 +25,7 @@ const perRequest = { cached: true, cacheSource: 'ultra', timestamp: at.toISOStri
 
 describe('bridge answer', () => {
   it('when the cached head and the per-request fields make the answer, then the text is JSON.stringify of the whole answer, in its key order', () => {
-    const text = bridgeAnswer(bridgeHead(session, user), perRequest);
+    const { text } = bridgeAnswer(bridgeHead(session, user), perRequest);
     const expected = {
       success: true,
       valid: true,
@@ -55,20 +55,24 @@ describe('bridge answer', () => {
     const head = bridgeHead(session, user);
     const first = bridgeAnswer(head, { ...perRequest });
     expect(bridgeAnswer(head, { ...perRequest })).toBe(first);
-    const later = bridgeAnswer(head, { ...perRequest, timestamp: '2026-11-24T10:00:00.001Z' });
+    const later = bridgeAnswer(head, { ...perRequest, timestamp: '2026-11-24T10:00:00.001Z' }).text;
     expect(JSON.parse(later).timestamp).toBe('2026-11-24T10:00:00.001Z');
-    const shared = bridgeAnswer(head, { ...perRequest, timestamp: '2026-11-24T10:00:00.001Z', cacheSource: 'unified' });
+    const shared = bridgeAnswer(head, { ...perRequest, timestamp: '2026-11-24T10:00:00.001Z', cacheSource: 'unified' }).text;
     expect(JSON.parse(shared)).toMatchObject({ cacheSource: 'unified', cached: true });
-    const db = bridgeAnswer(head, { cached: false, cacheSource: 'db', timestamp: '2026-11-24T10:00:00.001Z' });
+    const db = bridgeAnswer(head, { cached: false, cacheSource: 'db', timestamp: '2026-11-24T10:00:00.001Z' }).text;
     expect(JSON.parse(db)).toMatchObject({ cacheSource: 'db', cached: false });
     // Another head (another session, or a changed user) never gets this head's text.
     const other = bridgeHead({ ...session, id: 's2' } as SessionRecord, user);
-    expect(JSON.parse(bridgeAnswer(other, { ...perRequest })).session.id).toBe('s2');
+    expect(JSON.parse(bridgeAnswer(other, { ...perRequest }).text).session.id).toBe('s2');
   });
 
   it('when a user value needs escaping (quotes, control characters, non-ASCII), then the answer is still the one JSON text of it', () => {
     const odd = { ...user, last_name: 'O"Brien\n\u0000 ü 😀', user_name: '</script>' } as unknown as PublicUser;
-    const text = bridgeAnswer(bridgeHead(session, odd), perRequest);
+    const answer = bridgeAnswer(bridgeHead(session, odd), perRequest);
+    const { text } = answer;
+    // Content-Length counts UTF-8 bytes, not UTF-16 code units.
+    expect(answer.contentLength).toBe(String(Buffer.from(text, 'utf8').length));
+    expect(Number(answer.contentLength)).toBeGreaterThan(text.length);
     expect(JSON.parse(text).user.lastName).toBe('O"Brien\n\u0000 ü 😀');
     expect(JSON.parse(text).user.last_name).toBe('O"Brien\n\u0000 ü 😀');
     expect(JSON.parse(text).user.userName).toBe('</script>');

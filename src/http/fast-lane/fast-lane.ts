@@ -10,7 +10,7 @@ import { nestsDeeperThan, nulPath } from '../../services/security/json-depth.js'
 import type { LocalHit } from '../../services/session-service.js';
 import { MAX_BODY_DEPTH } from '../define-route.js';
 import { readSessionToken } from '../request-context.js';
-import type { JsonText } from '../respond.js';
+import { JsonText } from '../respond.js';
 import { activeAnswers } from '../routes/session.routes.js';
 import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
 import { corsAllows, CORS_EXPOSE_HEADERS } from '../middleware/cors.js';
@@ -188,9 +188,13 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     return hit ? { cls: 'session', key: `session:${hit.session.id}` } : null;
   }
 
+  // X-Request-ID (its value set per answer) and the security headers: copied, not built, per answer.
+  const baseHead = ['X-Request-ID', '', ...security];
+
   /** The headers the app's middleware would set, in its order, up to the route's own. */
   function headBlock(req: IncomingMessage, r: LimitResult | null): string[] {
-    const out = ['X-Request-ID', requestIdOf(req.headers['x-request-id']), ...security];
+    const out = baseHead.slice();
+    out[1] = requestIdOf(req.headers['x-request-id']);
     const origin = req.headers.origin;
     if (corsOk(origin)) {
       out.push(
@@ -207,13 +211,13 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     return r ? limitHeaderPairs(r, out) : out;
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, route: Route, status: number, head: string[], text: string, started: number): void {
+  function send(req: IncomingMessage, res: ServerResponse, route: Route, status: number, head: string[], body: JsonText, started: number): void {
     // A client gone while the lane waited on the limiter: the middleware's line says so, with the status then.
     const aborted = res.destroyed;
     const statusThen = res.statusCode;
-    head.push('Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(text)));
+    head.push('Content-Type', JSON_TYPE, 'Content-Length', body.contentLength);
     res.writeHead(status, head as unknown as OutgoingHttpHeaders);
-    res.end(text);
+    res.end(body.text);
     if (stats) stats.answered += 1;
     const ms = performance.now() - started;
     metrics.httpRequest(req.method!, TEMPLATE[route], status, ms / 1000);
@@ -226,7 +230,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     if (a.route === Route.Get) text = activeAnswers.get(app, v);
     else if (a.route === Route.Post) text = activeAnswers.post(app, v, a.token);
     else text = activeAnswers.bridge(app, v);
-    send(req, res, a.route, 200, headBlock(req, r), text.text, started);
+    send(req, res, a.route, 200, headBlock(req, r), text, started);
   }
 
   /** The limiter's answer when it has one without waiting; null otherwise (and for a throw: the wait path fails open). */
@@ -240,7 +244,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
 
   function refuse(req: IncomingMessage, res: ServerResponse, route: Route, cls: RateLimitClass, r: LimitResult, started: number): void {
     metrics.rateLimited(cls);
-    send(req, res, route, 429, headBlock(req, r), JSON.stringify(tooManyBody(r)), started);
+    send(req, res, route, 429, headBlock(req, r), new JsonText(JSON.stringify(tooManyBody(r))), started);
   }
 
   /** Gives the request to the app; a body already read goes with it, and when it began (its access line's time). */

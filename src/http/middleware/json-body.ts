@@ -130,6 +130,8 @@ function readStream(req: IncomingMessage, length: number, next: (err: Error | nu
 /** body-parser's strict mode: empty is `{}`, otherwise the first non-blank character opens an object or array. */
 function parseStrict(text: string): unknown {
   if (text.length === 0) return {};
+  const c = text.charCodeAt(0);
+  if (c === 0x7b || c === 0x5b) return JSON.parse(text); // `{` or `[` right away: what nearly every client sends
   const first = /\S/.exec(text)?.[0];
   if (first !== '{' && first !== '[') throw new SyntaxError(`Unexpected token ${first ?? 'end of input'} in JSON`);
   return JSON.parse(text);

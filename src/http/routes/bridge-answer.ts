@@ -1,6 +1,14 @@
 import type { SessionRecord } from '../../data/repositories/session-repository.js';
 import type { PublicUser } from '../../services/user-view.js';
+import { JsonText } from '../respond.js';
 import { iso } from './auth-responses.js';
+
+/** What changes between bridge answers about one session: where the session came from and when. */
+export interface PerRequest {
+  cached: boolean;
+  cacheSource: string;
+  timestamp: string;
+}
 
 /** The per-session part of the bridge-validate answer: objects, not text. */
 export interface BridgeHead {
@@ -8,12 +16,14 @@ export interface BridgeHead {
   user: Record<string, unknown>;
   session: Record<string, unknown>;
   expiresAt: string | null;
+  /** The last answer made from this head and what it was made for (see bridgeAnswer); only bridgeAnswer sets it. */
+  last: (PerRequest & { answer: JsonText }) | null;
 }
 
 /**
  * The per-session part of the bridge-validate answer: the user (the public user plus the camelCase
  * aliases its clients read), the session and its expiry. Built once per session record and user view
- * (the route caches it, and every answer about the session shares it: never changed).
+ * (the route caches it, and every answer about the session shares it: its parts never change).
  */
 export function bridgeHead(s: SessionRecord, p: PublicUser): BridgeHead {
   const exp = iso(s.expires_at);
@@ -29,7 +39,7 @@ export function bridgeHead(s: SessionRecord, p: PublicUser): BridgeHead {
     lastUsedAt: iso(s.last_used_at),
     two_factor_verified: true,
   };
-  return { user, session, expiresAt: exp };
+  return { user, session, expiresAt: exp, last: null };
 }
 
 /**
@@ -37,20 +47,18 @@ export function bridgeHead(s: SessionRecord, p: PublicUser): BridgeHead {
  * request: where the session came from and when) serialised once, so the text is always what
  * JSON.stringify makes of the answer — no text is cut or joined.
  */
-export function bridgeAnswer(head: BridgeHead, perRequest: { cached: boolean; cacheSource: string; timestamp: string }): string {
+export function bridgeAnswer(head: BridgeHead, perRequest: PerRequest): JsonText {
   // Requests about one session in the same millisecond, from the same cache, get the same answer: the
-  // text of the last one is kept (per head), not made again (at thousands a second, most of them).
-  const last = lastText.get(head);
-  if (last && last.timestamp === perRequest.timestamp && last.cached === perRequest.cached && last.cacheSource === perRequest.cacheSource) return last.text;
-  const text = serialise(head, perRequest);
-  lastText.set(head, { ...perRequest, text });
-  return text;
+  // last one is kept on its head, not made again (at thousands a second, most of them). A new one
+  // replaces it there (a plain property write: a WeakMap entry per millisecond cost more than the look-up saved).
+  const last = head.last;
+  if (last && last.timestamp === perRequest.timestamp && last.cached === perRequest.cached && last.cacheSource === perRequest.cacheSource) return last.answer;
+  const answer = new JsonText(serialise(head, perRequest));
+  head.last = { cached: perRequest.cached, cacheSource: perRequest.cacheSource, timestamp: perRequest.timestamp, answer };
+  return answer;
 }
 
-/** The last answer made from each head, with what it was made for. */
-const lastText = new WeakMap<BridgeHead, { cached: boolean; cacheSource: string; timestamp: string; text: string }>();
-
-function serialise(head: BridgeHead, perRequest: { cached: boolean; cacheSource: string; timestamp: string }): string {
+function serialise(head: BridgeHead, perRequest: PerRequest): string {
   return JSON.stringify({
     success: true,
     valid: true,

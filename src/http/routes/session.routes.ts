@@ -91,7 +91,7 @@ export const activeAnswers = {
     // Only where the answer came from and when differ between requests; the rest is the cached head
     // (objects: the whole answer is serialised at once).
     const perRequest = { cached: v.source !== 'db', cacheSource: CACHE_SOURCE[v.source], timestamp: isoNow() };
-    return new JsonText(bridgeAnswer(bridgeHead(v.session, app.services.users.toPublic(v.user)), perRequest));
+    return bridgeAnswer(bridgeHead(v.session, app.services.users.toPublic(v.user)), perRequest);
   },
 };
 
