@@ -116,7 +116,7 @@ export interface CreateAppContextOptions {
 export async function createAppContext(config: Config, opts: CreateAppContextOptions): Promise<AppContext> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const sequelize = createSequelize(config, logger);
+  const sequelize = await createSequelize(config, logger);
   const closers: Closer[] = [];
   try {
     await sequelize.authenticate();

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { decodeClientDataJSON } from '@simplewebauthn/server/helpers';
 import { Op } from 'sequelize';
 import type { ModuleContext } from '../../src/module-api.js';
 import { store } from './store.js';
+import { webauthnHelpers } from './webauthn.js';
 
 /**
  * What a challenge is for: adding a passkey, signing in (anyone's discoverable credential), the second
@@ -37,8 +37,9 @@ export async function keepChallenge(ctx: ModuleContext, challenge: string, purpo
 }
 
 /** The challenge a response was signed over, as its clientDataJSON says; null when that cannot be read. */
-export function challengeOf(clientDataJSON: unknown): string | null {
+export async function challengeOf(clientDataJSON: unknown): Promise<string | null> {
   if (typeof clientDataJSON !== 'string' || clientDataJSON.length > 10_000) return null;
+  const { decodeClientDataJSON } = await webauthnHelpers();
   try {
     const c = decodeClientDataJSON(clientDataJSON).challenge;
     return typeof c === 'string' && c.length <= 200 ? c : null;

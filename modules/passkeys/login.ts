@@ -1,9 +1,10 @@
-import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { ModuleContext, SignInClient, SignInOptions, SignInResult, UserRecord } from '../../src/module-api.js';
 import { challengeOf, claimChallenge, keepChallenge, type Purpose } from './challenges.js';
 import { passkeyInvalid } from './errors.js';
 import { relyingParty } from './settings.js';
 import { row, store, type CredentialRow } from './store.js';
+import { webauthn } from './webauthn.js';
 
 /**
  * Sign-in options. Every passkey is discoverable (registration requires it), so `allowCredentials` is
@@ -12,6 +13,7 @@ import { row, store, type CredentialRow } from './store.js';
  * (browser autofill) asks for.
  */
 export async function loginOptions(ctx: ModuleContext) {
+  const { generateAuthenticationOptions } = await webauthn();
   const options = await generateAuthenticationOptions({ rpID: relyingParty(ctx).id, allowCredentials: [], userVerification: 'preferred' });
   await keepChallenge(ctx, options.challenge, 'login', null);
   return options;
@@ -29,6 +31,7 @@ export async function userOptions(
 ) {
   const { only, bind } = opts;
   const rows = only ?? (await store(ctx).Credential.findAll({ where: { user_id: userId }, order: [['created_at', 'ASC']] })).map(row);
+  const { generateAuthenticationOptions } = await webauthn();
   const options = await generateAuthenticationOptions({
     rpID: relyingParty(ctx).id,
     allowCredentials: rows.map((c) => ({ id: c.credential_id, transports: c.transports ? (c.transports.split(',') as never[]) : undefined })),
@@ -63,7 +66,7 @@ export async function checkAssertion(
   credential: AuthenticationResponseJSON,
   scope: AssertionScope,
 ): Promise<{ stored: CredentialRow; user: UserRecord; uv: boolean }> {
-  const challenge = challengeOf(credential?.response?.clientDataJSON);
+  const challenge = await challengeOf(credential?.response?.clientDataJSON);
   if (!challenge || !(await claimChallenge(ctx, challenge, scope.purpose, scope.userId, scope.bind))) return refuse(ctx, scope, 'challenge', null);
   const { Credential } = store(ctx);
   const where: Record<string, string> = typeof credential.id === 'string' && credential.id.length <= 1400 ? { credential_id: credential.id } : {};
@@ -80,6 +83,7 @@ export async function checkAssertion(
     return refuse(ctx, scope, reason, stored);
   };
   const rp = relyingParty(ctx);
+  const { verifyAuthenticationResponse } = await webauthn();
   let v;
   try {
     v = await verifyAuthenticationResponse({

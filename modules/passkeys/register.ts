@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { generateRegistrationOptions, verifyRegistrationResponse, type RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { isUniqueViolation, type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { challengeOf, claimChallenge, keepChallenge } from './challenges.js';
 import { passkeyInvalid } from './errors.js';
 import { defaultName } from './names.js';
 import { relyingParty } from './settings.js';
 import { row, store, view } from './store.js';
+import { webauthn } from './webauthn.js';
 
 /** ES256, EdDSA, RS256 (COSE algorithm ids), as the issue asks. */
 const ALGORITHMS = [-7, -8, -257];
@@ -14,6 +15,7 @@ const ALGORITHMS = [-7, -8, -257];
 export async function registrationOptions(ctx: ModuleContext, user: UserRecord) {
   const rp = relyingParty(ctx);
   const existing = (await store(ctx).Credential.findAll({ where: { user_id: user.id } })).map(row);
+  const { generateRegistrationOptions } = await webauthn();
   const options = await generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -40,9 +42,10 @@ export async function registerPasskey(
   name: string | undefined,
   userAgent?: string | null,
 ) {
-  const challenge = challengeOf(credential?.response?.clientDataJSON);
+  const challenge = await challengeOf(credential?.response?.clientDataJSON);
   if (!challenge || !(await claimChallenge(ctx, challenge, 'register', user.id))) return refuse(ctx, user.id, 'challenge');
   const rp = relyingParty(ctx);
+  const { verifyRegistrationResponse } = await webauthn();
   let v;
   try {
     v = await verifyRegistrationResponse({

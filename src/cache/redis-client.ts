@@ -1,7 +1,18 @@
-import { createClient } from 'redis';
+import type { createClient } from 'redis';
 import type { Logger } from '../log/logger.js';
 
 export type RedisClient = ReturnType<typeof createClient>;
+
+/**
+ * node-redis, imported when the first client connects: a process without REDIS_URL (the embedded
+ * default, and most CLI commands) never loads it, about a tenth of a second of every start.
+ */
+let redisModule: typeof import('redis') | null = null;
+
+/** Whether `err` is a Redis server's error reply (only a connected client, hence a loaded module, gets one). */
+export function isErrorReply(err: unknown): err is Error {
+  return redisModule !== null && err instanceof redisModule.ErrorReply;
+}
 
 /** Raised when REDIS_URL is set but Redis can't be reached at start. */
 export class RedisUnavailableError extends Error {}
@@ -23,6 +34,7 @@ export interface RedisClientOptions {
  */
 export async function connectRedis(url: string, logger: Logger, opts: RedisClientOptions = {}): Promise<RedisClient> {
   const connectTimeoutMs = opts.connectTimeoutMs ?? 3000;
+  const { createClient } = (redisModule ??= await import('redis'));
   const client = createClient({
     url,
     disableOfflineQueue: true,

@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { ErrorReply } from 'redis';
 import type { Logger } from '../log/logger.js';
-import type { RedisClient } from './redis-client.js';
+import { isErrorReply, type RedisClient } from './redis-client.js';
 import { withTimeout } from '../with-timeout.js';
 import { OUTAGE_MESSAGE, unavailable } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
@@ -89,7 +88,7 @@ export class RedisHealth extends EventEmitter {
     } catch (err) {
       // Redis answered, with an error about this command's data (WRONGTYPE, a script error): that call
       // fails, but Redis is up and the next call uses it.
-      if (err instanceof ErrorReply) this.logger.warn({ what, err: err.message }, refused);
+      if (isErrorReply(err)) this.logger.warn({ what, err: err.message }, refused);
       else this.failed(what, err);
       throw err;
     }

@@ -3,8 +3,6 @@ import path from 'node:path';
 import { Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
-import pg from 'pg';
-import sqlite3 from 'sqlite3';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -17,15 +15,19 @@ export function sqliteFile(config: Pick<Config, 'databaseUrl' | 'dataDirAbs'>): 
   return url.startsWith('sqlite:') ? url.replace(/^sqlite:(\/\/)?/, '') : null;
 }
 
-/** Opens the database the configuration names: PostgreSQL from DATABASE_URL, else an SQLite file in the data dir. */
-export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs'>, logger?: Logger): Sequelize {
+/**
+ * Opens the database the configuration names: PostgreSQL from DATABASE_URL, else an SQLite file in
+ * the data dir. The driver is imported here, for the one dialect in use: an SQLite process never
+ * loads pg, nor a PostgreSQL one sqlite3.
+ */
+export async function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs'>, logger?: Logger): Promise<Sequelize> {
   const logging = logger ? (sql: string) => logger.trace({ sql }, 'sql') : false;
   const storage = sqliteFile(config);
   if (storage === null) {
     return new Sequelize(config.databaseUrl!, {
       dialect: 'postgres',
       // Handed over rather than required by name inside Sequelize, so a bundle (the single executable) has it.
-      dialectModule: pg,
+      dialectModule: (await import('pg')).default,
       logging,
       pool: { max: 10, min: 0, idle: 10_000, acquire: 15_000 },
       define: { underscored: true, timestamps: false },
@@ -36,6 +38,7 @@ export function createSequelize(config: Pick<Config, 'databaseUrl' | 'dataDirAbs
     // The file holds password hashes: create it owner-only (SQLite gives its -wal/-shm files the same mode).
     if (!existsSync(storage)) closeSync(openSync(storage, 'a', 0o600));
   }
+  const sqlite3 = await sqliteDriver();
   const sequelize = new Sequelize({
     dialect: 'sqlite',
     dialectModule: sqlite3,
@@ -114,12 +117,17 @@ export function databaseProbe(
 ): () => Promise<void> {
   const file = sqliteFile(config);
   if (file === null || file === ':memory:') return async () => void (await query('SELECT 1'));
-  return () =>
-    new Promise<void>((resolve, reject) => {
+  return async () => {
+    const sqlite3 = await sqliteDriver();
+    await new Promise<void>((resolve, reject) => {
       const db = new sqlite3.Database(file, sqlite3.OPEN_READWRITE, (openErr) => {
         if (openErr) return reject(openErr);
         db.configure('busyTimeout', busyMs);
         db.exec('BEGIN IMMEDIATE; ROLLBACK', (err) => db.close(() => (err ? reject(err) : resolve())));
       });
     });
+  };
 }
+
+/** node-sqlite3, imported by the first SQLite use (a PostgreSQL process never loads it). */
+const sqliteDriver = async () => (await import('sqlite3')).default;

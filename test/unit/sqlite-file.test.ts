@@ -9,7 +9,7 @@ describe('embedded SQLite file', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-sqlite-'));
     const old = process.umask(0o022);
     try {
-      const s = createSequelize({ databaseUrl: undefined, dataDirAbs: path.join(dir, 'data') });
+      const s = await createSequelize({ databaseUrl: undefined, dataDirAbs: path.join(dir, 'data') });
       await s.query('CREATE TABLE t (id INTEGER)');
       await s.close();
       expect(statSync(path.join(dir, 'data', SQLITE_FILE)).mode & 0o777).toBe(0o600);
@@ -27,7 +27,7 @@ describe('in-memory SQLite', () => {
     const cwd = process.cwd();
     process.chdir(dir);
     try {
-      const s = createSequelize({ databaseUrl: 'sqlite::memory:', dataDirAbs: path.join(dir, 'data') });
+      const s = await createSequelize({ databaseUrl: 'sqlite::memory:', dataDirAbs: path.join(dir, 'data') });
       await s.query('CREATE TABLE t (id INTEGER)');
       await s.close();
       expect(readdirSync(dir)).toEqual([]);

@@ -19,7 +19,7 @@ let userId: string;
 const email = 'ana@example.test';
 
 beforeAll(async () => {
-  sequelize = createSequelize({ databaseUrl: 'sqlite::memory:', dataDirAbs: '/tmp' });
+  sequelize = await createSequelize({ databaseUrl: 'sqlite::memory:', dataDirAbs: '/tmp' });
   await createMigrator(sequelize, () => [coreMigrations]).apply();
   AuthToken = defineSystemModels(sequelize).AuthToken;
 });

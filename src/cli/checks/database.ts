@@ -18,7 +18,7 @@ export const databaseCheck: Check = {
     // Opening SQLite would create the directory and the file; a check must not (init makes them).
     if (file !== null && !existsSync(path.dirname(file))) return fail(`${where}: ${path.dirname(file)} does not exist`, initHint(config));
     if (ctx.readOnly && (await missingDatabase(config))) return fail(`${where}: the file does not exist`, initHint(config));
-    const sequelize = createSequelize(config);
+    const sequelize = await createSequelize(config);
     try {
       // One try: a check reports what it finds now (serve retries on its own).
       await sequelize.authenticate({ retry: { max: 1 } });
