@@ -95,7 +95,7 @@ describe('what a gatehouse process loads', () => {
 describe.runIf(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL)('what a gatehouse process loads on PostgreSQL and Redis', () => {
   const ADMIN_URL = process.env.TEST_DATABASE_URL!;
   const REDIS_URL = process.env.TEST_REDIS_URL!;
-  const name = uniqueTestName('gh_lazy');
+  const name = uniqueTestName('gh_cli');
   const redisPrefix = `ght:${name}:`;
   let dbUrl: string;
 
