@@ -292,6 +292,8 @@ async function main(): Promise<number> {
     const eq = (k: Key) => combine(one.atEqualLoad[k]!);
     const queued = (k: Key): string[] =>
       one.atEqualLoad[k]!.flatMap((m, i) => (m.p50 >= QUEUED_P50_FACTOR * one.atEqualLoad.bare![i].p50 ? [`round ${i + 1} (p50 ${m.p50} ms)`] : []));
+    /** A route's p99 at the equal load against bare's, with the rounds in which it queued. */
+    const equalLoadCheck = (name: string, k: Key): Check => p99Check(name, eq(k), eq('bare'), TARGET_P99_VS_BARE, queued(k));
     const equalRate = one.atEqualLoad.bare!.map((x) => x.name.replace(/.*-at-/, '')).join(', ');
     const hello = m.hello1;
 
@@ -322,28 +324,10 @@ async function main(): Promise<number> {
       ratioCheck('POST /auth/bridge/validate, 1 worker ÷ bare node:http', m.bridge1, m.bare1, TARGET_BRIDGE_VS_BARE, vsBare.bridge1),
       ratioCheck('POST /auth/bridge/validate, 1 worker ÷ express hello', m.bridge1, hello, undefined, vsHello.bridge1),
       ratioCheck('express hello ÷ bare node:http, 1 worker', m.hello1, m.bare1, undefined, vsBare.hello1),
-      p99Check(
-        `GET /auth/validation, bare p99 ÷ its p99 at ${equalRate} req/s (p99 ≤ 2× bare)`,
-        eq('validation'),
-        eq('bare'),
-        TARGET_P99_VS_BARE,
-        queued('validation'),
-      ),
-      p99Check(`POST /auth/bridge/validate, bare p99 ÷ its p99 at ${equalRate} req/s`, eq('bridge'), eq('bare'), TARGET_P99_VS_BARE, queued('bridge')),
-      p99Check(
-        `GET /auth/validation, limits on, bare p99 ÷ its p99 at ${equalRate} req/s`,
-        eq('validationLimited'),
-        eq('bare'),
-        TARGET_P99_VS_BARE,
-        queued('validationLimited'),
-      ),
-      p99Check(
-        `POST /auth/bridge/validate, limits on, bare p99 ÷ its p99 at ${equalRate} req/s`,
-        eq('bridgeLimited'),
-        eq('bare'),
-        TARGET_P99_VS_BARE,
-        queued('bridgeLimited'),
-      ),
+      equalLoadCheck(`GET /auth/validation, bare p99 ÷ its p99 at ${equalRate} req/s (p99 ≤ 2× bare)`, 'validation'),
+      equalLoadCheck(`POST /auth/bridge/validate, bare p99 ÷ its p99 at ${equalRate} req/s`, 'bridge'),
+      equalLoadCheck(`GET /auth/validation, limits on, bare p99 ÷ its p99 at ${equalRate} req/s`, 'validationLimited'),
+      equalLoadCheck(`POST /auth/bridge/validate, limits on, bare p99 ÷ its p99 at ${equalRate} req/s`, 'bridgeLimited'),
       p99Check('GET /auth/validation, bare p99 ÷ its p99 flat out (≈ throughput ratio)', m.validation1, m.bare1),
       p99Check('POST /auth/bridge/validate, bare p99 ÷ its p99 flat out (≈ throughput ratio)', m.bridge1, m.bare1),
       twoWorkerCheck('GET /auth/validation, 2 workers ÷ 1 worker', m.validation2, m.validation1, cores, TARGET_TWO_WORKERS),

@@ -1,9 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dropRedisPrefix, uniqueTestName } from '../helpers/backend.js';
+import { provisionPg, type ProvisionedBackend } from '../helpers/backend.js';
 import { LISTENING, removeTempDirs, runCli, startCli, stopStartedClis, tempDir } from '../helpers/cli.js';
 
 /*
@@ -93,34 +92,19 @@ describe('what a gatehouse process loads', () => {
 
 // With the PostgreSQL + Redis tier (TEST_DATABASE_URL, TEST_REDIS_URL), as CI runs it.
 describe.runIf(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL)('what a gatehouse process loads on PostgreSQL and Redis', () => {
-  const ADMIN_URL = process.env.TEST_DATABASE_URL!;
-  const REDIS_URL = process.env.TEST_REDIS_URL!;
-  const name = uniqueTestName('gh_cli');
-  const redisPrefix = `ght:${name}:`;
-  let dbUrl: string;
+  let backend: ProvisionedBackend;
 
   beforeAll(async () => {
-    const admin = new pg.Client({ connectionString: ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const u = new URL(ADMIN_URL);
-    u.pathname = `/${name}`;
-    dbUrl = u.toString();
+    backend = await provisionPg();
   });
 
-  afterAll(async () => {
-    const admin = new pg.Client({ connectionString: ADMIN_URL });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-    await dropRedisPrefix(REDIS_URL, redisPrefix);
-  });
+  afterAll(() => backend?.drop());
 
   it('when serve runs with DATABASE_URL and REDIS_URL, then it loads pg and node-redis, and not sqlite3', async () => {
     const dir = tempDir();
-    const env = { REDIS_PREFIX: redisPrefix };
-    const init = await runCli(['init', '--no-prompt', '--data-dir', dir, '--database-url', dbUrl, '--redis-url', REDIS_URL], { env });
+    const { DATABASE_URL, REDIS_URL, REDIS_PREFIX } = backend.env;
+    const env = { REDIS_PREFIX };
+    const init = await runCli(['init', '--no-prompt', '--data-dir', dir, '--database-url', DATABASE_URL, '--redis-url', REDIS_URL], { env });
     expect(init.code, init.stderr).toBe(0);
     const w = watched('serve-pg');
     await serveUntilHealthy(['--data-dir', dir], { ...env, ...w.env });
