@@ -38,7 +38,7 @@ function activeAnswer(session: SessionRecord, user: PublicUser) {
 async function validationAnswer(app: AppContext, token: string | null | undefined) {
   const { session, user } = await validSession(app, token);
   if (isPending(session)) return pendingShape(app, user, token!);
-  return activeAnswer(session, app.services.users.toPublic(user));
+  return activeObject(session, app.services.users.toPublic(user));
 }
 
 /**
@@ -59,6 +59,12 @@ function perSession<T>(build: (s: SessionRecord, user: PublicUser) => T): (s: Se
 
 /** The whole GET answer of an active session, serialised: the hot path of every app behind Gatehouse. */
 const validationText = perSession((session, user) => new JsonText(JSON.stringify(activeAnswer(session, user))));
+
+/**
+ * The same answer as objects, for the POST one, whose text has the token in it and so is made per
+ * request (no token is kept in a cache): its dates are formatted once per session record, not per answer.
+ */
+const activeObject = perSession(activeAnswer);
 
 /** The POST answer of an active session: the GET one plus the legacy client's `data`. */
 function postAnswer(token: string, answer: ReturnType<typeof activeAnswer>) {
@@ -86,7 +92,7 @@ function isoNow(): string {
 export const activeAnswers = {
   get: (app: AppContext, v: ValidSession): JsonText => validationText(v.session, app.services.users.toPublic(v.user)),
   post: (app: AppContext, v: ValidSession, token: string): JsonText =>
-    new JsonText(JSON.stringify(postAnswer(token, activeAnswer(v.session, app.services.users.toPublic(v.user))))),
+    new JsonText(JSON.stringify(postAnswer(token, activeObject(v.session, app.services.users.toPublic(v.user))))),
   bridge: (app: AppContext, v: ValidSession): JsonText => {
     // Only where the answer came from and when differ between requests; the rest is the cached head
     // (objects: the whole answer is serialised at once).
