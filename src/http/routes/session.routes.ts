@@ -62,9 +62,14 @@ const validationText = perSession((session, user) => new JsonText(JSON.stringify
 
 /**
  * The same answer as objects, for the POST one, whose text has the token in it and so is made per
- * request (no token is kept in a cache): its dates are formatted once per session record, not per answer.
+ * request (no token is kept in a cache): its dates are formatted once per session record, not per
+ * answer. Frozen, as the public user view in it is: every answer about the session shares them.
  */
-const activeObject = perSession(activeAnswer);
+const activeObject = perSession((session, user) => {
+  const answer = activeAnswer(session, user);
+  Object.freeze(answer.session);
+  return Object.freeze(answer);
+});
 
 /** The POST answer of an active session: the GET one plus the legacy client's `data`. */
 function postAnswer(token: string, answer: ReturnType<typeof activeAnswer>) {
