@@ -9,7 +9,7 @@ import { paced } from './paced.js';
 import { combine, measure, round, roundRatio, type LoadSpec, type LoadTiming, type Measurement } from './load.js';
 import { BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
 import { serverNodeVersion, stopAll, type ChildServer } from './processes.js';
-import { bridgeHeaders, bridgeSpec, login, startGatehouse, startHello, validationSpec } from './servers.js';
+import { bridgeHeaders, bridgeSpec, login, startGatehouse, startHello, validationPostSpec, validationSpec } from './servers.js';
 import { cpuCheck, cpuScaling, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, twoWorkerCheck, type Check, type Row } from './report.js';
 
 /**
@@ -116,6 +116,8 @@ const LIMITS_ON: Record<string, string> = {
 async function sanity(url: string, session: string): Promise<void> {
   const v = await fetch(`${url}/auth/validation`, { headers: { 'X-Session-ID': session } });
   if (v.status !== 200) throw new Error(`GET /auth/validation answered ${v.status}: ${await v.text()}`);
+  const p = await fetch(`${url}/auth/validation`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Session-ID': session }, body: '{}' });
+  if (p.status !== 200) throw new Error(`POST /auth/validation answered ${p.status}: ${await p.text()}`);
   const b = await fetch(`${url}/auth/bridge/validate`, { method: 'POST', headers: bridgeHeaders(session), body: '{}' });
   if (b.status !== 200) throw new Error(`POST /auth/bridge/validate answered ${b.status}: ${await b.text()}`);
 }
@@ -125,6 +127,8 @@ interface Phase {
   hello: Measurement[];
   bare: Measurement[];
   validation: Measurement[];
+  /** POST /auth/validation (the legacy client's call), one worker only: for information. */
+  validationPost: Measurement[];
   bridge: Measurement[];
   /** The same two routes on a second server with rate limits on, in the same rounds (one worker only). */
   validationLimited: Measurement[];
@@ -135,13 +139,14 @@ interface Phase {
 }
 
 /** What a round measures, in order: each route beside its limits-on twin, so the on ÷ off pairs are back to back. */
-const KEYS = ['hello', 'bare', 'validation', 'validationLimited', 'bridge', 'bridgeLimited'] as const;
+const KEYS = ['hello', 'bare', 'validation', 'validationLimited', 'validationPost', 'bridge', 'bridgeLimited'] as const;
 type Key = (typeof KEYS)[number];
 const LABELS: Record<Key, string> = {
   hello: 'GET /hello (bare express)',
   bare: 'GET /hello (bare node:http)',
   validation: 'GET /auth/validation',
   validationLimited: 'GET /auth/validation, limits on',
+  validationPost: 'POST /auth/validation',
   bridge: 'POST /auth/bridge/validate',
   bridgeLimited: 'POST /auth/bridge/validate, limits on',
 };
@@ -171,7 +176,11 @@ async function measurePhase(p: Prepared, workers: number, session: string | null
       bare: [{ url: `${bare.url}/hello`, connections: CONNECTIONS }, bare],
       validation: validation(server),
       bridge: bridge(server),
-      ...(limitedServer && { validationLimited: validation(limitedServer), bridgeLimited: bridge(limitedServer) }),
+      ...(limitedServer && {
+        validationLimited: validation(limitedServer),
+        validationPost: [validationPostSpec(server.url, sid, CONNECTIONS), server] as [LoadSpec, ChildServer],
+        bridgeLimited: bridge(limitedServer),
+      }),
     };
     const out = Object.fromEntries(KEYS.map((k) => [k, [] as Measurement[]])) as Record<Key, Measurement[]>;
     const keys = KEYS.filter((k) => specs[k]);
@@ -261,6 +270,7 @@ async function main(): Promise<number> {
       bridge2: combine(two.bridge),
       validationLimited: combine(one.validationLimited),
       bridgeLimited: combine(one.bridgeLimited),
+      validationPost: combine(one.validationPost),
     };
     const vsHello = {
       validation1: roundRatio(one.validation, one.hello),
@@ -304,6 +314,7 @@ async function main(): Promise<number> {
       { key: 'bare-2w', label: 'GET /hello (bare node:http)', workers: 2, m: m.bare2, vsHello: roundRatio(two.bare, two.hello) },
       { key: 'validation-1w', label: 'GET /auth/validation', workers: 1, m: m.validation1, vsHello: vsHello.validation1 },
       { key: 'validation-2w', label: 'GET /auth/validation', workers: 2, m: m.validation2, vsHello: vsHello.validation2 },
+      { key: 'validation-post-1w', label: 'POST /auth/validation', workers: 1, m: m.validationPost, vsHello: roundRatio(one.validationPost, one.hello) },
       { key: 'bridge-1w', label: 'POST /auth/bridge/validate', workers: 1, m: m.bridge1, vsHello: vsHello.bridge1 },
       { key: 'bridge-2w', label: 'POST /auth/bridge/validate', workers: 2, m: m.bridge2, vsHello: vsHello.bridge2 },
       { key: 'validation-1w-limits', label: 'GET /auth/validation, limits on', workers: 1, m: m.validationLimited, vsHello: vsHello.validationLimited },
@@ -324,6 +335,7 @@ async function main(): Promise<number> {
       ratioCheck('POST /auth/bridge/validate, 1 worker ÷ bare node:http', m.bridge1, m.bare1, TARGET_BRIDGE_VS_BARE, vsBare.bridge1),
       ratioCheck('POST /auth/bridge/validate, 1 worker ÷ express hello', m.bridge1, hello, undefined, vsHello.bridge1),
       ratioCheck('express hello ÷ bare node:http, 1 worker', m.hello1, m.bare1, undefined, vsBare.hello1),
+      ratioCheck('POST /auth/validation, 1 worker ÷ bare node:http', m.validationPost, m.bare1, undefined, roundRatio(one.validationPost, one.bare)),
       equalLoadCheck(`GET /auth/validation, bare p99 ÷ its p99 at ${equalRate} req/s (p99 ≤ 2× bare)`, 'validation'),
       equalLoadCheck(`POST /auth/bridge/validate, bare p99 ÷ its p99 at ${equalRate} req/s`, 'bridge'),
       equalLoadCheck(`GET /auth/validation, limits on, bare p99 ÷ its p99 at ${equalRate} req/s`, 'validationLimited'),
@@ -343,6 +355,7 @@ async function main(): Promise<number> {
         cpuCheck('POST /auth/bridge/validate, CPU/request of hello ÷ its own', m.bridge1, hello),
         cpuCheck('GET /auth/validation, CPU/request of bare node:http ÷ its own', m.validation1, m.bare1),
         cpuCheck('POST /auth/bridge/validate, CPU/request of bare node:http ÷ its own', m.bridge1, m.bare1),
+        cpuCheck('POST /auth/validation, CPU/request of bare node:http ÷ its own', m.validationPost, m.bare1),
       ].filter((c): c is Check => c !== null),
       // Limits on ÷ off: both servers run side by side and each round measures both (same-round ratios).
       { name: 'GET /auth/validation ÷ hello, 1 worker, limits on (Redis)', value: vsHello.validationLimited },
@@ -414,6 +427,7 @@ async function main(): Promise<number> {
           hello: one.hello,
           bare: one.bare,
           validation: one.validation,
+          validationPost: one.validationPost,
           bridge: one.bridge,
           validationLimitsOn: one.validationLimited,
           bridgeLimitsOn: one.bridgeLimited,

@@ -63,6 +63,15 @@ export const validationSpec = (url: string, session: string, connections: number
   connections,
 });
 
+/** POST /auth/validation as the legacy client sends it: an empty JSON body, the session in X-Session-ID. */
+export const validationPostSpec = (url: string, session: string, connections: number): LoadSpec => ({
+  url: `${url}/auth/validation`,
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json', 'X-Session-ID': session },
+  body: '{}',
+  connections,
+});
+
 /** POST /auth/bridge/validate with the bench's bridge secret and the session in headers, an empty JSON body. */
 export const bridgeSpec = (url: string, session: string, connections: number): LoadSpec => ({
   url: `${url}/auth/bridge/validate`,
