@@ -20,15 +20,17 @@ describe(`the OpenID provider's database adapter (${BACKEND})`, () => {
     const sessions = createDbAdapter(t.app.sequelize, 'Session', () => new Date());
     for (let round = 0; round < 5; round++) {
       const id = `concurrent-${round}`;
-      await sessions.upsert(id, { uid: 'u0', accountId: 'a0', n: -1 }, 600);
-      const saves = await Promise.allSettled(Array.from({ length: 12 }, (_, n) => sessions.upsert(id, { uid: `u${n}`, accountId: `a${n}`, n }, 600)));
+      // uids of this round only: a record of an earlier round must not answer findByUid here.
+      const uid = (n: number) => `r${round}-u${n}`;
+      await sessions.upsert(id, { uid: uid(0), accountId: 'a0', n: -1 }, 600);
+      const saves = await Promise.allSettled(Array.from({ length: 12 }, (_, n) => sessions.upsert(id, { uid: uid(n), accountId: `a${n}`, n }, 600)));
       expect(saves.filter((s) => s.status === 'rejected')).toEqual([]);
       const found = (await sessions.find(id)) as { n: number; uid: string };
       expect(found.n).toBeGreaterThanOrEqual(0);
-      expect(found.uid).toBe(`u${found.n}`);
+      expect(found.uid).toBe(uid(found.n));
       // The indexed columns follow the payload: findByUid finds it under the last save's uid only.
       expect(await sessions.findByUid(found.uid)).toMatchObject({ n: found.n });
-      if (found.n !== 0) expect(await sessions.findByUid('u0')).toBeUndefined();
+      if (found.n !== 0) expect(await sessions.findByUid(uid(0))).toBeUndefined();
     }
   });
 
