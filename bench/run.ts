@@ -9,7 +9,7 @@ import { paced } from './paced.js';
 import { combine, measure, round, roundRatio, type LoadSpec, type LoadTiming, type Measurement } from './load.js';
 import { BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
 import { serverNodeVersion, stopAll, type ChildServer } from './processes.js';
-import { bridgeHeaders, bridgeSpec, login, startGatehouse, startHello, validationPostSpec, validationSpec } from './servers.js';
+import { bridgeHeaders, bridgeSpec, login, startGatehouse, startHello, validationPostHeaders, validationPostSpec, validationSpec } from './servers.js';
 import { cpuCheck, cpuScaling, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, twoWorkerCheck, type Check, type Row } from './report.js';
 
 /**
@@ -116,7 +116,7 @@ const LIMITS_ON: Record<string, string> = {
 async function sanity(url: string, session: string): Promise<void> {
   const v = await fetch(`${url}/auth/validation`, { headers: { 'X-Session-ID': session } });
   if (v.status !== 200) throw new Error(`GET /auth/validation answered ${v.status}: ${await v.text()}`);
-  const p = await fetch(`${url}/auth/validation`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Session-ID': session }, body: '{}' });
+  const p = await fetch(`${url}/auth/validation`, { method: 'POST', headers: validationPostHeaders(session), body: '{}' });
   if (p.status !== 200) throw new Error(`POST /auth/validation answered ${p.status}: ${await p.text()}`);
   const b = await fetch(`${url}/auth/bridge/validate`, { method: 'POST', headers: bridgeHeaders(session), body: '{}' });
   if (b.status !== 200) throw new Error(`POST /auth/bridge/validate answered ${b.status}: ${await b.text()}`);
@@ -279,12 +279,14 @@ async function main(): Promise<number> {
       bridge2: roundRatio(two.bridge, two.hello),
       validationLimited: roundRatio(one.validationLimited, one.hello),
       bridgeLimited: roundRatio(one.bridgeLimited, one.hello),
+      validationPost: roundRatio(one.validationPost, one.hello),
     };
     const vsBare = {
       validation1: roundRatio(one.validation, one.bare),
       bridge1: roundRatio(one.bridge, one.bare),
       validationLimited: roundRatio(one.validationLimited, one.bare),
       bridgeLimited: roundRatio(one.bridgeLimited, one.bare),
+      validationPost: roundRatio(one.validationPost, one.bare),
       hello1: roundRatio(one.hello, one.bare),
     };
     /** Limits on ÷ off: the two servers' same-round figures. */
@@ -314,7 +316,7 @@ async function main(): Promise<number> {
       { key: 'bare-2w', label: 'GET /hello (bare node:http)', workers: 2, m: m.bare2, vsHello: roundRatio(two.bare, two.hello) },
       { key: 'validation-1w', label: 'GET /auth/validation', workers: 1, m: m.validation1, vsHello: vsHello.validation1 },
       { key: 'validation-2w', label: 'GET /auth/validation', workers: 2, m: m.validation2, vsHello: vsHello.validation2 },
-      { key: 'validation-post-1w', label: 'POST /auth/validation', workers: 1, m: m.validationPost, vsHello: roundRatio(one.validationPost, one.hello) },
+      { key: 'validation-post-1w', label: 'POST /auth/validation', workers: 1, m: m.validationPost, vsHello: vsHello.validationPost },
       { key: 'bridge-1w', label: 'POST /auth/bridge/validate', workers: 1, m: m.bridge1, vsHello: vsHello.bridge1 },
       { key: 'bridge-2w', label: 'POST /auth/bridge/validate', workers: 2, m: m.bridge2, vsHello: vsHello.bridge2 },
       { key: 'validation-1w-limits', label: 'GET /auth/validation, limits on', workers: 1, m: m.validationLimited, vsHello: vsHello.validationLimited },
@@ -335,7 +337,7 @@ async function main(): Promise<number> {
       ratioCheck('POST /auth/bridge/validate, 1 worker ÷ bare node:http', m.bridge1, m.bare1, TARGET_BRIDGE_VS_BARE, vsBare.bridge1),
       ratioCheck('POST /auth/bridge/validate, 1 worker ÷ express hello', m.bridge1, hello, undefined, vsHello.bridge1),
       ratioCheck('express hello ÷ bare node:http, 1 worker', m.hello1, m.bare1, undefined, vsBare.hello1),
-      ratioCheck('POST /auth/validation, 1 worker ÷ bare node:http', m.validationPost, m.bare1, undefined, roundRatio(one.validationPost, one.bare)),
+      ratioCheck('POST /auth/validation, 1 worker ÷ bare node:http', m.validationPost, m.bare1, undefined, vsBare.validationPost),
       equalLoadCheck(`GET /auth/validation, bare p99 ÷ its p99 at ${equalRate} req/s (p99 ≤ 2× bare)`, 'validation'),
       equalLoadCheck(`POST /auth/bridge/validate, bare p99 ÷ its p99 at ${equalRate} req/s`, 'bridge'),
       equalLoadCheck(`GET /auth/validation, limits on, bare p99 ÷ its p99 at ${equalRate} req/s`, 'validationLimited'),

@@ -63,11 +63,13 @@ export const validationSpec = (url: string, session: string, connections: number
   connections,
 });
 
+export const validationPostHeaders = (session: string) => ({ 'Content-Type': 'application/json', 'X-Session-ID': session });
+
 /** POST /auth/validation as the legacy client sends it: an empty JSON body, the session in X-Session-ID. */
 export const validationPostSpec = (url: string, session: string, connections: number): LoadSpec => ({
   url: `${url}/auth/validation`,
   method: 'POST',
-  headers: { 'Content-Type': 'application/json', 'X-Session-ID': session },
+  headers: validationPostHeaders(session),
   body: '{}',
   connections,
 });

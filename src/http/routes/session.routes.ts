@@ -57,19 +57,19 @@ function perSession<T>(build: (s: SessionRecord, user: PublicUser) => T): (s: Se
   };
 }
 
-/** The whole GET answer of an active session, serialised: the hot path of every app behind Gatehouse. */
-const validationText = perSession((session, user) => new JsonText(JSON.stringify(activeAnswer(session, user))));
-
 /**
- * The same answer as objects, for the POST one, whose text has the token in it and so is made per
- * request (no token is kept in a cache): its dates are formatted once per session record, not per
- * answer. Frozen, as the public user view in it is: every answer about the session shares them.
+ * The answer of an active session as objects, made once per session record: the GET answer is its
+ * text, the POST one (whose text has the token in it, so is made per request: no token is kept in a
+ * cache) wraps it. Frozen, as the public user view in it is: every answer about the session shares them.
  */
 const activeObject = perSession((session, user) => {
   const answer = activeAnswer(session, user);
   Object.freeze(answer.session);
   return Object.freeze(answer);
 });
+
+/** The whole GET answer of an active session, serialised: the hot path of every app behind Gatehouse. */
+const validationText = perSession((session, user) => new JsonText(JSON.stringify(activeObject(session, user))));
 
 /** The POST answer of an active session: the GET one plus the legacy client's `data`. */
 function postAnswer(token: string, answer: ReturnType<typeof activeAnswer>) {
