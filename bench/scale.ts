@@ -30,6 +30,8 @@ const SAMPLES = num(process.env.BENCH_SCALE_SAMPLES, 200);
 const BATCH = num(process.env.BENCH_SCALE_BATCH, 5000);
 const AUDIT_EVENTS = num(process.env.BENCH_SCALE_AUDIT_EVENTS, 10_000_000);
 const TARGET_MS = 50;
+/** The prune goal's allowance over a small baseline p95 (see the goal's line). */
+const PRUNE_SLACK_MS = 5;
 /** `console`: only the console's pages (both seedings), for a quicker run while working on them. */
 const ONLY = process.env.BENCH_SCALE_ONLY;
 
@@ -467,7 +469,9 @@ async function main(): Promise<number> {
       false,
       '[plain] ',
     );
-    const calm = !pruned || pruned.validationDuring.p95 <= Math.max(2 * pruned.validationBefore.p95, pruned.validationBefore.p95 + 5);
+    // 2x before, or before + 5 ms where that is more: a p95 of a few ms doubles with one scheduling hiccup.
+    const calmLimit = pruned ? Math.max(2 * pruned.validationBefore.p95, pruned.validationBefore.p95 + PRUNE_SLACK_MS) : 0;
+    const calm = !pruned || pruned.validationDuring.p95 <= calmLimit;
 
     out();
     out(
@@ -508,7 +512,7 @@ async function main(): Promise<number> {
         `  plain SQL, the same batches: ${pruned.plain.deleted.toLocaleString('en-US')} in ${pruned.plain.seconds} s (${pruned.plain.rowsPerSec.toLocaleString('en-US')}/s)`,
       );
       out(
-        `  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before)`,
+        `  validation (uncached) p50 / p95 ms before: ${fmt(pruned.validationBefore)}, during: ${fmt(pruned.validationDuring)} (max ${pruned.validationDuring.max}, ${pruned.validationDuring.n} samples): ${calm ? 'PASS' : 'FAIL'} (goal: p95 at most 2x before or before + ${PRUNE_SLACK_MS} ms, whichever is more: ${round(calmLimit)} ms)`,
       );
     }
     out(
