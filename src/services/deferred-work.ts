@@ -7,20 +7,36 @@ import type { Logger } from '../log/logger.js';
  * takes as long as one for an unknown address. Failures are logged; `idle()` lets shutdown wait.
  */
 export interface DeferredWork {
-  later(what: string, work: () => Promise<unknown>): void;
+  /**
+   * Runs `work` after the answer. Work given a `key` starts only once every earlier work of the same key
+   * has finished, so one user's requests take effect in the order they were made: a newer link voids
+   * the older one even when the older one's token is still being written (each issue voids, then inserts).
+   */
+  later(what: string, work: () => Promise<unknown>, key?: string): void;
   /** Resolves when everything scheduled so far has finished (or after `timeoutMs`). */
   idle(timeoutMs?: number): Promise<void>;
 }
 
 export function createDeferredWork(logger: Logger): DeferredWork {
   const pending = new Set<Promise<unknown>>();
+  /** The last work scheduled for each key, while it runs or waits (it never rejects: failures are logged). */
+  const last = new Map<string, Promise<void>>();
   return {
-    later(what, work) {
-      const p = new Promise<void>((resolve) => setImmediate(resolve))
+    later(what, work, key) {
+      const before = key === undefined ? undefined : last.get(key);
+      const p: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => before)
         .then(work)
-        .catch((err: Error) => logger.error({ work: what, reason: err?.message }, 'background work failed'))
-        .finally(() => pending.delete(p));
+        .then(
+          () => undefined,
+          (err: Error) => logger.error({ work: what, reason: err?.message }, 'background work failed'),
+        )
+        .finally(() => {
+          pending.delete(p);
+          if (key !== undefined && last.get(key) === p) last.delete(key);
+        });
       pending.add(p);
+      if (key !== undefined) last.set(key, p);
     },
     async idle(timeoutMs = 10_000) {
       let timer: NodeJS.Timeout | undefined;
@@ -31,3 +47,6 @@ export function createDeferredWork(logger: Logger): DeferredWork {
     },
   };
 }
+
+/** The key that orders one user's account-flow work (links and codes that void each other). */
+export const accountWorkKey = (userId: string) => `account:${userId}`;

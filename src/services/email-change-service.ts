@@ -7,6 +7,7 @@ import { invalidInput } from '../errors/zod-issues.js';
 import { maskEmail } from '../mail/outbox.js';
 import { resetPageBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
+import { accountWorkKey } from './deferred-work.js';
 import { INVALID_CURRENT_PASSWORD } from './password-service.js';
 import { emailField } from './user-fields.js';
 
@@ -138,37 +139,41 @@ export function createEmailChangeService(deps: AccountFlowDeps) {
       deps.audit.recordLater({ type: 'email.change_requested', userId: user.id, details: { identifier: newEmail } });
       const ttl = config.emailChangeTokenTtl;
       if (allowed) {
-        deps.deferred.later('email change mail', async () => {
-          // A newer request voids the older links in both cases, so whether an old link still works
-          // tells nothing about the address asked for last.
-          if (holder) {
-            await tokens.voidForUser('email_change', user.id);
-            if (isActiveUser(holder)) {
-              await notify.email({ to: newEmail, template: 'email-change-address-in-use', lang: holder.lang, data: { resetUrl: resetPageBase(config) } });
+        deps.deferred.later(
+          'email change mail',
+          async () => {
+            // A newer request voids the older links in both cases, so whether an old link still works
+            // tells nothing about the address asked for last.
+            if (holder) {
+              await tokens.voidForUser('email_change', user.id);
+              if (isActiveUser(holder)) {
+                await notify.email({ to: newEmail, template: 'email-change-address-in-use', lang: holder.lang, data: { resetUrl: resetPageBase(config) } });
+              }
+              return;
             }
-            return;
-          }
-          const t = await tokens.issue({
-            kind: 'email_change',
-            userId: user.id,
-            identifier: newEmail,
-            channel: 'email',
-            ttlSec: ttl,
-            supersede: 'user',
-            meta: { from: previous, session_id: actor.sessionId } satisfies ChangeMeta,
-          });
-          await notify.email({
-            to: newEmail,
-            template: 'email-change-confirm',
-            lang: user.lang,
-            data: {
-              name: user.name ?? undefined,
-              link: withParams(linkBase(), { token: t.token }),
-              expiresMinutes: minutes(ttl),
-              currentEmail: maskEmail(previous),
-            },
-          });
-        });
+            const t = await tokens.issue({
+              kind: 'email_change',
+              userId: user.id,
+              identifier: newEmail,
+              channel: 'email',
+              ttlSec: ttl,
+              supersede: 'user',
+              meta: { from: previous, session_id: actor.sessionId } satisfies ChangeMeta,
+            });
+            await notify.email({
+              to: newEmail,
+              template: 'email-change-confirm',
+              lang: user.lang,
+              data: {
+                name: user.name ?? undefined,
+                link: withParams(linkBase(), { token: t.token }),
+                expiresMinutes: minutes(ttl),
+                currentEmail: maskEmail(previous),
+              },
+            });
+          },
+          accountWorkKey(user.id),
+        );
       }
       return { expiresIn: ttl };
     },

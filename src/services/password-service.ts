@@ -4,6 +4,7 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import { AppError, forbidden, notFound } from '../errors/app-error.js';
 import { chooseLinkBase, resetPageBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, markVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
+import { accountWorkKey } from './deferred-work.js';
 import type { SetPasswordOptions } from './user-service.js';
 import { assertPasswordPolicy } from './security/passwords.js';
 
@@ -51,15 +52,19 @@ export function createPasswordService(deps: AccountFlowDeps) {
       const user = await users.findByEmail(email);
       const allowed = await notify.mayMessage(email);
       if (!isActiveUser(user) || !allowed) return;
-      deps.deferred.later('password reset mail', async () => {
-        const t = await tokens.issue({ kind: 'password_reset', userId: user.id, identifier: email, channel: 'email', ttlSec: config.resetTokenTtl });
-        await notify.email({
-          to: email,
-          template: 'password-reset',
-          lang: user.lang,
-          data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), expiresMinutes: minutes(config.resetTokenTtl) },
-        });
-      });
+      deps.deferred.later(
+        'password reset mail',
+        async () => {
+          const t = await tokens.issue({ kind: 'password_reset', userId: user.id, identifier: email, channel: 'email', ttlSec: config.resetTokenTtl });
+          await notify.email({
+            to: email,
+            template: 'password-reset',
+            lang: user.lang,
+            data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), expiresMinutes: minutes(config.resetTokenTtl) },
+          });
+        },
+        accountWorkKey(user.id),
+      );
     },
 
     /** Whether a reset token would be accepted now (does not use it up). */

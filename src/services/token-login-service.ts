@@ -5,6 +5,7 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import { badRequest } from '../errors/app-error.js';
 import { chooseLinkBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, markVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
+import { accountWorkKey } from './deferred-work.js';
 import { signInFailed } from './sign-in-audit.js';
 import { normalizePhone, type TokenLoginRequest } from './token-login-input.js';
 import { CODE_DIGITS } from './token-service.js';
@@ -66,28 +67,32 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
       const tokenId = randomUUID();
       if (!isActiveUser(user) || !allowed) return { message, token_id: tokenId };
       const base = chooseLinkBase(input.redirectUrl, `${config.publicBaseUrl}${TOKEN_VALIDATE_PATH}`, config);
-      deps.deferred.later('sign-in message', async () => {
-        const t = await tokens.issue({
-          id: tokenId,
-          kind: 'login',
-          userId: user.id,
-          identifier: address,
-          channel,
-          ttlSec: config.loginTokenTtl,
-          withCode: true,
-        });
-        const expiresMinutes = minutes(config.loginTokenTtl);
-        if (channel === 'email') {
-          await notify.email({
-            to: address,
-            template: 'login-link',
-            lang: user.lang,
-            data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), code: t.code!, expiresMinutes },
+      deps.deferred.later(
+        'sign-in message',
+        async () => {
+          const t = await tokens.issue({
+            id: tokenId,
+            kind: 'login',
+            userId: user.id,
+            identifier: address,
+            channel,
+            ttlSec: config.loginTokenTtl,
+            withCode: true,
           });
-        } else {
-          await notify.sms(address, smsText(user.lang, config.productName, t.code!, expiresMinutes));
-        }
-      });
+          const expiresMinutes = minutes(config.loginTokenTtl);
+          if (channel === 'email') {
+            await notify.email({
+              to: address,
+              template: 'login-link',
+              lang: user.lang,
+              data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), code: t.code!, expiresMinutes },
+            });
+          } else {
+            await notify.sms(address, smsText(user.lang, config.productName, t.code!, expiresMinutes));
+          }
+        },
+        accountWorkKey(user.id),
+      );
       return { message, token_id: tokenId };
     },
 

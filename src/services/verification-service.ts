@@ -3,6 +3,7 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import type { Hooks } from '../modules/hooks.js';
 import { withParams } from './account-links.js';
 import { isActiveUser, isVerified, markVerified, type AccountFlowDeps } from './account-flow-deps.js';
+import { accountWorkKey } from './deferred-work.js';
 
 /** The route the verification link opens (GET /auth/token/verify). */
 export const VERIFY_PATH = '/auth/token/verify';
@@ -56,7 +57,7 @@ export function createVerificationService(deps: AccountFlowDeps) {
       const email = canonicalEmail(emailInput);
       const user = await users.findByEmail(email);
       const allowed = await notify.mayMessage(email);
-      if (isActiveUser(user) && !isVerified(user) && allowed) deps.deferred.later('verification mail', () => sendFor(user));
+      if (isActiveUser(user) && !isVerified(user) && allowed) deps.deferred.later('verification mail', () => sendFor(user), accountWorkKey(user.id));
     },
 
     /**

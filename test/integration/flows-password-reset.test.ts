@@ -102,6 +102,23 @@ describe('password reset', () => {
     expect((await t.request('POST', '/auth/password-reset/complete', { body: { token: newer, password: NEW_PASSWORD } })).status).toBe(200);
   });
 
+  it('when several links are requested at once, then one stays live, the one mailed last, whatever the timing of the writes', async () => {
+    const user = await makeUser(t, { email: uniqueEmail('reset-burst') });
+    const before = mailsTo(sink, user.email).length;
+    // Each answer comes before its token is written (deferred work): every token write overlaps the others.
+    const answers = await Promise.all(Array.from({ length: 5 }, () => requestReset(user.email)));
+    for (const a of answers) expect(a.body).toEqual(REQUEST_ANSWER);
+    await expect.poll(() => mailsTo(sink, user.email).length - before, { timeout: 10_000 }).toBe(5);
+    const live = (await t.app.repos.authTokens.listByUser(user.id)).filter((r) => r.kind === 'password_reset' && !r.used_at);
+    expect(live).toHaveLength(1);
+    // One after the other: each link voids those before it, and the last mail carries the live one.
+    const tokens = mailsTo(sink, user.email).slice(before).map(tokenIn);
+    for (const token of tokens.slice(0, -1)) {
+      expect((await t.request('POST', '/auth/password-reset/complete', { body: { token, password: NEW_PASSWORD } })).status).toBe(400);
+    }
+    expect((await t.request('POST', '/auth/password-reset/complete', { body: { token: tokens[4], password: NEW_PASSWORD } })).status).toBe(200);
+  });
+
   it('when the password changes after the link was sent, then the link is void', async () => {
     const { user, token: session } = await makeSession(t, { email: uniqueEmail('reset-changed') });
     const token = await resetToken(user.email);
