@@ -65,26 +65,25 @@ export function createTokenService(deps: TokenServiceDeps) {
   return {
     async issue(input: IssueInput): Promise<IssuedToken> {
       const now = clock();
-      await deps.repo.voidActive(
-        input.supersede === 'user' ? { kind: input.kind, userId: input.userId } : { kind: input.kind, identifier: input.identifier },
-        now,
-      );
       const id = input.id ?? randomUUID();
       const token = randomToken(PREFIX[input.kind]);
       const code = input.withCode ? randomCode(CODE_DIGITS) : null;
       const expiresAt = new Date(now.getTime() + input.ttlSec * 1000);
-      await deps.repo.create({
-        id,
-        kind: input.kind,
-        user_id: input.userId,
-        token_hash: sha256(token),
-        code_hash: code ? codeHash(id, code) : null,
-        channel: input.channel ?? null,
-        identifier: input.identifier,
-        meta: input.meta ?? null,
-        created_at: now,
-        expires_at: expiresAt,
-      });
+      await deps.repo.replaceActive(
+        input.supersede === 'user' ? { kind: input.kind, userId: input.userId } : { kind: input.kind, identifier: input.identifier },
+        {
+          id,
+          kind: input.kind,
+          user_id: input.userId,
+          token_hash: sha256(token),
+          code_hash: code ? codeHash(id, code) : null,
+          channel: input.channel ?? null,
+          identifier: input.identifier,
+          meta: input.meta ?? null,
+          created_at: now,
+          expires_at: expiresAt,
+        },
+      );
       return { id, token, code, expiresAt };
     },
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appWithMail } from '../helpers/app-with-mail.js';
+import { startTestApp } from '../helpers/test-app.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { linkIn, mailTo, mailsTo, nextMailTo, tokenIn } from './flows-helpers.js';
 
@@ -117,6 +118,27 @@ describe('password reset', () => {
       expect((await t.request('POST', '/auth/password-reset/complete', { body: { token, password: NEW_PASSWORD } })).status).toBe(400);
     }
     expect((await t.request('POST', '/auth/password-reset/complete', { body: { token: tokens[4], password: NEW_PASSWORD } })).status).toBe(200);
+  });
+
+  it('when two instances are asked for links at once, then exactly one link stays live', async () => {
+    const other = await startTestApp({ sharing: t });
+    try {
+      const user = await makeUser(t, { email: uniqueEmail('reset-instances') });
+      const before = mailsTo(sink, user.email).length;
+      // Each instance orders its own writes (deferred work); across instances only the database can.
+      const asks = Array.from({ length: 6 }, (_, i) => (i % 2 ? other : t).request('POST', '/auth/password-reset/request', { body: { email: user.email } }));
+      for (const a of await Promise.all(asks)) expect(a.body).toEqual(REQUEST_ANSWER);
+      await expect.poll(() => mailsTo(sink, user.email).length - before, { timeout: 10_000 }).toBe(6);
+      const live = (await t.app.repos.authTokens.listByUser(user.id)).filter((r) => r.kind === 'password_reset' && !r.used_at);
+      expect(live).toHaveLength(1);
+      const valid = [];
+      for (const token of mailsTo(sink, user.email).slice(before).map(tokenIn)) {
+        valid.push((await t.request('POST', '/auth/password-reset/validate', { body: { token } })).status);
+      }
+      expect(valid.sort()).toEqual([200, 400, 400, 400, 400, 400]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('when the password changes after the link was sent, then the link is void', async () => {

@@ -28,6 +28,12 @@ export interface AuthTokenRepository {
   findLatestActive(kind: string, identifier: string, now: Date): Promise<AuthTokenRecord | null>;
   /** Marks a token used; false when it already was (so only one caller ever wins). */
   markUsed(id: string, now: Date): Promise<boolean>;
+  /**
+   * Voids the unused tokens of `where` (voidActive) and writes `rec`, in one transaction that holds a
+   * lock on `where` (PostgreSQL: an advisory lock; SQLite: the write lock), so two instances issuing at
+   * once cannot both leave a live token: the second to commit voids the first's.
+   */
+  replaceActive(where: { kind: string; identifier?: string; userId?: string }, rec: Omit<AuthTokenRecord, 'attempts' | 'used_at'>): Promise<AuthTokenRecord>;
   /** Marks every unused token of a kind for an identifier (or user) used; returns how many. */
   voidActive(where: { kind: string; identifier?: string; userId?: string }, now: Date): Promise<number>;
   /** Counts one code attempt unless the token is used or out of attempts; false when refused. */
@@ -58,9 +64,30 @@ export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTo
     return { ...r, created_at: toDate(r.created_at)!, expires_at: toDate(r.expires_at)!, used_at: toDate(r.used_at) };
   };
 
+  const sequelize = AuthToken.sequelize!;
+  const voidWhere = (where: { kind: string; identifier?: string; userId?: string }, now: Date, transaction?: Transaction) => {
+    if (where.identifier === undefined && where.userId === undefined) throw new Error('voidActive needs an identifier or a user id');
+    const w: Record<string, unknown> = { kind: where.kind, used_at: null };
+    if (where.identifier !== undefined) w.identifier = where.identifier;
+    if (where.userId !== undefined) w.user_id = where.userId;
+    return AuthToken.update({ used_at: now }, { where: w, transaction });
+  };
+
   return {
     async create(rec) {
       return plain(await AuthToken.create({ ...rec, attempts: 0, used_at: null }))!;
+    },
+    replaceActive(where, rec) {
+      const lockKey = `auth_tokens:${where.kind}:${where.identifier !== undefined ? `id:${where.identifier}` : `user:${where.userId}`}`;
+      return sequelize.transaction(async (transaction) => {
+        // Under READ COMMITTED the void below cannot see a token another transaction has not committed
+        // yet: the lock makes the second issuer wait for the first, then void its token.
+        if (sequelize.getDialect() === 'postgres') {
+          await sequelize.query('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', { replacements: [lockKey], transaction });
+        }
+        await voidWhere(where, rec.created_at, transaction);
+        return plain(await AuthToken.create({ ...rec, attempts: 0, used_at: null }, { transaction }))!;
+      });
     },
     async findByHash(tokenHash) {
       return plain(await AuthToken.findOne({ where: { token_hash: tokenHash } }));
@@ -81,11 +108,7 @@ export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTo
       return n === 1;
     },
     async voidActive(where, now) {
-      if (where.identifier === undefined && where.userId === undefined) throw new Error('voidActive needs an identifier or a user id');
-      const w: Record<string, unknown> = { kind: where.kind, used_at: null };
-      if (where.identifier !== undefined) w.identifier = where.identifier;
-      if (where.userId !== undefined) w.user_id = where.userId;
-      const [n] = await AuthToken.update({ used_at: now }, { where: w });
+      const [n] = await voidWhere(where, now);
       return n;
     },
     async addAttempt(id, maxAttempts) {
