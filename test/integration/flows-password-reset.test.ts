@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appWithMail } from '../helpers/app-with-mail.js';
-import { startTestApp } from '../helpers/test-app.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { linkIn, mailTo, mailsTo, nextMailTo, tokenIn } from './flows-helpers.js';
 
@@ -18,7 +18,8 @@ const { t, smtp: sink } = appWithMail({
   },
 });
 
-const requestReset = (email: string, extra: Record<string, unknown> = {}) => t.request('POST', '/auth/password-reset/request', { body: { email, ...extra } });
+const requestReset = (email: string, extra: Record<string, unknown> = {}, via: TestApp = t) =>
+  via.request('POST', '/auth/password-reset/request', { body: { email, ...extra } });
 
 /** Requests a reset and returns the token from the mail (the n-th reset mail to that address). */
 async function resetToken(email: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -126,12 +127,12 @@ describe('password reset', () => {
       const user = await makeUser(t, { email: uniqueEmail('reset-instances') });
       const before = mailsTo(sink, user.email).length;
       // Each instance orders its own writes (deferred work); across instances only the database can.
-      const asks = Array.from({ length: 6 }, (_, i) => (i % 2 ? other : t).request('POST', '/auth/password-reset/request', { body: { email: user.email } }));
+      const asks = Array.from({ length: 6 }, (_, i) => requestReset(user.email, {}, i % 2 ? other : t));
       for (const a of await Promise.all(asks)) expect(a.body).toEqual(REQUEST_ANSWER);
       await expect.poll(() => mailsTo(sink, user.email).length - before, { timeout: 10_000 }).toBe(6);
       const live = (await t.app.repos.authTokens.listByUser(user.id)).filter((r) => r.kind === 'password_reset' && !r.used_at);
       expect(live).toHaveLength(1);
-      const valid = [];
+      const valid: number[] = [];
       for (const token of mailsTo(sink, user.email).slice(before).map(tokenIn)) {
         valid.push((await t.request('POST', '/auth/password-reset/validate', { body: { token } })).status);
       }
