@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { weakness } from './secret-strength.js';
 
 // How a configuration value is read from its text (the environment, config.json): the readers the
-// key table in schema.ts is built from. Each turns a bad value into a message naming the fix.
+// key tables in keys-*.ts (gathered in schema.ts) are built from. Each turns a bad value into a message naming the fix.
 
 export const bool = z.preprocess((v) => {
   if (typeof v === 'string') {
