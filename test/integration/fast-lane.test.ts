@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/app-context.js';
 import { createApp } from '../../src/http/create-app.js';
@@ -52,6 +53,26 @@ const bridge = (s: RunningServer, token: string) =>
     headers: { 'Content-Type': 'application/json', 'X-Bridge-Secret': TEST_BRIDGE_SECRET },
     body: JSON.stringify({ session_id: token }),
   });
+
+/** A POST written by hand (the headers exactly as given, no body, no Content-Length unless given); the whole answer as text. */
+function rawPost(s: RunningServer, path: string, head: string[]): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(new URL(s.url).port), '127.0.0.1');
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('end', () => resolve({ status: Number(text.slice(9, 12)), text }));
+    socket.write([`POST ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...head, '', ''].join('\r\n'));
+  });
+}
+
+/** An answer with what differs between two requests taken out: the date, the answer's timestamp, the budget left (one budget: each counts). */
+const sameAnswer = (text: string) =>
+  text
+    .replace(/^Date: .*$/m, 'Date: -')
+    .replace(/^X-RateLimit-Remaining: \d+$/m, 'X-RateLimit-Remaining: -')
+    .replace(/"timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"/, '"timestamp":"-"');
 
 describe('the fast lane', () => {
   it('when warm validations go through the lane, then requests, durations and cache lookups are counted as the app counts them', async () => {
@@ -108,6 +129,34 @@ describe('the fast lane', () => {
       expect(r.headers.get('x-ratelimit-remaining')).toBe(r.headers.get('x-ratelimit-limit'));
     }
     expect(stats.answered).toBe(1);
+  });
+
+  it('when a bridge or validation POST has no body at all, then the lane answers it with the bytes of the app (Content-Length: 0 with a type goes to the app)', async () => {
+    const { lane, plain, stats } = await pair(t.app);
+    const { token } = await makeSession(t);
+    expect((await validate(plain, token)).status).toBe(200); // warms the cache
+    const bridgeHead = [`X-Bridge-Secret: ${TEST_BRIDGE_SECRET}`, `X-Session-ID: ${token}`, 'X-Request-ID: req-no-body-1'];
+    const sent: [string, string[]][] = [
+      ['/auth/bridge/validate', bridgeHead],
+      ['/auth/bridge/validate', [...bridgeHead, 'Content-Type: text/plain']],
+      ['/auth/validation', [`X-Session-ID: ${token}`, 'X-Request-ID: req-no-body-2']],
+    ];
+    for (const [path, head] of sent) {
+      const before = stats.answered;
+      const [a, b] = [await rawPost(lane, path, head), await rawPost(plain, path, head)];
+      expect(a.status, path).toBe(200);
+      expect(stats.answered, path).toBe(before + 1);
+      expect(sameAnswer(a.text)).toBe(sameAnswer(b.text));
+    }
+    // Content-Length: 0 is no body either, unless it names a type (express.json refuses a latin1 charset even then).
+    const empty = await rawPost(lane, '/auth/bridge/validate', [...bridgeHead, 'Content-Length: 0']);
+    expect(sameAnswer(empty.text)).toBe(sameAnswer((await rawPost(plain, '/auth/bridge/validate', [...bridgeHead, 'Content-Length: 0'])).text));
+    const latin1 = [...bridgeHead, 'Content-Length: 0', 'Content-Type: application/json; charset=latin1'];
+    const before = { ...stats };
+    const refused = await rawPost(lane, '/auth/bridge/validate', latin1);
+    expect(refused.status).toBe(415);
+    expect(sameAnswer(refused.text)).toBe(sameAnswer((await rawPost(plain, '/auth/bridge/validate', latin1)).text));
+    expect(stats).toEqual({ answered: before.answered, handedOff: before.handedOff + 1 });
   });
 
   it('when FAST_LANE is false, then the listener is the app itself; at LOG_LEVEL info (the default) the lane is on', async () => {

@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
@@ -30,9 +30,9 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  *
  * It answers only: GET /auth/validation, POST /auth/validation and POST /auth/bridge/validate, at that
  * exact URL (no query string, no trailing slash), with only the headers listed in PLAIN_HEADERS, a
- * plain JSON body (POST), a token whose session and user are both in this process's memory, active,
- * unexpired and allowed to sign in, a valid bridge secret (bridge), a body the route's schema accepts,
- * a client context that passes the bridge checks, and (limits on) a request the gate would count per
+ * plain JSON body or none at all (POST), a token whose session and user are both in this process's
+ * memory, active, unexpired and allowed to sign in, a valid bridge secret (bridge), a body the route's
+ * schema accepts, a client context that passes the bridge checks, and (limits on) a request the gate would count per
  * session or per bridge secret. Its 200 is the route's own answer text (activeAnswers); its headers
  * are those the app's middleware sets, in the same order; a budget's refusal is the gate's 429. Its
  * access lines are the middleware's (accessLine): a 429, a slow answer, a client gone before the
@@ -83,6 +83,17 @@ function plainHeaders(raw: string[], route: Route): boolean {
     if (route === Route.Get && (name === 'content-length' || name === 'content-type')) return false;
   }
   return true;
+}
+
+/**
+ * A POST without a body that no reader takes, so the route reads {}: no Content-Length (and no
+ * Transfer-Encoding, not a plain header) whatever its Content-Type, or Content-Length 0 with no
+ * Content-Type (curl -X POST, clients sending the session in a header only). A length of 0 with a type
+ * goes through plainJsonLength: express.json refuses some types' charsets even for an empty body.
+ */
+function noBody(h: IncomingHttpHeaders): boolean {
+  const length = h['content-length'];
+  return length === undefined || (length === '0' && h['content-type'] === undefined);
 }
 
 /** What a middleware sets on every answer, in its order (it must call next at once and read nothing). */
@@ -299,6 +310,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     if (!plainHeaders(req.rawHeaders, route)) return handOff(req, res, null);
     const started = performance.now();
     if (route === Route.Get) return proceed(req, res, route, null, started);
+    if (noBody(req.headers)) return proceed(req, res, route, null, started);
     const length = plainJsonLength(req.headers);
     if (length === null || length > maxBytes) return handOff(req, res, null);
     if (length === 0) return proceed(req, res, route, null, started);
