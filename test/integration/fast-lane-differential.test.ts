@@ -173,10 +173,11 @@ const arbCase = fc.record({
   ),
   token: tokenKind,
   second: fc.option(tokenKind, { freq: 4 }),
-  where: fc.constantFrom('header', 'header', 'header', 'cookie', 'body', 'bodyCamel', 'query', 'headerAndBody'),
+  where: fc.constantFrom('header', 'header', 'header', 'cookie', 'body', 'bodyCamel', 'query', 'query', 'headerAndBody', 'queryAndBody'),
   headerName: fc.constantFrom('X-Session-ID', 'x-session-id', 'X-SESSION-ID', 'x-Session-Id'),
   duplicateHeader: fc.nat(99).map((n) => n < 15),
   cookie: fc.constantFrom('plain', 'among', 'quoted', 'twice', 'wrongCase', 'encoded'),
+  query: fc.constantFrom('plain', 'plain', 'plain', 'extra', 'twice', 'plus', 'encoded'),
   bridge: fc.constantFrom('none', 'right', 'right', 'right', 'wrong', 'empty', 'spaced'),
   bridgeName: fc.constantFrom('X-Bridge-Secret', 'x-bridge-secret', 'X-BRIDGE-SECRET'),
   requestId: fc.constantFrom('none', 'none', 'sane', 'short', 'bad', 'long'),
@@ -204,7 +205,7 @@ const arbTypical = arbCase.chain((c) =>
   fc
     .record({
       token: fc.constantFrom<TokenKind>('valid', 'valid', 'valid', 'context', 'padded', 'revoked'),
-      where: fc.constantFrom('header', 'header', 'cookie', 'body', 'bodyCamel', 'headerAndBody'),
+      where: fc.constantFrom('header', 'header', 'cookie', 'body', 'bodyCamel', 'query', 'headerAndBody'),
       bridge: fc.constantFrom('none', 'right', 'right'),
       origin: fc.constantFrom('none', 'none', 'allowed', 'other'),
       requestId: fc.constantFrom('none', 'none', 'sane'),
@@ -283,7 +284,9 @@ interface Wire {
 
 function bodyFor(c: Case, token: string | null, second: string | null): Buffer | null {
   const fields: Record<string, unknown> = {};
-  const tok = c.where === 'body' || c.where === 'headerAndBody' ? (c.where === 'headerAndBody' ? second : token) : c.where === 'bodyCamel' ? token : null;
+  // With the token in the header or the query too, the body carries the second one (who wins differs by route).
+  const both = c.where === 'headerAndBody' || c.where === 'queryAndBody';
+  const tok = c.where === 'body' ? token : both ? second : c.where === 'bodyCamel' ? token : null;
   if (tok !== null && tok !== undefined) fields[c.where === 'bodyCamel' ? 'sessionId' : 'session_id'] = tok;
   if (c.bridgeContext === 'ipMatch') fields.ip = '10.1.2.3';
   if (c.bridgeContext === 'ipOther') fields.ip_address = '10.9.9.9';
@@ -314,6 +317,22 @@ function bodyFor(c: Case, token: string | null, second: string | null): Buffer |
       return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(fields))]);
     case 'spaces':
       return Buffer.from(`  \n${JSON.stringify(fields, null, 2)}\n`);
+  }
+}
+
+/** The session in the query string: as flowfull-node sends it (the lane answers), or spelt so the app alone reads it. */
+function queryFor(spelling: Case['query'], token: string): string {
+  switch (spelling) {
+    case 'plain':
+      return `session_id=${encodeURIComponent(token)}`;
+    case 'extra':
+      return `session_id=${encodeURIComponent(token)}&source=bridge`;
+    case 'twice':
+      return `session_id=&session_id=${encodeURIComponent(token)}`;
+    case 'plus':
+      return `session_id=${encodeURIComponent(token)}+`;
+    case 'encoded':
+      return `session_id=${encodeURIComponent(token).replace(/_/g, '%5F')}`;
   }
 }
 
@@ -350,7 +369,7 @@ async function wireFor(c: Case, expired: [string, string] | null): Promise<[Wire
         headers.push([c.headerName, token]);
         if (c.duplicateHeader) headers.push([c.headerName, second ?? 'ses_dup']);
       } else if (c.where === 'cookie') headers.push(['Cookie', cookieFor(c.cookie, token)]);
-      else if (c.where === 'query') path += `${path.includes('?') ? '&' : '?'}session_id=${encodeURIComponent(token)}`;
+      else if (c.where === 'query' || c.where === 'queryAndBody') path += `${path.includes('?') ? '&' : '?'}${queryFor(c.query, token)}`;
     }
     if (c.bridge === 'right') headers.push([c.bridgeName, TEST_BRIDGE_SECRET]);
     if (c.bridge === 'wrong') headers.push([c.bridgeName, `${TEST_BRIDGE_SECRET.slice(0, -1)}X`]);

@@ -29,14 +29,16 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  * else, and every request it has any doubt about, goes to the app untouched.
  *
  * It answers only: GET /auth/validation, POST /auth/validation and POST /auth/bridge/validate, at that
- * exact URL (no query string, no trailing slash), with only the headers listed in PLAIN_HEADERS, a
- * plain JSON body or none at all (POST), a token whose session and user are both in this process's
- * memory, active, unexpired and allowed to sign in, a valid bridge secret (bridge), a body the route's
- * schema accepts, a client context that passes the bridge checks, and (limits on) a request the gate would count per
- * session or per bridge secret. Its 200 is the route's own answer text (activeAnswers); its headers
- * are those the app's middleware sets, in the same order; a budget's refusal is the gate's 429. Its
- * access lines are the middleware's (accessLine): a 429, a slow answer, a client gone before the
- * answer, and at LOG_LEVEL debug every answer.
+ * exact path (no trailing slash), with no query string or `?session_id=` alone (as flowfull-node's
+ * bridge validator sends the session; in a token's own characters, nothing to unescape), with only
+ * the headers listed in PLAIN_HEADERS, a plain JSON body or none at all (POST), a token whose session
+ * and user are both in this process's memory, active, unexpired and allowed to sign in, a valid
+ * bridge secret (bridge), a body the route's schema accepts, a client context that passes the bridge
+ * checks, and (limits on) a request the gate would count per session or per bridge secret. Its 200
+ * is the route's own answer text (activeAnswers); its headers are those the app's middleware sets, in
+ * the same order; a budget's refusal is the gate's 429. Its access lines are the middleware's
+ * (accessLine): a 429, a slow answer, a client gone before the answer, and at LOG_LEVEL debug every
+ * answer.
  */
 
 /** The headers no part of these routes' answers depends on, plus those the lane reads itself. */
@@ -70,9 +72,23 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 function routeOf(req: IncomingMessage): Route | null {
   const { method, url } = req;
-  if (url === '/auth/validation') return method === 'GET' ? Route.Get : method === 'POST' ? Route.Post : null;
-  if (url === '/auth/bridge/validate' && method === 'POST') return Route.Bridge;
+  const q = url!.indexOf('?');
+  const path = q < 0 ? url : url!.slice(0, q);
+  if (path === '/auth/validation') return method === 'GET' ? Route.Get : method === 'POST' ? Route.Post : null;
+  if (path === '/auth/bridge/validate' && method === 'POST') return Route.Bridge;
   return null;
+}
+
+/** The query a lane answer can have: `?session_id=` and a token in characters no parser changes (no escapes, `+` or `&`). */
+const SESSION_QUERY = /\?session_id=([\w.~-]+)$/;
+
+/** A query as the app's simple parser reads it: {} for none, the session id alone; null for any other (then the app answers). */
+const NO_QUERY: Query = Object.freeze({});
+function queryOf(url: string): Query | null {
+  const q = url.indexOf('?');
+  if (q < 0) return NO_QUERY;
+  const m = SESSION_QUERY.exec(url);
+  return m && m.index === q ? { session_id: m[1] } : null;
 }
 
 function plainHeaders(raw: string[], route: Route): boolean {
@@ -117,6 +133,8 @@ function headersSetBy(mw: RequestHandler): string[] {
   return [...set].flat();
 }
 
+type Query = Readonly<Record<string, string>>;
+
 /** A request the lane answers: which route, the token the answer is for, and its hit. */
 interface Answerable {
   route: Route;
@@ -148,17 +166,17 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   const access = accessLine(app.logger, config.accessLogSlowMs);
 
   /** The hit the request's answer is for, or null (then the app answers). Changes nothing. */
-  function resolve(req: IncomingMessage, route: Route, body: unknown): Answerable | null {
+  function resolve(req: IncomingMessage, route: Route, query: Query, body: unknown): Answerable | null {
     const h = req.headers;
     let token: string | null;
-    if (route === Route.Get) token = readSessionToken(req as Request, {}).token;
+    if (route === Route.Get) token = readSessionToken(req as Request, query).token;
     else if (route === Route.Post) {
       const b = body as { sessionId?: string; session_id?: string };
-      token = b.sessionId || b.session_id || readSessionToken(req as Request, {}).token;
+      token = b.sessionId || b.session_id || readSessionToken(req as Request, query).token;
     } else {
       if (!bridgeKey?.matches(h['x-bridge-secret'])) return null;
       const b = body as { session_id?: string; sessionId?: string };
-      token = b.session_id || b.sessionId || (h['x-session-id'] as string | undefined)?.trim() || null;
+      token = query.session_id || b.session_id || b.sessionId || (h['x-session-id'] as string | undefined)?.trim() || null;
     }
     const hit = sessions.peekLocal(token);
     if (!hit || !token) return null;
@@ -186,15 +204,15 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   }
 
   /** The budget the gate would count this request in, when it is one the lane can count (else null). */
-  function budgetOf(req: IncomingMessage, a: Answerable): { cls: RateLimitClass; key: string } | null {
+  function budgetOf(req: IncomingMessage, query: Query, a: Answerable): { cls: RateLimitClass; key: string } | null {
     const sent = req.headers['x-bridge-secret'];
     if (bridgeKey && typeof sent === 'string' && sent !== '') {
       // A bridge answer is only answerable with the right secret (resolve checked it): no second digest.
       return a.route === Route.Bridge || bridgeKey.matches(sent) ? { cls: 'bridge', key: bridgeKey.key } : null;
     }
-    // The gate keys by the session of the header or cookie token (never the body's): for GET that is the answer's own.
+    // The gate keys by the session of the header, query or cookie token (never the body's): for GET that is the answer's own.
     if (a.route === Route.Get) return { cls: 'session', key: `session:${a.hit.session.id}` };
-    const token = readSessionToken(req as Request, {}).token;
+    const token = readSessionToken(req as Request, query).token;
     const hit = token === a.token ? a.hit : sessions.peekLocal(token);
     return hit ? { cls: 'session', key: `session:${hit.session.id}` } : null;
   }
@@ -266,7 +284,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     handler(req, res);
   }
 
-  function proceed(req: IncomingMessage, res: ServerResponse, route: Route, raw: Buffer | null, started: number): void {
+  function proceed(req: IncomingMessage, res: ServerResponse, route: Route, query: Query, raw: Buffer | null, started: number): void {
     let body: unknown;
     if (route !== Route.Get) {
       let parsed: unknown;
@@ -280,10 +298,10 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
       if (!checked.success) return handOff(req, res, raw, started);
       body = checked.data;
     }
-    const a = resolve(req, route, body);
+    const a = resolve(req, route, query, body);
     if (!a) return handOff(req, res, raw, started);
     if (!limitsOn) return answer(req, res, a, null, started);
-    const budget = budgetOf(req, a);
+    const budget = budgetOf(req, query, a);
     if (!budget) return handOff(req, res, raw, started);
     const { rule } = limitClassesOf(config, app.modules.registry?.() ?? []).get(budget.cls);
     // Counted in process (or from a lease held): answered in this tick, so the hit found is still the one.
@@ -293,7 +311,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
       (r) => {
         if (!r.allowed) return refuse(req, res, route, budget.cls, r, started);
         // The session may have changed during the wait (revoked by another instance): look again.
-        const now = resolve(req, route, body);
+        const now = resolve(req, route, query, body);
         if (now) return answer(req, res, now, r, started);
         // Counted already: the app must not count it again.
         record(req, budget.cls, budget.key);
@@ -309,11 +327,13 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     if (route === null) return handler(req, res);
     if (!plainHeaders(req.rawHeaders, route)) return handOff(req, res, null);
     const started = performance.now();
-    if (route === Route.Get) return proceed(req, res, route, null, started);
-    if (noBody(req.headers)) return proceed(req, res, route, null, started);
+    const query = queryOf(req.url!);
+    if (query === null) return handOff(req, res, null);
+    if (route === Route.Get) return proceed(req, res, route, query, null, started);
+    if (noBody(req.headers)) return proceed(req, res, route, query, null, started);
     const length = plainJsonLength(req.headers);
     if (length === null || length > maxBytes) return handOff(req, res, null);
-    if (length === 0) return proceed(req, res, route, null, started);
-    readRaw(req, length, (err, raw) => (err ? handOff(req, res, err, started) : proceed(req, res, route, raw, started)));
+    if (length === 0) return proceed(req, res, route, query, null, started);
+    readRaw(req, length, (err, raw) => (err ? handOff(req, res, err, started) : proceed(req, res, route, query, raw, started)));
   };
 }
