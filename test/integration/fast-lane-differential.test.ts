@@ -110,7 +110,8 @@ class Log {
 function variant(limitsOn: boolean, slowMs: number, log: Log): AppContext {
   return {
     ...t.app,
-    config: { ...t.app.config, rateLimitsEnabled: limitsOn, accessLogSlowMs: slowMs },
+    // With limits on, behind one proxy: a forwarded address is whom a budget per address counts.
+    config: { ...t.app.config, rateLimitsEnabled: limitsOn, accessLogSlowMs: slowMs, trustProxy: limitsOn ? 1 : false },
     limiter: createMemoryRateLimiter({ now: () => limiterNow }),
     logger: createLogger('info', log.stream, 'json'),
   } as AppContext;
@@ -195,7 +196,21 @@ const arbCase = fc.record({
   ),
   body: fc.constantFrom('json', 'json', 'json', 'empty', 'zeroLength', 'malformed', 'array', 'deep', 'nul', 'extra', 'badType', 'bom', 'spaces'),
   bridgeContext: fc.constantFrom('none', 'none', 'ipMatch', 'ipOther', 'strictUaOther', 'strictMatch', 'modeBad', 'modeNone'),
-  extraHeader: fc.constantFrom('none', 'none', 'none', 'none', 'xff', 'ifNoneMatch', 'acceptHtml', 'cacheControl', 'userAgent', 'acceptLanguage'),
+  extraHeader: fc.constantFrom(
+    'none',
+    'none',
+    'none',
+    'none',
+    'xff',
+    'nginx',
+    'nginx',
+    'forwarded',
+    'ifNoneMatch',
+    'acceptHtml',
+    'cacheControl',
+    'userAgent',
+    'acceptLanguage',
+  ),
   chunked: fc.nat(99).map((n) => n < 5),
   pick: fc.nat(1_000),
   revoke: fc.nat(999).map((n) => n < 6),
@@ -384,15 +399,23 @@ async function wireFor(c: Case, expired: [string, string] | null): Promise<[Wire
     if (c.origin === 'other') headers.push(['Origin', 'https://evil.example.test']);
     if (c.origin === 'null') headers.push(['Origin', 'null']);
     if (method === 'OPTIONS' && c.pick % 2) headers.push(['Access-Control-Request-Method', 'POST']);
-    const extra: Record<string, [string, string]> = {
-      xff: ['X-Forwarded-For', '203.0.113.9'],
-      ifNoneMatch: ['If-None-Match', '"abc"'],
-      acceptHtml: ['Accept', 'text/html'],
-      cacheControl: ['Cache-Control', 'no-cache'],
-      userAgent: ['User-Agent', 'gen/1.0'],
-      acceptLanguage: ['Accept-Language', 'de'],
+    const extra: Record<Exclude<Case['extraHeader'], 'none'>, [string, string][]> = {
+      xff: [['X-Forwarded-For', '203.0.113.9']],
+      // Gatehouse's own nginx site (templates/nginx/gatehouse.conf) sets these on every request.
+      nginx: [
+        ['X-Real-IP', '198.51.100.7'],
+        ['X-Forwarded-For', '198.51.100.7'],
+        ['X-Forwarded-Proto', 'https'],
+        ['X-Forwarded-Host', 'auth.example.test'],
+      ],
+      forwarded: [['Forwarded', 'for=192.0.2.60;proto=https, for=198.51.100.17']],
+      ifNoneMatch: [['If-None-Match', '"abc"']],
+      acceptHtml: [['Accept', 'text/html']],
+      cacheControl: [['Cache-Control', 'no-cache']],
+      userAgent: [['User-Agent', 'gen/1.0']],
+      acceptLanguage: [['Accept-Language', 'de']],
     };
-    if (c.extraHeader !== 'none') headers.push(extra[c.extraHeader]);
+    if (c.extraHeader !== 'none') headers.push(...extra[c.extraHeader]);
     let body: Buffer | null = null;
     if (method === 'POST' || method === 'PUT') {
       body = bodyFor(c, token, second);

@@ -185,6 +185,32 @@ describe('the fast lane', () => {
     expect(both.text).toContain(`"id":"${(await t.app.services.sessions.validate(token)).session.id}"`);
   });
 
+  it("when validations come through Gatehouse's nginx site (X-Real-IP, X-Forwarded-*), then the lane answers them with the bytes of the app", async () => {
+    const ctx = { ...t.app, config: { ...t.app.config, trustProxy: 1 } } as AppContext;
+    const { lane, plain, stats } = await pair(ctx);
+    const { token } = await makeSession(t);
+    expect((await validate(plain, token)).status).toBe(200); // warms the cache
+    const proxied = {
+      'X-Session-ID': token,
+      'X-Request-ID': 'req-nginx-1',
+      'X-Real-IP': '198.51.100.7',
+      'X-Forwarded-For': '198.51.100.7',
+      'X-Forwarded-Proto': 'https',
+      'X-Forwarded-Host': 'auth.example.test',
+    };
+    const read = async (s: RunningServer) => {
+      const r = await fetch(`${s.url}/auth/validation`, { headers: proxied });
+      // One budget for both servers: each answer counts, so the budget left differs by one.
+      return { status: r.status, headers: [...r.headers].filter(([k]) => k !== 'date' && k !== 'x-ratelimit-remaining'), body: await r.text() };
+    };
+    const before = stats.answered;
+    const [a, b] = [await read(lane), await read(plain)];
+    expect(stats.answered).toBe(before + 1);
+    expect(a.status).toBe(200);
+    expect(a.headers).toEqual(b.headers);
+    expect(a.body.replace(/"timestamp":"[^"]*"/, '')).toBe(b.body.replace(/"timestamp":"[^"]*"/, ''));
+  });
+
   it('when FAST_LANE is false, then the listener is the app itself; at LOG_LEVEL info (the default) the lane is on', async () => {
     const handler = createApp(t.app);
     expect(fastLaneEnabled(t.app)).toBe(true);

@@ -57,6 +57,16 @@ const PLAIN_HEADERS = new Set([
   'origin',
   'content-type',
   'content-length',
+  // What a reverse proxy adds to every request (Gatehouse's own nginx site, templates/nginx, sets the first
+  // four): the address they name is read only for budgets per address and the audit, neither of which an
+  // answer of the lane has.
+  'x-real-ip',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-forwarded-port',
+  'forwarded',
+  'via',
 ]);
 
 const enum Route {
