@@ -67,6 +67,28 @@ const PLAIN_HEADERS = new Set([
   'x-forwarded-port',
   'forwarded',
   'via',
+  // A CDN's or load balancer's (Cloudflare, AWS), a tracing client's (OpenTelemetry: W3C trace context),
+  // a browser's (fetch metadata, client hints, Referer: read only by the CSRF check, which these routes skip).
+  'cf-connecting-ip',
+  'cf-ipcountry',
+  'cf-ray',
+  'cf-visitor',
+  'cdn-loop',
+  'true-client-ip',
+  'x-amzn-trace-id',
+  'traceparent',
+  'tracestate',
+  'baggage',
+  'sec-fetch-site',
+  'sec-fetch-dest',
+  'sec-ch-ua',
+  'sec-ch-ua-mobile',
+  'sec-ch-ua-platform',
+  'referer',
+  'priority',
+  'dnt',
+  'cache-control',
+  'pragma',
 ]);
 
 const enum Route {
