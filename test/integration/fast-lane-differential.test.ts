@@ -171,6 +171,12 @@ const arbCase = fc.record({
     'GET /auth/validation?x=1',
     'PUT /auth/validation',
     'GET /auth/bridge/validate',
+    'GET /auth/me',
+    'GET /auth/me',
+    'GET /auth/user/me',
+    'GET /auth/user/me',
+    'HEAD /auth/user/me',
+    'GET /auth/me/',
   ),
   token: tokenKind,
   second: fc.option(tokenKind, { freq: 4 }),
@@ -229,7 +235,7 @@ const arbTypical = arbCase.chain((c) =>
       origin: fc.constantFrom('none', 'none', 'allowed', 'other'),
       requestId: fc.constantFrom('none', 'none', 'sane'),
       contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8'),
-      target: fc.constantFrom('GET /auth/validation', 'POST /auth/validation', 'POST /auth/bridge/validate'),
+      target: fc.constantFrom('GET /auth/validation', 'POST /auth/validation', 'POST /auth/bridge/validate', 'GET /auth/me', 'GET /auth/user/me'),
     })
     .map((typical) => ({
       ...c,

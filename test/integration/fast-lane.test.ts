@@ -211,6 +211,35 @@ describe('the fast lane', () => {
     expect(a.body.replace(/"timestamp":"[^"]*"/, '')).toBe(b.body.replace(/"timestamp":"[^"]*"/, ''));
   });
 
+  it('when the current user is read (GET /auth/me, GET /auth/user/me with the bridge secret), then the lane answers with the bytes of the app and counts the route as the app does', async () => {
+    const { lane, plain, stats } = await pair(t.app);
+    const { token } = await makeSession(t);
+    expect((await validate(plain, token)).status).toBe(200); // warms the cache
+    const read = async (s: RunningServer, path: string, headers: Record<string, string>) => {
+      const r = await fetch(`${s.url}${path}`, { headers: { ...headers, 'X-Request-ID': 'req-me-1' } });
+      return { status: r.status, headers: [...r.headers].filter(([k]) => k !== 'date' && k !== 'x-ratelimit-remaining'), body: await r.text() };
+    };
+    for (const [path, headers] of [
+      ['/auth/me', { 'X-Session-ID': token }],
+      ['/auth/me', { Cookie: `session_id=${token}` }],
+      ['/auth/user/me', { 'X-Session-ID': token, 'X-Bridge-Secret': TEST_BRIDGE_SECRET }],
+      ['/auth/user/me?session_id=' + token, { 'X-Bridge-Secret': TEST_BRIDGE_SECRET }],
+    ] as const) {
+      const series = { method: 'GET', route: path.split('?')[0], status: '200' };
+      const counted = await metric('gatehouse_http_requests_total', series);
+      const before = stats.answered;
+      const [a, b] = [await read(lane, path, headers), await read(plain, path, headers)];
+      expect(stats.answered, path).toBe(before + 1);
+      expect(a.status, path).toBe(200);
+      expect(a, path).toEqual(b);
+      expect(await metric('gatehouse_http_requests_total', series)).toBe(counted + 2);
+    }
+    // Without the bridge secret /auth/user/me is the app's 401.
+    const before = stats.answered;
+    expect((await read(lane, '/auth/user/me', { 'X-Session-ID': token })).status).toBe(401);
+    expect(stats.answered).toBe(before);
+  });
+
   it('when FAST_LANE is false, then the listener is the app itself; at LOG_LEVEL info (the default) the lane is on', async () => {
     const handler = createApp(t.app);
     expect(fastLaneEnabled(t.app)).toBe(true);

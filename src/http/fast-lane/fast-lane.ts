@@ -28,7 +28,8 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  * the Express app and answers the cache hits of those routes itself, with the same bytes; everything
  * else, and every request it has any doubt about, goes to the app untouched.
  *
- * It answers only: GET /auth/validation, POST /auth/validation and POST /auth/bridge/validate, at that
+ * It answers only: GET /auth/validation, POST /auth/validation, POST /auth/bridge/validate and the
+ * current-user reads GET /auth/me and GET /auth/user/me (the latter with the bridge secret), at that
  * exact path (no trailing slash), with no query string or `?session_id=` alone (as flowfull-node's
  * bridge validator sends the session; in a token's own characters, nothing to unescape), with only
  * the headers listed in PLAIN_HEADERS, a plain JSON body or none at all (POST), a token whose session
@@ -95,10 +96,17 @@ const enum Route {
   Get,
   Post,
   Bridge,
+  /** GET /auth/me, the legacy current user (a session or a pending one). */
+  Me,
+  /** GET /auth/user/me, the current user with the bridge secret and a session. */
+  UserMe,
 }
 
 /** The route template of each, as the metrics name it. */
-const TEMPLATE = ['/auth/validation', '/auth/validation', '/auth/bridge/validate'] as const;
+const TEMPLATE = ['/auth/validation', '/auth/validation', '/auth/bridge/validate', '/auth/me', '/auth/user/me'] as const;
+
+/** The routes read with GET: no body, and the token as the app reads it (header, query, cookie). */
+const isGet = (r: Route) => r === Route.Get || r === Route.Me || r === Route.UserMe;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -108,6 +116,9 @@ function routeOf(req: IncomingMessage): Route | null {
   const path = q < 0 ? url : url!.slice(0, q);
   if (path === '/auth/validation') return method === 'GET' ? Route.Get : method === 'POST' ? Route.Post : null;
   if (path === '/auth/bridge/validate' && method === 'POST') return Route.Bridge;
+  if (method !== 'GET') return null;
+  if (path === '/auth/me') return Route.Me;
+  if (path === '/auth/user/me') return Route.UserMe;
   return null;
 }
 
@@ -128,7 +139,7 @@ function plainHeaders(raw: string[], route: Route): boolean {
     const name = raw[i].toLowerCase();
     if (!PLAIN_HEADERS.has(name)) return false;
     // A GET with a body is read by the app (json-body): not the lane's to answer.
-    if (route === Route.Get && (name === 'content-length' || name === 'content-type')) return false;
+    if (isGet(route) && (name === 'content-length' || name === 'content-type')) return false;
   }
   return true;
 }
@@ -201,8 +212,11 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   function resolve(req: IncomingMessage, route: Route, query: Query, body: unknown): Answerable | null {
     const h = req.headers;
     let token: string | null;
-    if (route === Route.Get) token = readSessionToken(req as Request, query).token;
-    else if (route === Route.Post) {
+    if (route === Route.Get || route === Route.Me) token = readSessionToken(req as Request, query).token;
+    else if (route === Route.UserMe) {
+      if (!bridgeKey?.matches(h['x-bridge-secret'])) return null;
+      token = readSessionToken(req as Request, query).token;
+    } else if (route === Route.Post) {
       const b = body as { sessionId?: string; session_id?: string };
       token = b.sessionId || b.session_id || readSessionToken(req as Request, query).token;
     } else {
@@ -243,7 +257,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
       return a.route === Route.Bridge || bridgeKey.matches(sent) ? { cls: 'bridge', key: bridgeKey.key } : null;
     }
     // The gate keys by the session of the header, query or cookie token (never the body's): for GET that is the answer's own.
-    if (a.route === Route.Get) return { cls: 'session', key: `session:${a.hit.session.id}` };
+    if (isGet(a.route)) return { cls: 'session', key: `session:${a.hit.session.id}` };
     const token = readSessionToken(req as Request, query).token;
     const hit = token === a.token ? a.hit : sessions.peekLocal(token);
     return hit ? { cls: 'session', key: `session:${hit.session.id}` } : null;
@@ -290,7 +304,9 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     let text: JsonText;
     if (a.route === Route.Get) text = activeAnswers.get(app, v);
     else if (a.route === Route.Post) text = activeAnswers.post(app, v, a.token);
-    else text = activeAnswers.bridge(app, v);
+    else if (a.route === Route.Bridge) text = activeAnswers.bridge(app, v);
+    else if (a.route === Route.Me) text = activeAnswers.me(app, v);
+    else text = activeAnswers.userMe(app, v, a.token);
     send(req, res, a.route, 200, headBlock(req, r), text, started);
   }
 
@@ -318,7 +334,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
 
   function proceed(req: IncomingMessage, res: ServerResponse, route: Route, query: Query, raw: Buffer | null, started: number): void {
     let body: unknown;
-    if (route !== Route.Get) {
+    if (!isGet(route)) {
       let parsed: unknown;
       try {
         parsed = parseBody(raw);
@@ -361,7 +377,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     const started = performance.now();
     const query = queryOf(req.url!);
     if (query === null) return handOff(req, res, null);
-    if (route === Route.Get) return proceed(req, res, route, query, null, started);
+    if (isGet(route)) return proceed(req, res, route, query, null, started);
     if (noBody(req.headers)) return proceed(req, res, route, query, null, started);
     const length = plainJsonLength(req.headers);
     if (length === null || length > maxBytes) return handOff(req, res, null);

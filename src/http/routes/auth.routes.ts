@@ -13,6 +13,7 @@ import { beforeCredentials } from '../middleware/credential-limits.js';
 import { adminCreateBody } from '../schemas/admin-users.schemas.js';
 import { loginBody, registerBody, registerPublicBody, type RegisterPublicBody } from '../schemas/auth.schemas.js';
 import { answerAbandoned, clientInfo, isPending, pendingShape, sessionFields, signInAnswer } from './auth-responses.js';
+import { activeAnswers } from './session.routes.js';
 
 /**
  * A password sign-in as POST /auth/login does it: the per-account budgets on top of the `login` class
@@ -138,6 +139,6 @@ export const me = defineRoute({
   rateLimit: validationRead,
   async handler({ auth, app }) {
     if (isPending(auth.session)) return pendingShape(app, auth.user, auth.token);
-    return { success: true, data: { user: app.services.users.toPublic(auth.user) } };
+    return activeAnswers.me(app, auth);
   },
 });

@@ -3,6 +3,7 @@ import { defineRoute, type RouteDef } from '../define-route.js';
 import { validationRead } from '../middleware/rate-limit-classes.js';
 import { profileUpdateBody } from '../schemas/profile.schemas.js';
 import { isPending, pendingShape, sessionFields } from './auth-responses.js';
+import { activeAnswers } from './session.routes.js';
 
 /**
  * Current user, login-compatible. Both the bridge secret and a session are required; a pending
@@ -18,9 +19,7 @@ export const userMe = defineRoute({
     const { session, user } = await app.services.sessions.validate(auth.token, { allowPending: true });
     // Pending too: the spec's shape for this route always carries sessionId and expiresAt.
     if (isPending(session)) return { ...(await pendingShape(app, user, auth.token)), ...sessionFields(auth.token, session) };
-    const pub = app.services.users.toPublic(user);
-    // `data` is the user itself plus a `user` copy: clients read both.
-    return { success: true, user: pub, ...sessionFields(auth.token, session), data: { ...pub, user: pub } };
+    return activeAnswers.userMe(app, { session, user }, auth.token);
   },
 });
 

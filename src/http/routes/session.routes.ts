@@ -71,6 +71,13 @@ const activeObject = perSession((session, user) => {
 /** The whole GET answer of an active session, serialised: the hot path of every app behind Gatehouse. */
 const validationText = perSession((session, user) => new JsonText(JSON.stringify(activeObject(session, user))));
 
+const meTexts = new WeakMap<PublicUser, JsonText>();
+function meText(user: PublicUser): JsonText {
+  let text = meTexts.get(user);
+  if (!text) meTexts.set(user, (text = new JsonText(JSON.stringify({ success: true, data: { user } }))));
+  return text;
+}
+
 /** The POST answer of an active session: the GET one plus the legacy client's `data`. */
 function postAnswer(token: string, answer: ReturnType<typeof activeAnswer>) {
   const { user, session, expiresAt } = answer;
@@ -96,6 +103,14 @@ function isoNow(): string {
  */
 export const activeAnswers = {
   get: (app: AppContext, v: ValidSession): JsonText => validationText(v.session, app.services.users.toPublic(v.user)),
+  /** GET /auth/me (the legacy current user): the same text while the user view is the same. */
+  me: (app: AppContext, v: Pick<ValidSession, 'user'>): JsonText => meText(app.services.users.toPublic(v.user)),
+  /** GET /auth/user/me: the token is in it, so it is made per request (no token is kept in a cache). */
+  userMe: (app: AppContext, v: Pick<ValidSession, 'session' | 'user'>, token: string): JsonText => {
+    const pub = app.services.users.toPublic(v.user);
+    // `data` is the user itself plus a `user` copy: clients read both.
+    return new JsonText(JSON.stringify({ success: true, user: pub, ...sessionFields(token, v.session), data: { ...pub, user: pub } }));
+  },
   post: (app: AppContext, v: ValidSession, token: string): JsonText =>
     new JsonText(JSON.stringify(postAnswer(token, activeObject(v.session, app.services.users.toPublic(v.user))))),
   bridge: (app: AppContext, v: ValidSession): JsonText => {
