@@ -108,6 +108,9 @@ const TEMPLATE = ['/auth/validation', '/auth/validation', '/auth/bridge/validate
 /** The routes read with GET: no body, and the token as the app reads it (header, query, cookie). */
 const isGet = (r: Route) => r === Route.Get || r === Route.Me || r === Route.UserMe;
 
+/** The routes only the right bridge secret reaches (resolve checks it once per request). */
+const needsSecret = (r: Route) => r === Route.Bridge || r === Route.UserMe;
+
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 function routeOf(req: IncomingMessage): Route | null {
@@ -211,16 +214,13 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   /** The hit the request's answer is for, or null (then the app answers). Changes nothing. */
   function resolve(req: IncomingMessage, route: Route, query: Query, body: unknown): Answerable | null {
     const h = req.headers;
+    if (needsSecret(route) && !bridgeKey?.matches(h['x-bridge-secret'])) return null;
     let token: string | null;
-    if (route === Route.Get || route === Route.Me) token = readSessionToken(req as Request, query).token;
-    else if (route === Route.UserMe) {
-      if (!bridgeKey?.matches(h['x-bridge-secret'])) return null;
-      token = readSessionToken(req as Request, query).token;
-    } else if (route === Route.Post) {
+    if (isGet(route)) token = readSessionToken(req as Request, query).token;
+    else if (route === Route.Post) {
       const b = body as { sessionId?: string; session_id?: string };
       token = b.sessionId || b.session_id || readSessionToken(req as Request, query).token;
     } else {
-      if (!bridgeKey?.matches(h['x-bridge-secret'])) return null;
       const b = body as { session_id?: string; sessionId?: string };
       token = query.session_id || b.session_id || b.sessionId || (h['x-session-id'] as string | undefined)?.trim() || null;
     }
@@ -253,8 +253,8 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   function budgetOf(req: IncomingMessage, query: Query, a: Answerable): { cls: RateLimitClass; key: string } | null {
     const sent = req.headers['x-bridge-secret'];
     if (bridgeKey && typeof sent === 'string' && sent !== '') {
-      // A bridge answer is only answerable with the right secret (resolve checked it): no second digest.
-      return a.route === Route.Bridge || bridgeKey.matches(sent) ? { cls: 'bridge', key: bridgeKey.key } : null;
+      // A route that needs the secret is only answerable with the right one (resolve checked it): no second digest.
+      return needsSecret(a.route) || bridgeKey.matches(sent) ? { cls: 'bridge', key: bridgeKey.key } : null;
     }
     // The gate keys by the session of the header, query or cookie token (never the body's): for GET that is the answer's own.
     if (isGet(a.route)) return { cls: 'session', key: `session:${a.hit.session.id}` };
