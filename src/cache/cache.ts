@@ -17,6 +17,8 @@ export interface Cache {
 export interface Store {
   get(key: string): Promise<string | null>;
   set(key: string, value: string, ttlSec: number): Promise<void>;
+  /** Sets the key only where it is missing (one atomic step on every instance); false when it was there. */
+  add(key: string, value: string, ttlSec: number): Promise<boolean>;
   del(key: string): Promise<void>;
 }
 

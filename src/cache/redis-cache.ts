@@ -66,6 +66,10 @@ export function createRedisStore(client: RedisClient, prefix: string, health: Re
       const ex = Math.max(1, Math.round(ttlSec));
       await health.runStrict('store set', () => client.set(prefix + key, value, { expiration: { type: 'EX', value: ex } }));
     },
+    async add(key, value, ttlSec) {
+      const ex = Math.max(1, Math.round(ttlSec));
+      return (await health.runStrict('store add', () => client.set(prefix + key, value, { condition: 'NX', expiration: { type: 'EX', value: ex } }))) === 'OK';
+    },
     async del(key) {
       await health.runStrict('store del', () => client.del(prefix + key));
     },

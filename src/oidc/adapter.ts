@@ -17,7 +17,12 @@ export interface OidcAdapter {
   find(id: string): Promise<AdapterPayload | undefined>;
   findByUserCode(userCode: string): Promise<AdapterPayload | undefined>;
   findByUid(uid: string): Promise<AdapterPayload | undefined>;
-  consume(id: string): Promise<void>;
+  /**
+   * Marks the artefact consumed, as one compare-and-set on every instance: true for the one call that
+   * marked it, false for every other (already consumed, or gone). oidc-provider's own contract returns
+   * nothing; the provider's adapter (provider.ts) turns false into `invalid_grant` and revokes the grant.
+   */
+  consume(id: string): Promise<boolean>;
   destroy(id: string): Promise<void>;
   revokeByGrantId(grantId: string): Promise<void>;
 }
@@ -29,6 +34,9 @@ export interface OidcAdapter {
  * through the Store, which fails loudly, never through the Cache, which reads a fault as a miss.
  */
 export const SHORT_LIVED = new Set(['AuthorizationCode', 'Interaction', 'PushedAuthorizationRequest', 'ReplayDetection']);
+
+/** The models oidc-provider consumes (single use): a second consume of one id loses. */
+export const CONSUMABLE = new Set(['AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'PushedAuthorizationRequest']);
 
 /**
  * What the provider issues within one of its sessions (one browser's): the session itself and the
@@ -87,9 +95,12 @@ export function createDbAdapter(sequelize: Sequelize, model: string, clock: () =
     findByUserCode: (code) => read('user_code', code),
     findByUid: (uid) => read('uid', uid),
     async consume(id) {
-      await sequelize.query('UPDATE oidc_artefacts SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL', {
-        replacements: [clock(), model, id],
-      });
+      // RETURNING on both dialects (SQLite 3.35+): the row comes back only to the one statement that changed it.
+      const marked = await sequelize.query<{ id: string }>(
+        'UPDATE oidc_artefacts SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL RETURNING id',
+        { type: QueryTypes.SELECT, replacements: [clock(), model, id] },
+      );
+      return marked.length === 1;
     },
     async destroy(id) {
       await sequelize.query('DELETE FROM oidc_artefacts WHERE model = ? AND id = ?', { replacements: [model, id] });
@@ -104,6 +115,8 @@ export function createDbAdapter(sequelize: Sequelize, model: string, clock: () =
 /** The Redis half, for SHORT_LIVED models when instances share Redis: a fault is a 503, never a lost artefact. */
 export function createStoreAdapter(store: Store, model: string, clock: () => Date): OidcAdapter {
   const key = (id: string) => `oidc:${model}:${id}`;
+  /** The consume marker: set once (SET NX) by the one call that wins, for every instance. */
+  const consumedKey = (id: string) => `oidc:${model}:${id}:consumed`;
   const get = async (id: string): Promise<AdapterPayload | undefined> => {
     const raw = await store.get(key(id));
     return raw ? (JSON.parse(raw) as AdapterPayload) : undefined;
@@ -112,6 +125,8 @@ export function createStoreAdapter(store: Store, model: string, clock: () => Dat
   return {
     async upsert(id, payload, expiresIn) {
       await store.set(key(id), JSON.stringify(payload), expiresIn ?? ttlOf(payload));
+      // A save replaces the whole payload, consumed or not (as in the database): a consumable's marker goes with it.
+      if (CONSUMABLE.has(model)) await store.del(consumedKey(id));
     },
     find: get,
     async findByUserCode() {
@@ -122,11 +137,17 @@ export function createStoreAdapter(store: Store, model: string, clock: () => Dat
     },
     async consume(id) {
       const p = await get(id);
-      if (!p || p.consumed) return;
-      await store.set(key(id), JSON.stringify({ ...p, consumed: epoch(clock()) }), ttlOf(p));
+      if (!p || p.consumed) return false;
+      const at = epoch(clock());
+      // The marker decides; the payload is then written consumed so that a later find sees it (a replay
+      // between the two finds the marker here and loses too).
+      if (!(await store.add(consumedKey(id), String(at), ttlOf(p)))) return false;
+      await store.set(key(id), JSON.stringify({ ...p, consumed: at }), ttlOf(p));
+      return true;
     },
     async destroy(id) {
       await store.del(key(id));
+      await store.del(consumedKey(id));
     },
     async revokeByGrantId() {
       // Codes are found again through their grant, which lives in the database: revoking the grant there is enough.

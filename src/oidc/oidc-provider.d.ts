@@ -35,6 +35,8 @@ declare module 'oidc-provider' {
 
   export default class Provider {
     constructor(issuer: string, configuration: Record<string, unknown>);
+    /** The request being served (oidc-provider keeps it in an AsyncLocalStorage), or undefined outside one. */
+    static readonly ctx: any;
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
     proxy: boolean;
     Client: any;
@@ -44,6 +46,7 @@ declare module 'oidc-provider' {
     RefreshToken: any;
     use(middleware: (ctx: any, next: () => Promise<void>) => Promise<void>): void;
     on(event: string, listener: (...args: any[]) => void): this;
+    emit(event: string, ...args: any[]): boolean;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>;
     interactionFinished(
       req: IncomingMessage,

@@ -143,7 +143,7 @@ export function checkInteractionCsrf(secret: string, uid: string, token: unknown
 export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
   // Loaded on first use, not with the app: oidc-provider prints a warning on Node 20 (the quick test tier),
   // which every CLI command would otherwise show; the shipped runtime (Node 24) is quiet.
-  const { default: ProviderClass, interactionPolicy } = await import('oidc-provider');
+  const { default: ProviderClass, interactionPolicy, errors } = await import('oidc-provider');
   const { Check } = interactionPolicy;
   const policy = interactionPolicy.base();
   // The provider's own session follows Gatehouse's: no Gatehouse session (signed out, revoked, another
@@ -158,12 +158,48 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
   );
 
   const adapters = new Map<string, OidcAdapter>();
+  const adapterOf = (name: string) => {
+    let a = adapters.get(name);
+    if (!a) adapters.set(name, (a = name === 'Client' ? clientAdapter() : deps.adapterFor(name)));
+    return a;
+  };
+  /**
+   * A consume that lost (another request, on this instance or another, consumed the artefact first, or it
+   * was revoked meanwhile) is a replay: the grant goes, with every token it issued (the winner's too,
+   * whenever they are saved: a token whose grant is gone is refused by userinfo, introspection and the
+   * refresh grant), and the request gets the answer oidc-provider gives a replay it sees itself.
+   * oidc-provider's adapter contract has consume return nothing, so this is the one place that checks.
+   */
+  async function lostConsume(model: string, id: string): Promise<never> {
+    const found = await adapterOf(model).find(id);
+    const grantId = typeof found?.grantId === 'string' ? found.grantId : null;
+    if (grantId) {
+      // The database half deletes every model's artefacts of the grant in one statement; the Redis half
+      // holds only codes, which are found through their grant (gone now).
+      await Promise.all([adapterOf('AccessToken').revokeByGrantId(grantId), adapterOf(model).revokeByGrantId(grantId), adapterOf('Grant').destroy(grantId)]);
+      const ctx = ProviderClass.ctx;
+      if (ctx) provider.emit('grant.revoked', ctx, grantId);
+    }
+    switch (model) {
+      case 'RefreshToken':
+        // The words oidc-provider uses for a replay it sees itself (the audit's reuse detection reads them).
+        throw new errors.InvalidGrant('refresh token already used');
+      case 'AuthorizationCode':
+        throw new errors.InvalidGrant('authorization code already consumed');
+      case 'DeviceCode':
+        throw new errors.InvalidGrant('device code already consumed');
+      case 'PushedAuthorizationRequest':
+        throw new errors.InvalidRequestUri('request_uri is invalid, expired, or was already used');
+      default:
+        throw new errors.InvalidGrant(`${model} already consumed`);
+    }
+  }
   class Adapter {
     #a: OidcAdapter;
+    #name: string;
     constructor(name: string) {
-      let a = adapters.get(name);
-      if (!a) adapters.set(name, (a = name === 'Client' ? clientAdapter() : deps.adapterFor(name)));
-      this.#a = a;
+      this.#a = adapterOf(name);
+      this.#name = name;
     }
     upsert(id: string, payload: Record<string, unknown>, expiresIn?: number) {
       return this.#a.upsert(id, payload, expiresIn);
@@ -177,8 +213,8 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     findByUid(uid: string) {
       return this.#a.findByUid(uid);
     }
-    consume(id: string) {
-      return this.#a.consume(id);
+    async consume(id: string) {
+      if (!(await this.#a.consume(id))) await lostConsume(this.#name, id);
     }
     destroy(id: string) {
       return this.#a.destroy(id);
@@ -212,7 +248,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       },
       findByUserCode: none,
       findByUid: none,
-      consume: async () => undefined,
+      consume: async () => true,
       destroy: async () => undefined,
       revokeByGrantId: async () => undefined,
     };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDbAdapter } from '../../src/oidc/adapter.js';
 import { BACKEND } from '../helpers/backend.js';
+import { raceConsumes } from '../helpers/oidc-race.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 /**
@@ -56,5 +57,12 @@ describe(`the OpenID provider's database adapter (${BACKEND})`, () => {
     now = new Date('2030-01-01T00:00:00Z');
     expect(await grants.find('grant-forever')).toEqual({ accountId: 'a' });
     expect(await grants.find('grant-brief')).toBeUndefined();
+  });
+
+  it('when one code is consumed by 20 at once, exactly one consume wins (a compare-and-set: oidc-single-use.test.ts races it through the provider)', async () => {
+    await raceConsumes(
+      createDbAdapter(t.app.sequelize, 'AuthorizationCode', () => new Date()),
+      20,
+    );
   });
 });
