@@ -16,6 +16,11 @@ export interface OidcClient {
   /** RP-initiated logout leaves the Gatehouse session alone (the app signs out of itself only; docs/oidc.md). */
   keep_session_on_logout: boolean;
   token_endpoint_auth_method: 'none' | 'client_secret_basic' | 'client_secret_post';
+  /**
+   * Whether an authorization request must carry a PKCE challenge (S256): true for every client unless a
+   * confidential legacy client was registered without (`--no-pkce`; the doctor lists such clients).
+   */
+  pkce_required: boolean;
   grant_types: string[];
   created_at: string;
   updated_at: string;
@@ -68,6 +73,7 @@ export const clientCreateSchema = z.strictObject({
   public: z.boolean().default(false),
   first_party: z.boolean().default(false),
   keep_session_on_logout: z.boolean().default(false),
+  pkce_required: z.boolean().default(true),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientCreateInput = z.input<typeof clientCreateSchema>;
@@ -78,6 +84,7 @@ export const clientUpdateSchema = z.strictObject({
   post_logout_redirect_uris: z.array(uri).max(20).optional(),
   first_party: z.boolean().optional(),
   keep_session_on_logout: z.boolean().optional(),
+  pkce_required: z.boolean().optional(),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientUpdateInput = z.input<typeof clientUpdateSchema>;
@@ -99,6 +106,7 @@ export function secretMatches(presented: unknown, storedHash: string | null | un
 function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
   const m = JSON.parse(r.metadata) as Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'token_endpoint_auth_method' | 'grant_types'> & {
     keep_session_on_logout?: boolean;
+    pkce_required?: boolean;
   };
   return {
     client_id: r.client_id,
@@ -108,6 +116,8 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
     public: bool(r.public_client),
     first_party: bool(r.first_party),
     keep_session_on_logout: m.keep_session_on_logout === true,
+    // Clients registered before PKCE was required of all have no flag: they are held to it too.
+    pkce_required: bool(r.public_client) || m.pkce_required !== false,
     token_endpoint_auth_method: m.token_endpoint_auth_method,
     grant_types: m.grant_types,
     created_at: iso(r.created_at),
@@ -127,12 +137,16 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
     return row ? toClient(row) : null;
   };
   const metadataOf = (
-    c: Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'keep_session_on_logout' | 'token_endpoint_auth_method' | 'grant_types'>,
+    c: Pick<
+      OidcClient,
+      'redirect_uris' | 'post_logout_redirect_uris' | 'keep_session_on_logout' | 'pkce_required' | 'token_endpoint_auth_method' | 'grant_types'
+    >,
   ) =>
     JSON.stringify({
       redirect_uris: c.redirect_uris,
       post_logout_redirect_uris: c.post_logout_redirect_uris,
       keep_session_on_logout: c.keep_session_on_logout,
+      pkce_required: c.pkce_required,
       token_endpoint_auth_method: c.token_endpoint_auth_method,
       grant_types: c.grant_types,
     });
@@ -158,6 +172,7 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
     async add(input: unknown): Promise<{ client: OidcClient; client_secret: string | null }> {
       const v = parse(clientCreateSchema, input);
       if (v.public && v.token_endpoint_auth_method) throw badRequest('A public client has no secret: it cannot use a client_secret method');
+      if (v.public && !v.pkce_required) throw badRequest('A public client must use PKCE: only a confidential client can be registered without it');
       const secret = v.public ? null : newSecret();
       const now = clock();
       const clientId = `gh_${randomBytes(12).toString('base64url')}`;
@@ -175,6 +190,7 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
                 redirect_uris: v.redirect_uris,
                 post_logout_redirect_uris: v.post_logout_redirect_uris,
                 keep_session_on_logout: v.keep_session_on_logout,
+                pkce_required: v.pkce_required,
                 token_endpoint_auth_method: method,
                 grant_types: grantTypes,
               }),
@@ -189,7 +205,14 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
         await audit.record(
           {
             type: 'oidc.client_created',
-            details: { client_id: clientId, name: v.name, public: v.public, first_party: v.first_party, keep_session_on_logout: v.keep_session_on_logout },
+            details: {
+              client_id: clientId,
+              name: v.name,
+              public: v.public,
+              first_party: v.first_party,
+              keep_session_on_logout: v.keep_session_on_logout,
+              pkce_required: v.pkce_required,
+            },
           },
           { tx },
         );
@@ -200,6 +223,7 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
       const v = parse(clientUpdateSchema, input);
       const c = await this.get(id);
       if (c.public && v.token_endpoint_auth_method) throw badRequest('A public client has no secret: it cannot use a client_secret method');
+      if (c.public && v.pkce_required === false) throw badRequest('A public client must use PKCE: only a confidential client can be registered without it');
       const next = {
         ...c,
         ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined)),

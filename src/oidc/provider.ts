@@ -136,7 +136,7 @@ export function checkInteractionCsrf(secret: string, uid: string, token: unknown
 }
 
 /**
- * oidc-provider configured as issue 25 asks: code flow only, PKCE S256 required for public clients,
+ * oidc-provider configured as issue 25 asks: code flow only, PKCE S256 required (of every client but a confidential one registered without),
  * refresh tokens rotated (reuse revokes the grant), client credentials, userinfo, JWKS, revocation,
  * introspection, RP-initiated logout; JWT access tokens (RFC 9068) for a resource indicator.
  */
@@ -244,6 +244,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
           id_token_signed_response_alg: 'RS256',
           first_party: c.first_party,
           keep_session_on_logout: c.keep_session_on_logout,
+          pkce_required: c.pkce_required,
         };
       },
       findByUserCode: none,
@@ -264,8 +265,13 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     scopes: ['openid', 'offline_access', 'profile', 'email', 'phone', 'roles'],
     claims: OIDC_CLAIMS,
     acrValues: [ACR_1FA, ACR_2FA],
-    extraClientMetadata: { properties: ['first_party', 'keep_session_on_logout'] },
-    pkce: { required: (_ctx: unknown, client: { clientAuthMethod: string }) => client.clientAuthMethod === 'none' },
+    extraClientMetadata: { properties: ['first_party', 'keep_session_on_logout', 'pkce_required'] },
+    // PKCE (S256 only: oidc-provider offers no `plain`) for every client; a confidential legacy client may be
+    // registered without it (`oidc client add --no-pkce`), which the doctor lists. A public client never.
+    pkce: {
+      required: (_ctx: unknown, client: { clientAuthMethod: string; pkce_required?: boolean }) =>
+        client.clientAuthMethod === 'none' || client.pkce_required !== false,
+    },
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
     enabledJWA: {
       idTokenSigningAlgValues: ['RS256', 'ES256'],

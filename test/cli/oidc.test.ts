@@ -83,4 +83,22 @@ describe('gatehouse oidc', () => {
     const check = json(doctor).checks.find((c: { id: string }) => c.id === 'oidc');
     expect(check).toMatchObject({ status: 'ok' });
   });
+
+  it('--no-pkce registers a confidential legacy client without PKCE, which the doctor names; never a public one; --pkce requires it again', async () => {
+    const add = await oidc(['client', 'add', '--name', 'legacy', '--redirect-uri', 'https://legacy.example.test/cb', '--no-pkce']);
+    expect(add.code, add.stderr).toBe(0);
+    expect(json(add).client.pkce_required).toBe(false);
+    const id = json(add).client_id as string;
+    const doctor = await runCli(['doctor', '--data-dir', dir, '--json']);
+    const check = json(doctor).checks.find((c: { id: string }) => c.id === 'oidc');
+    expect(check).toMatchObject({ status: 'warn' });
+    expect(check.message).toContain(id);
+    expect(check.message).toContain('without PKCE');
+    const pub = await oidc(['client', 'add', '--name', 'spa', '--redirect-uri', 'http://127.0.0.1:3000/cb', '--public', '--no-pkce']);
+    expect(pub.code).toBe(2);
+    expect(json(pub).error).toMatch(/PKCE/);
+    expect(json(await oidc(['client', 'update', id, '--pkce'])).client.pkce_required).toBe(true);
+    const again = await runCli(['doctor', '--data-dir', dir, '--json']);
+    expect(json(again).checks.find((c: { id: string }) => c.id === 'oidc')).toMatchObject({ status: 'ok' });
+  });
 });

@@ -137,6 +137,32 @@ describe('Gatehouse as an OpenID provider', () => {
     expect(((await withSecret.json()) as { error: string }).error).toBe('invalid_client');
   });
 
+  it('a confidential client must use PKCE too, S256 only, unless it was registered without (a legacy app)', async () => {
+    const { jar } = await signedIn();
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const errorOf = async (params: Record<string, string>) => {
+      const r = await jar.follow(oc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', ...params }).toString());
+      const back = new URL(r.final);
+      return { error: back.searchParams.get('error'), description: back.searchParams.get('error_description'), code: back.searchParams.get('code') };
+    };
+    expect(await errorOf({})).toMatchObject({ error: 'invalid_request', description: expect.stringMatching(/PKCE/) });
+    // `plain` is refused, whoever asks.
+    const verifier = oc.randomPKCECodeVerifier();
+    expect(await errorOf({ code_challenge: verifier, code_challenge_method: 'plain' })).toMatchObject({ error: 'invalid_request' });
+    const legacy = await t.app.services.oidc.clients.add({ name: 'Legacy', redirect_uris: [REDIRECT], first_party: true, pkce_required: false });
+    expect(legacy.client.pkce_required).toBe(false);
+    const legacyConfig = await rpConfig(legacy.client.client_id, legacy.client_secret!);
+    const r = await jar.follow(oc.buildAuthorizationUrl(legacyConfig, { redirect_uri: REDIRECT, scope: 'openid' }).toString());
+    expect(new URL(r.final).searchParams.get('code'), r.final).toBeTruthy();
+    const tokens = await oc.authorizationCodeGrant(legacyConfig, new URL(r.final), { idTokenExpected: true });
+    expect(tokens.access_token).toBeTruthy();
+    // Never for a public client.
+    await expect(t.app.services.oidc.clients.add({ name: 'SPA2', redirect_uris: [REDIRECT], public: true, pkce_required: false })).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(t.app.services.oidc.clients.update(publicClient, { pkce_required: false })).rejects.toMatchObject({ status: 400 });
+  });
+
   it('refuses a wrong redirect URI, a replayed code and a wrong client secret', async () => {
     const { jar } = await signedIn();
     const config = await rpConfig(confidential.id, confidential.secret);

@@ -3,7 +3,8 @@ import { fail, ok, warn, type Check } from './check.js';
 
 /**
  * The OpenID provider: an https issuer (oidc-provider and relying parties refuse plain http outside
- * loopback), signing keys that open with this server's secret, and every client's redirect URIs.
+ * loopback), signing keys that open with this server's secret, every client's redirect URIs, and the
+ * clients registered without PKCE (a stolen code is redeemable by whoever holds their secret).
  */
 export const oidcCheck: Check = {
   id: 'oidc',
@@ -38,6 +39,13 @@ export const oidcCheck: Check = {
     const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(issuer.hostname);
     if (clients.length && issuer.protocol !== 'https:' && !loopback) {
       return warn(`issuer ${oidc.issuer} is not https`, 'set PUBLIC_URL to the https address your apps reach Gatehouse at');
+    }
+    const withoutPkce = clients.filter((c) => !c.pkce_required);
+    if (withoutPkce.length) {
+      return warn(
+        `${withoutPkce.length} client${withoutPkce.length === 1 ? '' : 's'} without PKCE: ${withoutPkce.map((c) => `${c.client_id} (${c.name})`).join(', ')}`,
+        'once the app sends a PKCE challenge (S256): gatehouse oidc client update ID --pkce',
+      );
     }
     return ok(
       clients.length

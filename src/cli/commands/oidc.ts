@@ -23,7 +23,7 @@ const authMethod = (v: string | undefined) => {
 };
 const describe = (c: OidcClient) =>
   [
-    `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}${c.keep_session_on_logout ? ', keeps the session on logout' : ''}  (${c.token_endpoint_auth_method})`,
+    `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}${c.keep_session_on_logout ? ', keeps the session on logout' : ''}${c.pkce_required ? '' : ', without PKCE'}  (${c.token_endpoint_auth_method})`,
     ...c.redirect_uris.map((u) => `    redirect: ${u}`),
     ...c.post_logout_redirect_uris.map((u) => `    after logout: ${u}`),
   ].join('\n');
@@ -47,6 +47,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--public', 'a public client (a browser or native app): no secret, PKCE required')
     .option('--first-party', 'your own app: no consent page')
     .option('--keep-session-on-logout', "the app's logout (end-session) signs out of the app only, not of Gatehouse")
+    .option('--no-pkce', 'a confidential legacy app that cannot send a PKCE challenge (the doctor warns about it); PKCE S256 is required otherwise')
     .option('--token-auth <method>', 'how a confidential client sends its secret: basic (default) or post')
     .option('--json', 'print the result as JSON')
     .action(
@@ -58,6 +59,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           public?: boolean;
           firstParty?: boolean;
           keepSessionOnLogout?: boolean;
+          pkce: boolean;
           tokenAuth?: string;
         },
         cmd: Command,
@@ -70,6 +72,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           public: Boolean(opts.public),
           first_party: Boolean(opts.firstParty),
           keep_session_on_logout: Boolean(opts.keepSessionOnLogout),
+          pkce_required: opts.pkce,
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
         const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.add(input));
@@ -111,6 +114,8 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--no-first-party', 'ask for consent again')
     .option('--keep-session-on-logout', "the app's logout signs out of the app only, not of Gatehouse")
     .option('--no-keep-session-on-logout', "the app's logout ends the Gatehouse session too (the default)")
+    .option('--pkce', 'require PKCE S256 of it (the default)')
+    .option('--no-pkce', 'a confidential legacy app that cannot send a PKCE challenge (the doctor warns about it)')
     .option('--token-auth <method>', 'basic or post')
     .option('--json', 'print the result as JSON')
     .action(
@@ -122,6 +127,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           postLogoutRedirectUri?: string[];
           firstParty?: boolean;
           keepSessionOnLogout?: boolean;
+          pkce?: boolean;
           tokenAuth?: string;
         },
         cmd: Command,
@@ -133,6 +139,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           post_logout_redirect_uris: opts.postLogoutRedirectUri,
           first_party: firstPartyGiven ? opts.firstParty : undefined,
           keep_session_on_logout: cmd.getOptionValueSource('keepSessionOnLogout') === 'cli' ? opts.keepSessionOnLogout : undefined,
+          pkce_required: cmd.getOptionValueSource('pkce') === 'cli' ? opts.pkce : undefined,
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
         const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.update(id, input));
