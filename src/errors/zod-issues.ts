@@ -37,3 +37,10 @@ export function invalidInput(err: z.ZodError, prefix?: string): AppError {
   const first = details[0];
   return badRequest(first?.field ? `${first.field}: ${first.message}` : (first?.message ?? 'Invalid input'), details);
 }
+
+/** The input through a schema, or the 400 of `invalidInput`: what a service that takes unchecked input does first. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const r = schema.safeParse(input);
+  if (!r.success) throw invalidInput(r.error);
+  return r.data;
+}

@@ -199,6 +199,9 @@ export function oidcRouter(app: AppContext): RequestHandler {
         const scopes = String(params.scope ?? '')
           .split(' ')
           .filter((x) => OIDC_SCOPES.has(x));
+        // The registered APIs' own scopes asked for (resource indicators), each under the API's name.
+        const asked = (prompt.details as { missingResourceScopes?: Record<string, string[]> }).missingResourceScopes ?? {};
+        const apis = await Promise.all(Object.entries(asked).map(async ([id, list]) => ({ name: (await oidc.resources.find(id))?.name ?? id, scopes: list })));
         const csrf = interactionCsrf(oidc.secret(), uid);
         const lang = pickLang((await gatehouseSession(req))?.user.lang, req.headers['accept-language']);
         const t = translator(strings, lang);
@@ -207,7 +210,8 @@ export function oidcRouter(app: AppContext): RequestHandler {
           res,
           t('oidc.consent.title'),
           `<h1>${esc(t('oidc.consent.title'))}</h1><p>${t('oidc.consent.intro', { client: clientName, product: esc(app.config.productName ?? 'Gatehouse') })}</p>` +
-            `<p>${esc(t('oidc.consent.scopes'))}</p><ul>${scopes.map((x) => `<li>${esc(t(`oidc.consent.scope.${x}`))}</li>`).join('')}</ul>` +
+            `<p>${esc(t('oidc.consent.scopes'))}</p><ul>${scopes.map((x) => `<li>${esc(t(`oidc.consent.scope.${x}`))}</li>`).join('')}` +
+            `${apis.map((api) => `<li>${esc(t('oidc.consent.resource', { api: api.name, scopes: api.scopes.join(', ') }))}</li>`).join('')}</ul>` +
             `<p>${esc(t('oidc.consent.remembered'))}</p>` +
             `<form method="post" action="${returnTo}/confirm"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" name="decision" value="allow">${esc(t('oidc.consent.allow'))}</button><button type="submit" name="decision" value="deny">${esc(t('oidc.consent.deny'))}</button></form>`,
           200,

@@ -1,9 +1,10 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { QueryTypes, type Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { z } from 'zod';
 import type { AuditService } from '../audit/audit-service.js';
 import { badRequest, notFound } from '../errors/app-error.js';
-import { invalidInput } from '../errors/zod-issues.js';
+import { parseInput as parse } from '../errors/zod-issues.js';
+import { resourceIdentifier } from './resources.js';
 
 /** A registered relying party, as the CLI and the admin API show it (never its secret). */
 export interface OidcClient {
@@ -21,6 +22,8 @@ export interface OidcClient {
    * confidential legacy client was registered without (`--no-pkce`; the doctor lists such clients).
    */
   pkce_required: boolean;
+  /** The registered APIs (resource identifiers) it may ask tokens for; anything else is `invalid_target`. */
+  allowed_resources: string[];
   grant_types: string[];
   created_at: string;
   updated_at: string;
@@ -66,6 +69,11 @@ const uri = z
     if (problem) ctx.addIssue({ code: 'custom', message: `${v} ${problem}` });
   });
 
+const allowedResources = z
+  .array(resourceIdentifier)
+  .max(50)
+  .transform((v) => [...new Set(v)]);
+
 export const clientCreateSchema = z.strictObject({
   name: z.string().trim().min(1).max(200),
   redirect_uris: z.array(uri).min(1).max(20),
@@ -74,6 +82,7 @@ export const clientCreateSchema = z.strictObject({
   first_party: z.boolean().default(false),
   keep_session_on_logout: z.boolean().default(false),
   pkce_required: z.boolean().default(true),
+  allowed_resources: allowedResources.default([]),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientCreateInput = z.input<typeof clientCreateSchema>;
@@ -85,6 +94,8 @@ export const clientUpdateSchema = z.strictObject({
   first_party: z.boolean().optional(),
   keep_session_on_logout: z.boolean().optional(),
   pkce_required: z.boolean().optional(),
+  /** Replaces the list (the CLI's --allow-resource / --disallow-resource add to and take from it). */
+  allowed_resources: allowedResources.optional(),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientUpdateInput = z.input<typeof clientUpdateSchema>;
@@ -107,6 +118,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
   const m = JSON.parse(r.metadata) as Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'token_endpoint_auth_method' | 'grant_types'> & {
     keep_session_on_logout?: boolean;
     pkce_required?: boolean;
+    allowed_resources?: string[];
   };
   return {
     client_id: r.client_id,
@@ -118,6 +130,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
     keep_session_on_logout: m.keep_session_on_logout === true,
     // Clients registered before PKCE was required of all have no flag: they are held to it too.
     pkce_required: bool(r.public_client) || m.pkce_required !== false,
+    allowed_resources: m.allowed_resources ?? [],
     token_endpoint_auth_method: m.token_endpoint_auth_method,
     grant_types: m.grant_types,
     created_at: iso(r.created_at),
@@ -130,8 +143,20 @@ const publicView = ({ secret_hash: _s, ...c }: OidcClient & { secret_hash: strin
 const newSecret = () => randomBytes(32).toString('base64url');
 
 /** The one reader and writer of `oidc_clients`; every change writes its audit event in the same unit of work. */
-export function createClientStore(deps: { sequelize: Sequelize; audit: AuditService; clock: () => Date; onChange?: (clientId: string) => void }) {
+export function createClientStore(deps: {
+  sequelize: Sequelize;
+  audit: AuditService;
+  clock: () => Date;
+  onChange?: (clientId: string) => void;
+  /** Whether a resource is registered (the resource store's): a client is allowed only registered ones. */
+  resourceExists(identifier: string): Promise<boolean>;
+}) {
   const { sequelize, audit, clock } = deps;
+  const checkResources = async (ids: string[] | undefined) => {
+    for (const id of ids ?? []) {
+      if (!(await deps.resourceExists(id))) throw badRequest(`No resource ${id} is registered (gatehouse oidc resource add --identifier ${id} …)`);
+    }
+  };
   const readRow = async (id: string) => {
     const [row] = await sequelize.query<ClientRow>('SELECT * FROM oidc_clients WHERE client_id = ?', { type: QueryTypes.SELECT, replacements: [id] });
     return row ? toClient(row) : null;
@@ -139,7 +164,13 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
   const metadataOf = (
     c: Pick<
       OidcClient,
-      'redirect_uris' | 'post_logout_redirect_uris' | 'keep_session_on_logout' | 'pkce_required' | 'token_endpoint_auth_method' | 'grant_types'
+      | 'redirect_uris'
+      | 'post_logout_redirect_uris'
+      | 'keep_session_on_logout'
+      | 'pkce_required'
+      | 'allowed_resources'
+      | 'token_endpoint_auth_method'
+      | 'grant_types'
     >,
   ) =>
     JSON.stringify({
@@ -147,14 +178,10 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
       post_logout_redirect_uris: c.post_logout_redirect_uris,
       keep_session_on_logout: c.keep_session_on_logout,
       pkce_required: c.pkce_required,
+      allowed_resources: c.allowed_resources,
       token_endpoint_auth_method: c.token_endpoint_auth_method,
       grant_types: c.grant_types,
     });
-  const parse = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => {
-    const r = schema.safeParse(input);
-    if (!r.success) throw invalidInput(r.error);
-    return r.data;
-  };
 
   return {
     /** With the stored secret hash: for the provider only. */
@@ -173,6 +200,7 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
       const v = parse(clientCreateSchema, input);
       if (v.public && v.token_endpoint_auth_method) throw badRequest('A public client has no secret: it cannot use a client_secret method');
       if (v.public && !v.pkce_required) throw badRequest('A public client must use PKCE: only a confidential client can be registered without it');
+      await checkResources(v.allowed_resources);
       const secret = v.public ? null : newSecret();
       const now = clock();
       const clientId = `gh_${randomBytes(12).toString('base64url')}`;
@@ -191,6 +219,7 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
                 post_logout_redirect_uris: v.post_logout_redirect_uris,
                 keep_session_on_logout: v.keep_session_on_logout,
                 pkce_required: v.pkce_required,
+                allowed_resources: v.allowed_resources,
                 token_endpoint_auth_method: method,
                 grant_types: grantTypes,
               }),
@@ -212,6 +241,7 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
               first_party: v.first_party,
               keep_session_on_logout: v.keep_session_on_logout,
               pkce_required: v.pkce_required,
+              allowed_resources: v.allowed_resources,
             },
           },
           { tx },
@@ -224,6 +254,7 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
       const c = await this.get(id);
       if (c.public && v.token_endpoint_auth_method) throw badRequest('A public client has no secret: it cannot use a client_secret method');
       if (c.public && v.pkce_required === false) throw badRequest('A public client must use PKCE: only a confidential client can be registered without it');
+      await checkResources(v.allowed_resources);
       const next = {
         ...c,
         ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined)),
@@ -240,6 +271,16 @@ export function createClientStore(deps: { sequelize: Sequelize; audit: AuditServ
       });
       deps.onChange?.(id);
       return this.get(id);
+    },
+    /** Takes a removed resource off every client's allow-list, in the removal's unit of work. */
+    async dropResource(identifier: string, tx: Transaction): Promise<void> {
+      const rows = await sequelize.query<ClientRow>('SELECT * FROM oidc_clients', { type: QueryTypes.SELECT, transaction: tx });
+      for (const c of rows.map(toClient).filter((x) => x.allowed_resources.includes(identifier))) {
+        await sequelize.query('UPDATE oidc_clients SET metadata = ?, updated_at = ? WHERE client_id = ?', {
+          transaction: tx,
+          replacements: [metadataOf({ ...c, allowed_resources: c.allowed_resources.filter((r) => r !== identifier) }), clock(), c.client_id],
+        });
+      }
     },
     /** A new secret, shown once; the old one stops working at once. */
     async rotateSecret(id: string): Promise<{ client: OidcClient; client_secret: string }> {

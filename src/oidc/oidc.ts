@@ -14,6 +14,7 @@ import type { RateLimiter } from '../limits/rate-limiter.js';
 import { createSealer } from '../social/crypto.js';
 import { createDbAdapter, createStoreAdapter, pruneArtefacts, SESSION_BOUND, SESSION_LINK, SHORT_LIVED, type OidcAdapter } from './adapter.js';
 import { createClientStore } from './clients.js';
+import { createResourceStore } from './resources.js';
 import { createKeyStore, type KeyStore } from './keys.js';
 import { buildProvider, MAX_SIGNED_TTL, type BindableSession, type ProviderDeps } from './provider.js';
 
@@ -64,7 +65,8 @@ export function createOidc(deps: OidcDeps) {
     return { sealer, secret };
   };
   const keyStore = (): KeyStore => createKeyStore({ sequelize, sealer: needSecret().sealer, clock, retainSec: MAX_SIGNED_TTL });
-  const clients = createClientStore({ sequelize, audit: deps.audit, clock });
+  const clients = createClientStore({ sequelize, audit: deps.audit, clock, resourceExists: async (id) => (await resources.find(id)) !== null });
+  const resources = createResourceStore({ sequelize, audit: deps.audit, clock, dropFromClients: (id, tx) => clients.dropResource(id, tx) });
   const store = deps.store;
   const adapterFor = (model: string): OidcAdapter =>
     SHORT_LIVED.has(model) && store ? createStoreAdapter(store, model, clock) : createDbAdapter(sequelize, model, clock);
@@ -150,6 +152,7 @@ export function createOidc(deps: OidcDeps) {
   return {
     enabled: config.oidcEnabled,
     clients: clients,
+    resources,
     keys: () => keyStore(),
     issuer: config.publicBaseUrl,
     secret: () => needSecret().secret,
@@ -174,6 +177,7 @@ export function createOidc(deps: OidcDeps) {
             trustProxy: config.trustProxy !== false && config.trustProxy !== 0,
             adapterFor,
             clients,
+            resources,
             bindSession,
             findUser: async (id) => {
               const u = typeof id === 'string' && id.length <= 36 ? await deps.users.findById(id) : null;

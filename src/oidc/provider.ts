@@ -5,6 +5,7 @@ import type { UserRecord } from '../data/repositories/user-repository.js';
 import { OUTAGE_BODY } from '../errors/app-error.js';
 import type { OidcAdapter } from './adapter.js';
 import { secretMatches, type ClientStore } from './clients.js';
+import { RESOURCE_TTL_MAX, type ResourceStore } from './resources.js';
 import type { PrivateJwk } from './keys.js';
 
 /** Where the provider answers; discovery is at the issuer's root (`/.well-known/openid-configuration`). */
@@ -61,8 +62,8 @@ export const TTL = {
   Grant: 365 * 24 * 3600,
   RefreshToken: 30 * 24 * 3600,
 };
-/** The longest life of a token signed with a key: how long a retired key stays published. */
-export const MAX_SIGNED_TTL = Math.max(TTL.AccessToken, TTL.IdToken, TTL.ClientCredentials);
+/** The longest life of a token signed with a key (a registered API's access tokens may live a day): how long a retired key stays published. */
+export const MAX_SIGNED_TTL = Math.max(TTL.AccessToken, TTL.IdToken, TTL.ClientCredentials, RESOURCE_TTL_MAX);
 
 const epoch = (d: Date | string) => Math.floor(new Date(d).getTime() / 1000);
 
@@ -104,6 +105,8 @@ export interface ProviderDeps {
   trustProxy: boolean;
   adapterFor(model: string): OidcAdapter;
   clients: ClientStore;
+  /** The registered APIs (resource servers): a client asks tokens only for those on its allow-list. */
+  resources: Pick<ResourceStore, 'find'>;
   /** A live, not disabled, not deleted user, else null. */
   findUser(id: string): Promise<UserRecord | null>;
   /** The Gatehouse session behind a request's cookie (a full one; pending two-factor reads as none). */
@@ -245,6 +248,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
           first_party: c.first_party,
           keep_session_on_logout: c.keep_session_on_logout,
           pkce_required: c.pkce_required,
+          allowed_resources: c.allowed_resources,
         };
       },
       findByUserCode: none,
@@ -265,7 +269,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     scopes: ['openid', 'offline_access', 'profile', 'email', 'phone', 'roles'],
     claims: OIDC_CLAIMS,
     acrValues: [ACR_1FA, ACR_2FA],
-    extraClientMetadata: { properties: ['first_party', 'keep_session_on_logout', 'pkce_required'] },
+    extraClientMetadata: { properties: ['first_party', 'keep_session_on_logout', 'pkce_required', 'allowed_resources'] },
     // PKCE (S256 only: oidc-provider offers no `plain`) for every client; a confidential legacy client may be
     // registered without it (`oidc client add --no-pkce`), which the doctor lists. A public client never.
     pkce: {
@@ -281,7 +285,14 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       requestObjectSigningAlgValues: ['RS256', 'ES256'],
       clientAuthSigningAlgValues: ['RS256', 'ES256'],
     },
-    ttl: { ...TTL, AuthorizationCode: deps.codeTtl ?? TTL.AuthorizationCode },
+    ttl: {
+      ...TTL,
+      AuthorizationCode: deps.codeTtl ?? TTL.AuthorizationCode,
+      // A registered API's own lifetime for its tokens (`oidc resource add --access-token-ttl`).
+      AccessToken: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) => token.resourceServer?.accessTokenTTL ?? TTL.AccessToken,
+      ClientCredentials: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+        token.resourceServer?.accessTokenTTL ?? TTL.ClientCredentials,
+    },
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(t: string): boolean }, code: { scopes: Set<string> }) =>
       client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
@@ -338,21 +349,17 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
         enabled: true,
         defaultResource: () => undefined,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, resource: string) => {
-          // Any absolute https (or loopback http) URL names a resource server: its tokens are JWTs with it as audience.
-          let url: URL;
-          try {
-            url = new URL(resource);
-          } catch {
-            throw new Error('invalid resource');
-          }
-          if (url.protocol !== 'https:' && !(url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname))) {
-            throw new Error('invalid resource');
-          }
+        // Only a registered API (`oidc resource add`) on the client's own allow-list names a resource server;
+        // anything else is invalid_target (an approved client cannot mint a token for an API it was never
+        // meant for). Its tokens are JWTs (RFC 9068) with it as audience and only its scopes, as consented.
+        getResourceServerInfo: async (_ctx: unknown, resource: string, client: { allowed_resources?: string[] }) => {
+          const allowed = Array.isArray(client?.allowed_resources) && client.allowed_resources.includes(resource);
+          const found = allowed ? await deps.resources.find(resource) : null;
+          if (!found) throw new errors.InvalidTarget('the resource is not registered, or this client may not ask for it');
           return {
-            scope: 'profile email phone roles',
-            audience: resource,
-            accessTokenTTL: TTL.AccessToken,
+            scope: found.scopes.join(' '),
+            audience: found.identifier,
+            accessTokenTTL: found.access_token_ttl ?? TTL.AccessToken,
             accessTokenFormat: 'jwt',
             jwt: { sign: { alg: 'RS256' } },
           };

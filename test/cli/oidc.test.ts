@@ -101,4 +101,46 @@ describe('gatehouse oidc', () => {
     const again = await runCli(['doctor', '--data-dir', dir, '--json']);
     expect(json(again).checks.find((c: { id: string }) => c.id === 'oidc')).toMatchObject({ status: 'ok' });
   });
+
+  it('oidc resource add|list|show|update|remove, and a client allowed and disallowed an API', async () => {
+    const api = 'https://api.example.test';
+    const add = await oidc([
+      'resource',
+      'add',
+      '--identifier',
+      api,
+      '--name',
+      'Things',
+      '--scope',
+      'read:things',
+      '--scope',
+      'write:things',
+      '--access-token-ttl',
+      '10m',
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    expect(json(add).resource).toMatchObject({ identifier: api, scopes: ['read:things', 'write:things'], access_token_ttl: 600 });
+    expect(json(await oidc(['resource', 'list'])).resources).toHaveLength(1);
+    expect(json(await oidc(['resource', 'update', api, '--scope', 'read:things'])).resource.scopes).toEqual(['read:things']);
+    expect(json(await oidc(['resource', 'show', api])).resource.name).toBe('Things');
+    for (const args of [
+      ['resource', 'add', '--identifier', 'http://api.example.test', '--name', 'x', '--scope', 'a'],
+      ['resource', 'add', '--identifier', 'https://b.example.test', '--name', 'x'],
+      ['resource', 'add', '--identifier', 'https://b.example.test', '--name', 'x', '--scope', 'a', '--access-token-ttl', 'soon'],
+    ]) {
+      const res = await oidc(args);
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(json(res)).toMatchObject({ success: false });
+    }
+    const client = json(await oidc(['client', 'add', '--name', 'api-user', '--redirect-uri', 'http://localhost:9999/cb', '--allow-resource', api]));
+    expect(client.client.allowed_resources).toEqual([api]);
+    const id = client.client_id as string;
+    expect(json(await oidc(['client', 'update', id, '--disallow-resource', api])).client.allowed_resources).toEqual([]);
+    expect(json(await oidc(['client', 'update', id, '--allow-resource', api])).client.allowed_resources).toEqual([api]);
+    const unknown = await oidc(['client', 'update', id, '--allow-resource', 'https://unknown.example.test']);
+    expect(unknown.code).toBe(2);
+    expect(json(await oidc(['resource', 'remove', api])).success).toBe(true);
+    expect(json(await oidc(['client', 'show', id])).client.allowed_resources).toEqual([]);
+    expect((await oidc(['resource', 'show', api])).code).toBe(1);
+  });
 });

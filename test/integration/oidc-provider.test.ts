@@ -194,6 +194,10 @@ describe('Gatehouse as an OpenID provider', () => {
 
   it('a resource indicator gets a JWT access token (RFC 9068) verifiable offline; tampered and alg:none tokens are refused', async () => {
     const { user, jar } = await signedIn();
+    // A registered API the client may ask for (oidc-resources.test.ts: what happens otherwise).
+    if (!(await t.app.services.oidc.resources.find('https://api.example.test')))
+      await t.app.services.oidc.resources.add({ identifier: 'https://api.example.test', name: 'API', scopes: ['read'] });
+    await t.app.services.oidc.clients.update(confidential.id, { allowed_resources: ['https://api.example.test'] });
     const config = await rpConfig(confidential.id, confidential.secret);
     const { final, verifier, state } = await authorize(config, jar, { resource: 'https://api.example.test' });
     const tokens = await oc.authorizationCodeGrant(

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../../app-context.js';
 import type { OidcClient } from '../../oidc/clients.js';
+import type { OidcResource } from '../../oidc/resources.js';
 import type { CliRuntime, CommandRegistrar } from '../context.js';
 import { loadCliConfig } from '../context.js';
 import { runServiceCommand } from '../service-command.js';
@@ -26,16 +27,23 @@ const describe = (c: OidcClient) =>
     `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}${c.keep_session_on_logout ? ', keeps the session on logout' : ''}${c.pkce_required ? '' : ', without PKCE'}  (${c.token_endpoint_auth_method})`,
     ...c.redirect_uris.map((u) => `    redirect: ${u}`),
     ...c.post_logout_redirect_uris.map((u) => `    after logout: ${u}`),
+    ...c.allowed_resources.map((u) => `    may ask for: ${u}`),
   ].join('\n');
+const describeResource = (r: OidcResource) =>
+  `${r.identifier}  ${r.name}  scopes: ${r.scopes.join(' ')}  access tokens live ${r.access_token_ttl === null ? 'the default (1h)' : `${r.access_token_ttl}s`}`;
 
-function parseDuration(v: string): number {
+function parseDuration(v: string, flag = '--grace'): number {
   const m = /^(\d+)(s|m|h|d)?$/.exec(v.trim());
-  if (!m) throw new UsageError(`--grace: expected a duration like 0, 90s, 15m, 1h or 1d, got ${v}`);
+  if (!m) throw new UsageError(`${flag}: expected a duration like 0, 90s, 15m, 1h or 1d, got ${v}`);
   return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
 }
 
 export const registerOidc: CommandRegistrar = (program, rt) => {
-  const oidc = program.command('oidc').description('The OpenID Connect provider: oidc client add|list|show|update|rotate-secret|remove, oidc keys list|rotate');
+  const oidc = program
+    .command('oidc')
+    .description(
+      'The OpenID Connect provider: oidc client add|list|show|update|rotate-secret|remove, oidc resource add|list|show|update|remove, oidc keys list|rotate',
+    );
   const client = oidc.command('client').description("Relying parties (apps that sign in with Gatehouse's OpenID Connect)");
 
   client
@@ -48,6 +56,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--first-party', 'your own app: no consent page')
     .option('--keep-session-on-logout', "the app's logout (end-session) signs out of the app only, not of Gatehouse")
     .option('--no-pkce', 'a confidential legacy app that cannot send a PKCE challenge (the doctor warns about it); PKCE S256 is required otherwise')
+    .option('--allow-resource <identifier>', 'a registered API it may ask access tokens for (repeat for more; gatehouse oidc resource add)', collect, [])
     .option('--token-auth <method>', 'how a confidential client sends its secret: basic (default) or post')
     .option('--json', 'print the result as JSON')
     .action(
@@ -60,6 +69,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           firstParty?: boolean;
           keepSessionOnLogout?: boolean;
           pkce: boolean;
+          allowResource: string[];
           tokenAuth?: string;
         },
         cmd: Command,
@@ -73,6 +83,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           first_party: Boolean(opts.firstParty),
           keep_session_on_logout: Boolean(opts.keepSessionOnLogout),
           pkce_required: opts.pkce,
+          allowed_resources: opts.allowResource,
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
         const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.add(input));
@@ -116,6 +127,8 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--no-keep-session-on-logout', "the app's logout ends the Gatehouse session too (the default)")
     .option('--pkce', 'require PKCE S256 of it (the default)')
     .option('--no-pkce', 'a confidential legacy app that cannot send a PKCE challenge (the doctor warns about it)')
+    .option('--allow-resource <identifier>', 'add a registered API to those it may ask tokens for (repeat)', collect)
+    .option('--disallow-resource <identifier>', 'take an API off its allow-list (repeat)', collect)
     .option('--token-auth <method>', 'basic or post')
     .option('--json', 'print the result as JSON')
     .action(
@@ -128,6 +141,8 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           firstParty?: boolean;
           keepSessionOnLogout?: boolean;
           pkce?: boolean;
+          allowResource?: string[];
+          disallowResource?: string[];
           tokenAuth?: string;
         },
         cmd: Command,
@@ -142,7 +157,15 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           pkce_required: cmd.getOptionValueSource('pkce') === 'cli' ? opts.pkce : undefined,
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
-        const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.update(id, input));
+        const { ui, value } = await run(rt, cmd, async (app) => {
+          const clients = app.services.oidc.clients;
+          if (!opts.allowResource && !opts.disallowResource) return clients.update(id, input);
+          // The flags add to and take from the list the client has; the API's allowed_resources replaces it.
+          const drop = new Set(opts.disallowResource ?? []);
+          const current = (await clients.get(id)).allowed_resources;
+          const allowed = [...current, ...(opts.allowResource ?? [])].filter((r) => !drop.has(r));
+          return clients.update(id, { ...input, allowed_resources: allowed });
+        });
         ui.print(describe(value));
         ui.result({ success: true, client: value });
       },
@@ -166,6 +189,66 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
       const { ui } = await run(rt, cmd, (app) => app.services.oidc.clients.remove(id));
       ui.print(`removed ${id}`);
       ui.result({ success: true, client_id: id });
+    });
+
+  const resource = oidc.command('resource').description('Registered APIs (resource servers): the audiences of JWT access tokens, and their scopes');
+  const ttlOf = (v: string | undefined) => (v === undefined ? undefined : parseDuration(v, '--access-token-ttl'));
+  resource
+    .command('add')
+    .description('Register an API; a client asks tokens for it with resource=<identifier> once allowed (oidc client update ID --allow-resource)')
+    .requiredOption('--identifier <url>', "the resource indicator and the tokens' audience: https://api.example.com")
+    .requiredOption('--name <name>', 'shown on the consent page')
+    .option('--scope <scope>', 'a scope the API defines (repeat for more): read:things', collect, [])
+    .option('--access-token-ttl <duration>', 'how long its access tokens live: 60s to 1d (default 1h)')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { identifier: string; name: string; scope: string[]; accessTokenTtl?: string }, cmd: Command) => {
+      if (opts.scope.length === 0) throw new UsageError('--scope is required (at least one)');
+      const input = { identifier: opts.identifier, name: opts.name, scopes: opts.scope, access_token_ttl: ttlOf(opts.accessTokenTtl) ?? null };
+      const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.resources.add(input));
+      ui.print(`registered ${describeResource(value)}`);
+      ui.print(`allow a client to ask for it: gatehouse oidc client update CLIENT_ID --allow-resource ${value.identifier}`);
+      ui.result({ success: true, resource: value });
+    });
+  resource
+    .command('list')
+    .description('List the registered APIs')
+    .option('--json', 'print the result as JSON')
+    .action(async (_opts, cmd: Command) => {
+      const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.resources.list());
+      ui.print(count(value.length, 'API'));
+      for (const r of value) ui.print(describeResource(r));
+      ui.result({ success: true, resources: value });
+    });
+  resource
+    .command('show <identifier>')
+    .description('One registered API')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.resources.get(id));
+      ui.print(describeResource(value));
+      ui.result({ success: true, resource: value });
+    });
+  resource
+    .command('update <identifier>')
+    .description('Change an API; --scope replaces its scopes')
+    .option('--name <name>', 'a new name')
+    .option('--scope <scope>', 'its scopes (repeat)', collect)
+    .option('--access-token-ttl <duration>', 'how long its access tokens live: 60s to 1d')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, opts: { name?: string; scope?: string[]; accessTokenTtl?: string }, cmd: Command) => {
+      const input = { name: opts.name, scopes: opts.scope, access_token_ttl: ttlOf(opts.accessTokenTtl) };
+      const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.resources.update(id, input));
+      ui.print(describeResource(value));
+      ui.result({ success: true, resource: value });
+    });
+  resource
+    .command('remove <identifier>')
+    .description("Remove an API and take it off every client's allow-list (JWTs already issued for it live out their lifetime)")
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, _opts, cmd: Command) => {
+      const { ui } = await run(rt, cmd, (app) => app.services.oidc.resources.remove(id));
+      ui.print(`removed ${id}`);
+      ui.result({ success: true, identifier: id });
     });
 
   const keys = oidc.command('keys').description('Signing keys (RS256 and ES256), published at /oidc/jwks');

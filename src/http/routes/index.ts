@@ -99,6 +99,11 @@ export const coreRoutes: AnyRouteDef[] = [
   oidc.updateOidcClient, // PATCH /auth/admin/oidc/clients/:client_id
   oidc.rotateOidcClientSecret, // POST /auth/admin/oidc/clients/:client_id/rotate-secret
   oidc.deleteOidcClient, // DELETE /auth/admin/oidc/clients/:client_id
+  oidc.listOidcResources, // GET /auth/admin/oidc/resources
+  oidc.createOidcResource, // POST /auth/admin/oidc/resources
+  oidc.showOidcResource, // GET /auth/admin/oidc/resources/:identifier
+  oidc.updateOidcResource, // PATCH /auth/admin/oidc/resources/:identifier
+  oidc.deleteOidcResource, // DELETE /auth/admin/oidc/resources/:identifier
   oidc.listOwnOidcGrants, // GET /auth/user/me/oidc/grants
   oidc.revokeOwnOidcGrant, // DELETE /auth/user/me/oidc/grants/:client_id
   hub.discover, // GET /api/v1/modules/install

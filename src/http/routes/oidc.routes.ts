@@ -1,6 +1,13 @@
 import { notFound } from '../../errors/app-error.js';
 import { defineRoute } from '../define-route.js';
-import { oidcClientCreateBody, oidcClientParams, oidcClientUpdateBody } from '../schemas/oidc.schemas.js';
+import {
+  oidcClientCreateBody,
+  oidcClientParams,
+  oidcClientUpdateBody,
+  oidcResourceCreateBody,
+  oidcResourceParams,
+  oidcResourceUpdateBody,
+} from '../schemas/oidc.schemas.js';
 
 /**
  * The OpenID provider's clients (src/oidc, docs/oidc.md): superadmins only, as the CLI's `gatehouse oidc
@@ -75,6 +82,63 @@ export const deleteOidcClient = defineRoute({
   async handler({ params, app }) {
     await app.services.oidc.clients.remove(params.client_id);
     return { success: true, message: 'OIDC client removed' };
+  },
+});
+
+/** Registered APIs (resource servers), as `gatehouse oidc resource`: superadmins only. */
+export const listOidcResources = defineRoute({
+  method: 'get',
+  path: '/auth/admin/oidc/resources',
+  auth: SUPERADMIN,
+  rateLimit: 'admin',
+  async handler({ app }) {
+    return { success: true, data: { resources: await app.services.oidc.resources.list() } };
+  },
+});
+
+export const createOidcResource = defineRoute({
+  method: 'post',
+  path: '/auth/admin/oidc/resources',
+  auth: SUPERADMIN,
+  rateLimit: 'admin',
+  body: oidcResourceCreateBody,
+  async handler({ body, app }) {
+    return { success: true, message: 'API registered', data: { resource: await app.services.oidc.resources.add(body) } };
+  },
+});
+
+export const showOidcResource = defineRoute({
+  method: 'get',
+  path: '/auth/admin/oidc/resources/:identifier',
+  auth: SUPERADMIN,
+  rateLimit: 'admin',
+  params: oidcResourceParams,
+  async handler({ params, app }) {
+    return { success: true, data: { resource: await app.services.oidc.resources.get(params.identifier) } };
+  },
+});
+
+export const updateOidcResource = defineRoute({
+  method: 'patch',
+  path: '/auth/admin/oidc/resources/:identifier',
+  auth: SUPERADMIN,
+  rateLimit: 'admin',
+  params: oidcResourceParams,
+  body: oidcResourceUpdateBody,
+  async handler({ params, body, app }) {
+    return { success: true, data: { resource: await app.services.oidc.resources.update(params.identifier, body) } };
+  },
+});
+
+export const deleteOidcResource = defineRoute({
+  method: 'delete',
+  path: '/auth/admin/oidc/resources/:identifier',
+  auth: SUPERADMIN,
+  rateLimit: 'admin',
+  params: oidcResourceParams,
+  async handler({ params, app }) {
+    await app.services.oidc.resources.remove(params.identifier);
+    return { success: true, message: "API removed and taken off every client's allow-list" };
   },
 });
 
