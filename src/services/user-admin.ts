@@ -9,6 +9,19 @@ import type { UserServiceDeps } from './user-service.js';
 
 export const isSuper = (u: { user_type: string } | null) => u?.user_type === 'superadmin';
 
+/** The roles an admin who is not a superadmin may give a user they create; every other role is a superadmin's to give. */
+export const ADMIN_GRANTABLE_ROLES: readonly string[] = ['customer', 'writer'];
+
+/**
+ * Who may create a user of `role` (ASVS 8.2.3): a superadmin, the operator at the CLI (no actor), or a
+ * plain admin for a role in ADMIN_GRANTABLE_ROLES. The refusal comes before anything is written.
+ */
+export function assertMayCreateRole(actor: { user_type: string } | null, role: string): void {
+  if (actor && !isSuper(actor) && !ADMIN_GRANTABLE_ROLES.includes(role)) {
+    throw forbidden(`Only a superadmin can create a user of role ${role}`);
+  }
+}
+
 /** What the admin changes share with the rest of the user service (its one writer and checks). */
 export interface AdminKit {
   deps: UserServiceDeps;
@@ -34,15 +47,18 @@ export function adminChanges(k: AdminKit) {
     const self = actor?.id === target.id;
     const roleChange = input.user_type !== undefined && input.user_type !== target.user_type;
     if (roleChange && self) throw forbidden('You cannot change your own role');
-    if (roleChange && actor && !isSuper(actor) && input.user_type === 'superadmin') {
-      throw forbidden('Only a superadmin can promote to superadmin');
-    }
+    // Only a superadmin (or the operator at the CLI: no actor) changes anyone's role, to or from any
+    // role (ASVS 8.2.3). Checked before anything is written, so the request's other fields are refused with it.
+    if (roleChange && actor && !isSuper(actor)) throw forbidden("Only a superadmin can change a user's role");
     if (disabled && self) throw forbidden('You cannot disable your own account');
     const emailChange = input.email !== undefined && input.email !== target.email;
     if (emailChange) await k.assertEmailFree(input.email!, target.id);
     if (input.user_name && input.user_name !== target.user_name) await k.assertUserNameFree(input.user_name, target.id);
 
     const patch: Partial<UserRecord> = { ...input };
+    // A user_type equal to the one read above is no change: left out of the write, so that an admin's
+    // request cannot put back a role a superadmin changed in the meantime.
+    if (!roleChange) delete patch.user_type;
     const disabling = disabled === true && !target.disabled_at;
     if (disabled !== undefined) patch.disabled_at = disabled ? (target.disabled_at ?? k.clock()) : null;
     // The change and the sign-out everywhere are one unit of work, as a password change is: were the

@@ -121,7 +121,9 @@ export const createUserSchema = z.strictObject(
     name: clearable(text(100)).optional(),
     last_name: clearable(text(100)).optional(),
     user_name: clearable(userNameField).optional(),
-    user_type: userTypeField.optional(),
+    user_type: userTypeField
+      .describe("The new user's role (default customer). Only a superadmin may create an admin or a superadmin: an admin gets 403 FORBIDDEN")
+      .optional(),
     phone: clearable(phoneField).optional(),
     title: clearable(text(100)).optional(),
     lang: clearable(langField).optional(),
@@ -138,7 +140,11 @@ export const adminUpdateSchema = z.strictObject(
     user_name: clearable(userNameField).optional(),
     email: emailField.optional(),
     phone: clearable(phoneField).optional(),
-    user_type: userTypeField.optional(),
+    user_type: userTypeField
+      .describe(
+        "The user's role. Only a superadmin may change it (not their own): an admin's request that would is refused whole with 403 FORBIDDEN, its other fields unwritten",
+      )
+      .optional(),
     is_verified: bool.optional(),
     two_factor: bool.optional(),
     title: clearable(text(100)).optional(),

@@ -15,7 +15,7 @@ import type { SessionService } from './session-service.js';
 import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
 import { adminUpdateSchema, createUserSchema, type AdminUpdate, type AdminUpdateInput, type CreateUserInput, type NewUser } from './user-fields.js';
 import { toPublicUser, type PublicUser } from './user-view.js';
-import { adminChanges, isSuper } from './user-admin.js';
+import { adminChanges, assertMayCreateRole, isSuper } from './user-admin.js';
 import { createdEvent, patchEvent, patchMayBeAudited, type CreatedVia, type UserAudit } from './user-audit.js';
 
 export type UserType = 'customer' | 'writer' | 'admin' | 'superadmin';
@@ -39,8 +39,9 @@ export interface CreateUserOptions {
 export interface UserService {
   /**
    * Validates (email format, password policy, user_name format and uniqueness; duplicates → 400 EMAIL_TAKEN / USER_NAME_TAKEN),
-   * hashes and inserts. actor null = system (CLI, init, public registration). Only a superadmin actor
-   * (or the system) may create a superadmin. `verified` is the default of is_verified when the input
+   * hashes and inserts. actor null = system (CLI, init, public registration). An actor who is not a
+   * superadmin may create only a customer or a writer (ADMIN_GRANTABLE_ROLES, user-admin.ts): 403 before
+   * anything is written. `verified` is the default of is_verified when the input
    * does not say.
    */
   create(input: CreateUserInput, opts: CreateUserOptions): Promise<UserRecord>;
@@ -54,7 +55,10 @@ export interface UserService {
   list(params: UserListParams): Promise<{ users: UserRecord[]; total: number; totalExact: boolean; nextCursor: string | null }>;
   /** A user's own profile update (see parseProfileInput for what is refused). */
   updateProfile(user: UserRecord, input: unknown): Promise<UserRecord>;
-  /** An admin's update; a role or email change, or disabling, signs the user out everywhere. */
+  /**
+   * An admin's update; a role or email change, or disabling, signs the user out everywhere. Only a
+   * superadmin actor (or the system) changes a role: an admin's request that would is refused whole (403).
+   */
   adminUpdate(actor: UserRecord | null, id: string, input: AdminUpdateInput): Promise<UserRecord>;
   /** `adminUpdate` for input `adminUpdateSchema` has already parsed (the admin route's body): not parsed again. */
   adminUpdateParsed(actor: UserRecord | null, id: string, input: AdminUpdate): Promise<UserRecord>;
@@ -191,9 +195,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
 
     async createParsed(input, opts) {
       const userType = input.user_type ?? 'customer';
-      if (userType === 'superadmin' && opts.actor && !isSuper(opts.actor)) {
-        throw forbidden('Only a superadmin can create a superadmin');
-      }
+      assertMayCreateRole(opts.actor, userType);
       if (input.password !== undefined && input.password !== null) assertPasswordPolicy(input.password);
       await assertEmailFree(input.email);
       await assertUserNameFree(input.user_name);

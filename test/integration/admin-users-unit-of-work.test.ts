@@ -35,10 +35,12 @@ async function eventsAbout(userId: string, fn: () => Promise<unknown>): Promise<
 describe('an admin update or soft delete is one unit of work', () => {
   it('when revoking the sessions fails while an admin disables, demotes or deletes a user, then nothing changed and no hook ran', async () => {
     const admin = await makeUser(t, { user_type: 'admin' });
+    // Only a superadmin changes a role.
+    const boss = await makeUser(t, { user_type: 'superadmin' });
     const failing = userServiceFailingRevocation(t);
     const changes = {
       disable: (id: string) => failing.adminUpdate(admin, id, { disabled: true }),
-      role: (id: string) => failing.adminUpdate(admin, id, { user_type: 'writer' }),
+      role: (id: string) => failing.adminUpdate(boss, id, { user_type: 'writer' }),
       delete: (id: string) => failing.softDelete(admin, id, 'spam'),
     };
     for (const [name, change] of Object.entries(changes)) {

@@ -59,8 +59,8 @@ describe(`account administration events (${BACKEND})`, () => {
     });
   });
 
-  it('when an admin changes fields, the role, the address and the state, then each has its event and no value leaks into details', async () => {
-    const admin = await makeSession(t, { user_type: 'admin' });
+  it('when a superadmin changes fields, the role, the address and the state, then each has its event and no value leaks into details', async () => {
+    const admin = await makeSession(t, { user_type: 'superadmin' });
     const victim = await makeUser(t, { name: 'Old', phone: '+34600000001' });
     const newEmail = uniqueEmail('moved');
     const req = as(admin.token);
@@ -72,7 +72,7 @@ describe(`account administration events (${BACKEND})`, () => {
     const events = await eventsAbout(victim.id);
     expect(events.map((e) => e.type)).toEqual(['user.role_changed', 'email.changed', 'user.disabled', 'user.updated']);
     for (const e of events) {
-      expect(e).toMatchObject({ actor: { id: admin.user.id, user_type: 'admin' }, user_id: victim.id, request_id: req.requestId });
+      expect(e).toMatchObject({ actor: { id: admin.user.id, user_type: 'superadmin' }, user_id: victim.id, request_id: req.requestId });
       expect(e.ip).toMatch(LOOPBACK);
     }
     expect(events[0].details).toEqual({ from: 'customer', to: 'writer' });
@@ -133,10 +133,12 @@ describe(`account administration events (${BACKEND})`, () => {
 
   it('when the session revocation of an admin change fails, then the change and its events roll back together', async () => {
     const admin = await makeUser(t, { user_type: 'admin' });
+    // Only a superadmin changes a role.
+    const boss = await makeUser(t, { user_type: 'superadmin' });
     const failing = userServiceFailingRevocation(t);
     for (const change of [
       (id: string) => failing.adminUpdate(admin, id, { disabled: true, name: 'Nope' }),
-      (id: string) => failing.adminUpdate(admin, id, { user_type: 'writer' }),
+      (id: string) => failing.adminUpdate(boss, id, { user_type: 'writer' }),
       (id: string) => failing.adminUpdate(admin, id, { email: uniqueEmail('never') }),
       (id: string) => failing.softDelete(admin, id, null),
     ]) {

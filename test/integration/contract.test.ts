@@ -704,8 +704,8 @@ describe(`wire contract: admin users (${BACKEND})`, () => {
     expect(r.text).not.toContain(theirs);
   });
 
-  it('§2.11 when an admin updates through PUT /auth/admin/users/:id, then {success, data:{user}}', async () => {
-    const { token } = await makeSession(t, { user_type: 'admin' });
+  it('§2.11 when a superadmin updates through PUT /auth/admin/users/:id (the role too: only a superadmin may), then {success, data:{user}}', async () => {
+    const { token } = await makeSession(t, { user_type: 'superadmin' });
     const target = await makeUser(t);
     const r = await t.request('PUT', `/auth/admin/users/${target.id}`, {
       session: token,

@@ -54,8 +54,8 @@ describe(BACKEND === 'pg' ? 'two instances sharing PostgreSQL and Redis' : 'the 
     await expect.poll(async () => (await validateOn(b, token)).status, atOnce).toBe(401);
   });
 
-  it("when an admin on A changes a user's role, then B refuses every one of the user's sessions at once", async () => {
-    const admin = await makeSession(a, { user_type: 'admin' });
+  it("when a superadmin on A changes a user's role, then B refuses every one of the user's sessions at once", async () => {
+    const admin = await makeSession(a, { user_type: 'superadmin' });
     const { user, token } = await makeSession(a);
     const other = (await a.app.services.sessions.create(user.id)).token;
     await validateOn(b, token);

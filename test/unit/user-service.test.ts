@@ -205,7 +205,7 @@ describe('user service: admin actions', () => {
     const u = await service.create({ email: 'a@x.test', password: PW }, { actor: null, via: 'cli' });
     await service.adminUpdate(admin, u.id, { name: 'New' });
     expect(calls.filter((c) => c.startsWith('revokeAll'))).toEqual([]);
-    await service.adminUpdate(admin, u.id, { user_type: 'writer' });
+    await service.adminUpdate(sup, u.id, { user_type: 'writer' });
     expect(calls).toContain(`revokeAll:${u.id}:`);
   });
 

@@ -198,7 +198,8 @@ export function consolePages(w: WebPage) {
   });
 
   const changeRole = act('role', async (req, _res, s, id) => {
-    if (s.user.user_type !== 'superadmin') throw forbidden('Only a superadmin can change roles');
+    // Refused here before the service's own rule (user-admin.ts) refuses it as well.
+    if (s.user.user_type !== 'superadmin') throw forbidden("Only a superadmin can change a user's role");
     await app.services.users.adminUpdate(
       s.user,
       id,
