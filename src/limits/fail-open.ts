@@ -4,6 +4,8 @@ import type { LimitResult, LimitRule, RateLimiter } from './rate-limiter.js';
 export interface Hit {
   bucket: string;
   key: string;
+  /** The `resetAt` of the result that counted it: a refund goes back to that window only (absent: the current one). */
+  resetAt?: number;
 }
 
 /** What counting needs: the limiter, and where to say that it failed. */

@@ -49,11 +49,11 @@ export function createFallbackRateLimiter(shared: RateLimiter | LeasingRateLimit
         () => undefined,
       );
     },
-    async refund(bucket, key) {
-      await local.refund(bucket, key);
+    async refund(bucket, key, windowResetAt) {
+      await local.refund(bucket, key, windowResetAt);
       await health.run(
         'rate limit refund',
-        () => shared.refund(bucket, key),
+        () => shared.refund(bucket, key, windowResetAt),
         () => undefined,
       );
     },

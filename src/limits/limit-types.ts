@@ -32,8 +32,14 @@ export interface RateLimiter {
    */
   consumeNow?(bucket: string, key: string, rule: LimitRule): LimitResult | null;
   reset(bucket: string, key: string): Promise<void>;
-  /** Gives back one hit of the current window (a request that failed through no fault of the caller's). */
-  refund(bucket: string, key: string): Promise<void>;
+  /**
+   * Gives back one hit (a request that failed through no fault of the caller's, or a password check
+   * that passed). `windowResetAt` is the `resetAt` of the result that counted the hit: when given, the
+   * hit goes back only while that window is still the key's current one (a hit of a window that has
+   * ended is not taken from the next). Never below zero; a window whose count reached the refusal mark
+   * (points + 1) goes back from the budget, so a refused hit is never what is given back.
+   */
+  refund(bucket: string, key: string, windowResetAt?: number): Promise<void>;
   close(): Promise<void>;
 }
 

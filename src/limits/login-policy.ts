@@ -95,13 +95,13 @@ export function createLoginPolicy(deps: LoginPolicyDeps): LoginPolicy {
           allowed = false;
           break;
         }
-        taken.push({ bucket: b.bucket, key: b.key });
+        taken.push({ bucket: b.bucket, key: b.key, resetAt: r.resetAt });
       }
       let refunded = false;
       const refund = async () => {
         if (refunded || !config.rateLimitsEnabled) return;
         refunded = true;
-        await Promise.all(taken.map((h) => deps.limiter.refund(h.bucket, h.key))).catch((err: Error) =>
+        await Promise.all(taken.map((h) => deps.limiter.refund(h.bucket, h.key, h.resetAt))).catch((err: Error) =>
           deps.logger.warn({ err: err.message }, 'could not refund a login attempt'),
         );
       };

@@ -4,6 +4,8 @@ import type { LimitResult, LimitRule, RateLimiter } from './limit-types.js';
 
 interface Window {
   count: number;
+  /** The budget the window was opened with: a refund takes a refused window back from it. */
+  points: number;
   resetMs: number;
   expiresAtMs: number;
 }
@@ -32,7 +34,7 @@ export function createMemoryRateLimiter(opts: MemoryRateLimiterOptions = {}): Ra
     let w = windows.get(id, t);
     if (!w) {
       const resetMs = t + Math.round(rule.durationSec * 1000);
-      w = { count: 0, resetMs, expiresAtMs: resetMs };
+      w = { count: 0, points: rule.points, resetMs, expiresAtMs: resetMs };
       windows.set(id, w, t);
     }
     // Refused hits stop counting at points + 1: the answer is the same and the number cannot grow without bound.
@@ -48,9 +50,13 @@ export function createMemoryRateLimiter(opts: MemoryRateLimiterOptions = {}): Ra
     async reset(bucket: string, key: string): Promise<void> {
       windows.delete(counterKey('', bucket, key));
     },
-    async refund(bucket: string, key: string): Promise<void> {
+    async refund(bucket: string, key: string, windowResetAt?: number): Promise<void> {
+      // Synchronous like consume: parallel refunds and hits cannot interleave.
       const w = windows.get(counterKey('', bucket, key), now());
-      if (w && w.count > 0) w.count -= 1;
+      if (!w || (windowResetAt !== undefined && Math.ceil(w.resetMs / 1000) !== windowResetAt)) return;
+      // points + 1 marks refused hits (admitted ones are at most points): the hit given back is an admitted one.
+      const admitted = Math.min(w.count, w.points);
+      if (admitted > 0) w.count = admitted - 1;
     },
     async close(): Promise<void> {
       windows.clear();

@@ -17,7 +17,7 @@ import type { LeasingRateLimiter, LimitResult, LimitRule, RedisClient } from './
  */
 
 /**
- * KEYS[1] = window hash { c = count, r = reset ms }. ARGV[1] = now ms or '' (server time),
+ * KEYS[1] = window hash { c = count, r = reset ms, p = points it was opened with }. ARGV[1] = now ms or '' (server time),
  * ARGV[2] = window ms, ARGV[3] = points, ARGV[4] = hits wanted now (0: a refill, which never opens
  * a window), ARGV[5] = most hits to lease beyond them. Grants what is left, up to the hits wanted,
  * plus a lease of at most 1/16 of what is left after them, and none when that is under 32; hits
@@ -48,7 +48,7 @@ end
 local after = count + granted
 if granted < want and after <= points then after = points + 1 end
 if fresh then
-  redis.call('HSET', KEYS[1], 'c', after, 'r', reset)
+  redis.call('HSET', KEYS[1], 'c', after, 'r', reset, 'p', points)
   redis.call('PEXPIREAT', KEYS[1], reset)
 elseif after ~= count then
   redis.call('HSET', KEYS[1], 'c', after)
@@ -56,11 +56,26 @@ end
 return { count, granted, reset, now }
 `);
 
-/** KEYS[1] = window hash. Takes one hit back, never below zero, within the window that counted it; 1 when it did. */
+/**
+ * KEYS[1] = window hash; ARGV[1] = the window's end in Unix seconds, rounded up (the `resetAt` of the
+ * result that counted the hit), or '' for whatever window is current. Takes one hit back within the
+ * window that counted it, never below zero: a count at the refusal mark (points + 1) goes back from
+ * points, so what is given back is an admitted hit, not a refused one. Returns the count after, or -1
+ * when nothing was taken back. One script: parallel refunds and hits see one serial order.
+ */
 const REFUND = defineRedisScript(`
 local c = tonumber(redis.call('HGET', KEYS[1], 'c'))
-if c and c > 0 then redis.call('HINCRBY', KEYS[1], 'c', -1) return 1 end
-return 0
+if not c then return -1 end
+local at = tonumber(ARGV[1])
+if at then
+  local r = tonumber(redis.call('HGET', KEYS[1], 'r'))
+  if (not r) or math.ceil(r / 1000) ~= at then return -1 end
+end
+local p = tonumber(redis.call('HGET', KEYS[1], 'p'))
+if p and c > p then c = p end
+if c <= 0 then return -1 end
+redis.call('HSET', KEYS[1], 'c', c - 1)
+return c - 1
 `);
 
 /**
@@ -268,12 +283,13 @@ export function createRedisRateLimiter(client: RedisClient, prefix: string, opts
       leases.delete(id);
       await client.del(id);
     },
-    async refund(bucket: string, key: string): Promise<void> {
+    async refund(bucket: string, key: string, windowResetAt?: number): Promise<void> {
       const id = counterKey(prefix, bucket, key);
-      const took = await REFUND.run(client, [id], []);
+      const after = Number(await REFUND.run(client, [id], [windowResetAt === undefined ? '' : String(windowResetAt)]));
       // Replies come in the order the calls were sent, so the lease read here is the one the refund follows.
       const l = leases.get(id, Date.now());
-      if (Number(took) === 1 && l && l.count > 0) l.count -= 1;
+      // The same step in the instance's figures (what it holds unspent stays counted).
+      if (after >= 0 && l && l.count > l.tokens) l.count = Math.max(l.tokens, Math.min(l.count, l.points) - 1);
     },
     forget() {
       epoch += 1;

@@ -18,6 +18,7 @@ import { accountFlowPages } from './pages/account-flows.js';
 import { consolePages, type ConsoleHandler } from './pages/console.js';
 import { signInPages } from './pages/sign-in.js';
 import { createWebView, type WebView } from './view.js';
+import { retryAfterOf, tooManyMessage } from './too-many.js';
 import { createWebPage, withReturn, type WebPage } from './web-page.js';
 
 type PageHandler = (req: Request, res: Response) => Promise<unknown> | unknown;
@@ -73,10 +74,13 @@ function pageErrors(w: WebPage): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
     if (res.headersSent) return next(err);
     const { t } = w.view.lang(req);
-    if (isAppError(err) && err.status < 500) {
-      const text = err.status === 429 ? t('error.rate_limited') : err.message;
-      return w.message(req, res, err.status, { title: t('error.title'), text, tone: 'error' });
+    if (isAppError(err) && err.status === 429) {
+      // A budget the handler counted (an e-mail change's password check in `login`): how long, and the way back.
+      const wait = retryAfterOf(err.extra);
+      res.setHeader('Retry-After', String(wait));
+      return w.message(req, res, 429, tooManyMessage(t, req, w.app.config, wait));
     }
+    if (isAppError(err) && err.status < 500) return w.message(req, res, err.status, { title: t('error.title'), text: err.message, tone: 'error' });
     if (isAppError(err) && err.status === 503)
       return w.message(req, res, 503, { title: t('error.disabled_title'), text: t('error.unavailable'), tone: 'error' });
     w.app.logger.error({ err, path: req.path }, 'web page failed');
@@ -208,9 +212,10 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   const pagePaths = new Set(pages.map(([, path]) => path));
   const front: RequestHandler = (req, res, next) => {
     if (pagePaths.has(req.path) || req.path === '/admin' || req.path.startsWith('/admin/')) {
-      res.locals[TOO_MANY_PAGE] = () => {
+      // The gate set Retry-After; the page says it in words and links back (src/web/too-many.ts).
+      res.locals[TOO_MANY_PAGE] = (retryAfterSec: number) => {
         const { t } = view.lang(req);
-        w.message(req, res, 429, { title: t('error.title'), text: t('error.rate_limited'), tone: 'error' });
+        w.message(req, res, 429, tooManyMessage(t, req, app.config, retryAfterSec));
       };
     }
     next();

@@ -24,7 +24,11 @@ export interface RateLimitDeps extends CountingDeps {
 }
 
 const HITS = Symbol('rateLimitHits');
-type WithHits = Request & { [HITS]?: Map<string, string> };
+/** The window each hit was counted in (its result's resetAt), where consumeClass counted it. */
+const WINDOWS = Symbol('rateLimitWindows');
+/** Classes whose hit was given back for good (giveBackClass): still counted, never given back twice. */
+const GIVEN_BACK = Symbol('rateLimitGivenBack');
+type WithHits = Request & { [HITS]?: Map<string, string>; [WINDOWS]?: Map<string, number>; [GIVEN_BACK]?: Set<string> };
 
 export function countedIn(req: Request, cls: string): boolean {
   return (req as WithHits)[HITS]?.has(cls) ?? false;
@@ -34,10 +38,13 @@ export function wasCounted(req: Request): boolean {
   return ((req as WithHits)[HITS]?.size ?? 0) > 0;
 }
 
-/** The request's hit in `cls`, if it took one. */
+/** The request's hit in `cls`, if it took one and has not given it back for good. */
 export function hitIn(req: Request, cls: string): Hit | null {
-  const key = (req as WithHits)[HITS]?.get(cls);
-  return key === undefined ? null : { bucket: cls, key };
+  const r = req as WithHits;
+  const key = r[HITS]?.get(cls);
+  if (key === undefined || r[GIVEN_BACK]?.has(cls)) return null;
+  const resetAt = r[WINDOWS]?.get(cls);
+  return resetAt === undefined ? { bucket: cls, key } : { bucket: cls, key, resetAt };
 }
 
 /** Records that the request took its hit in `cls` under `key` (counted by the fast lane, then handed on). */
@@ -121,6 +128,7 @@ export async function consumeClass(
   const { rule } = limitClassesOf(deps.config, deps.modules.registry?.() ?? []).get(cls);
   record(req, cls, key);
   const r = await consumeFailingOpen(deps, cls, key, rule);
+  ((req as WithHits)[WINDOWS] ??= new Map()).set(cls, r.resetAt);
   setLimitHeaders(res, r);
   if (!r.allowed) {
     deps.metrics.rateLimited(cls);
@@ -133,7 +141,26 @@ export async function consumeClass(
 export async function refundClass(deps: Pick<RateLimitDeps, 'limiter'>, req: Request, cls: string): Promise<boolean> {
   const hit = hitIn(req, cls);
   if (!hit) return false;
-  await deps.limiter.refund(hit.bucket, hit.key);
+  await deps.limiter.refund(hit.bucket, hit.key, hit.resetAt);
   (req as WithHits)[HITS]?.delete(cls);
+  return true;
+}
+
+/**
+ * Gives back the request's hit in `cls` for good: a password check in `login` that passed
+ * (docs/rate-limits.md, "Successful sign-ins give their hit back"). The hit stays recorded, so no later
+ * layer counts the request in another class, and it goes back once only, to the window that counted
+ * it. A store that fails is logged, never the request's failure. False when the request held no hit there.
+ */
+export async function giveBackClass(deps: Pick<RateLimitDeps, 'limiter' | 'logger'>, req: Request, cls: string): Promise<boolean> {
+  const hit = hitIn(req, cls);
+  if (!hit) return false;
+  // Marked before the await: a second call on this request gives nothing back.
+  ((req as WithHits)[GIVEN_BACK] ??= new Set()).add(cls);
+  try {
+    await deps.limiter.refund(hit.bucket, hit.key, hit.resetAt);
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error)?.message, bucket: cls }, 'could not give back a rate-limit hit');
+  }
   return true;
 }

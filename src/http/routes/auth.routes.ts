@@ -3,12 +3,14 @@ import type { AppContext } from '../../app-context.js';
 import type { SignInResult } from '../../services/sign-in.js';
 import type { Config } from '../../config/schema.js';
 import { forbidden, isAppError } from '../../errors/app-error.js';
+import { Codes } from '../../errors/codes.js';
 import { isClientClosed } from '../../services/security/passwords.js';
 import { clearSessionCookie, setSessionCookie } from '../cookies.js';
 import { defineRoute, parseWith, requireBridge, type AuthMode, type HandlerArgs } from '../define-route.js';
 import { assertSameOrigin } from '../middleware/csrf.js';
 import { consumeClassOrThrow, consumeLoginAttempt } from '../middleware/rate-limit.js';
 import { registrationOrAdmin, validationRead } from '../middleware/rate-limit-classes.js';
+import { giveBackClass } from '../middleware/rate-limit-request.js';
 import { beforeCredentials } from '../middleware/credential-limits.js';
 import { adminCreateBody } from '../schemas/admin-users.schemas.js';
 import { loginBody, registerBody, registerPublicBody, type RegisterPublicBody } from '../schemas/auth.schemas.js';
@@ -29,12 +31,18 @@ export async function passwordLogin(app: AppContext, req: Request, res: Response
       app.services.auth.login(identifier, password, { ...clientInfo(req), throttleKey, abandoned: answerAbandoned(res) }),
     );
   } catch (err) {
+    // "Email not verified" is told only once the password is right: that check passed too.
+    if (isAppError(err) && err.code === Codes.EMAIL_NOT_VERIFIED) await giveBackClass(app, req, 'login');
     const limited = isAppError(err) && err.status === 429;
     const abandoned = isClientClosed(err);
     app.metrics.login(limited ? 'limited' : abandoned ? 'abandoned' : 'failure');
     if (limited) res.setHeader('Retry-After', String(Math.max(1, Number(err.extra?.retry_after) || 1)));
     throw err;
   }
+  // The password was right (signed in, or a second factor to go, which has budgets of its own): the
+  // address's hit in `login` goes back, so an office behind one address is not locked out by its own
+  // sign-ins. The per-account budgets and the backoff stay as counted.
+  await giveBackClass(app, req, 'login');
   app.metrics.login(r.status === 'pending' ? 'pending_second_factor' : 'success');
   return r;
 }

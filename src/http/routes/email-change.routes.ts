@@ -4,6 +4,7 @@ import { invalidToken } from '../../services/account-flow-deps.js';
 import { EMAIL_CHANGE_REQUESTED } from '../../services/email-change-service.js';
 import { defineRoute } from '../define-route.js';
 import { consumeClassOrThrow } from '../middleware/rate-limit.js';
+import { giveBackClass } from '../middleware/rate-limit-request.js';
 import { perSession } from '../middleware/rate-limit-classes.js';
 import { emailChangeBody, emailChangeConfirmBody, emailChangeConfirmQuery, type EmailChangeBody } from '../schemas/email-change.schemas.js';
 
@@ -17,9 +18,13 @@ export const emailChangeInput = (body: EmailChangeBody) => ({
 
 /**
  * The password check counts in `login`, where POST /auth/password-change/self counts (per address):
- * this route is no second way to guess a password with a stolen session.
+ * this route is no second way to guess a password with a stolen session. A request that went through
+ * (the password was right) gives that hit back (`loginPassed`), as a sign-in does.
  */
 export const loginAttempt = (app: AppContext, req: Request, res: Response) => () => consumeClassOrThrow(app, req, res, 'login');
+
+/** After a request whose password check in `login` passed: its hit there goes back. */
+export const loginPassed = (app: AppContext, req: Request) => giveBackClass(app, req, 'login');
 
 /**
  * Asks for a new address (docs/email-change.md). A full session (a pending two-factor one is 401) and
@@ -35,6 +40,7 @@ export const requestEmailChange = defineRoute({
     const { expiresIn } = await app.services.emailChange.request({ user: auth.user, sessionId: auth.session.id }, emailChangeInput(body), {
       beforePasswordCheck: loginAttempt(app, req, res),
     });
+    await loginPassed(app, req);
     return { success: true, message: EMAIL_CHANGE_REQUESTED, expires_in: expiresIn };
   },
 });

@@ -3,6 +3,7 @@ import { badRequest } from '../../errors/app-error.js';
 import { invalidToken } from '../../services/account-flow-deps.js';
 import { defineRoute } from '../define-route.js';
 import { beforeCredentials } from '../middleware/credential-limits.js';
+import { giveBackClass } from '../middleware/rate-limit-request.js';
 import {
   changeOwnPasswordBody,
   changePasswordByAdminBody,
@@ -91,18 +92,22 @@ export const completeResetLegacy = defineRoute({
   handler: completeHandler,
 });
 
-/** Own password; the login class, since a stolen session could otherwise guess the current password. */
+/**
+ * Own password; the login class, since a stolen session could otherwise guess the current password. A
+ * change that went through (so the current password was right) gives that hit back, as a sign-in does.
+ */
 export const changeOwnPassword = defineRoute({
   method: 'post',
   path: '/auth/password-change/self',
   auth: 'session',
   rateLimit: 'login',
   body: changeOwnPasswordBody,
-  async handler({ app, body, auth }) {
+  async handler({ app, req, body, auth }) {
     // A missing field tested no password: it does not spend the login budget.
     const current = beforeCredentials(() => pickPassword(body, ['current_password', 'currentPassword']));
     const next = beforeCredentials(() => pickPassword(body, ['new_password', 'newPassword']));
     await app.services.passwordFlows.changeOwn({ user: auth.user, sessionId: auth.session.id }, current.value, next.value);
+    await giveBackClass(app, req, 'login');
     return { success: true, message: PASSWORD_UPDATED };
   },
 });

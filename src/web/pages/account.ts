@@ -5,7 +5,7 @@ import { ownSecurityTypes } from '../../audit/type-filter.js';
 import { isAppError, notFound, type AppError } from '../../errors/app-error.js';
 import { invalidInput } from '../../errors/zod-issues.js';
 import { requestAuditScope } from '../../http/request-audit.js';
-import { loginAttempt } from '../../http/routes/email-change.routes.js';
+import { loginAttempt, loginPassed } from '../../http/routes/email-change.routes.js';
 import { profileUpdateBody } from '../../http/schemas/profile.schemas.js';
 import type { AnyModuleRouteDef } from '../../modules/module-route.js';
 import { enabledModuleRoute, runModuleRoute } from '../module-routes.js';
@@ -248,6 +248,8 @@ export function accountPages(w: WebPage) {
     const current = field(req, 'current_password', 1024);
     const next = field(req, 'new_password', 1024);
     await app.services.passwordFlows.changeOwn({ user: s.user, sessionId: s.session.id }, current, next);
+    // The current password was right: the post's hit in `login` goes back, as a sign-in's does.
+    await loginPassed(app, req);
     return 'password';
   }, 'password');
 
@@ -261,6 +263,7 @@ export function accountPages(w: WebPage) {
       { newEmail: field(req, 'new_email', 1000), password: field(req, 'current_password', 1024) },
       { beforePasswordCheck: loginAttempt(app, req, res) },
     );
+    await loginPassed(app, req);
     return 'email_sent';
   }, 'email');
 

@@ -7,6 +7,7 @@ import { clearPageSessionCookie, pageSession, setPageSessionCookie } from '../pa
 import type { WebPage } from '../web-page.js';
 import { bodyString, destination, withReturn } from '../web-page.js';
 import { rotateCsrfBinding } from '../page-security.js';
+import { retryAfterOf, waitText } from '../too-many.js';
 
 /** The passkeys module's API the page's script uses (present only when that module is on). */
 const PASSKEY_OPTIONS = '/auth/passkeys/login/options';
@@ -97,7 +98,13 @@ export function signInPages(w: WebPage) {
       r = await passwordLogin(app, req, res, identifier, password);
     } catch (err) {
       if (!isAppError(err) || err.status >= 500) throw err;
-      const error = err.status === 401 ? t('login.failed') : err.status === 429 ? t('error.rate_limited') : err.message;
+      // A per-account budget or the backoff: the form again, saying how long to wait (Retry-After is set).
+      const error =
+        err.status === 401
+          ? t('login.failed')
+          : err.status === 429
+            ? t('error.rate_limited_wait', { wait: waitText(t, retryAfterOf(err.extra)) })
+            : err.message;
       return renderLogin(w, req, res, { error, email: identifier, status: err.status });
     }
     setPageSessionCookie(res, app.config, r.token, new Date(r.session.expires_at));
