@@ -14,7 +14,7 @@ import { listDevices, TRUSTED_DEVICE_COOKIE, trustDevice } from './devices.js';
 import { startExtra, verifyExtra } from './extra.js';
 import { store } from './store.js';
 import { KINDS, settings } from './settings.js';
-import { listMethods, removeMethod, resetUser, start, toggle, verifyCode, type Caller } from './service.js';
+import { backupCodesFields, listMethods, removeMethod, resetUser, start, toggle, verifyCode, type Caller } from './service.js';
 import { regenerateBackupCodes, setup } from './setup.js';
 
 const MODULE_ID = 'two-factor';
@@ -126,6 +126,7 @@ export const verify = defineRoute({
     let action: 'login' | 'setup' | 'remove';
     let base: Record<string, unknown>;
     let method: Awaited<ReturnType<typeof verifyCode>>['method'] | null = null;
+    let setupOutcome: Awaited<ReturnType<typeof verifyCode>>['setup'];
     if (body.credential) {
       // Another module's method (a passkey): only to finish a sign-in, from a pending session.
       if (auth.session.status === 'active') throw badRequest('This session is signed in already', undefined, 'ALREADY_VERIFIED');
@@ -142,10 +143,25 @@ export const verify = defineRoute({
       const v = await verifyCode(c, { ...body, code: body.code!, method: body.method as (typeof KINDS)[number] | undefined });
       action = v.action;
       method = v.method;
+      setupOutcome = v.setup;
       base = { success: true, verified: true, method: method.kind, method_id: method.id };
     }
     if (action === 'setup') {
-      return { ...base, session_activated: false, status: 'active', message: 'Two-factor method verified', user: ctx.users.toPublic(c.user) };
+      // Confirming the first method turns 2FA on; its first backup codes are in this answer, once.
+      const user = (await ctx.users.find(c.user.id)) ?? c.user;
+      const codes = setupOutcome?.backupCodes;
+      return {
+        ...base,
+        session_activated: false,
+        status: 'active',
+        message: setupOutcome?.turnedOn
+          ? `Two-factor method verified; two-factor authentication is now on${codes ? '. Store the backup codes now, they are shown once' : ''}`
+          : 'Two-factor method verified',
+        user: ctx.users.toPublic(user),
+        two_factor_enabled: Boolean(user.two_factor),
+        two_factor_turned_on: Boolean(setupOutcome?.turnedOn),
+        ...backupCodesFields(codes ?? null),
+      };
     }
     if (action === 'remove') return { ...(await removeMethod(c, method!.id, {}, method!)), ...base, session_activated: false };
     const session = await ctx.sessions.activate(c.session.id, { user: c.user, method: SIGN_IN_METHOD });

@@ -1,9 +1,10 @@
-import { AppError, badRequest, forbidden, notFound, type ModuleContext, type SessionRecord, type UserRecord } from '../../src/module-api.js';
+import { AppError, badRequest, forbidden, notFound, type ModuleContext, type SessionRecord, type Transaction, type UserRecord } from '../../src/module-api.js';
 import { checkCode, sendCode, type Purpose } from './codes.js';
 import { activeMethods, isPrimary, ownMethod, views, type MethodView } from './methods.js';
 import { notify } from './notices.js';
 import { proofRequired, requireProof, type Proof } from './proofs.js';
-import { assertNew } from './setup.js';
+import { assertNew, firstBackupCodes, type BackupCodes } from './setup.js';
+import { PRIMARY_KINDS } from './settings.js';
 import { store, type MethodKind, type MethodRow } from './store.js';
 import { writeTwoFactorFlag } from './two-factor-flag.js';
 import { withUserLock } from './user-lock.js';
@@ -65,32 +66,55 @@ function assertCanEnable(methods: MethodRow[]): void {
   if (!methods.some(isPrimary)) throw badRequest('Set up and verify an email, SMS or authenticator method first', undefined, 'NO_VERIFIED_METHOD');
 }
 
+/**
+ * Turning 2FA on, inside the caller's transaction under the user's lock: the flag, two_factor.enabled,
+ * and the user's first backup codes when they have none (shown once, in the answer). The same whether
+ * POST /toggle turns it on or confirming the first method does (verifyCode).
+ */
+async function turnOn(c: Caller, methods: MethodRow[], transaction: Transaction): Promise<BackupCodes | null> {
+  await writeTwoFactorFlag(c.ctx, c.user.id, true, transaction);
+  await c.ctx.audit.record({ type: 'two_factor.enabled', userId: c.user.id }, { tx: transaction });
+  return firstBackupCodes(c, methods, transaction);
+}
+
+/** Backup codes made as 2FA was turned on, as the answers carry them (a superset of the answers before). */
+export const backupCodesFields = (made: BackupCodes | null) =>
+  made ? { backup_codes: made.codes, codes: made.codes, backup_codes_method_id: made.methodId } : {};
+
 /** Turns 2FA on (needs a verified method of its own) or off (needs a current code). */
 export async function toggle(c: Caller, enable: boolean, proof: Proof) {
   const user = (await c.ctx.users.find(c.user.id)) ?? c.user;
   const active = await activeMethods(c.ctx, user.id);
-  const answer = async (on: boolean, message: string) => ({
+  const answer = async (on: boolean, message: string, methods = active, made: BackupCodes | null = null) => ({
     success: true,
     two_factor_enabled: on,
     enabled: on,
     // The original client types active_methods as method names; the full views stay available beside them.
-    active_methods: [...new Set(active.map((m) => m.kind))],
-    active_method_details: await views(c.ctx, active),
+    active_methods: [...new Set(methods.map((m) => m.kind))],
+    active_method_details: await views(c.ctx, methods),
     message,
+    ...backupCodesFields(made),
   });
   if (Boolean(user.two_factor) === enable) return answer(enable, `Two-factor authentication is already ${enable ? 'on' : 'off'}`);
   if (enable) assertCanEnable(active);
   else if (active.length) await requireProof(c, proof, 'Turning two-factor off');
-  await withUserLock(c.ctx, user.id, async (transaction) => {
+  const made = await withUserLock(c.ctx, user.id, async (transaction) => {
+    if (!enable) {
+      await writeTwoFactorFlag(c.ctx, user.id, false, transaction);
+      await store.forgetDevices(c.ctx, user.id, { transaction });
+      await c.ctx.audit.record({ type: 'two_factor.disabled', userId: user.id }, { tx: transaction });
+      return null;
+    }
     // Asked again under the lock: a method removed meanwhile must not leave 2FA on without one.
-    if (enable) assertCanEnable(await store.methods(c.ctx, user.id, { transaction }));
-    await writeTwoFactorFlag(c.ctx, user.id, enable, transaction);
-    if (!enable) await store.forgetDevices(c.ctx, user.id, { transaction });
-    await c.ctx.audit.record({ type: enable ? 'two_factor.enabled' : 'two_factor.disabled', userId: user.id }, { tx: transaction });
+    const rows = await store.methods(c.ctx, user.id, { transaction });
+    assertCanEnable(rows);
+    return turnOn({ ...c, user }, rows, transaction);
   });
   // Turning it off is told by core's security notice (two_factor.disabled); turning it on only here.
   if (enable) await notify({ ctx: c.ctx, user }, 'enabled');
-  return answer(enable, `Two-factor authentication turned ${enable ? 'on' : 'off'}`);
+  const message = `Two-factor authentication turned ${enable ? 'on' : 'off'}`;
+  if (!made) return answer(enable, message);
+  return answer(enable, `${message}; store the backup codes now, they are shown once`, await activeMethods(c.ctx, user.id), made);
 }
 
 const lastMethod = () => badRequest('This is your last two-factor method; turn two-factor off first', undefined, 'LAST_METHOD');
@@ -135,11 +159,20 @@ export interface VerifyInput {
   trust_device?: boolean;
 }
 
+/** What a confirmed setup changed besides the method: two-factor turned on, and the backup codes made then (shown once). */
+export interface SetupOutcome {
+  turnedOn: boolean;
+  backupCodes: BackupCodes | null;
+}
+
 /**
  * Checks a code. `login` (a pending session) is handled by the route, which then activates the
  * session; `setup` confirms a new method; `remove` removes the method the code came from.
+ * Confirming an email, SMS or authenticator method while 2FA is off (the first one) turns 2FA on in
+ * the same transaction, as toggle does (two_factor.enabled, the mail), and makes the user's first
+ * backup codes when they have none: `setup` in the result.
  */
-export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ action: 'login' | 'setup' | 'remove'; method: MethodRow }> {
+export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ action: 'login' | 'setup' | 'remove'; method: MethodRow; setup?: SetupOutcome }> {
   const pending = isPendingSession(c.session);
   let method: MethodRow;
   if (input.method_id) method = await ownMethod(c.ctx, c.user.id, input.method_id);
@@ -162,17 +195,22 @@ export async function verifyCode(c: Caller, input: VerifyInput): Promise<{ actio
 
   const purpose: Purpose = action === 'login' ? 'login' : action === 'setup' ? 'setup' : 'manage';
   await checkCode(c.ctx, c.user, method, input.code, purpose, c.session.id);
-  if (action === 'setup') {
-    await withUserLock(c.ctx, c.user.id, async (transaction) => {
-      // A setup of the same kind may have been confirmed meanwhile (one authenticator app, one row per address).
-      assertNew(await store.methods(c.ctx, c.user.id, { transaction }), method.kind, method.identifier);
-      if (!(await store.activateMethod(c.ctx, method.id, new Date(), { transaction })))
-        throw new AppError(400, 'METHOD_NOT_PENDING', 'This method is set up already');
-      await c.ctx.audit.record(methodEvent('two_factor.method_added', c.user.id, method), { tx: transaction });
-    });
-    await notify(c, 'method_added', method.kind);
-  }
-  return { action, method };
+  if (action !== 'setup') return { action, method };
+  const outcome = await withUserLock(c.ctx, c.user.id, async (transaction): Promise<SetupOutcome> => {
+    const rows = await store.methods(c.ctx, c.user.id, { transaction });
+    // A setup of the same kind may have been confirmed meanwhile (one authenticator app, one row per address).
+    assertNew(rows, method.kind, method.identifier);
+    if (!(await store.activateMethod(c.ctx, method.id, new Date(), { transaction })))
+      throw new AppError(400, 'METHOD_NOT_PENDING', 'This method is set up already');
+    await c.ctx.audit.record(methodEvent('two_factor.method_added', c.user.id, method), { tx: transaction });
+    // Read under the lock: of two first methods confirmed at once, one turns 2FA on and makes the backup codes.
+    if (!PRIMARY_KINDS.includes(method.kind) || (await c.ctx.users.find(c.user.id, { tx: transaction }))?.two_factor)
+      return { turnedOn: false, backupCodes: null };
+    return { turnedOn: true, backupCodes: await turnOn(c, rows, transaction) };
+  });
+  await notify(c, 'method_added', method.kind);
+  if (outcome.turnedOn) await notify(c, 'enabled');
+  return { action, method, setup: outcome };
 }
 
 /** Admin or CLI: every method, code and trusted device of the user goes, 2FA turns off, the user is told. */

@@ -127,6 +127,32 @@ function addressFor(user: UserRecord, kind: 'email' | 'sms', input: SetupInput):
   return phone;
 }
 
+/** A set of backup codes just made: shown once. */
+export interface BackupCodes {
+  methodId: string;
+  codes: string[];
+}
+
+/**
+ * The user's first set of backup codes, inside the caller's transaction (under the user's lock): the
+ * method row, its codes and its two_factor.method_added event. Made when two-factor is turned on
+ * (service.ts turnOn: POST /toggle, or confirming the first method); `null` when backup codes are not
+ * offered here or the user has them already (never replaced this way: that is regenerate's, with proof).
+ */
+export async function firstBackupCodes(c: Caller, existing: MethodRow[], transaction: Transaction): Promise<BackupCodes | null> {
+  if (!settings(c.ctx).methods.includes('backup_codes') || existing.some((m) => m.kind === 'backup_codes')) return null;
+  const methodId = randomUUID();
+  const now = new Date();
+  await store.createMethod(
+    c.ctx,
+    { id: methodId, user_id: c.user.id, kind: 'backup_codes', identifier: null, status: 'active', secret_enc: null, created_at: now, verified_at: now },
+    { transaction },
+  );
+  const codes = await writeBackupCodes(c, methodId, now, transaction);
+  await c.ctx.audit.record(methodEvent('two_factor.method_added', c.user.id, { id: methodId, kind: 'backup_codes' }), { tx: transaction });
+  return { methodId, codes };
+}
+
 async function writeBackupCodes(c: Caller, methodId: string, now: Date, transaction: Transaction): Promise<string[]> {
   const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
   const hashes = codes.map((code) => keyedHash(c.ctx, `backup:${c.user.id}`, normalizeBackupCode(code)!));

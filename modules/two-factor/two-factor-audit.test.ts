@@ -37,29 +37,35 @@ function expectSource(e: AuditEvent, requestId: string): void {
 const req = (w: World, method: string, path: string, session: string | undefined, body: unknown, requestId = rid()) =>
   w.t.request(method, path, { session, body, headers: { 'X-Request-ID': requestId } });
 
-/** A user who set up an email method and turned 2FA on, each step with its own request id. */
+/** A user who set up an email method, whose confirmation turned 2FA on (and made the backup codes), with its own request id. */
 async function enrolled(w: World) {
   const { user, token } = await makeSession(w.t, { email: uniqueEmail('tfa-audit') });
   const { r, code } = await nextMail(w, user.email, () => req(w, 'POST', `${TF}/email/setup`, token, {}));
   const methodId = r.body.method_id as string;
   const added = rid();
-  expect((await req(w, 'POST', `${TF}/verify`, token, { method_id: methodId, code, action: 'setup' }, added)).status).toBe(200);
-  const enabled = rid();
-  expect((await req(w, 'POST', `${TF}/toggle`, token, { two_factor_enabled: true }, enabled)).body.two_factor_enabled).toBe(true);
-  return { user, token, methodId, setupCode: code, ids: { added, enabled } };
+  const v = await req(w, 'POST', `${TF}/verify`, token, { method_id: methodId, code, action: 'setup' }, added);
+  expect(v.body, JSON.stringify(v.body)).toMatchObject({ success: true, two_factor_enabled: true });
+  // POST /toggle after it: on already, nothing written.
+  expect((await req(w, 'POST', `${TF}/toggle`, token, { two_factor_enabled: true })).body.two_factor_enabled).toBe(true);
+  const backup = { id: v.body.backup_codes_method_id as string, codes: v.body.backup_codes as string[] };
+  return { user, token, methodId, setupCode: code, backup, ids: { added } };
 }
 
 describe(`two-factor security events (${BACKEND})`, () => {
-  it('when a method is confirmed and 2FA turned on, then two_factor.method_added and two_factor.enabled name the user as actor', async () => {
+  it('when the first method is confirmed, turning 2FA on, then two_factor.method_added (it, the backup codes) and two_factor.enabled name the user as actor', async () => {
     const w = world();
-    const { user, token, methodId, setupCode, ids } = await enrolled(w);
-    const added = await oneEvent(w, user.id, 'two_factor.method_added');
+    const { user, token, methodId, setupCode, backup, ids } = await enrolled(w);
+    await expect.poll(async () => (await eventsOf(w, user.id, 'two_factor.method_added')).length, { timeout: 5000 }).toBe(2);
+    const both = await eventsOf(w, user.id, 'two_factor.method_added');
+    const added = both.find((e) => e.details?.method === 'email')!;
     expect(added).toMatchObject({ outcome: 'success', user_id: user.id, actor: { id: user.id }, details: { method: 'email', method_id: methodId } });
-    expectSource(added, ids.added);
+    const codes = both.find((e) => e.details?.method === 'backup_codes')!;
+    expect(codes).toMatchObject({ user_id: user.id, actor: { id: user.id }, details: { method: 'backup_codes', method_id: backup.id } });
     const enabled = await oneEvent(w, user.id, 'two_factor.enabled');
     expect(enabled).toMatchObject({ user_id: user.id, actor: { id: user.id, user_type: 'customer' } });
-    expectSource(enabled, ids.enabled);
-    for (const e of [added, enabled]) await expectNoSecrets(w, e, [setupCode, token, user.email]);
+    // All three in the confirmation's request (one transaction).
+    for (const e of [added, codes, enabled]) expectSource(e, ids.added);
+    for (const e of [added, codes, enabled]) await expectNoSecrets(w, e, [setupCode, token, user.email, ...backup.codes]);
   });
 
   it('when a pending session gets a wrong code, then sign_in.failed (two_factor_failed); the right one, then sign_in.succeeded (two_factor) only then', async () => {
@@ -114,10 +120,8 @@ describe(`two-factor security events (${BACKEND})`, () => {
 
   it('when a method is removed and 2FA turned off with a code, then two_factor.method_removed and two_factor.disabled', async () => {
     const w = world();
-    const { user, token, methodId } = await enrolled(w);
-    const codes = await req(w, 'POST', `${TF}/backup_codes/setup`, token, await proofCode(w, token, user.email, methodId));
-    expect(codes.status, JSON.stringify(codes.body)).toBe(200);
-    const backupId = codes.body.method_id as string;
+    const { user, token, methodId, backup } = await enrolled(w);
+    const backupId = backup.id;
     const proof = await proofCode(w, token, user.email, methodId);
     const removedId = rid();
     expect((await req(w, 'DELETE', `${TF}/${backupId}`, token, proof, removedId)).status).toBe(200);
@@ -130,7 +134,7 @@ describe(`two-factor security events (${BACKEND})`, () => {
     const disabled = await oneEvent(w, user.id, 'two_factor.disabled');
     expect(disabled).toMatchObject({ user_id: user.id, actor: { id: user.id } });
     expectSource(disabled, offId);
-    for (const e of [removed, disabled]) await expectNoSecrets(w, e, [proof.verification_code, offProof.verification_code, ...(codes.body.codes as string[])]);
+    for (const e of [removed, disabled]) await expectNoSecrets(w, e, [proof.verification_code, offProof.verification_code, ...backup.codes]);
   });
 
   it("when an admin resets a user's 2FA, then two_factor.reset names the admin as actor and the user as subject", async () => {
@@ -141,7 +145,8 @@ describe(`two-factor security events (${BACKEND})`, () => {
     const r = await req(w, 'POST', `/auth/admin/users/${user.id}/two-factor/reset`, adminToken, {}, id);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const e = await oneEvent(w, user.id, 'two_factor.reset');
-    expect(e).toMatchObject({ user_id: user.id, actor: { id: admin.id, user_type: 'admin' }, details: { methods_removed: 1 } });
+    // The email method and the backup codes made when it was confirmed.
+    expect(e).toMatchObject({ user_id: user.id, actor: { id: admin.id, user_type: 'admin' }, details: { methods_removed: 2 } });
     expectSource(e, id);
     // Signing in now needs no second step: a full session at once.
     expect((await login(w, user.email)).body.success).toBe(true);

@@ -23,11 +23,18 @@ async function freshlyVerified(email: string, methodId: string): Promise<string>
 
 describe(`two-factor for the original client (${BACKEND})`, () => {
   it('when 2FA is toggled, then active_methods lists method names and the views are under active_method_details', async () => {
-    const { token, methodId } = await userWithEmail2fa(w);
+    const { token, methodId, backupMethodId } = await userWithEmail2fa(w);
     const again = await req('POST', `${TF}/toggle`, token, { two_factor_enabled: true });
     expect(again.status).toBe(200);
-    expect(again.body.active_methods).toEqual(['email']);
-    expect(again.body.active_method_details).toEqual([expect.objectContaining({ id: methodId, method: 'email', status: 'active' })]);
+    expect(again.body).toMatchObject({ success: true, two_factor_enabled: true, message: 'Two-factor authentication is already on' });
+    // The email method, and the backup codes made when confirming it turned 2FA on.
+    expect(again.body.active_methods).toEqual(['email', 'backup_codes']);
+    expect(again.body.active_method_details).toEqual([
+      expect.objectContaining({ id: methodId, method: 'email', status: 'active' }),
+      expect.objectContaining({ id: backupMethodId, method: 'backup_codes', status: 'active' }),
+    ]);
+    // Shown once: never in a later answer.
+    expect(again.body).not.toHaveProperty('backup_codes');
   });
 
   it('when a method is removed with empty proof strings while 2FA is off, then they read as absent', async () => {

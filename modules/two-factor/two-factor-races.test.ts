@@ -54,6 +54,9 @@ describe(`two-factor changes that race (${BACKEND})`, () => {
       const { user, token } = await makeSession(world().t, { email: uniqueEmail('toggle-race') });
       const { r, code } = await nextMail(world(), user.email, () => req('POST', `${TF}/email/setup`, token, {}));
       expect((await req('POST', `${TF}/verify`, token, { method_id: r.body.method_id, code, action: 'setup' })).status).toBe(200);
+      // Confirming the first method turned 2FA on: turned off again (with a code), the method stays.
+      const proof = await proofCode(world(), token, user.email, r.body.method_id);
+      expect((await req('POST', `${TF}/toggle`, token, { two_factor_enabled: false, ...proof })).body.two_factor_enabled).toBe(false);
       const answers = await Promise.all([
         req('POST', `${TF}/toggle`, token, { two_factor_enabled: true }),
         req('DELETE', `${TF}/${r.body.method_id}`, token, {}),

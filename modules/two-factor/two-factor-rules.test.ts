@@ -95,7 +95,8 @@ describe(`two-factor routes: no session, bad input, someone else's (${BACKEND})`
     expect((await req('DELETE', `${TF}/${a.methodId}`, other, {})).status).toBe(404);
     expect((await req('DELETE', `${TF}/00000000-0000-0000-0000-000000000000`, other, {})).status).toBe(404);
     expect((await req('POST', `${TF}/verify`, other, { method: 'email', code: '123456', action: 'remove' })).status).toBe(404);
-    expect((await req('GET', `${TF}/methods`, a.token)).body.methods).toHaveLength(1);
+    // Still the email method and the backup codes made with it.
+    expect((await req('GET', `${TF}/methods`, a.token)).body.methods.map((m: { id: string }) => m.id)).toEqual([a.methodId, a.backupMethodId]);
   });
 
   it('when a pending session tries a change, then it is refused; when a full session tries action login, then 400', async () => {
@@ -152,7 +153,7 @@ describe(`changes need proof and are mailed (${BACKEND})`, () => {
     const before = mailsTo(w.smtp, a.user.email).length;
     const r = await req('POST', `${TF}/verify`, a.token, { method_id: id, code, action: 'remove' });
     expect(r.body).toMatchObject({ success: true, verified: true, removed: true, method_id: id });
-    expect((await req('GET', `${TF}/methods`, a.token)).body.methods.map((m: { id: string }) => m.id)).toEqual([a.methodId]);
+    expect((await req('GET', `${TF}/methods`, a.token)).body.methods.map((m: { id: string }) => m.id)).toEqual([a.methodId, a.backupMethodId]);
     await w.smtp.waitFor((m) => mailsTo(w.smtp, a.user.email).indexOf(m) >= before && /was removed/.test(m.text ?? ''));
   });
 
@@ -220,9 +221,8 @@ describe(`attempts (${BACKEND})`, () => {
 describe(`single use under concurrency (${BACKEND})`, () => {
   it('when one backup code is sent by several pending sessions at once, then exactly one of them becomes a full session', async () => {
     const a = await userWithEmail2fa(w);
-    const b = await req('POST', `${TF}/backup_codes/setup`, a.token, await proofCode(w, a.token, a.user.email, a.methodId));
     const sessions = await Promise.all(Array.from({ length: 4 }, async () => (await pendingLogin(w, a.user.email)).token));
-    const rs = await Promise.all(sessions.map((s) => req('POST', `${TF}/verify`, s, { method: 'backup_codes', code: b.body.codes[0] })));
+    const rs = await Promise.all(sessions.map((s) => req('POST', `${TF}/verify`, s, { method: 'backup_codes', code: a.backupCodes[0] })));
     expect(rs.filter((r) => r.body.session_activated === true)).toHaveLength(1);
     expect(rs.every((r) => r.status === 200 || r.status === 400 || r.status === 429)).toBe(true);
   });
@@ -239,7 +239,8 @@ describe(`admin reset, privacy, uninstall (${BACKEND})`, () => {
     expect((await req('POST', '/auth/admin/users/00000000-0000-0000-0000-000000000000/two-factor/reset', admin)).status).toBe(404);
     expect((await req('POST', '/auth/admin/users/bad id!/two-factor/reset', admin)).status).toBe(400);
     const r = await req('POST', `/auth/admin/users/${a.user.id}/two-factor/reset`, admin);
-    expect(r.body).toMatchObject({ success: true, data: { two_factor_enabled: false, methods_removed: 1 } });
+    // The email method and the backup codes made when it was confirmed.
+    expect(r.body).toMatchObject({ success: true, data: { two_factor_enabled: false, methods_removed: 2 } });
     const notice = await mailTo(w.smtp, a.user.email, /^The second factor of your Gatehouse account was removed$/);
     expect(notice.text).toContain('An administrator removed the second factor');
     expect((await login(w, a.user.email)).body.success).toBe(true);
@@ -271,7 +272,7 @@ describe(`admin reset, privacy, uninstall (${BACKEND})`, () => {
     const exp = await req('GET', '/auth/user/me/privacy/export', a.token);
     expect(exp.status).toBe(200);
     const part = exp.body.data.modules['two-factor']['two-factor'];
-    expect(part.methods.map((m: { method: string }) => m.method).sort()).toEqual(['email', 'totp']);
+    expect(part.methods.map((m: { method: string }) => m.method).sort()).toEqual(['backup_codes', 'email', 'totp']);
     expect(part.methods.find((m: { method: string }) => m.method === 'email').identifier).toMatch(/^t\*\*\*@/);
     const text = JSON.stringify(exp.body);
     expect(text).not.toContain(totp.body.secret);

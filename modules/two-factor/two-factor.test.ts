@@ -28,20 +28,22 @@ const req = (method: string, path: string, session: string | undefined, body?: u
 
 describe(`two-factor sign-in (${BACKEND})`, () => {
   it('when a user enables email 2FA, logs out and in, then the code from the real SMTP server turns the same session id into a full one', async () => {
-    const { user, token, methodId } = await userWithEmail2fa(w);
+    const { user, token, methodId, backupMethodId } = await userWithEmail2fa(w);
     expect((await req('POST', '/auth/logout', token)).status).toBe(200);
 
     const { r, token: pending } = await pendingLogin(w, user.email);
     expect(r.body.available_methods).toEqual([
       expect.objectContaining({ id: methodId, method: 'email', status: 'active', identifier: expect.stringMatching(/^t\*\*\*@/) }),
+      expect.objectContaining({ id: backupMethodId, method: 'backup_codes', status: 'active', identifier: null }),
     ]);
     // The pending session reaches only the two-factor steps and the current-user reads.
     expect((await req('PUT', '/auth/user/me', pending, { name: 'X' })).status).toBe(401);
     expect((await req('POST', `${TF}/toggle`, pending, { two_factor_enabled: false })).status).toBe(401);
     const me = await req('GET', '/auth/me', pending);
-    expect(me.body).toMatchObject({ success: false, requires_2fa: true, available_methods: [expect.objectContaining({ id: methodId })] });
+    const offered = [expect.objectContaining({ id: methodId }), expect.objectContaining({ id: backupMethodId })];
+    expect(me.body).toMatchObject({ success: false, requires_2fa: true, available_methods: offered });
     const userMe = await w.t.request('GET', '/auth/user/me', { session: pending, bridge: true });
-    expect(userMe.body).toMatchObject({ success: false, requires_2fa: true, available_methods: [expect.objectContaining({ id: methodId })] });
+    expect(userMe.body).toMatchObject({ success: false, requires_2fa: true, available_methods: offered });
 
     const { r: started, code } = await nextMail(w, user.email, () => req('POST', `${TF}/email/start`, pending, { method_id: methodId, action: 'login' }));
     expect(started.body).toMatchObject({ success: true, expires_in: 600, method: 'email', verification_sent: true });
@@ -111,7 +113,11 @@ describe(`two-factor sign-in (${BACKEND})`, () => {
     );
     const code = /\b(\d{6})\b/.exec(mail.text ?? '')![1];
     const r = await w.t.request('POST', '/auth/token/validate', { body: { identifier: user.email, code } });
-    expect(r.body).toMatchObject({ success: false, requires_2fa: true, available_methods: [expect.objectContaining({ method: 'email' })] });
+    expect(r.body).toMatchObject({
+      success: false,
+      requires_2fa: true,
+      available_methods: [expect.objectContaining({ method: 'email' }), expect.objectContaining({ method: 'backup_codes' })],
+    });
   });
 });
 
@@ -167,22 +173,34 @@ describe(`authenticator apps (${BACKEND})`, () => {
 
 describe(`backup codes (${BACKEND})`, () => {
   it('when backup codes are issued, then each works once, a used one is refused, and regenerating voids the old set', async () => {
-    const { user, token, methodId } = await userWithEmail2fa(w);
+    // The first set comes with the first method, when confirming it turned 2FA on; setup refuses a second set.
+    const { user, token, methodId, backupMethodId, backupCodes: codes } = await userWithEmail2fa(w);
+    expect(codes).toHaveLength(10);
+    expect(new Set(codes).size).toBe(10);
     const proof = await proofCode(w, token, user.email, methodId);
-    const b = await req('POST', `${TF}/backup_codes/setup`, token, proof);
+    expect((await req('POST', `${TF}/backup_codes/setup`, token, proof)).body.code).toBe('ALREADY_SET_UP');
+    // Set up on their own (a user without 2FA), they come at once too.
+    const { token: plain } = await makeSession(w.t, { email: uniqueEmail('codes') });
+    const b = await req('POST', `${TF}/backup_codes/setup`, plain, {});
     expect(b.status, JSON.stringify(b.body)).toBe(200);
     expect(b.body.codes).toHaveLength(10);
     expect(new Set(b.body.codes).size).toBe(10);
-    const [rows] = await w.t.app.sequelize.query('SELECT code_hash FROM two_factor_backup_codes WHERE method_id = ?', { replacements: [b.body.method_id] });
-    expect(JSON.stringify(rows)).not.toContain(b.body.codes[0].replace('-', ''));
+    for (const [id, shown] of [
+      [backupMethodId, codes],
+      [b.body.method_id as string, b.body.codes as string[]],
+    ] as const) {
+      const [rows] = await w.t.app.sequelize.query('SELECT code_hash FROM two_factor_backup_codes WHERE method_id = ?', { replacements: [id] });
+      expect(rows).toHaveLength(10);
+      expect(JSON.stringify(rows)).not.toContain(shown[0].replace('-', ''));
+    }
 
     // "Backup codes refused after being issued": the very first one works at login.
     const { r: first, token: pending } = await pendingLogin(w, user.email);
     expect(first.body.available_methods.map((m: { method: string }) => m.method).sort()).toEqual(['backup_codes', 'email']);
-    const ok = await req('POST', `${TF}/verify`, pending, { method: 'backup_codes', code: b.body.codes[0].toUpperCase() });
+    const ok = await req('POST', `${TF}/verify`, pending, { method: 'backup_codes', code: codes[0].toUpperCase() });
     expect(ok.body).toMatchObject({ verified: true, session_activated: true });
     const { token: pending2 } = await pendingLogin(w, user.email);
-    const again = await req('POST', `${TF}/verify`, pending2, { method: 'backup_codes', code: b.body.codes[0] });
+    const again = await req('POST', `${TF}/verify`, pending2, { method: 'backup_codes', code: codes[0] });
     expect(again.status).toBe(400);
     expect(again.body.code).toBe('INVALID_CODE');
     const listed = await req('GET', `${TF}/methods`, token);
@@ -191,7 +209,7 @@ describe(`backup codes (${BACKEND})`, () => {
     expect((await req('POST', `${TF}/backup_codes/regenerate`, token, {})).body.code).toBe('VERIFICATION_REQUIRED');
     const fresh = await req('POST', `${TF}/backup_codes/regenerate`, token, await proofCode(w, token, user.email, methodId));
     expect(fresh.body.codes).toHaveLength(10);
-    expect((await req('POST', `${TF}/verify`, pending2, { method: 'backup_codes', code: b.body.codes[1] })).status).toBe(400);
+    expect((await req('POST', `${TF}/verify`, pending2, { method: 'backup_codes', code: codes[1] })).status).toBe(400);
     expect((await req('POST', `${TF}/verify`, pending2, { method: 'backup_codes', code: fresh.body.codes[1] })).body.session_activated).toBe(true);
   });
 });

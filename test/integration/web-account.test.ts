@@ -50,7 +50,6 @@ describe('who sees /account', () => {
     expect(
       (await t.request('POST', '/auth/two_factor/verify', { session: token, body: { method_id: setup.body.method_id, code, action: 'setup' } })).status,
     ).toBe(200);
-    await t.request('POST', '/auth/two_factor/toggle', { session: token, body: { two_factor_enabled: true, verification_code: code } });
     const c = new WebClient(t.url);
     const r = await c.submit('/login', '/login', { email: user.email, password: DEFAULT_PASSWORD });
     expect(r.location).toBe('/login/two-factor');
@@ -185,8 +184,9 @@ describe('sessions', () => {
 });
 
 describe('two-factor (the module’s API routes)', () => {
-  it('when TOTP is added, then the QR code and key are shown; a right first code activates it; backup codes are shown once; devices are forgotten; a method is removed with a code', async () => {
+  it('when TOTP is added, then the QR code and key are shown; a right first code activates it, turns two-step verification on and shows the backup codes once; new codes take a code; devices are forgotten; a method is removed with a code', async () => {
     const { c, user } = await signedIn();
+    expect((await c.get('/account')).text).toContain('Two-step verification is off. Add a method to turn it on.');
     const added = await post(c, '/account/two-factor/add', { method: 'totp' });
     expect(added.status).toBe(200);
     expect(added.text).toMatch(/<img class="qr" src="data:image\/png;base64,[A-Za-z0-9+/=]+"/);
@@ -195,26 +195,48 @@ describe('two-factor (the module’s API routes)', () => {
     const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });
     const wrong = await c.submit('/account', '/account/two-factor/confirm', { method_id: methodId, code: '000000' });
     expect(wrong.status).toBe(400);
+    expect((await fresh(user.id))!.two_factor).toBeFalsy();
+    // The first method: two-step verification is on, and the backup codes made then are shown (rendered, not redirected).
     const ok = await c.submit('/account', '/account/two-factor/confirm', { method_id: methodId, code: totp.generate() });
-    expect(ok.location).toBe('/account?done=two_factor_added#second-step');
+    expect(ok.status, ok.text.slice(0, 2000)).toBe(200);
+    expect(ok.text).toContain('The verification method was added. Two-step verification is now on.');
+    expect(ok.text).toContain('Two-step verification is on.');
+    expect(ok.text).toContain('id="codes"');
+    const shown = [...ok.text.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/g)].map((m) => m[1]);
+    expect(new Set(shown).size).toBe(10);
+    expect((await fresh(user.id))!.two_factor).toBeTruthy();
     const page = (await c.get('/account')).text;
     expect(page).toContain('Authenticator app');
-    expect((await events(user.id, 'two_factor.method_added'))[0].actor).toMatchObject({ id: user.id });
+    expect(page).toContain('Two-step verification is on.');
+    // Shown once: the page does not show them again.
+    expect(page).not.toMatch(/[a-z0-9]{5}-[a-z0-9]{5}<\/code>/);
+    expect((await events(user.id, 'two_factor.method_added')).map((e) => e.details?.method).sort()).toEqual(['backup_codes', 'totp']);
+    const [enabled] = await events(user.id, 'two_factor.enabled');
+    expect(enabled.actor).toMatchObject({ id: user.id });
 
-    // Backup codes: with two-factor on, the API asks for a code from a method in use.
-    const on = (await fresh(user.id))!.two_factor;
-    const proof: Record<string, string> = on ? { verification_code: totp.generate() } : {};
-    const codes = await post(c, '/account/two-factor/add', { method: 'backup_codes', ...proof });
+    // New backup codes: with two-factor on, the API asks for a code from a method in use (here the app's next one).
+    const refused = await post(c, '/account/two-factor/backup-codes');
+    expect(refused.status).toBe(400);
+    const codes = await post(c, '/account/two-factor/backup-codes', { verification_code: totp.generate({ timestamp: Date.now() + 30_000 }) });
     expect(codes.status, codes.text.slice(0, 2000)).toBe(200);
-    expect([...codes.text.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/g)]).toHaveLength(10);
-    expect((await c.get('/account')).text).not.toMatch(/[a-z0-9]{5}-[a-z0-9]{5}<\/code>/);
+    const renewed = [...codes.text.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/g)].map((m) => m[1]);
+    expect(renewed).toHaveLength(10);
+    expect(renewed.filter((x) => shown.includes(x))).toEqual([]);
 
     const forget = await post(c, '/account/two-factor/forget-devices');
     expect(forget.location).toBe('/account?done=devices#second-step');
 
-    const removed = await post(c, '/account/two-factor/remove', { method_id: methodId, verification_code: totp.generate() });
+    // The authenticator app is the last method that stands alone: it cannot go; the backup codes can, with one of them as the code.
+    const last = await post(c, '/account/two-factor/remove', { method_id: methodId, verification_code: renewed[0] });
+    expect(last.status).toBe(400);
+    expect(last.text).toContain('This is your last two-factor method');
+    const backupId = (await events(user.id, 'two_factor.method_added')).find((e) => e.details?.method === 'backup_codes')!.details!.method_id as string;
+    const removed = await post(c, '/account/two-factor/remove', { method_id: backupId, verification_code: renewed[1] });
     expect(removed.location, removed.text.slice(0, 2000)).toBe('/account?done=two_factor_removed#second-step');
-    expect((await events(user.id, 'two_factor.method_removed'))[0].actor).toMatchObject({ id: user.id });
+    expect((await events(user.id, 'two_factor.method_removed'))[0]).toMatchObject({
+      actor: { id: user.id },
+      details: { method: 'backup_codes', method_id: backupId },
+    });
   });
 });
 
@@ -228,7 +250,10 @@ describe('two-factor by email (a code sent to confirm)', () => {
     const methodId = /name="method_id" value="([^"]+)"/.exec(added.text)![1];
     const mail = await smtp.waitFor((m) => recipients(m).includes(user.email.toLowerCase()) && mailsTo(smtp, user.email).indexOf(m) >= before);
     const ok = await c.submit('/account', '/account/two-factor/confirm', { method_id: methodId, code: codeIn(mail.text) });
-    expect(ok.location).toBe('/account?done=two_factor_added#second-step');
+    expect(ok.status).toBe(200);
+    expect(ok.text).toContain('Two-step verification is on.');
+    expect([...ok.text.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/g)]).toHaveLength(10);
+    expect((await fresh(user.id))!.two_factor).toBeTruthy();
     expect((await c.get('/account')).text).toContain('Code by email');
   });
 });

@@ -54,16 +54,18 @@ export async function nextSms(w: World, phone: string, action: () => Promise<Tes
 export const login = (w: World, email: string, headers: Record<string, string> = {}, password = DEFAULT_PASSWORD) =>
   w.t.request('POST', '/auth/login', { body: { email, password }, headers });
 
-/** A user with an active email method (their own address) and 2FA on; returns a full session of theirs too. */
+/**
+ * A user with an active email method (their own address) and 2FA on, which confirming that first method
+ * turned on, with the backup codes made then; returns a full session of theirs too.
+ */
 export async function userWithEmail2fa(w: World, values: Partial<UserRecord> = {}) {
   const { user, token } = await makeSession(w.t, { email: uniqueEmail('tfa'), ...values });
   const { r, code } = await nextMail(w, user.email, () => w.t.request('POST', `${TF}/email/setup`, { session: token, body: {} }));
   const methodId = r.body.method_id as string;
   const v = await w.t.request('POST', `${TF}/verify`, { session: token, body: { method_id: methodId, code, action: 'setup' } });
   expect(v.status, JSON.stringify(v.body)).toBe(200);
-  const on = await w.t.request('POST', `${TF}/toggle`, { session: token, body: { two_factor_enabled: true } });
-  expect(on.body).toMatchObject({ success: true, two_factor_enabled: true });
-  return { user, token, methodId };
+  expect(v.body).toMatchObject({ success: true, two_factor_enabled: true, two_factor_turned_on: true });
+  return { user, token, methodId, backupMethodId: v.body.backup_codes_method_id as string, backupCodes: v.body.backup_codes as string[] };
 }
 
 /** A code a manage proof can use: start with the email method on a full session, read the mail. */

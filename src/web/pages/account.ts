@@ -48,6 +48,7 @@ const OUTCOMES = new Set([
   'session',
   'sessions',
   'two_factor_added',
+  'two_factor_on',
   'two_factor_removed',
   'devices',
   'passkey_renamed',
@@ -73,6 +74,8 @@ type Shown = {
   totp?: { method_id: string; qr: string; secret: string };
   sent?: { method_id: string; kind: string; identifier: string };
   codes?: string[];
+  /** An outcome shown with a rendered (not redirected) answer, as `?done=` names one. */
+  outcome?: string;
 };
 
 export function accountPages(w: WebPage) {
@@ -159,7 +162,8 @@ export function accountPages(w: WebPage) {
       .userFields()
       .filter((f) => f.schema && !f.writeOnly && f.type === 'string')
       .map((f) => ({ name: f.name, label: f.description ?? f.name, value: stringOf((user as unknown as Record<string, unknown>)[f.name]) }));
-    const done = typeof req.query.done === 'string' && OUTCOMES.has(req.query.done) ? t(`account.done.${req.query.done}`) : null;
+    const outcome = shown.outcome ?? (typeof req.query.done === 'string' ? req.query.done : null);
+    const done = outcome && OUTCOMES.has(outcome) ? t(`account.done.${outcome}`) : null;
     view.render(
       req,
       res,
@@ -187,8 +191,8 @@ export function accountPages(w: WebPage) {
         social,
         apps,
         privacy: route('privacyDelete') ? { exportUrl: route('privacyExport') ? API.privacyExport[1] : null } : null,
-        done,
         ...shown,
+        done,
       },
       { status: shown.status, user },
     );
@@ -220,6 +224,13 @@ export function accountPages(w: WebPage) {
     };
 
   const field = (req: Request, name: string, max = 200) => bodyString(req, name, max);
+
+  /** The form's `verification_code` as the API's proof (proofFrom), with the user's methods read through the API. */
+  async function proofOf(req: Request, res: Response, s: PageSession) {
+    const code = field(req, 'verification_code', 64).trim();
+    if (!code) return {};
+    return proofFrom(code, (await read(req, res, s, 'tfMethods', (r) => r.methods as TwoFactorMethod[])) ?? []);
+  }
 
   /** PUT /auth/user/me's service: the same body rules (profileUpdateBody), an empty field clears it. */
   const profile = action(async (req, _res, s) => {
@@ -283,7 +294,7 @@ export function accountPages(w: WebPage) {
    */
   const addTwoFactor = action(async (req, res, s) => {
     const kind = field(req, 'method', 32);
-    const proof = proofOf(req);
+    const proof = await proofOf(req, res, s);
     const r = await callRoute(req, res, s, 'tfSetup', { params: { method: kind }, body: { ...proof, identifier: field(req, 'identifier', 254) || undefined } });
     if (Array.isArray(r.codes)) return { codes: r.codes as string[] };
     if (kind === 'totp') return { totp: { method_id: String(r.method_id), qr: String(r.qr_code), secret: String(r.secret) } };
@@ -291,19 +302,25 @@ export function accountPages(w: WebPage) {
     return { sent: { method_id: String(r.method_id), kind, identifier: typeof r.identifier === 'string' ? r.identifier : '' } };
   }, 'second-step');
 
-  /** Confirms a new method with its first code (the API's verify with action "setup"). */
+  /**
+   * Confirms a new method with its first code (the API's verify with action "setup"). The first method
+   * turns two-step verification on, and the backup codes made then are shown once (rendered, not redirected).
+   */
   const confirmTwoFactor = action(async (req, res, s) => {
-    await callRoute(req, res, s, 'tfVerify', { body: { code: field(req, 'code', 64).trim(), method_id: field(req, 'method_id', 64), action: 'setup' } });
-    return 'two_factor_added';
+    const r = await callRoute(req, res, s, 'tfVerify', {
+      body: { code: field(req, 'code', 64).trim(), method_id: field(req, 'method_id', 64), action: 'setup' },
+    });
+    if (Array.isArray(r.backup_codes)) return { codes: r.backup_codes as string[], outcome: 'two_factor_on' };
+    return r.two_factor_turned_on ? 'two_factor_on' : 'two_factor_added';
   }, 'second-step');
 
   const removeTwoFactor = action(async (req, res, s) => {
-    await callRoute(req, res, s, 'tfRemove', { params: { id: field(req, 'method_id', 64) }, body: proofOf(req) });
+    await callRoute(req, res, s, 'tfRemove', { params: { id: field(req, 'method_id', 64) }, body: await proofOf(req, res, s) });
     return 'two_factor_removed';
   }, 'second-step');
 
   const backupCodes = action(async (req, res, s) => {
-    const r = await callRoute(req, res, s, 'tfBackup', { body: proofOf(req) });
+    const r = await callRoute(req, res, s, 'tfBackup', { body: await proofOf(req, res, s) });
     return { codes: r.codes as string[] };
   }, 'second-step');
 
@@ -362,10 +379,17 @@ export function accountPages(w: WebPage) {
   };
 }
 
-/** A second-factor proof the API asks for when 2FA is on (a code from a method already set up). */
-function proofOf(req: Request): { verification_code?: string } {
-  const code = bodyString(req, 'verification_code', 64).trim();
-  return code ? { verification_code: code } : {};
+/**
+ * A second-factor proof the API asks for when 2FA is on: a code from a method already set up, and that
+ * method's id (the API wants both), told by the code's shape: six digits come from the authenticator
+ * app (else an email or SMS method), anything else is a backup code.
+ */
+function proofFrom(code: string, methods: TwoFactorMethod[]): { verification_code?: string; verification_method_id?: string } {
+  if (!code) return {};
+  const active = methods.filter((m) => m.status === 'active');
+  const kinds = /^\d{6}$/.test(code.replace(/\s+/g, '')) ? ['totp', 'email', 'sms'] : ['backup_codes'];
+  const method = kinds.map((k) => active.find((m) => m.method === k)).find(Boolean);
+  return method ? { verification_code: code, verification_method_id: method.id } : { verification_code: code };
 }
 
 function describe(err: AppError): string {
