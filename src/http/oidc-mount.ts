@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { amrList } from '../services/sign-in-amr.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
@@ -36,19 +37,6 @@ function page(res: ServerResponse, title: string, body: string, status = 200, fo
       `<style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}button{padding:.5rem 1rem;margin-right:.5rem}</style></head>` +
       `<body><main>${body}</main></body></html>`,
   );
-}
-
-/**
- * RFC 8176 `amr` values for how a session signed in: its first factor from the sign-in seam's method
- * (`pwd` for a password and for sessions from before the method was recorded, `hwk` for a passkey, `otp` for
- * an emailed code or link, `fed` for a social provider), then `otp` and `mfa` when a second factor was passed.
- */
-export function amrOf(method: string | null, twoFactor: boolean): string[] {
-  const first = method === 'passkey' ? 'hwk' : method === 'token-login' ? 'otp' : method?.startsWith('social:') ? 'fed' : 'pwd';
-  if (!twoFactor) return [first];
-  // A passkey's second factor is its user verification (or a second step; either way two factors were proven).
-  if (method === 'passkey') return ['hwk', 'user', 'mfa'];
-  return [...new Set([first, 'otp', 'mfa'])];
 }
 
 /** The HTTP side of the OpenID provider: its endpoints (oidc-provider's Koa app), the sign-in hand-off and the consent page. */
@@ -167,7 +155,8 @@ export function oidcRouter(app: AppContext): RequestHandler {
           }
         }
         const mfa = Boolean(gh.session.two_factor_verified);
-        const amr = amrOf(gh.session.sign_in_method ?? null, mfa);
+        // What the sign-in seam recorded (src/services/sign-in-amr.ts): its one owner. A session from before it was recorded says none.
+        const amr = amrList(gh.session.amr);
         await p.interactionFinished(
           req,
           res,
@@ -176,7 +165,7 @@ export function oidcRouter(app: AppContext): RequestHandler {
               accountId: gh.userId,
               ts: Math.floor(new Date(gh.session.created_at).getTime() / 1000),
               acr: mfa ? ACR_2FA : ACR_1FA,
-              amr,
+              amr: amr.length ? amr : undefined,
               remember: true,
             },
           },

@@ -142,7 +142,8 @@ export function createAuthService(deps: AuthServiceDeps) {
         { actor: null, via: 'registration', verified: false },
       );
       // The session first: once the account exists, nothing after it may turn the answer into an error.
-      const session = config.requireEmailVerification ? null : await sessions.create(user.id, client);
+      // It proved a password (the one just chosen): `pwd`, as the sign-in seam would say.
+      const session = config.requireEmailVerification ? null : await sessions.create(user.id, { ...client, signInMethod: 'password', amr: ['pwd'] });
       // Its first session is a sign-in too (who signed in as this user, from where). Written after the
       // answer, which nothing may turn into an error once the account exists.
       if (session) deps.audit.recordLater(signInSucceeded(user, 'password', session.session, { registration: true }));

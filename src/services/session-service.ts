@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { amrList, amrText, withSecondFactor } from './sign-in-amr.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus, Cache } from '../cache/cache.js';
 import type { SessionRecord, SessionRepository, SessionStatus } from '../data/repositories/session-repository.js';
@@ -58,8 +59,10 @@ export interface CreateSessionInput {
   status?: SessionStatus;
   /** A full session whose sign-in itself proved two factors (a user-verified passkey): `two_factor_verified` from the start. */
   twoFactors?: boolean;
-  /** How the user signed in (the sign-in seam's method), for the OpenID provider's `amr`. */
+  /** How the user signed in (the sign-in seam's method). */
   signInMethod?: string | null;
+  /** What the sign-in proved, as RFC 8176 values (the sign-in seam's, src/services/sign-in-amr.ts): the OpenID provider's `amr`. */
+  amr?: readonly string[];
 }
 
 /**
@@ -162,6 +165,7 @@ export function createSessionService(deps: SessionServiceDeps) {
           device_id: input.deviceId?.slice(0, 128) ?? null,
           two_factor_verified: status === 'active' && input.twoFactors === true,
           sign_in_method: input.signInMethod?.slice(0, 40) ?? null,
+          amr: amrText(input.amr ?? []),
           created_at: now,
           last_used_at: now,
           expires_at: new Date(now.getTime() + ttl * 1000),
@@ -251,14 +255,16 @@ export function createSessionService(deps: SessionServiceDeps) {
      * null for any other session. Inside a unit of work the row changes with it (the sign-in event) and
      * the caches are told once it commits.
      */
-    async activate(sessionId: string, userId?: string, opts: TxOption = {}): Promise<SessionRecord | null> {
+    /** A pending session made full by its second factor (`secondFactor`: how, for its `amr`). */
+    async activate(sessionId: string, userId?: string, opts: TxOption & { secondFactor?: 'code' | 'trusted_device' } = {}): Promise<SessionRecord | null> {
       const s = await deps.sessions.findById(sessionId);
       if (!s || s.status !== 'pending_2fa' || s.expires_at.getTime() <= clock().getTime()) return null;
       if (userId !== undefined && s.user_id !== userId) return null;
       const expires = new Date(clock().getTime() + deps.ttlSec * 1000);
-      await deps.sessions.update(s.id, { status: 'active', two_factor_verified: true, expires_at: expires }, opts);
+      const amr = amrText(withSecondFactor(amrList(s.amr), opts.secondFactor ?? 'code'));
+      await deps.sessions.update(s.id, { status: 'active', two_factor_verified: true, expires_at: expires, amr }, opts);
       await afterCommit(opts.tx, () => forgetSessions([s.token_hash], { revoked: false }));
-      return { ...s, status: 'active', two_factor_verified: true, expires_at: expires };
+      return { ...s, status: 'active', two_factor_verified: true, expires_at: expires, amr };
     },
 
     /**

@@ -9,6 +9,7 @@ import type { SessionService } from './session-service.js';
 import type { AuditService } from '../audit/audit-service.js';
 import type { Transaction } from '../data/unit-of-work.js';
 import { signInFailed, signInSucceeded } from './sign-in-audit.js';
+import { firstFactorAmr } from './sign-in-amr.js';
 
 export interface SignInResult {
   /** 'pending' when the user has two-factor on: the session can only do the two-factor steps. */
@@ -89,8 +90,10 @@ export function createSignIn(deps: SignInDeps) {
     const twoFactors = opts.factors === 2;
     // Two factors proved at once need no second step: the user's two-factor setting is satisfied.
     const pending = Boolean(user.two_factor) && !twoFactors;
-    const input = { ip: client.ip, userAgent: client.userAgent, deviceId: client.deviceId };
-    const proved = { ...(opts.details ?? {}), ...(opts.amr?.length ? { amr: opts.amr.slice(0, 8) } : {}), ...(twoFactors ? { factors: 2 } : {}) };
+    // The one place that says how a session signed in (RFC 8176 values only): stored with the session, read by the OpenID provider.
+    const amr = firstFactorAmr(method, opts.amr);
+    const input = { ip: client.ip, userAgent: client.userAgent, deviceId: client.deviceId, amr };
+    const proved = { ...(opts.details ?? {}), ...(opts.amr?.length && amr.length ? { amr } : {}), ...(twoFactors ? { factors: 2 } : {}) };
     if (!pending) {
       // The full session and its sign_in.succeeded commit together: no session without its event.
       const { token, session } = await deps.transaction(async (tx) => {
@@ -115,7 +118,7 @@ export function createSignIn(deps: SignInDeps) {
     if (!decided.trusted) return { status: 'pending', user, token, session, methods: decided.methods };
     // A device the provider trusts for this user skips the step: the same session, made full.
     const full = await deps.transaction(async (tx) => {
-      const activated = await deps.sessions.activate(session.id, undefined, { tx });
+      const activated = await deps.sessions.activate(session.id, undefined, { tx, secondFactor: 'trusted_device' });
       if (activated) await deps.audit.record(signInSucceeded(user, method, activated, { ...proved, second_factor: 'trusted_device' }), { tx });
       return activated;
     });

@@ -12,6 +12,8 @@ export interface ProviderProfile {
   name: string | null;
   lastName: string | null;
   picture: string | null;
+  /** The identity provider's own `amr` (an OpenID provider's id_token), when it gave one: the session records its registered values. */
+  amr?: string[];
 }
 
 /** A configured provider: its settings with every endpoint resolved. */

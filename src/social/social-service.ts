@@ -278,7 +278,7 @@ export function createSocialService(deps: SocialServiceDeps) {
     if (r.kind === 'linked') return { kind: 'linked', provider: id, account: r.account };
     const method = `social:${id}` as const;
     if (r.isNew) await runAfterHooks(deps.hooks, deps.logger, 'auth.registered', { user: r.user, method });
-    const login = await deps.signIn(r.user, method, { ip: client.ip, userAgent: client.userAgent, deviceId: client.deviceId });
+    const login = await deps.signIn(r.user, method, { ip: client.ip, userAgent: client.userAgent, deviceId: client.deviceId }, { amr: profile.amr });
     return { kind: 'signed-in', provider: id, login, isNewUser: r.isNew };
   }
 

@@ -88,6 +88,27 @@ describe('Gatehouse as an OpenID provider', () => {
     await expect.poll(async () => (await t.app.services.audit.list({ types: ['oidc.refresh_reuse_detected'] } as never)).events.length).toBeGreaterThan(0);
   });
 
+  it('amr is what the sign-in seam recorded, RFC 8176 values only: a synced passkey is swk, a social sign-in its upstream’s values or none', async () => {
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const amrAfter = async (method: string, opts: { factors?: 1 | 2; amr?: string[] }) => {
+      const user = await makeUser(t);
+      // What the passkeys module and the social service hand the seam (their own tests pin that they do).
+      const { token } = await t.app.services.signIn.signIn(user, method, {}, opts);
+      const jar = createJar();
+      jar.cookies.set('session_id', token);
+      const { final, verifier, state } = await authorize(config, jar);
+      const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+      return tokens.claims()!;
+    };
+    expect((await amrAfter('passkey', { factors: 2, amr: ['swk', 'user', 'mfa'] })).amr).toEqual(['swk', 'user', 'mfa']);
+    expect((await amrAfter('passkey', { factors: 1, amr: ['hwk'] })).amr).toEqual(['hwk']);
+    // No upstream amr: none is invented (there is no registered value for "an identity provider said so").
+    const social = await amrAfter('social:github', {});
+    expect(social.amr).toBeUndefined();
+    expect(social.acr).toBe('urn:gatehouse:acr:1fa');
+    expect((await amrAfter('social:google', { amr: ['pwd', 'mfa', 'fed'] })).amr).toEqual(['pwd', 'mfa']);
+  });
+
   it('revoking the user’s sessions in the admin API, or disabling the user, makes the next refresh fail', async () => {
     const admin = await signedIn({ user_type: 'superadmin' });
     const adminToken = admin.jar.cookies.get('session_id')!;

@@ -1,16 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { amrOf } from '../../src/http/oidc-mount.js';
+import { amrList, amrText, firstFactorAmr, withSecondFactor } from '../../src/services/sign-in-amr.js';
 import { checkRedirectUri, hashSecret, secretMatches } from '../../src/oidc/clients.js';
 
 describe('OIDC helpers', () => {
-  it('amr says how the session signed in, and mfa after a second factor', () => {
-    expect(amrOf('password', false)).toEqual(['pwd']);
-    expect(amrOf(null, false)).toEqual(['pwd']);
-    expect(amrOf('passkey', false)).toEqual(['hwk']);
-    expect(amrOf('token-login', false)).toEqual(['otp']);
-    expect(amrOf('social:github', false)).toEqual(['fed']);
-    expect(amrOf('password', true)).toEqual(['pwd', 'otp', 'mfa']);
-    expect(amrOf('passkey', true)).toEqual(['hwk', 'user', 'mfa']);
+  it('amr (the sign-in seam its one owner) says how the session signed in in RFC 8176 values only, and mfa after a second factor', () => {
+    expect(firstFactorAmr('password')).toEqual(['pwd']);
+    expect(firstFactorAmr('token-login')).toEqual(['otp']);
+    // A passkey says what it is: a key bound to one device, or a synced one.
+    expect(firstFactorAmr('passkey', ['hwk', 'user', 'mfa'])).toEqual(['hwk', 'user', 'mfa']);
+    expect(firstFactorAmr('passkey', ['swk'])).toEqual(['swk']);
+    // An identity provider: its own registered values, never an invented one (`fed` is no RFC 8176 value).
+    expect(firstFactorAmr('social:github')).toEqual([]);
+    expect(firstFactorAmr('social:google', ['pwd', 'mfa', 'fed', 'x'.repeat(300)])).toEqual(['pwd', 'mfa']);
+    expect(firstFactorAmr('social:github', ['fed'])).toEqual([]);
+    expect(withSecondFactor(['pwd'], 'code')).toEqual(['pwd', 'otp', 'mfa']);
+    expect(withSecondFactor(['otp'], 'code')).toEqual(['otp', 'mfa']);
+    expect(withSecondFactor(['pwd'], 'trusted_device')).toEqual(['pwd', 'mfa']);
+    expect(amrList(amrText(['swk', 'user', 'mfa']))).toEqual(['swk', 'user', 'mfa']);
+    expect(amrText([])).toBeNull();
+    expect(amrList(null)).toEqual([]);
+    expect(amrList('pwd fed')).toEqual(['pwd']);
   });
 
   it('redirect URIs: exact https, loopback http, private schemes; nothing else', () => {

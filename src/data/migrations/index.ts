@@ -11,9 +11,10 @@ import { createOidc } from './20261126-1400-create-oidc.js';
 import { addSessionSignInMethod } from './20261126-1410-add-session-sign-in-method.js';
 import { addUserSearchText } from './20261127-0900-add-user-search-text.js';
 import { createOidcResources } from './20261207-1000-create-oidc-resources.js';
+import { addSessionAmr } from './20261207-1010-add-session-amr.js';
 
 /** Core schema, in order. New migrations are appended; applied ones are never edited. */
 export const coreMigrations: MigrationSource = {
   id: 'core',
-  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks, createOidc, addSessionSignInMethod, addUserSearchText, createOidcResources],
+  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks, createOidc, addSessionSignInMethod, addUserSearchText, createOidcResources, addSessionAmr],
 };

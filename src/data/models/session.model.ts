@@ -15,6 +15,7 @@ export function defineSessionModel(sequelize: Sequelize): ModelStatic<Model> {
       device_id: DataTypes.STRING(128),
       two_factor_verified: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       sign_in_method: { type: DataTypes.STRING(40), allowNull: true },
+      amr: { type: DataTypes.STRING(100), allowNull: true },
       created_at: { type: DataTypes.DATE, allowNull: false },
       last_used_at: { type: DataTypes.DATE, allowNull: false },
       expires_at: { type: DataTypes.DATE, allowNull: false },

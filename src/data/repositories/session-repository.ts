@@ -18,6 +18,8 @@ export interface SessionRecord {
   two_factor_verified: boolean;
   /** The sign-in seam's method (`password`, `passkey`, `social:github`…); null before it was recorded. */
   sign_in_method?: string | null;
+  /** RFC 8176 values, space-separated (the sign-in seam's, src/services/sign-in-amr.ts); null before they were recorded. */
+  amr?: string | null;
   created_at: Date;
   last_used_at: Date;
   expires_at: Date;

@@ -11,7 +11,12 @@ type OidcSpec = Omit<SocialProvider, 'oidc' | 'fromCode' | 'fromIdToken' | 'requ
 
 /** An OpenID Connect provider: the code flow's id_token and the mobile id_token are verified the same way. */
 export function oidcProvider(spec: OidcSpec): SocialProvider {
-  const { profile, ...rest } = spec;
+  const { profile: mapped, ...rest } = spec;
+  // The upstream's `amr` rides with every OpenID provider's profile: the sign-in seam keeps its RFC 8176 values.
+  const profile = (claims: JWTPayload, extras: CallbackExtras): ProviderProfile => {
+    const amr = Array.isArray(claims.amr) ? claims.amr.filter((v): v is string => typeof v === 'string') : undefined;
+    return { ...mapped(claims, extras), ...(amr?.length ? { amr } : {}) };
+  };
   const verify = (p: ProviderRuntime, idToken: string, nonce: string | undefined) =>
     verifyIdToken(idToken, {
       provider: p.id,
