@@ -22,6 +22,8 @@ export interface OidcClient {
    * confidential legacy client was registered without (`--no-pkce`; the doctor lists such clients).
    */
   pkce_required: boolean;
+  /** The ID token's signing algorithm (`id_token_signed_response_alg`): RS256 unless registered with ES256. */
+  id_token_alg: 'RS256' | 'ES256';
   /** The registered APIs (resource identifiers) it may ask tokens for; anything else is `invalid_target`. */
   allowed_resources: string[];
   grant_types: string[];
@@ -82,6 +84,7 @@ export const clientCreateSchema = z.strictObject({
   first_party: z.boolean().default(false),
   keep_session_on_logout: z.boolean().default(false),
   pkce_required: z.boolean().default(true),
+  id_token_alg: z.enum(['RS256', 'ES256']).default('RS256'),
   allowed_resources: allowedResources.default([]),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
@@ -94,6 +97,7 @@ export const clientUpdateSchema = z.strictObject({
   first_party: z.boolean().optional(),
   keep_session_on_logout: z.boolean().optional(),
   pkce_required: z.boolean().optional(),
+  id_token_alg: z.enum(['RS256', 'ES256']).optional(),
   /** Replaces the list (the CLI's --allow-resource / --disallow-resource add to and take from it). */
   allowed_resources: allowedResources.optional(),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
@@ -118,6 +122,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
   const m = JSON.parse(r.metadata) as Pick<OidcClient, 'redirect_uris' | 'post_logout_redirect_uris' | 'token_endpoint_auth_method' | 'grant_types'> & {
     keep_session_on_logout?: boolean;
     pkce_required?: boolean;
+    id_token_alg?: 'RS256' | 'ES256';
     allowed_resources?: string[];
   };
   return {
@@ -130,6 +135,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
     keep_session_on_logout: m.keep_session_on_logout === true,
     // Clients registered before PKCE was required of all have no flag: they are held to it too.
     pkce_required: bool(r.public_client) || m.pkce_required !== false,
+    id_token_alg: m.id_token_alg ?? 'RS256',
     allowed_resources: m.allowed_resources ?? [],
     token_endpoint_auth_method: m.token_endpoint_auth_method,
     grant_types: m.grant_types,
@@ -168,6 +174,7 @@ export function createClientStore(deps: {
       | 'post_logout_redirect_uris'
       | 'keep_session_on_logout'
       | 'pkce_required'
+      | 'id_token_alg'
       | 'allowed_resources'
       | 'token_endpoint_auth_method'
       | 'grant_types'
@@ -178,6 +185,7 @@ export function createClientStore(deps: {
       post_logout_redirect_uris: c.post_logout_redirect_uris,
       keep_session_on_logout: c.keep_session_on_logout,
       pkce_required: c.pkce_required,
+      id_token_alg: c.id_token_alg,
       allowed_resources: c.allowed_resources,
       token_endpoint_auth_method: c.token_endpoint_auth_method,
       grant_types: c.grant_types,
@@ -219,6 +227,7 @@ export function createClientStore(deps: {
                 post_logout_redirect_uris: v.post_logout_redirect_uris,
                 keep_session_on_logout: v.keep_session_on_logout,
                 pkce_required: v.pkce_required,
+                id_token_alg: v.id_token_alg,
                 allowed_resources: v.allowed_resources,
                 token_endpoint_auth_method: method,
                 grant_types: grantTypes,

@@ -188,6 +188,7 @@ export function createOidc(deps: OidcDeps) {
               return typeof found?.grantId === 'string' ? found.grantId : null;
             },
             onEvent: (event, ctx, detail) => recordEvent(event, ctx, detail),
+            notice: (level, message) => deps.logger[level]({ component: 'oidc-provider' }, message),
             clientAuthBlocked: async (clientId) => config.rateLimitsEnabled && (await deps.cache.get(`oidc:client-blocked:${clientId}`)) !== null,
           });
           built = { provider, fingerprint: set.fingerprint };

@@ -143,4 +143,15 @@ describe('gatehouse oidc', () => {
     expect(json(await oidc(['client', 'show', id])).client.allowed_resources).toEqual([]);
     expect((await oidc(['resource', 'show', api])).code).toBe(1);
   });
+
+  it('--id-token-alg: ES256 at add, RS256 again at update; anything else exits 2', async () => {
+    const add = await oidc(['client', 'add', '--name', 'es', '--redirect-uri', 'http://localhost:9999/cb', '--id-token-alg', 'es256']);
+    expect(add.code, add.stderr).toBe(0);
+    expect(json(add).client.id_token_alg).toBe('ES256');
+    const id = json(add).client_id as string;
+    expect(json(await oidc(['client', 'update', id, '--id-token-alg', 'RS256'])).client.id_token_alg).toBe('RS256');
+    const bad = await oidc(['client', 'add', '--name', 'hs', '--redirect-uri', 'http://localhost:9999/cb', '--id-token-alg', 'HS256']);
+    expect(bad.code).toBe(2);
+    expect(json(bad).error).toMatch(/--id-token-alg/);
+  });
 });

@@ -17,6 +17,12 @@ const run = <T>(rt: CliRuntime, cmd: Command, fn: (app: AppContext, ui: Ui) => P
   runServiceCommand(rt, cmd, fn, { help: 'gatehouse oidc client --help', listHint: 'list them with gatehouse oidc client list', details: true });
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
+const idTokenAlg = (v: string | undefined) => {
+  if (v === undefined) return undefined;
+  const alg = v.toUpperCase();
+  if (alg === 'RS256' || alg === 'ES256') return alg;
+  throw new UsageError(`--id-token-alg: expected RS256 or ES256, got ${v}`);
+};
 const authMethod = (v: string | undefined) => {
   if (v === undefined) return undefined;
   if (v === 'basic' || v === 'post') return `client_secret_${v}` as const;
@@ -24,7 +30,7 @@ const authMethod = (v: string | undefined) => {
 };
 const describe = (c: OidcClient) =>
   [
-    `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}${c.keep_session_on_logout ? ', keeps the session on logout' : ''}${c.pkce_required ? '' : ', without PKCE'}  (${c.token_endpoint_auth_method})`,
+    `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}${c.keep_session_on_logout ? ', keeps the session on logout' : ''}${c.pkce_required ? '' : ', without PKCE'}  (${c.token_endpoint_auth_method}, ID tokens ${c.id_token_alg})`,
     ...c.redirect_uris.map((u) => `    redirect: ${u}`),
     ...c.post_logout_redirect_uris.map((u) => `    after logout: ${u}`),
     ...c.allowed_resources.map((u) => `    may ask for: ${u}`),
@@ -57,6 +63,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--keep-session-on-logout', "the app's logout (end-session) signs out of the app only, not of Gatehouse")
     .option('--no-pkce', 'a confidential legacy app that cannot send a PKCE challenge (the doctor warns about it); PKCE S256 is required otherwise')
     .option('--allow-resource <identifier>', 'a registered API it may ask access tokens for (repeat for more; gatehouse oidc resource add)', collect, [])
+    .option('--id-token-alg <alg>', 'how its ID tokens are signed: RS256 (default, what OpenID Connect requires every relying party to accept) or ES256')
     .option('--token-auth <method>', 'how a confidential client sends its secret: basic (default) or post')
     .option('--json', 'print the result as JSON')
     .action(
@@ -70,6 +77,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           keepSessionOnLogout?: boolean;
           pkce: boolean;
           allowResource: string[];
+          idTokenAlg?: string;
           tokenAuth?: string;
         },
         cmd: Command,
@@ -84,6 +92,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           keep_session_on_logout: Boolean(opts.keepSessionOnLogout),
           pkce_required: opts.pkce,
           allowed_resources: opts.allowResource,
+          id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
         const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.add(input));
@@ -129,6 +138,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--no-pkce', 'a confidential legacy app that cannot send a PKCE challenge (the doctor warns about it)')
     .option('--allow-resource <identifier>', 'add a registered API to those it may ask tokens for (repeat)', collect)
     .option('--disallow-resource <identifier>', 'take an API off its allow-list (repeat)', collect)
+    .option('--id-token-alg <alg>', 'RS256 or ES256')
     .option('--token-auth <method>', 'basic or post')
     .option('--json', 'print the result as JSON')
     .action(
@@ -143,6 +153,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           pkce?: boolean;
           allowResource?: string[];
           disallowResource?: string[];
+          idTokenAlg?: string;
           tokenAuth?: string;
         },
         cmd: Command,
@@ -155,6 +166,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           first_party: firstPartyGiven ? opts.firstParty : undefined,
           keep_session_on_logout: cmd.getOptionValueSource('keepSessionOnLogout') === 'cli' ? opts.keepSessionOnLogout : undefined,
           pkce_required: cmd.getOptionValueSource('pkce') === 'cli' ? opts.pkce : undefined,
+          id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
         const { ui, value } = await run(rt, cmd, async (app) => {
