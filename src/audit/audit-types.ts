@@ -4,9 +4,10 @@ export type AuditOutcome = 'success' | 'failure';
 
 /**
  * Who did it: the signed-in person (for a sign-in, the user signing in), `{ via: 'cli' }` for the
- * CLI, null for anonymous requests and the system (jobs).
+ * CLI, `{ via: 'oidc_client', client_id }` for an OpenID client at the provider's endpoints (a token
+ * request, a refresh, a failed client authentication), null for anonymous requests and the system (jobs).
  */
-export type AuditActor = { id: string; user_type: string } | { via: 'cli' } | null;
+export type AuditActor = { id: string; user_type: string } | { via: 'cli' } | { via: 'oidc_client'; client_id: string } | null;
 
 /** One event as the admin query, the CLI and webhooks give it. */
 export interface AuditEvent {

@@ -8,6 +8,9 @@ import { ACR_1FA, ACR_2FA, checkInteractionCsrf, interactionCsrf, INTERACTION_PA
 import type { OidcHttpGlue } from '../oidc/oidc.js';
 import { findPackageRoot } from '../mail/package-root.js';
 import { loadStrings, pickLang, translator, type WebLang } from '../web/i18n.js';
+import { trustedFormOrigin } from '../web/page-security.js';
+import { withAuditScope } from '../audit/audit-scope.js';
+import { requestAuditScope } from './request-audit.js';
 import { parseCookies, SESSION_COOKIE } from './request-context.js';
 import { outageRetryAfter } from './middleware/errors.js';
 import { OUTAGE_BODY } from '../errors/app-error.js';
@@ -45,6 +48,24 @@ export function oidcRouter(app: AppContext): RequestHandler {
   const router = express.Router();
   if (!oidc.enabled) return router;
   const cookieSecure = /^https:/i.test(app.config.publicBaseUrl);
+  const publicUrl = new URL(app.config.publicBaseUrl);
+  /**
+   * What the provider (a Koa app) reads the request's origin and address from: PUBLIC_URL's scheme and host,
+   * never the request's Host or X-Forwarded-Host (discovery's endpoint URLs were built from the Host header, so
+   * a request naming another host got a document pointing elsewhere), and the client address as Express read
+   * it under TRUST_PROXY. provider.ts sets `proxy` for Koa to read these.
+   */
+  const fromPublicUrl: RequestHandler = (req, _res, next) => {
+    req.headers.host = publicUrl.host;
+    req.headers['x-forwarded-host'] = publicUrl.host;
+    req.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+    req.headers['x-forwarded-for'] = req.ip ?? req.socket.remoteAddress ?? '';
+    delete req.headers.forwarded;
+    next();
+  };
+  router.use((req, res, next) =>
+    req.path === '/.well-known/openid-configuration' || req.path.startsWith(`${OIDC_PREFIX}/`) ? fromPublicUrl(req, res, next) : next(),
+  );
   // The consent page speaks the hosted pages' languages (templates/web/i18n, the `oidc.consent.*` strings).
   const strings = loadStrings(`${findPackageRoot(import.meta.url)}/templates/web/i18n`);
 
@@ -68,12 +89,17 @@ export function oidcRouter(app: AppContext): RequestHandler {
         `${SESSION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=${app.config.cookieSameSite[0].toUpperCase()}${app.config.cookieSameSite.slice(1)}${cookieSecure ? '; Secure' : ''}`,
       );
     },
-    async renderLogout(form, clientName, req) {
+    async renderLogout(form, { name, keepsSession }, req) {
       const { t, lang } = await pageLang(req);
-      const client = clientName === null ? t('oidc.logout.this_app') : esc(clientName);
+      const client = name === null ? t('oidc.logout.this_app') : esc(name);
+      // A client registered with keep_session_on_logout signs out of itself only: the page says just that.
+      const question = t(keepsSession ? 'oidc.logout.question_app_only' : 'oidc.logout.question', {
+        client,
+        product: esc(app.config.productName ?? 'Gatehouse'),
+      });
       return page0(
         t('oidc.logout.title'),
-        `<h1>${esc(t('oidc.logout.title'))}</h1><p>${t('oidc.logout.question', { client, product: esc(app.config.productName ?? 'Gatehouse') })}</p>${form}` +
+        `<h1>${esc(t('oidc.logout.title'))}</h1><p>${question}</p>${form}` +
           `<button form="op.logoutForm" type="submit" name="logout" value="yes">${esc(t('oidc.logout.confirm'))}</button><button form="op.logoutForm" type="submit">${esc(t('oidc.logout.stay'))}</button>`,
         lang,
       );
@@ -91,10 +117,11 @@ export function oidcRouter(app: AppContext): RequestHandler {
   };
   const provider = (force = false): Promise<Provider> => oidc.provider(glue, { force });
 
+  /** Every handler here, the provider's endpoints included, runs in the request's audit scope: its events carry the address, agent and request id. */
   const wrap =
     (fn: (req: Request, res: Response) => Promise<void>): RequestHandler =>
     (req, res, next: NextFunction) => {
-      fn(req, res).catch(next);
+      withAuditScope(requestAuditScope(req, null), () => fn(req, res)).catch(next);
     };
 
   /** max_age: the Gatehouse session may not be older than it allows. */
@@ -226,7 +253,8 @@ export function oidcRouter(app: AppContext): RequestHandler {
       const details = await interactionOf(p, req, res);
       if (!details) return;
       const body = (req.body ?? {}) as Record<string, unknown>;
-      if (details.prompt.name !== 'consent' || !checkInteractionCsrf(oidc.secret(), details.uid, body.csrf)) {
+      // The token, and, as on the hosted pages, the origin the browser names for the post (a cross-site post is refused).
+      if (details.prompt.name !== 'consent' || !checkInteractionCsrf(oidc.secret(), details.uid, body.csrf) || !trustedFormOrigin(req, app.config)) {
         res.status(403).json({ success: false, error: 'Invalid consent form', code: 'FORBIDDEN' });
         return;
       }
@@ -236,7 +264,11 @@ export function oidcRouter(app: AppContext): RequestHandler {
         return;
       }
       const grantId = await grantAll(p, details, accountId);
-      await oidc.rememberConsent(accountId, details.params.client_id, grantId, String(details.params.scope ?? ''));
+      // The user consented: their event, with them as its actor.
+      const gh = await gatehouseSession(req);
+      await withAuditScope(requestAuditScope(req, gh?.userId === accountId ? gh.user : null), () =>
+        oidc.rememberConsent(accountId, details.params.client_id, grantId, String(details.params.scope ?? '')),
+      );
       await p.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
     }),
   );
@@ -245,6 +277,12 @@ export function oidcRouter(app: AppContext): RequestHandler {
   const callbacks = new WeakMap<Provider, ReturnType<Provider['callback']>>();
   const toProvider = wrap(async (req, res) => {
     const p = await provider();
+    // The API's policy allows no script at all, which left oidc-provider's own auto-submitting pages blank (the
+    // form_post response mode, and the logout confirmation after the Gatehouse session ended). Its pages hash
+    // their one inline script into an existing script-src (its helpers/script_src_sha.js): this policy has one
+    // that allows nothing else ('report-sample' is no source), so exactly that script runs. Forms may post to
+    // the client's redirect URI (form-action unset), nothing may frame the page.
+    res.setHeader('Content-Security-Policy', "default-src 'none'; script-src 'report-sample'; frame-ancestors 'none'; base-uri 'none'");
     let cb = callbacks.get(p);
     if (!cb) {
       callbacks.set(p, (cb = p.callback()));

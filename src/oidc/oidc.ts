@@ -21,7 +21,7 @@ import { buildProvider, MAX_SIGNED_TTL, type BindableSession, type ProviderDeps 
 export interface OidcDeps {
   config: Pick<
     Config,
-    'oidcEnabled' | 'oidcKeyRotationGrace' | 'oidcCodeTtlSeconds' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'trustProxy' | 'rateLimitsEnabled'
+    'oidcEnabled' | 'oidcKeyRotationGrace' | 'oidcCodeTtlSeconds' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'rateLimitsEnabled'
   > &
     LimitTableConfig;
   sequelize: Sequelize;
@@ -174,7 +174,6 @@ export function createOidc(deps: OidcDeps) {
             keys: set.keys,
             codeTtl: config.oidcCodeTtlSeconds,
             secret: needSecret().secret,
-            trustProxy: config.trustProxy !== false && config.trustProxy !== 0,
             adapterFor,
             clients,
             resources,
@@ -293,22 +292,26 @@ export function createOidc(deps: OidcDeps) {
     ).oidc;
     const clientId = oidc?.client?.clientId ?? null;
     const userId = oidc?.account?.accountId ?? oidc?.session?.accountId ?? null;
+    // The client acted (its token request, its authorization request through the browser); where from, and
+    // the request id, come from the request's audit scope (src/http/oidc-mount.ts enters one).
+    const actor = clientId ? { via: 'oidc_client' as const, client_id: clientId } : undefined;
     const err = detail.detail as { error?: string; error_detail?: string; error_description?: string } | undefined;
     switch (event) {
       case 'authorization.success':
-        deps.audit.recordLater({ type: 'oidc.authorized', userId, details: { client_id: clientId, scope: oidc?.params?.scope ?? null } });
+        deps.audit.recordLater({ type: 'oidc.authorized', userId, actor, details: { client_id: clientId, scope: oidc?.params?.scope ?? null } });
         break;
       case 'grant.success':
-        deps.audit.recordLater({ type: 'oidc.token_granted', userId, details: { client_id: clientId, grant_type: oidc?.params?.grant_type ?? null } });
+        deps.audit.recordLater({ type: 'oidc.token_granted', userId, actor, details: { client_id: clientId, grant_type: oidc?.params?.grant_type ?? null } });
         break;
       case 'introspection.error':
       case 'revocation.error':
       case 'grant.error':
         if (event === 'grant.error' && err?.error_detail === 'refresh token already used') {
-          deps.audit.recordLater({ type: 'oidc.refresh_reuse_detected', outcome: 'failure', userId, details: { client_id: clientId } });
+          deps.audit.recordLater({ type: 'oidc.refresh_reuse_detected', outcome: 'failure', userId, actor, details: { client_id: clientId } });
         } else if (err?.error === 'invalid_client') {
           const id = clientId ?? (typeof oidc?.params?.client_id === 'string' ? oidc.params.client_id : null);
           if (id) void clientAuthFailed(id);
+          // Not `actor`: the client did not prove it is who it names.
           deps.audit.recordLater(
             { type: 'oidc.client_auth_failed', outcome: 'failure', details: { client_id: id } },
             { oncePer: { key: `oidc-client:${id}`, ms: 60_000 } },

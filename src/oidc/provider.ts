@@ -103,7 +103,6 @@ export interface ProviderDeps {
   codeTtl?: number;
   /** A secret of the server's (COOKIE_SECRET, else BRIDGE_VALIDATION_SECRET): the provider's cookie keys derive from it. */
   secret: string;
-  trustProxy: boolean;
   adapterFor(model: string): OidcAdapter;
   clients: ClientStore;
   /** The registered APIs (resource servers): a client asks tokens only for those on its allow-list. */
@@ -124,7 +123,7 @@ export interface ProviderDeps {
   /** Runs after a successful RP-initiated logout, inside the request: ends the Gatehouse session. */
   endGatehouseSession(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** The end-session confirmation and the signed-out page, in the language of the request's user or browser. */
-  renderLogout(form: string, clientName: string | null, req: IncomingMessage): Promise<string>;
+  renderLogout(form: string, client: { name: string | null; keepsSession: boolean }, req: IncomingMessage): Promise<string>;
   renderLoggedOut(clientName: string | null, req: IncomingMessage): Promise<string>;
 }
 
@@ -356,8 +355,12 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
-        logoutSource: async (ctx: { body: string; req: IncomingMessage; oidc: { client?: { clientName?: string } } }, form: string) => {
-          ctx.body = await deps.renderLogout(form, ctx.oidc.client?.clientName ?? null, ctx.req);
+        logoutSource: async (
+          ctx: { body: string; req: IncomingMessage; oidc: { client?: { clientName?: string; keep_session_on_logout?: boolean } } },
+          form: string,
+        ) => {
+          const client = ctx.oidc.client;
+          ctx.body = await deps.renderLogout(form, { name: client?.clientName ?? null, keepsSession: client?.keep_session_on_logout === true }, ctx.req);
         },
         postLogoutSuccessSource: async (ctx: { body: string; req: IncomingMessage; oidc: { client?: { clientName?: string } } }) => {
           ctx.body = await deps.renderLoggedOut(ctx.oidc.client?.clientName ?? null, ctx.req);
@@ -393,7 +396,10 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
           : { success: false, error: out.error_description ?? out.error, code: String(out.error ?? 'server_error').toUpperCase() };
     },
   });
-  provider.proxy = deps.trustProxy;
+  // Koa reads the request's address, scheme and host from X-Forwarded-* headers that the HTTP side
+  // (src/http/oidc-mount.ts, `fromPublicUrl`) always sets itself: the scheme and host of PUBLIC_URL, and the
+  // client address as Gatehouse's TRUST_PROXY reads it. A client's own such headers never reach the provider.
+  provider.proxy = true;
 
   const Client = provider.Client as {
     prototype: { clientSecret?: string; clientAuthMethod: string; compareClientSecret(actual: string): Promise<boolean> | boolean };

@@ -66,7 +66,7 @@ async function page(app: AppContext, filters: AuditFilters) {
   }
 }
 
-const actorText = (a: AuditEvent['actor']) => (a === null ? '-' : 'via' in a ? 'cli' : `${a.user_type}:${a.id}`);
+const actorText = (a: AuditEvent['actor']) => (a === null ? '-' : 'client_id' in a ? `client:${a.client_id}` : 'via' in a ? 'cli' : `${a.user_type}:${a.id}`);
 const short = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 function printTable(print: (line: string) => void, events: AuditEvent[]) {

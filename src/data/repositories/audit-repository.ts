@@ -100,7 +100,15 @@ const ID_LEAD_MS = 60_000;
 function toEvent(r: Raw): AuditEvent {
   const details = typeof r.details === 'string' ? (JSON.parse(r.details) as Record<string, unknown>) : { ...r.details };
   if (r.identifier) details.identifier = r.identifier;
-  const actor: AuditActor = r.actor_id ? { id: r.actor_id, user_type: r.actor_type ?? 'user' } : r.actor_via === 'cli' ? { via: 'cli' } : null;
+  // An OpenID client's id is kept in actor_id (actor_via says it is a client's, not a user's).
+  const actor: AuditActor =
+    r.actor_via === 'oidc_client' && r.actor_id
+      ? { via: 'oidc_client', client_id: r.actor_id }
+      : r.actor_id
+        ? { id: r.actor_id, user_type: r.actor_type ?? 'user' }
+        : r.actor_via === 'cli'
+          ? { via: 'cli' }
+          : null;
   return {
     id: r.id,
     type: r.type,
@@ -122,7 +130,7 @@ export function createAuditRepository(sequelize: Sequelize): AuditRepository {
 
   return {
     async insert(row, opts) {
-      const actorId = row.actor && 'id' in row.actor ? row.actor.id : null;
+      const actorId = row.actor && 'id' in row.actor ? row.actor.id : row.actor && 'client_id' in row.actor ? row.actor.client_id.slice(0, 36) : null;
       const actorType = row.actor && 'id' in row.actor ? row.actor.user_type : null;
       const actorVia = row.actor && 'via' in row.actor ? row.actor.via : null;
       await sequelize.query(`INSERT INTO audit_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, {
