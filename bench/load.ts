@@ -2,9 +2,9 @@ import autocannon, { type Options, type Result } from 'autocannon';
 
 export interface Measurement {
   name: string;
-  /** Successful (2xx) responses per second over the measured window. */
+  /** Successful (2xx) responses per second over the measured window (with LoadSpec.status: answers of that status). */
   rps: number;
-  /** Latency percentiles of the 2xx answers, ms, to the hundredth (timed per answer, not autocannon's whole-ms histogram). */
+  /** Latency percentiles of the 2xx answers (with LoadSpec.status: of that status), ms, to the hundredth (timed per answer, not autocannon's whole-ms histogram). */
   p50: number;
   p99: number;
   /** Mean latency, ms. */
@@ -34,6 +34,11 @@ export interface LoadSpec {
    */
   bodies?: string[];
   connections: number;
+  /**
+   * The answer being measured, when it is not a 2xx (a refusal: 429): rps and latencies count the
+   * answers of this status instead. `non2xx` and `statuses` still report every answer.
+   */
+  status?: number;
 }
 
 export interface LoadTiming {
@@ -64,14 +69,16 @@ export async function measure(name: string, spec: LoadSpec, timing: LoadTiming, 
   const clientBefore = process.cpuUsage();
   const run = autocannon({ ...base, duration: timing.durationSec, title: name });
   const latencies = new Latencies();
-  run.on('response', (_client, status, _bytes, ms) => status >= 200 && status < 300 && latencies.add(ms));
+  const want = spec.status;
+  run.on('response', (_client, status, _bytes, ms) => (want === undefined ? status >= 200 && status < 300 : status === want) && latencies.add(ms));
   const r: Result = await run;
   const client = process.cpuUsage(clientBefore);
   const cpuAfter = serverCpuMs();
   const seconds = r.duration || timing.durationSec;
+  const counted = want === undefined ? r['2xx'] : (r.statusCodeStats?.[String(want)]?.count ?? 0);
   return {
     name,
-    rps: round(r['2xx'] / seconds, 1),
+    rps: round(counted / seconds, 1),
     p50: latencies.percentile(50),
     p99: latencies.percentile(99),
     mean: round(r.latency.mean, 2),

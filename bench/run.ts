@@ -11,6 +11,7 @@ import { BENCH_PASSWORD, prepare, type Prepared } from './prepare.js';
 import { serverNodeVersion, stopAll, type ChildServer } from './processes.js';
 import { bridgeHeaders, bridgeSpec, login, startGatehouse, startHello, validationPostHeaders, validationPostSpec, validationSpec } from './servers.js';
 import { cpuCheck, cpuScaling, ratioCheck, renderChecks, renderTable, twoWorkerCeiling, twoWorkerCheck, type Check, type Row } from './report.js';
+import { measureRefusals, refusalChecks, refusalRows } from './refusals.js';
 
 /**
  * `npm run bench`: hello baseline, session validation (GET /auth/validation, POST /auth/bridge/validate)
@@ -259,6 +260,8 @@ async function main(): Promise<number> {
 
     const one = await measurePhase(prepared, 1, null, { limited: true });
     const two = await measurePhase(prepared, 2, one.session);
+    // Refusals ÷ accepted validations with the shipped defaults (limits on, LOG_LEVEL=info): bench/refusals.ts.
+    const refusals = await measureRefusals(prepared, { rounds: ROUNDS, timing: TIMING, connections: CONNECTIONS });
     const m = {
       hello1: combine(one.hello),
       hello2: combine(two.hello),
@@ -330,6 +333,7 @@ async function main(): Promise<number> {
       })),
       { key: 'login-1w', label: 'POST /auth/login', workers: 1, m: one.login!, vsHello: null },
       { key: 'login-2w', label: 'POST /auth/login', workers: 2, m: two.login!, vsHello: null },
+      ...refusalRows(refusals),
     ];
     const checks: Check[] = [
       ratioCheck('GET /auth/validation, 1 worker ÷ bare node:http', m.validation1, m.bare1, TARGET_VALIDATION_VS_BARE, vsBare.validation1),
@@ -374,6 +378,7 @@ async function main(): Promise<number> {
       atLeast('POST /auth/login, 2 workers ÷ measured bcrypt ceiling', two.login!.rps / measuredCeiling, TARGET_LOGIN_VS_BCRYPT),
       { name: 'POST /auth/login, 1 worker ÷ bcrypt ceiling (cores ÷ hash time)', value: round(one.login!.rps / ceiling, 3) },
       { name: 'POST /auth/login, 2 workers ÷ bcrypt ceiling (cores ÷ hash time)', value: round(two.login!.rps / ceiling, 3) },
+      ...refusalChecks(refusals),
     ];
     const pass = checks.every((c) => c.target === undefined || c.pass);
 
@@ -416,6 +421,7 @@ async function main(): Promise<number> {
         loadNode: process.version,
         env: { RATE_LIMITS_ENABLED: 'false', LOG_LEVEL: 'info', NODE_ENV: 'production', FAST_LANE: process.env.FAST_LANE ?? 'true (default)' },
         limitsOnEnv: LIMITS_ON,
+        refusalsEnv: { RATE_LIMITS_ENABLED: 'true', LOG_LEVEL: 'info', 'RATE_LIMIT_*': 'shipped defaults' },
       },
       bcrypt: { rounds: prepared.bcryptRounds, hashMs, cores, ceilingRps: ceiling, measuredCeilingRps: measuredCeiling },
       measurements: Object.fromEntries(
@@ -436,6 +442,7 @@ async function main(): Promise<number> {
           atEqualLoad: one.atEqualLoad,
         },
         2: { hello: two.hello, bare: two.bare, validation: two.validation, bridge: two.bridge },
+        refusals,
       },
       checks,
       pass,

@@ -22,6 +22,7 @@ import { createNewDeviceDetector } from './audit/new-device.js';
 import { createAccountNotifier } from './services/account-notify.js';
 import { defineSystemModels, type SystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
+import { createRefusalLog, type RefusalLog } from './log/refusal-log.js';
 import { createSessionService, type SessionService } from './services/session-service.js';
 import { createPasswordHasher, type PasswordHasher } from './services/security/passwords.js';
 import { createUserService, type UserService } from './services/user-service.js';
@@ -85,6 +86,8 @@ export interface AppContext extends SharedStores {
   services: Services;
   /** Prometheus metrics of this process (src/metrics). */
   metrics: Metrics;
+  /** Rate-limit refusals in the log: one line per client address and class per minute, with the count (src/log/refusal-log.ts). */
+  refusals: RefusalLog;
   /**
    * Closes everything it opened, in order, each step bounded: whatever the state of the database,
    * Redis and SMTP, it resolves within `withinMs` (default 15 s).
@@ -116,6 +119,8 @@ export interface CreateAppContextOptions {
 export async function createAppContext(config: Config, opts: CreateAppContextOptions): Promise<AppContext> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
+  const clock = opts.clock;
+  const refusals = createRefusalLog(logger, clock ? { now: () => clock().getTime() } : {});
   const sequelize = await createSequelize(config, logger);
   const closers: Closer[] = [];
   try {
@@ -322,6 +327,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       hooks,
       modules,
       metrics,
+      refusals,
       services,
       async close({ withinMs = 15_000 } = {}) {
         const end = Date.now() + withinMs;
@@ -333,6 +339,8 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       },
     };
     closers.unshift(closer('modules', () => modules.close()));
+    // First of all (the server has stopped answering by now): the refusals counted in the last minute.
+    closers.unshift(closer('refusal log', async () => refusals.close()));
     // Installed modules' fields, hooks and routes from the start (nothing, before the first migration).
     await modules.reload();
     return ctx;

@@ -40,7 +40,8 @@ export function createApp(app: AppContext): Express {
   const front: RequestHandler[] = [requestId, countRequests(app.metrics)];
   // Access lines (middleware/access-log.ts): non-2xx and slow answers at info, every answer at debug;
   // above info nothing is mounted (failures are logged by the error handler whatever the level).
-  const access = accessLog(logger, config.accessLogSlowMs);
+  // Rate-limit refusals are counted in app.refusals instead: a line per client and class per minute.
+  const access = accessLog(logger, config.accessLogSlowMs, app.refusals);
   if (access) front.push(access);
 
   front.push(apiSecurityHeaders());

@@ -35,6 +35,8 @@ export interface LoginAttempt {
   allowed: boolean;
   /** Each budget counted, in order; when refused, the last is the one that refused. */
   results: LimitResult[];
+  /** When refused, the budget that refused it (`login-account` or `login-account-all`). */
+  refusedIn?: string;
   /** Key of the failed-login backoff: the account and the caller's network (never locks the owner out elsewhere). */
   backoffKey: string;
   /**
@@ -87,12 +89,14 @@ export function createLoginPolicy(deps: LoginPolicyDeps): LoginPolicy {
             ]
           : [];
       let allowed = true;
+      let refusedIn: string | undefined;
       for (const b of budgets) {
         const r = await consumeFailingOpen(deps, b.bucket, b.key, b.rule);
         results.push(r);
         if (!r.allowed) {
           deps.metrics.rateLimited(b.bucket);
           allowed = false;
+          refusedIn = b.bucket;
           break;
         }
         taken.push({ bucket: b.bucket, key: b.key, resetAt: r.resetAt });
@@ -108,6 +112,7 @@ export function createLoginPolicy(deps: LoginPolicyDeps): LoginPolicy {
       return {
         allowed,
         results,
+        ...(refusedIn !== undefined && { refusedIn }),
         backoffKey,
         async check(fn) {
           if (!allowed) throw new Error('a refused login attempt cannot be checked');

@@ -8,6 +8,7 @@ import { withFastLane, type FastLaneStats } from '../../src/http/fast-lane/fast-
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { createMemoryRateLimiter } from '../../src/limits/memory-limiter.js';
 import { createLogger } from '../../src/log/logger.js';
+import { createRefusalLog, REFUSAL_MESSAGE } from '../../src/log/refusal-log.js';
 import { BACKEND } from '../helpers/backend.js';
 import { makeSession, makeUser } from '../helpers/factories.js';
 import { startTestApp, TEST_BRIDGE_SECRET, type TestApp } from '../helpers/test-app.js';
@@ -105,15 +106,18 @@ class Log {
 
 /**
  * A copy of the app context with its own limiter, the given limits switch and slow-answer threshold,
- * and a logger at info writing JSON into `log` (the rest is shared).
+ * and a logger at info writing JSON into `log`, with a refusal log of its own on the limiter's clock
+ * (the rest is shared).
  */
 function variant(limitsOn: boolean, slowMs: number, log: Log): AppContext {
+  const logger = createLogger('info', log.stream, 'json');
   return {
     ...t.app,
     // With limits on, behind one proxy: a forwarded address is whom a budget per address counts.
     config: { ...t.app.config, rateLimitsEnabled: limitsOn, accessLogSlowMs: slowMs, trustProxy: limitsOn ? 1 : false },
     limiter: createMemoryRateLimiter({ now: () => limiterNow }),
-    logger: createLogger('info', log.stream, 'json'),
+    logger,
+    refusals: createRefusalLog(logger, { now: () => limiterNow }),
   } as AppContext;
 }
 
@@ -121,6 +125,7 @@ interface Side {
   server: RunningServer;
   log: Log;
   slowMs: number;
+  ctx: AppContext;
 }
 
 async function servers(limitsOn: boolean, slowMs: number, stats: FastLaneStats): Promise<{ lane: Side; plain: Side }> {
@@ -129,8 +134,8 @@ async function servers(limitsOn: boolean, slowMs: number, stats: FastLaneStats):
   const b = variant(limitsOn, slowMs, logs[1]);
   const opts = { port: 0, host: '127.0.0.1' };
   return {
-    lane: { server: await startHttpServer(withFastLane(a, createApp(a), stats), opts), log: logs[0], slowMs },
-    plain: { server: await startHttpServer(createApp(b), opts), log: logs[1], slowMs },
+    lane: { server: await startHttpServer(withFastLane(a, createApp(a), stats), opts), log: logs[0], slowMs, ctx: a },
+    plain: { server: await startHttpServer(createApp(b), opts), log: logs[1], slowMs, ctx: b },
   };
 }
 
@@ -674,13 +679,25 @@ async function runCase(
   }
   statuses[a.status] = (statuses[a.status] ?? 0) + 1;
   for (const x of laneAnswers) if (x.status < 200 || x.status >= 300) statuses.nonSuccess = (statuses.nonSuccess ?? 0) + 1;
+  for (const x of laneAnswers) if (x.status === 429) statuses.refused = (statuses.refused ?? 0) + 1;
+}
+
+/** The refusal log's lines (one per address, class and minute, with the count), in a stable order. */
+function refusalLines(log: Log): Record<string, unknown>[] {
+  return log.lines
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((e) => e.msg === REFUSAL_MESSAGE)
+    .map(({ remoteAddress, limitClass, count, minute }) => ({ remoteAddress, limitClass, count, minute }))
+    .sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
 }
 
 interface Run extends FastLaneStats {
-  /** Cases by status of the (last) answer; `nonSuccess`: every answer that was not 2xx, retries included. */
-  statuses: Record<number, number> & { nonSuccess?: number };
+  /** Cases by status of the (last) answer; `nonSuccess`: every answer that was not 2xx, `refused`: every 429, retries included. */
+  statuses: Record<number, number> & { nonSuccess?: number; refused?: number };
   /** The access lines the lane's server wrote. */
   lines: { statusCode: number; responseTime: number }[];
+  /** The refusal lines each server wrote (flushed at the end). */
+  refusals: { lane: Record<string, unknown>[]; plain: Record<string, unknown>[] };
 }
 
 async function runCases(limitsOn: boolean, slowMs: number, count: number, seed: number): Promise<Run> {
@@ -705,17 +722,26 @@ async function runCases(limitsOn: boolean, slowMs: number, count: number, seed: 
     clients.plain.close();
     await sides.lane.server.close(0);
     await sides.plain.server.close(0);
+    sides.lane.ctx.refusals.close();
+    sides.plain.ctx.refusals.close();
   }
   const lines = accessLines(sides.lane.log, 0).map((e) => ({
     statusCode: (e.res as { statusCode: number }).statusCode,
     responseTime: e.responseTime as number,
   }));
-  return { ...stats, statuses, lines };
+  return { ...stats, statuses, lines, refusals: { lane: refusalLines(sides.lane.log), plain: refusalLines(sides.plain.log) } };
 }
 
-/** At info with the default threshold: a line for each answer that is not 2xx (no 503 here), and for a 2xx only when it was slow. */
+/**
+ * At info with the default threshold: a line for each answer that is not 2xx (no 503 here) and not a
+ * refusal, and for a 2xx only when it was slow; the refusals are counted in the refusal log, the
+ * lane's as the app's, every one of them.
+ */
 function expectInfoLines(r: Run): void {
-  expect(r.lines.filter((l) => l.statusCode < 200 || l.statusCode >= 300)).toHaveLength(r.statuses.nonSuccess ?? 0);
+  expect(r.lines.filter((l) => l.statusCode < 200 || l.statusCode >= 300)).toHaveLength((r.statuses.nonSuccess ?? 0) - (r.statuses.refused ?? 0));
+  expect(r.lines.filter((l) => l.statusCode === 429)).toEqual([]);
+  expect(r.refusals.lane).toEqual(r.refusals.plain);
+  expect(r.refusals.lane.reduce((n, l) => n + (l.count as number), 0)).toBe(r.statuses.refused ?? 0);
   for (const l of r.lines.filter((x) => x.statusCode >= 200 && x.statusCode < 300)) expect(l.responseTime).toBeGreaterThanOrEqual(1000);
 }
 

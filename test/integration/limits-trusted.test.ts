@@ -5,7 +5,7 @@ import { startTestApp, TEST_BRIDGE_SECRET, type TestApp, type TestResponse } fro
 /** The shipped figures of the classes under test (the test helper raises every figure otherwise). */
 const SHIPPED = {
   RATE_LIMIT_DEFAULT: '300/5m',
-  RATE_LIMIT_BRIDGE: '100000/5m',
+  RATE_LIMIT_BRIDGE: '10000000/5m',
   RATE_LIMIT_BRIDGE_INVALID: '10/15m',
   RATE_LIMIT_SESSION: '600/5m',
 };
@@ -37,8 +37,8 @@ describe('trusted backends and sessions (shipped figures)', () => {
     );
     expect(statuses(rs)).toEqual({ 200: 3000 });
     const last = rs[rs.length - 1];
-    expect(last.headers.get('x-ratelimit-limit')).toBe('100000');
-    expect(Number(last.headers.get('x-ratelimit-remaining'))).toBe(100000 - 3000);
+    expect(last.headers.get('x-ratelimit-limit')).toBe('10000000');
+    expect(Number(last.headers.get('x-ratelimit-remaining'))).toBe(10000000 - 3000);
     // The default budget of the address was not touched by any of it (read on a path of the default class; the probes are not limited).
     expect((await t.request('GET', '/nope/default-class')).headers.get('x-ratelimit-remaining')).toBe('299');
   });

@@ -17,7 +17,8 @@ import { corsAllows, CORS_EXPOSE_HEADERS } from '../middleware/cors.js';
 import { parseBody, parseSize, plainJsonLength, presetBody, readRaw } from '../middleware/json-body.js';
 import { accessLine, markStarted } from '../middleware/access-log.js';
 import { bridgeKeyOf } from '../middleware/rate-limit-classes.js';
-import { limitHeaderPairs, record, setLimitHeaders, tooManyBody } from '../middleware/rate-limit-request.js';
+import { clientIpOutside, ipLimitKey } from '../middleware/client-ip.js';
+import { limitHeaderPairs, recordCounted, tooManyText } from '../middleware/rate-limit-request.js';
 import { requestIdOf } from '../middleware/request-id.js';
 import { apiSecurityHeaders } from '../middleware/security-headers.js';
 
@@ -38,8 +39,14 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  * checks, and (limits on) a request the gate would count per session or per bridge secret. Its 200
  * is the route's own answer text (activeAnswers); its headers are those the app's middleware sets, in
  * the same order; a budget's refusal is the gate's 429. Its access lines are the middleware's
- * (accessLine): a 429, a slow answer, a client gone before the answer, and at LOG_LEVEL debug every
- * answer.
+ * (accessLine): a slow answer, a client gone before the answer, and at LOG_LEVEL debug every answer;
+ * its refusals, like the app's, are counted in the refusal log (app.refusals), a line per client
+ * address and class per minute, never a line each.
+ *
+ * With limits on it also counts, before reading the body, the requests to these routes that it never
+ * answers but whose budget the headers alone give (handOffBudget: a wrong bridge secret, or no session
+ * token at all, both per address), so that a flood of them is refused here, with the gate's 429, at the
+ * lane's cost rather than Express's; an admitted one goes to the app counted (recordCounted).
  */
 
 /** The headers no part of these routes' answers depends on, plus those the lane reads itself. */
@@ -210,11 +217,21 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   const maxBytes = parseSize(config.bodyLimit);
   const limitsOn = config.rateLimitsEnabled;
   const access = accessLine(app.logger, config.accessLogSlowMs);
+  // Refusals are counted where the access lines would have been written (info and below).
+  const refusals = access ? app.refusals : null;
+  const addressOf = clientIpOutside(handler);
+
+  const SECRET_OK = Symbol('fast lane: bridge secret matches');
+  /** Whether the request carries the right bridge secret, compared once per request. */
+  function secretMatches(req: IncomingMessage): boolean {
+    const r = req as IncomingMessage & { [SECRET_OK]?: boolean };
+    return (r[SECRET_OK] ??= bridgeKey?.matches(req.headers['x-bridge-secret']) ?? false);
+  }
 
   /** The hit the request's answer is for, or null (then the app answers). Changes nothing. */
   function resolve(req: IncomingMessage, route: Route, query: Query, body: unknown): Answerable | null {
     const h = req.headers;
-    if (needsSecret(route) && !bridgeKey?.matches(h['x-bridge-secret'])) return null;
+    if (needsSecret(route) && !secretMatches(req)) return null;
     let token: string | null;
     if (isGet(route)) token = readSessionToken(req as Request, query).token;
     else if (route === Route.Post) {
@@ -254,13 +271,42 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     const sent = req.headers['x-bridge-secret'];
     if (bridgeKey && typeof sent === 'string' && sent !== '') {
       // A route that needs the secret is only answerable with the right one (resolve checked it): no second digest.
-      return needsSecret(a.route) || bridgeKey.matches(sent) ? { cls: 'bridge', key: bridgeKey.key } : null;
+      return needsSecret(a.route) || secretMatches(req) ? { cls: 'bridge', key: bridgeKey.key } : null;
     }
     // The gate keys by the session of the header, query or cookie token (never the body's): for GET that is the answer's own.
     if (isGet(a.route)) return { cls: 'session', key: `session:${a.hit.session.id}` };
     const token = readSessionToken(req as Request, query).token;
     const hit = token === a.token ? a.hit : sessions.peekLocal(token);
     return hit ? { cls: 'session', key: `session:${hit.session.id}` } : null;
+  }
+
+  /**
+   * The budget the gate would count a request in that the lane never answers, when its headers alone
+   * say which (the validation reads' classifier, rate-limit-classes.ts): a wrong bridge secret is
+   * `bridge-invalid`, no secret and no session token in header, query or cookie is `default`, both per
+   * client address. Null for the rest (a token that may or may not be live: the app looks it up).
+   * These are the floods of guessed secrets and of bare requests: refused here at the lane's cost
+   * rather than the app's, with the gate's answer (issue 52).
+   */
+  function handOffBudget(req: IncomingMessage, query: Query): { cls: RateLimitClass; key: string } | null {
+    const sent = req.headers['x-bridge-secret'];
+    if (bridgeKey && typeof sent === 'string' && sent !== '') return secretMatches(req) ? null : { cls: 'bridge-invalid', key: ipLimitKey(addressOf(req)) };
+    if (readSessionToken(req as Request, query).token) return null;
+    return { cls: 'default', key: ipLimitKey(addressOf(req)) };
+  }
+
+  /** Counts a request the lane will not answer where the gate would (handOffBudget): refused here, else handed to the app counted. */
+  function countForApp(req: IncomingMessage, res: ServerResponse, route: Route, b: { cls: RateLimitClass; key: string }, started: number): void {
+    const { rule } = limitClassesOf(config, app.modules.registry?.() ?? []).get(b.cls);
+    const then = (r: LimitResult): void => {
+      if (!r.allowed) return refuse(req, res, route, b.cls, r, started);
+      // Counted: the app must not count it again (its gate sets the headers).
+      recordCounted(req, b.cls, b.key, r);
+      handOff(req, res, null, started);
+    };
+    const counted = countNow(b.cls, b.key, rule);
+    if (counted) return then(counted);
+    consumeFailingOpen(app, b.cls, b.key, rule).then(then, () => handOff(req, res, null, started));
   }
 
   // X-Request-ID (its value set per answer) and the security headers: copied, not built, per answer.
@@ -286,7 +332,16 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     return r ? limitHeaderPairs(r, out) : out;
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, route: Route, status: number, head: string[], body: JsonText, started: number): void {
+  function send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    status: number,
+    head: string[],
+    body: JsonText,
+    started: number,
+    refusedIn?: RateLimitClass,
+  ): void {
     // A client gone while the lane waited on the limiter: the middleware's line says so, with the status then.
     const aborted = res.destroyed;
     const statusThen = res.statusCode;
@@ -296,7 +351,8 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     if (stats) stats.answered += 1;
     const ms = performance.now() - started;
     metrics.httpRequest(req.method!, TEMPLATE[route], status, ms / 1000);
-    if (access) access(req, head[1], aborted ? statusThen : status, ms, aborted);
+    if (refusedIn !== undefined) refusals?.refused(addressOf(req), refusedIn);
+    else if (access) access(req, head[1], aborted ? statusThen : status, ms, aborted);
   }
 
   function answer(req: IncomingMessage, res: ServerResponse, a: Answerable, r: LimitResult | null, started: number): void {
@@ -321,7 +377,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
 
   function refuse(req: IncomingMessage, res: ServerResponse, route: Route, cls: RateLimitClass, r: LimitResult, started: number): void {
     metrics.rateLimited(cls);
-    send(req, res, route, 429, headBlock(req, r), new JsonText(JSON.stringify(tooManyBody(r))), started);
+    send(req, res, route, 429, headBlock(req, r), tooManyText(r), started, cls);
   }
 
   /** Gives the request to the app; a body already read goes with it, and when it began (its access line's time). */
@@ -361,9 +417,8 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
         // The session may have changed during the wait (revoked by another instance): look again.
         const now = resolve(req, route, query, body);
         if (now) return answer(req, res, now, r, started);
-        // Counted already: the app must not count it again.
-        record(req, budget.cls, budget.key);
-        setLimitHeaders(res as unknown as Response, r);
+        // Counted already: the app must not count it again (its gate sets the headers).
+        recordCounted(req, budget.cls, budget.key, r);
         handOff(req, res, raw, started);
       },
       () => handOff(req, res, raw, started),
@@ -377,6 +432,11 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     const started = performance.now();
     const query = queryOf(req.url!);
     if (query === null) return handOff(req, res, null);
+    if (limitsOn) {
+      // Before the body is read, as the gate would.
+      const early = handOffBudget(req, query);
+      if (early) return countForApp(req, res, route, early, started);
+    }
     if (isGet(route)) return proceed(req, res, route, query, null, started);
     if (noBody(req.headers)) return proceed(req, res, route, query, null, started);
     const length = plainJsonLength(req.headers);

@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from '../../log/logger.js';
+import type { RefusalLog } from '../../log/refusal-log.js';
+import { clientIp } from './client-ip.js';
 import { redactUrl } from './request-id.js';
 
 /*
@@ -12,6 +14,11 @@ import { redactUrl } from './request-id.js';
  * (docs/operations.md, "The access log"). A 503 is an answered outage (logged once by its health
  * tracker, counted in /metrics), so it is debug too; any other 5xx is an error.
  * The fast lane (src/http/fast-lane) writes its answers' lines with `accessLine`, the same function.
+ *
+ * A rate-limit refusal (a 429 whose request a limiter marked with markRefused) has no line of its own:
+ * a client past its budget is refused thousands of times a second, and that many lines cost ten times
+ * the refusal itself (issue 52). It is counted in the refusal log instead (src/log/refusal-log.ts): one
+ * line per client address and limit class per minute, with the count.
  */
 
 export type AccessLevel = 'error' | 'info' | 'debug';
@@ -26,11 +33,29 @@ export function accessLevel(status: number, ms: number, slowMs: number, aborted:
 /** Writes one answer's line, when its level is on: `(req, id, status, ms, aborted)`; `ms` unrounded. */
 export type AccessLine = (req: IncomingMessage, id: string | undefined, status: number, ms: number, aborted: boolean) => void;
 
-/** The access line writer for `logger`, or null when no line can be written (above info). */
-export function accessLine(logger: Logger, slowMs: number): AccessLine | null {
+const REFUSED = Symbol('access log: refused in');
+
+/** Marks the request as refused by the limit class `cls`: its 429 is counted in the refusal log, not written as a line. */
+export function markRefused(req: IncomingMessage, cls: string): void {
+  (req as { [REFUSED]?: string })[REFUSED] = cls;
+}
+
+/** The class that refused the request (markRefused), if one did. */
+export const refusedIn = (req: IncomingMessage): string | undefined => (req as { [REFUSED]?: string })[REFUSED];
+
+/**
+ * The access line writer for `logger`, or null when no line can be written (above info). With
+ * `refusals`, a 429 of a request a limiter refused (markRefused) is counted there instead of written.
+ */
+export function accessLine(logger: Logger, slowMs: number, refusals?: RefusalLog): AccessLine | null {
   if (!logger.isLevelEnabled('info')) return null;
   const debug = logger.isLevelEnabled('debug');
   return (req, id, status, ms, aborted) => {
+    if (status === 429 && refusals) {
+      const cls = refusedIn(req);
+      // The app's requests only (the lane counts its own refusals): req.ip is Express's.
+      if (cls !== undefined) return refusals.refused(clientIp(req as Request), cls);
+    }
     const responseTime = Math.round(ms);
     const level = accessLevel(status, responseTime, slowMs, aborted);
     if (level === 'debug' && !debug) return;
@@ -56,8 +81,8 @@ export function markStarted(req: IncomingMessage, at: number): void {
  * The middleware: the line is written when the answer is done or the connection is gone (`close`,
  * which Node emits on the response in both cases). Null when no line can be written.
  */
-export function accessLog(logger: Logger, slowMs: number): RequestHandler | null {
-  const write = accessLine(logger, slowMs);
+export function accessLog(logger: Logger, slowMs: number, refusals?: RefusalLog): RequestHandler | null {
+  const write = accessLine(logger, slowMs, refusals);
   if (!write) return null;
   return (req, res, next) => {
     const started = (req as { [STARTED]?: number })[STARTED] ?? performance.now();

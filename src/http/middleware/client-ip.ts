@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Request } from 'express';
 
@@ -10,6 +11,17 @@ import type { Request } from 'express';
 export function clientIp(req: Request): string {
   const raw = req.ip || req.socket?.remoteAddress || '';
   return normalizeIp(raw) || 'unknown';
+}
+
+/**
+ * clientIp for a request that Express never handles (the fast lane's own answers): the address `app`
+ * (the Express app behind the lane) would resolve under its `trust proxy` setting, read through a view
+ * of the request, which is left as it is. Without an Express app, the peer's address.
+ */
+export function clientIpOutside(app: unknown): (req: IncomingMessage) => string {
+  const proto = (app as { request?: object } | null)?.request;
+  if (!proto) return (req) => normalizeIp(req.socket?.remoteAddress ?? '') || 'unknown';
+  return (req) => clientIp(Object.create(proto, { socket: { value: req.socket }, headers: { value: req.headers } }) as Request);
 }
 
 /** Canonical text of an address; anything that is not an IP address comes back trimmed, as given. */

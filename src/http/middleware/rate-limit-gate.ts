@@ -3,7 +3,7 @@ import type { LimitDeclaring } from '../../limits/limit-classes.js';
 import { registryRoutesView, type Routes } from '../registry-routes.js';
 import { exactRouteTable } from '../exact-routes.js';
 import { consumeRoute, refuse, type RouteLimit, type RouteLimitDeps } from './rate-limit.js';
-import { consumeClass, sendTooMany, wasCounted } from './rate-limit-request.js';
+import { consumeClass, sendTooMany, setPrecountedHeaders, wasCounted } from './rate-limit-request.js';
 import { isRefusedBeforeCredentials, recountAsDefault } from './credential-limits.js';
 import { OIDC_LIMIT_CLASSES } from '../../oidc/provider.js';
 
@@ -68,7 +68,12 @@ export function createRateLimitLayers(app: RateLimitLayersDeps, coreRoutes: Rout
   const preflight: RequestHandler = (req, res, next) => (req.method === 'OPTIONS' ? consumeDefault(req, res, next) : next());
 
   const gate: RequestHandler = (req, res, next) => {
-    if (!app.config.rateLimitsEnabled || wasCounted(req)) return next();
+    if (!app.config.rateLimitsEnabled) return next();
+    if (wasCounted(req)) {
+      // Counted by the fast lane before it handed the request on: its headers go here, in the app's order.
+      setPrecountedHeaders(req, res);
+      return next();
+    }
     const { router, exact } = current();
     const known = OIDC_LIMIT_CLASSES.get(`${req.method} ${req.path}`) ?? exact.get(`${req.method} ${req.path}`);
     if (known === false) return next();
@@ -96,7 +101,11 @@ export function createRateLimitLayers(app: RateLimitLayersDeps, coreRoutes: Rout
       );
       return;
     }
-    if (wasCounted(req)) return next(err);
+    if (wasCounted(req)) {
+      // An error before the gate ran: the fast lane's count still shows.
+      setPrecountedHeaders(req, res);
+      return next(err);
+    }
     consumeClass(app, req, res, 'default').then(
       (r) => (r && !r.allowed ? sendTooMany(res, r) : next(err)),
       () => next(err),

@@ -7,6 +7,8 @@ import { consumeFailingOpen, type CountingDeps, type Hit } from '../../limits/fa
 import { limitClassesOf, type LimitDeclaring, type LimitTableConfig, type RateLimitClass } from '../../limits/limit-classes.js';
 import type { LimitResult } from '../../limits/rate-limiter.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import { JsonText, sendJson } from '../respond.js';
+import { markRefused } from './access-log.js';
 import { clientIp, ipLimitKey } from './client-ip.js';
 
 /*
@@ -51,6 +53,25 @@ export function hitIn(req: Request, cls: string): Hit | null {
 export function record(req: Request | IncomingMessage, cls: string, key: string): void {
   const r = req as WithHits;
   (r[HITS] ??= new Map()).set(cls, key);
+}
+
+const PRECOUNTED = Symbol('rateLimitPrecounted');
+
+/**
+ * Records a hit counted before the app got the request (the fast lane, which then hands it on), with
+ * its result: the gate, finding it counted, sets its headers where it would have set them itself
+ * (setPrecountedHeaders), so the answer's headers come in the app's order.
+ */
+export function recordCounted(req: IncomingMessage, cls: string, key: string, r: LimitResult): void {
+  record(req, cls, key);
+  ((req as WithHits)[WINDOWS] ??= new Map()).set(cls, r.resetAt);
+  (req as { [PRECOUNTED]?: LimitResult })[PRECOUNTED] = r;
+}
+
+/** The headers of a hit counted before the app got the request (recordCounted), if there is one. */
+export function setPrecountedHeaders(req: Request, res: Response): void {
+  const r = (req as { [PRECOUNTED]?: LimitResult })[PRECOUNTED];
+  if (r && !res.headersSent) setLimitHeaders(res, r);
 }
 
 export const RATE_LIMITED_MESSAGE = 'Too many requests';
@@ -103,10 +124,16 @@ export const tooManyBody = (r: LimitResult) => ({
   retry_after: retryAfterSecOf(r),
 });
 
+/** tooManyBody's text up to the one figure that varies, built once (a flood is refused thousands of times a second). */
+const TOO_MANY_HEAD = JSON.stringify(tooManyBody({ retryAfterSec: 1 } as LimitResult)).replace(/1\}$/, '');
+
+/** The body of a 429 from a limiter as JSON text: the same bytes as JSON.stringify(tooManyBody(r)), without building an object. */
+export const tooManyText = (r: LimitResult): JsonText => new JsonText(`${TOO_MANY_HEAD}${countText(retryAfterSecOf(r))}}`);
+
 export function sendTooMany(res: Response, r: LimitResult): void {
   const page: unknown = res.locals[TOO_MANY_PAGE];
   if (typeof page === 'function') return void (page as (retryAfterSec: number) => void)(retryAfterSecOf(r));
-  res.status(429).json(tooManyBody(r));
+  sendJson(res, 429, tooManyText(r));
 }
 
 /** The key of a request counted per client address (IPv6 by /64). */
@@ -133,6 +160,8 @@ export async function consumeClass(
   if (!r.allowed) {
     deps.metrics.rateLimited(cls);
     if (cls === 'login') deps.metrics.login('limited');
+    // Its answer is a 429 with no access line of its own: the refusal log counts it (access-log.ts).
+    markRefused(req, cls);
   }
   return r;
 }

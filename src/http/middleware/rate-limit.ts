@@ -3,6 +3,7 @@ import type { Config } from '../../config/schema.js';
 import type { RateLimitClass } from '../../limits/limit-classes.js';
 import { createLoginPolicy, type LoginAttempt } from '../../limits/login-policy.js';
 import type { LimitResult } from '../../limits/rate-limiter.js';
+import { markRefused } from './access-log.js';
 import { clientIp } from './client-ip.js';
 import { consumeClass, countedIn, hitIn, sendTooMany, setLimitHeaders, tooManyRequests, wasCounted, type RateLimitDeps } from './rate-limit-request.js';
 
@@ -83,6 +84,7 @@ export async function consumeLoginAttempt(
   for (const r of attempt.results) setLimitHeaders(res, r);
   const refused = attempt.results.at(-1);
   if (!attempt.allowed && refused) {
+    markRefused(req, attempt.refusedIn ?? 'login-account');
     recordThrottled(deps, req, 'login_account', identifier);
     throw tooManyRequests(refused);
   }
