@@ -198,6 +198,8 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       onLookup: metrics.cacheLookup,
       ttlSec: config.sessionTtl,
       pendingTtlSec: config.pendingSessionTtl,
+      outage: { downSince: () => dbHealth.downSince(), refusal: () => dbHealth.refusal() },
+      outageGraceSec: config.sessionOutageGrace,
     });
     await sessions.subscribe();
     redisHealth?.on('recovered', () => {

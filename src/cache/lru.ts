@@ -21,20 +21,29 @@ export class Lru<V> {
   /** Entries moved to the newest end so far (added or promoted). */
   private moves = 0;
   private readonly promoteAfter: number;
+  /**
+   * `lingerMs`: an expired entry stays this long after its end (not served, unless held: see `get`)
+   * before a read deletes it; the capacity bounds memory all the same.
+   */
   constructor(
     private readonly maxEntries: number,
     private readonly now: () => number = Date.now,
+    private readonly lingerMs = 0,
   ) {
     this.promoteAfter = Math.max(1, Math.ceil(maxEntries / 2));
   }
 
-  /** The live value; `aging` is told when it has less than `within` ms left (a chance to renew it before it goes). */
-  get(key: string, aging?: { within: number; renew(key: string): void }): V | undefined {
+  /**
+   * The live value; `aging` is told when it has less than `within` ms left (a chance to renew it before
+   * it goes; an entry served past its end by `hold` has none left). `hold`: an entry that ended after
+   * `from` (still lingering) is served until `until` as if live.
+   */
+  get(key: string, aging?: { within: number; renew(key: string): void }, hold?: { from: number; until: number }): V | undefined {
     const e = this.map.get(key);
     if (!e) return undefined;
     const now = this.now();
-    if (e.expiresAt <= now) {
-      this.map.delete(key);
+    if (e.expiresAt <= now && !(hold && e.expiresAt > hold.from && now < hold.until)) {
+      if (now - e.expiresAt >= this.lingerMs) this.map.delete(key);
       return undefined;
     }
     if (aging && e.expiresAt - now < aging.within) aging.renew(key);

@@ -8,6 +8,13 @@ export const ACCOUNT_KEYS = {
   // Sessions and accounts
   SESSION_TTL: key('sessionTtl', 'auth', duration(3600, 30 * 86400), 'Session lifetime (1h to 30d).', { default: '7d' }),
   PENDING_SESSION_TTL: key('pendingSessionTtl', 'auth', duration(60, 3600), 'Lifetime of a session waiting for two-factor.', { default: '5m' }),
+  SESSION_OUTAGE_GRACE: key(
+    'sessionOutageGrace',
+    'auth',
+    duration(0, 3600),
+    'While the database is down, sessions (and their users) validated shortly before keep validating from memory and Redis for this long after the outage began, never past their own expiry; then 503 until it returns. 0: validation needs the database.',
+    { default: '5m' },
+  ),
   SESSION_COOKIE_SAMESITE: key('cookieSameSite', 'auth', z.enum(['lax', 'strict', 'none']), 'SameSite attribute of the session_id cookie.', { default: 'lax' }),
   REQUIRE_EMAIL_VERIFICATION: key(
     'requireEmailVerification',

@@ -69,6 +69,11 @@ export class DatabaseHealth extends EventEmitter {
     return this.up;
   }
 
+  /** When the outage under way began (ms since the epoch), or null while the database is up. */
+  downSince(): number | null {
+    return this.up ? null : this.since.getTime();
+  }
+
   status(): DatabaseHealthStatus {
     return { up: this.up, since: this.since.toISOString(), outages: this.outages };
   }

@@ -16,6 +16,15 @@ const RENEW_WITHIN_MS = 10_000;
 const SHARED_TTL_SEC = 300;
 /** Longer than any read can be in flight. */
 const EVICTED_TTL_MS = 5 * 60_000;
+/**
+ * How long before a database outage was noticed an in-process copy may have ended and still be held
+ * through it. An outage is noticed by the first call that fails; on a quiet instance that call may be
+ * the very read a copy's end caused (its wait and the probe take a few seconds), so a copy that ended
+ * shortly before counts as known valid. It was read from the database at most two minutes before.
+ */
+const HELD_AFTER_END_MS = LOCAL_TTL_MS;
+/** During an outage, a copy held past its end asks the shared cache for a newer one at most this often. */
+const OUTAGE_RENEW_EVERY_MS = 5_000;
 
 export const CHANNEL_SESSION_REVOKED = 'session:revoked';
 export const CHANNEL_USER_CHANGED = 'user:changed';
@@ -39,6 +48,18 @@ export interface SessionCacheDeps {
   bus: Bus;
   /** The in-process copies' clock (ms; tests move it); default Date.now. */
   localClock?: () => number;
+  /** Whether the database is down, and since when (src/data/db-health.ts); none: copies are never held. */
+  outage?: OutageWatch;
+  /** How long after an outage was noticed the copies keep answering (SESSION_OUTAGE_GRACE); default 0. */
+  outageGraceMs?: number;
+}
+
+/** What the caches need to know of the database's health (DatabaseHealth gives it). */
+export interface OutageWatch {
+  /** When the outage under way was noticed (ms, on the in-process copies' clock), or null while the database answers. */
+  downSince(): number | null;
+  /** What a look-up throws once an outage has outlasted the grace (a 503 with Retry-After). */
+  refusal(): Error;
 }
 
 type Revived<T> = T & { [k: string]: unknown };
@@ -68,8 +89,34 @@ const cacheable = (u: UserRecord): UserRecord => ({ ...u, ...NO_SECRETS });
  */
 export function createSessionCache(deps: SessionCacheDeps) {
   const { shared } = deps;
-  const sessions = new Lru<SessionRecord>(100_000, deps.localClock);
-  const users = new Lru<UserRecord>(100_000, deps.localClock);
+  const localNow = deps.localClock ?? Date.now;
+  // Expired copies linger (unserved) so that an outage noticed just after their end can still hold them.
+  const sessions = new Lru<SessionRecord>(100_000, deps.localClock, HELD_AFTER_END_MS);
+  const users = new Lru<UserRecord>(100_000, deps.localClock, HELD_AFTER_END_MS);
+  const graceMs = deps.outageGraceMs ?? 0;
+
+  /**
+   * The database outage's hold on the in-process copies: null while the database is up; while it is
+   * down and the grace lasts, copies live at most HELD_AFTER_END_MS before the outage was noticed are
+   * served until the grace ends; 'over' once it has (then nothing is answered from the caches).
+   */
+  function outage(): { from: number; until: number } | 'over' | null {
+    const since = deps.outage?.downSince() ?? null;
+    if (since === null) return null;
+    const until = since + graceMs;
+    return localNow() < until ? { from: since - HELD_AFTER_END_MS, until } : 'over';
+  }
+  /** The hold while the grace lasts; throws the outage's refusal once it is over. */
+  function holdOrRefuse(): { from: number; until: number } | undefined {
+    const o = outage();
+    if (o === 'over') throw deps.outage!.refusal();
+    return o ?? undefined;
+  }
+  /** A copy held through the outage under way (within the grace), for a database read that just failed. */
+  function held<V>(lru: Lru<V>, key: string): V | undefined {
+    const o = outage();
+    return o && o !== 'over' ? lru.get(key, undefined, o) : undefined;
+  }
   // When each key was last evicted, as a position in one counter: a fill that started before that
   // position may hold the evicted copy. Per key, so evictions of other sessions cost a fill nothing.
   let position = 0;
@@ -107,6 +154,16 @@ export function createSessionCache(deps: SessionCacheDeps) {
   /** Sessions read from the database whose shared copy is yet to be written (fillChecked, after the caller's turn). */
   const filling = new Set<string>();
 
+  /**
+   * Shares a user copy read with its session. Its version marker was not read before that read, so the
+   * copy is shared only when there is none at all (no change to the user in the marker's lifetime,
+   * which outlasts any read) and no eviction reached this process since; otherwise the copy goes.
+   */
+  async function shareUser(u: UserRecord, mark: number): Promise<void> {
+    const changed = await writeThenCheck(uKey(u.id), JSON.stringify(u), vKey(u.id));
+    if (changed || evictedSince(userEvicted, u.id, mark)) await shared?.del(uKey(u.id));
+  }
+
   /** Shares a session copy read from the database, and undoes both copies if an eviction overlapped the read. */
   async function fillChecked(hash: string, s: SessionRecord, mark: number): Promise<void> {
     const revoked = await writeThenCheck(sKey(hash), JSON.stringify(s), rKey(hash));
@@ -138,9 +195,22 @@ export function createSessionCache(deps: SessionCacheDeps) {
     if (cached) {
       const u = revive<UserRecord>(cached);
       if (!evictedSince(userEvicted, id, mark)) users.set(id, u, LOCAL_TTL_MS);
+      // The database is down: the shared copy is all other instances have, so it is kept (written again,
+      // whole lifetime) unless the user changed meanwhile (its version marker moved: then it goes).
+      if (shared && outage() && (await writeThenCheck(uKey(id), cached, vKey(id))) !== before) {
+        users.delete(id);
+        await shared.del(uKey(id));
+      }
       return u;
     }
-    const row = await deps.findUser(id);
+    let row: UserRecord | null;
+    try {
+      row = await deps.findUser(id);
+    } catch (err) {
+      const kept = held(users, id);
+      if (kept) return kept;
+      throw err;
+    }
     if (!row) return null;
     const u = cacheable(row);
     users.set(id, u, LOCAL_TTL_MS);
@@ -183,7 +253,15 @@ export function createSessionCache(deps: SessionCacheDeps) {
     if (fromShared === 'revoked') return null;
     if (fromShared) return { s: fromShared, source: 'shared' };
     const both = opts.withUser ? deps.findSessionWithUser : undefined;
-    const read = both ? await both(hash) : await deps.findSession(hash).then((session) => session && { session, user: undefined });
+    let read: { session: SessionRecord; user: UserRecord | null | undefined } | null;
+    try {
+      read = both ? await both(hash) : await deps.findSession(hash).then((session) => session && { session, user: undefined });
+    } catch (err) {
+      // The read that found the database down (a copy that ended just before): held through the outage.
+      const kept = held(sessions, hash);
+      if (kept) return { s: kept, source: 'local' };
+      throw err;
+    }
     if (!read) return null;
     const s = read.session;
     const user = read.user === undefined ? undefined : keepUser(s.user_id, read.user, mark);
@@ -207,6 +285,8 @@ export function createSessionCache(deps: SessionCacheDeps) {
         // The copy as it is now (a later store may have replaced it); none if it was evicted meanwhile.
         const now = sessions.get(hash);
         if (now) fillChecked(hash, now, mark).catch(() => sessions.delete(hash));
+        // Its user too, so another instance (or this one, its copy gone) can answer during an outage.
+        if (user) shareUser(user, mark).catch(() => undefined);
       });
     }
     return { s, source: 'db', user };
@@ -214,12 +294,17 @@ export function createSessionCache(deps: SessionCacheDeps) {
 
   /** Keys whose renewal is out (one each at a time). */
   const renewing = new Set<string>();
+  /** Keys renewed during an outage, not to be tried again for a while (a held copy asks on every read). */
+  const resting = new Lru<true>(100_000, deps.localClock);
   function renew(key: string, read: (mark: number) => Promise<void>): void {
-    if (!shared || renewing.has(key)) return;
+    if (!shared || renewing.has(key) || resting.get(key)) return;
     renewing.add(key);
     read(position)
       .catch(() => undefined) // the copy then expires as it would have; its next reader reads again
-      .finally(() => renewing.delete(key));
+      .finally(() => {
+        renewing.delete(key);
+        if (outage()) resting.set(key, true, OUTAGE_RENEW_EVERY_MS);
+      });
   }
   const renewSession = {
     within: RENEW_WITHIN_MS,
@@ -248,19 +333,28 @@ export function createSessionCache(deps: SessionCacheDeps) {
      * its end is renewed in the background from the shared cache, as its next reader would after it
      * expired: what the shared cache holds, unless an eviction overlapped the read.
      */
-    localSession: (hash: string): SessionRecord | undefined => sessions.get(hash, renewSession),
-    localUser: (id: string): UserRecord | undefined => users.get(id, renewUser),
+    localSession: (hash: string): SessionRecord | undefined => {
+      const o = outage();
+      return o === 'over' ? undefined : sessions.get(hash, renewSession, o ?? undefined);
+    },
+    localUser: (id: string): UserRecord | undefined => {
+      const o = outage();
+      return o === 'over' ? undefined : users.get(id, renewUser, o ?? undefined);
+    },
 
     /**
      * The session with this hash. `withUser`: when the session has to be read from the database, its
      * user is read in the same statement where the database allows (one wait instead of a shared-cache
      * look-up, a database read and a cache write after it) and returned as `user`, fresh from the
-     * database: kept in this process (a user change evicts it as any copy), not written to the shared
-     * cache, which only takes a copy read after its version marker. `user` is absent when it was not
+     * database: kept in this process (a user change evicts it as any copy) and shared after the answer
+     * only when the user has no version marker at all (see shareUser). `user` is absent when it was not
      * read so (the caller asks `user()`).
+     *
+     * During a database outage (see `outage`), copies this process held shortly before it was noticed
+     * answer until SESSION_OUTAGE_GRACE after; then this throws the outage's refusal (503).
      */
     async session(hash: string, opts: { withUser?: boolean } = {}): Promise<SessionLookup | null> {
-      const local = sessions.get(hash);
+      const local = sessions.get(hash, undefined, holdOrRefuse());
       if (local) return { s: local, source: 'local' };
       const key = opts.withUser ? `${hash}+user` : hash;
       const running = inFlight.get(key);
@@ -285,7 +379,9 @@ export function createSessionCache(deps: SessionCacheDeps) {
     /** Stores a changed copy of a cached session (lastUsedAt), unless it was revoked meanwhile. */
     async storeSession(hash: string, s: SessionRecord): Promise<void> {
       // Evicted since it was read (logout, revocation, message from another instance): leave it out.
-      if (!sessions.get(hash)) return;
+      // (A copy held through an outage is stored: its shared copy then lasts for other instances.)
+      const o = outage();
+      if (!sessions.get(hash, undefined, o && o !== 'over' ? o : undefined)) return;
       sessions.set(hash, s, LOCAL_TTL_MS);
       // A fill of this copy is about to be written and checked: it carries the change.
       if (!shared || filling.has(hash)) return;
@@ -307,7 +403,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
     },
 
     async user(id: string): Promise<UserRecord | null> {
-      return users.get(id) ?? fetchUser(id);
+      return users.get(id, undefined, holdOrRefuse()) ?? fetchUser(id);
     },
 
     /**

@@ -9,7 +9,8 @@ import { AppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { Logger } from '../log/logger.js';
 import { randomToken, sha256 } from './security/tokens.js';
-import { createSessionCache, type CacheSource } from './session-cache.js';
+import { isDatabaseUnavailable } from '../data/db-errors.js';
+import { createSessionCache, type CacheSource, type OutageWatch } from './session-cache.js';
 import { describeDevice } from './user-agent.js';
 
 export { CHANNEL_SESSION_REVOKED, CHANNEL_USER_CHANGED } from './session-cache.js';
@@ -49,6 +50,10 @@ export interface SessionServiceDeps {
   onLookup?: (cache: 'session' | 'user', source: CacheSource | 'miss') => void;
   ttlSec: number;
   pendingTtlSec: number;
+  /** The database's health: while it is down, sessions known valid keep validating from the caches (see outageGraceSec). */
+  outage?: OutageWatch;
+  /** SESSION_OUTAGE_GRACE: how long after an outage began they do; default 0 (not at all). */
+  outageGraceSec?: number;
 }
 
 export interface CreateSessionInput {
@@ -103,6 +108,8 @@ export function createSessionService(deps: SessionServiceDeps) {
     shared: deps.shared,
     bus: deps.bus,
     localClock: deps.localClock,
+    outage: deps.outage,
+    outageGraceMs: (deps.outageGraceSec ?? 0) * 1000,
   });
   const forgetSessions = cache.forgetSessions;
   const revocationListeners: RevocationListener[] = [];
@@ -209,7 +216,10 @@ export function createSessionService(deps: SessionServiceDeps) {
       const { s, source } = found;
       if (new Date(s.expires_at).getTime() <= clock().getTime()) {
         await forgetSessions([hash], { revoked: false });
-        await deps.sessions.deleteWhere({ id: s.id });
+        // During a database outage the row stays for the expiry job; the answer is the same.
+        await deps.sessions.deleteWhere({ id: s.id }).catch((err: unknown) => {
+          if (!isDatabaseUnavailable(err)) throw err;
+        });
         throw expiredSession();
       }
       if (s.status !== 'active' && !opts.allowPending) {

@@ -69,4 +69,23 @@ describe('Lru', () => {
     lru.get('k', aging);
     expect(renewed).toEqual(['k']);
   });
+
+  it('when an expired entry lingers and a hold covers its end, then it is served until the hold ends, and dropped once past its linger', () => {
+    let now = 0;
+    const lru = new Lru<string>(10, () => now, 500);
+    lru.set('k', 'v', 1_000);
+    now = 1_200;
+    expect(lru.get('k')).toBeUndefined(); // ended, not served without a hold
+    expect(lru.get('k', undefined, { from: 900, until: 1_300 })).toBe('v'); // ended after `from`: held
+    expect(lru.get('k', undefined, { from: 1_000, until: 1_300 })).toBeUndefined(); // ended at `from`: not
+    now = 1_300;
+    expect(lru.get('k', undefined, { from: 900, until: 1_300 })).toBeUndefined(); // the hold is over
+    expect(lru.size).toBe(1); // still lingering
+    now = 1_500;
+    const renewed: string[] = [];
+    expect(lru.get('k', { within: 100, renew: (key) => renewed.push(key) }, { from: 900, until: 5_000 })).toBe('v');
+    expect(renewed).toEqual(['k']); // a held entry has no time left: it asks for a renewal
+    expect(lru.get('k')).toBeUndefined(); // 500 ms past its end: dropped
+    expect(lru.size).toBe(0);
+  });
 });
