@@ -226,19 +226,6 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       transaction: (fn) => sequelize.transaction(fn),
       onActivated: () => metrics.login('success'),
     });
-    const auth = createAuthService({
-      signIn: signIn.signIn,
-      users: repos.users,
-      userService: users,
-      sessions,
-      passwords,
-      hooks,
-      backoff: loginBackoff,
-      audit,
-      transaction: (fn) => sequelize.transaction(fn),
-      config,
-      logger,
-    });
     // Last uses of sessions still waiting for their write go out before the database closes (at most 2 s: a database down must not hold up the stop).
     closers.unshift(closer('session use', () => within(sessions.flushUses(), 2_000)));
     const flows = createAccountFlows({
@@ -256,6 +243,20 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       audit,
       transaction: (fn) => sequelize.transaction(fn),
       clock: opts.clock,
+    });
+    const auth = createAuthService({
+      signIn: signIn.signIn,
+      users: repos.users,
+      userService: users,
+      sessions,
+      passwords,
+      hooks,
+      backoff: loginBackoff,
+      audit,
+      transaction: (fn) => sequelize.transaction(fn),
+      config,
+      logger,
+      addressTaken: (email) => flows.verification.addressTaken(email),
     });
     // Mails the user about security events on their account, after commit and after the answer.
     createSecurityNotices({

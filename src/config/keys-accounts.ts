@@ -27,6 +27,13 @@ export const ACCOUNT_KEYS = {
   REGISTRATION_REQUIRES_BRIDGE_SECRET: key('registrationRequiresBridgeSecret', 'auth', bool, 'Require X-Bridge-Secret on POST /auth/register/public.', {
     default: false,
   }),
+  REGISTRATION_ENUMERATION_SAFE: key(
+    'registrationEnumerationSafe',
+    'auth',
+    bool,
+    "Answer a registration with a taken email as a new one is answered (200, check your email) and mail the address's owner instead of 400 EMAIL_TAKEN; needs REQUIRE_EMAIL_VERIFICATION=true.",
+    { default: false },
+  ),
   TOKEN_LOGIN_REQUIRES_BRIDGE_SECRET: key('tokenLoginRequiresBridgeSecret', 'auth', bool, 'Require X-Bridge-Secret on token login and validate.', {
     default: false,
   }),

@@ -153,6 +153,15 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     if (res.success) out[def.prop] = res.data;
     else issues.push({ key: k, source: sources[k] ?? 'default', message: res.error.issues.map((i) => i.message).join('; ') });
   }
+  // Without verification a new registration answers with a session, which a taken address cannot be
+  // given: the two answers would differ, so the setting could not do what it says.
+  if (out.registrationEnumerationSafe === true && out.requireEmailVerification !== true) {
+    issues.push({
+      key: 'REGISTRATION_ENUMERATION_SAFE',
+      source: sources.REGISTRATION_ENUMERATION_SAFE ?? 'default',
+      message: 'needs REQUIRE_EMAIL_VERIFICATION=true (without it a new registration is answered with a session, which a taken address cannot get)',
+    });
+  }
   if (issues.length) throw new ConfigError(issues);
 
   out.dataDir = dataDir;

@@ -25,6 +25,8 @@ export const EMAIL_TEMPLATES = [
   // and what that address gets instead when it already belongs to an account.
   'email-change-confirm',
   'email-change-address-in-use',
+  // Registration with a taken email under REGISTRATION_ENUMERATION_SAFE: the owner is told instead.
+  'registration-address-in-use',
 ] as const;
 export type EmailTemplateName = (typeof EMAIL_TEMPLATES)[number];
 
@@ -64,6 +66,7 @@ const REQUIRED: Record<EmailTemplateName, { all?: string[]; anyOf?: string[] }> 
   'email-change-requested': { all: ['time', 'resetUrl', 'newEmail'] },
   'email-change-confirm': { all: ['link'] },
   'email-change-address-in-use': { all: ['resetUrl'] },
+  'registration-address-in-use': { all: ['resetUrl'] },
   'two-factor-disabled': NOTICE,
   'two-factor-reset': NOTICE,
   'social-linked': NOTICE,

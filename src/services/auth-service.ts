@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord, UserRepository } from '../data/repositories/user-repository.js';
-import { AppError, forbidden } from '../errors/app-error.js';
+import { AppError, forbidden, isAppError } from '../errors/app-error.js';
 import { Codes } from '../errors/codes.js';
 import type { LoginBackoff } from '../limits/login-backoff.js';
 import type { Logger } from '../log/logger.js';
@@ -49,7 +49,9 @@ export interface AuthServiceDeps {
   audit: Pick<AuditService, 'record' | 'recordLater'>;
   /** Opens a unit of work (a sign-out and its event commit together). */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
-  config: Pick<Config, 'requireEmailVerification' | 'registrationEnabled'>;
+  config: Pick<Config, 'requireEmailVerification' | 'registrationEnabled' | 'registrationEnumerationSafe'>;
+  /** Tells the owner of an address a registration asked for (REGISTRATION_ENUMERATION_SAFE); never throws. */
+  addressTaken?: (email: string) => Promise<void>;
   /** Where failing after-event hooks are reported. */
   logger?: Logger;
 }
@@ -133,14 +135,25 @@ export function createAuthService(deps: AuthServiceDeps) {
       return deps.signIn(user, 'password', client);
     },
 
-    /** Creates a customer (whatever type was asked for); a session unless verification is required. */
+    /**
+     * Creates a customer (whatever type was asked for); a session unless verification is required. A
+     * taken email is 400 EMAIL_TAKEN, after the same bcrypt work a new account costs; with
+     * REGISTRATION_ENUMERATION_SAFE (which requires verification) it is answered as a new account is —
+     * an unsaved look-alike user, no session — and the address's owner is mailed instead.
+     */
     async registerPublic(input: PublicRegistration, client: ClientInfo = {}): Promise<RegisterResult> {
       if (!config.registrationEnabled) throw forbidden('Registration is disabled', Codes.REGISTRATION_DISABLED);
       assertPasswordPolicy(input.password);
-      const user = await deps.userService.createParsed(
-        { ...input, user_type: 'customer', is_verified: false },
-        { actor: null, via: 'registration', verified: false },
-      );
+      const fields = { ...input, user_type: 'customer' as const, is_verified: false };
+      const opts = { actor: null, via: 'registration' as const, verified: false };
+      let user: UserRecord;
+      try {
+        user = await deps.userService.createParsed(fields, opts);
+      } catch (err) {
+        if (!(config.registrationEnumerationSafe && isAppError(err) && err.code === Codes.EMAIL_TAKEN)) throw err;
+        await deps.addressTaken?.(input.email);
+        return { user: deps.userService.draft(fields, opts), session: null };
+      }
       // The session first: once the account exists, nothing after it may turn the answer into an error.
       // It proved a password (the one just chosen): `pwd`, as the sign-in seam would say.
       const session = config.requireEmailVerification ? null : await sessions.create(user.id, { ...client, signInMethod: 'password', amr: ['pwd'] });

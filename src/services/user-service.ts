@@ -47,6 +47,11 @@ export interface UserService {
   create(input: CreateUserInput, opts: CreateUserOptions): Promise<UserRecord>;
   /** `create` for input `createUserSchema` has already parsed (the admin route's body): not parsed again. */
   createParsed(input: NewUser, opts: CreateUserOptions): Promise<UserRecord>;
+  /**
+   * The user `createParsed` would create, unsaved and with a fresh id: what a registration with a taken
+   * email is answered with under REGISTRATION_ENUMERATION_SAFE (auth-service.ts), so both answers match.
+   */
+  draft(input: NewUser, opts: CreateUserOptions): UserRecord;
   /** The spec's User object (installed modules' fields included, write-only ones never). */
   toPublic(u: UserRecord): PublicUser;
   /** A live (not deleted) user, or 404 — malformed ids included. */
@@ -134,6 +139,28 @@ function uniqueViolation(err: unknown): AppError | null {
   return /user_name/.test(text) ? userNameTaken() : emailTaken();
 }
 
+/** The row `createParsed` writes for `input` (the repository canonicalises the email). */
+function newUserRow(input: NewUser, opts: CreateUserOptions, passwordHash: string | null, now: Date) {
+  return {
+    id: randomUUID(),
+    email: input.email,
+    name: input.name ?? null,
+    last_name: input.last_name ?? null,
+    user_name: input.user_name ?? null,
+    user_type: input.user_type ?? 'customer',
+    phone: input.phone ?? null,
+    title: input.title ?? null,
+    lang: input.lang ?? null,
+    is_verified: input.is_verified ?? opts.verified ?? false,
+    password_hash: passwordHash,
+    password_changed_at: input.password ? now : null,
+    picture: opts.picture ?? null,
+    metadata: {},
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 export function createUserService(deps: UserServiceDeps): UserService {
   const clock = deps.clock ?? (() => new Date());
   const { users, sessions, hooks, audit } = deps;
@@ -197,39 +224,26 @@ export function createUserService(deps: UserServiceDeps): UserService {
       const userType = input.user_type ?? 'customer';
       assertMayCreateRole(opts.actor, userType);
       if (input.password !== undefined && input.password !== null) assertPasswordPolicy(input.password);
-      await assertEmailFree(input.email);
-      await assertUserNameFree(input.user_name);
-      const now = clock();
+      // Hashed before the checks: a taken email costs the bcrypt work a new account does, so the time
+      // of a refusal does not tell a taken address from a free one (issue 52). The user name is checked
+      // first, so a taken name is refused alike whatever the email (REGISTRATION_ENUMERATION_SAFE).
       const passwordHash = input.password ? await deps.passwords.hash(input.password) : null;
+      await assertUserNameFree(input.user_name);
+      await assertEmailFree(input.email);
+      const now = clock();
       try {
         return await inTx(opts.tx, async (tx) => {
-          const created = await users.create(
-            {
-              id: randomUUID(),
-              email: input.email,
-              name: input.name ?? null,
-              last_name: input.last_name ?? null,
-              user_name: input.user_name ?? null,
-              user_type: userType,
-              phone: input.phone ?? null,
-              title: input.title ?? null,
-              lang: input.lang ?? null,
-              is_verified: input.is_verified ?? opts.verified ?? false,
-              password_hash: passwordHash,
-              password_changed_at: input.password ? now : null,
-              picture: opts.picture ?? null,
-              metadata: {},
-              created_at: now,
-              updated_at: now,
-            },
-            { tx },
-          );
+          const created = await users.create(newUserRow(input, opts, passwordHash, now), { tx });
           await audit.record(createdEvent(created, opts.via, opts.provider), { tx });
           return created;
         });
       } catch (err) {
         throw uniqueViolation(err) ?? err;
       }
+    },
+
+    draft(input, opts) {
+      return users.build(newUserRow(input, opts, null, clock()));
     },
 
     toPublic: (u) => toPublicUser(u, users.extraFields()),

@@ -1,7 +1,7 @@
 import { canonicalEmail } from '../data/models/user-columns.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import type { Hooks } from '../modules/hooks.js';
-import { withParams } from './account-links.js';
+import { noticeResetUrl, withParams } from './account-links.js';
 import { isActiveUser, isVerified, markVerified, type AccountFlowDeps } from './account-flow-deps.js';
 import { accountWorkKey } from './deferred-work.js';
 
@@ -58,6 +58,27 @@ export function createVerificationService(deps: AccountFlowDeps) {
       const user = await users.findByEmail(email);
       const allowed = await notify.mayMessage(email);
       if (isActiveUser(user) && !isVerified(user) && allowed) deps.deferred.later('verification mail', () => sendFor(user), accountWorkKey(user.id));
+    },
+
+    /**
+     * A registration asked for an address that already has an account (REGISTRATION_ENUMERATION_SAFE):
+     * its owner is told, within the address's notice budget, instead of the caller. Awaited like the
+     * verification mail a new registration waits for, so the two answers take alike; never throws.
+     */
+    async addressTaken(emailInput: string): Promise<void> {
+      const email = canonicalEmail(emailInput);
+      try {
+        const holder = await users.findByEmail(email);
+        if (!isActiveUser(holder) || !(await notify.mayMessage(email, 'notices'))) return;
+        await notify.email({
+          to: email,
+          template: 'registration-address-in-use',
+          lang: holder.lang,
+          data: { name: holder.name ?? undefined, resetUrl: noticeResetUrl(config) },
+        });
+      } catch (err) {
+        log.error({ reason: (err as Error).message }, 'notice of a registration with a taken address failed');
+      }
     },
 
     /**

@@ -146,3 +146,21 @@ describe('the loaded configuration', () => {
     for (const d of described) expect(d.doc.length).toBeGreaterThan(3);
   });
 });
+
+describe('REGISTRATION_ENUMERATION_SAFE', () => {
+  it('when it is on without REQUIRE_EMAIL_VERIFICATION, then loading names the key and says what it needs', () => {
+    const issues = issuesOf(() => load({ REGISTRATION_ENUMERATION_SAFE: 'true' }));
+    expect(issues).toEqual([
+      expect.objectContaining({
+        key: 'REGISTRATION_ENUMERATION_SAFE',
+        source: 'environment',
+        message: expect.stringMatching(/REQUIRE_EMAIL_VERIFICATION=true/),
+      }),
+    ]);
+  });
+
+  it('when it is on with verification required, then it loads; off by default', () => {
+    expect(load().registrationEnumerationSafe).toBe(false);
+    expect(load({ REGISTRATION_ENUMERATION_SAFE: 'true', REQUIRE_EMAIL_VERIFICATION: 'true' }).registrationEnumerationSafe).toBe(true);
+  });
+});

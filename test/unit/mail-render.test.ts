@@ -34,6 +34,7 @@ const DATA: Record<EmailTemplateName, Record<string, string | number>> = {
   'email-change-requested': { ...NOTICE, newEmail: 'n***@example.test' },
   'email-change-confirm': { name: 'Ana', link: LINK, expiresMinutes: 60, currentEmail: 'a***@example.test' },
   'email-change-address-in-use': { resetUrl: RESET_PAGE },
+  'registration-address-in-use': { name: 'Ana', resetUrl: RESET_PAGE },
 };
 
 /** What must reach the reader of each message, in both parts. */
@@ -55,6 +56,7 @@ const MUST_SHOW: Record<EmailTemplateName, string[]> = {
   'email-change-requested': [...NOTICE_SHOWS, 'n***@example.test'],
   'email-change-confirm': [LINK, '60', 'a***@example.test'],
   'email-change-address-in-use': [RESET_PAGE],
+  'registration-address-in-use': ['Ana', RESET_PAGE],
 };
 
 const htmlOf = (s: string) => escapeHtml(s);

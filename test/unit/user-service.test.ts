@@ -38,6 +38,7 @@ function fakeUsers(extra: UserFieldDef[] = []): UserRepository {
       rows.set(v.id, { ...(v as UserRecord) });
       return copy(rows.get(v.id))!;
     },
+    build: (v) => ({ ...(v as UserRecord) }),
     async update(id, v) {
       const u = rows.get(id);
       if (!u) return null;

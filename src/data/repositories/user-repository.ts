@@ -34,6 +34,8 @@ export interface UserRepository {
   findByPhone(phone: string): Promise<UserRecord | null>;
   userNameTaken(userName: string, exceptId?: string): Promise<boolean>;
   create(values: Partial<UserRecord> & { id: string; email: string }, opts?: TxOption): Promise<UserRecord>;
+  /** The row `create` would return for `values` (the model's defaults filled in), not saved. */
+  build(values: Partial<UserRecord> & { id: string; email: string }): UserRecord;
   update(id: string, values: Partial<UserRecord>, opts?: TxOption): Promise<UserRecord | null>;
   list(query: UserListQuery): Promise<UserListPage>;
   /** Builds the default admin listing's deep-page anchors ahead (PostgreSQL, large tables); true when it did. */
@@ -98,6 +100,10 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
         { transaction: opts?.tx ?? undefined },
       );
       return plain(row)!;
+    },
+    build(values) {
+      const now = new Date();
+      return plain(User.build({ created_at: now, updated_at: now, ...values, email: canonicalEmail(values.email) }))!;
     },
     async update(id, values, opts) {
       const transaction = opts?.tx ?? undefined;
