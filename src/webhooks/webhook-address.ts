@@ -40,23 +40,61 @@ for (const [net, prefix] of [
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
   ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation (RFC 9637)
   ['100::', 64], // discard
-  ['::', 96], // IPv4-compatible (deprecated): ::127.0.0.1 would reach the loopback on some hosts
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['2002::', 16], // 6to4: carries an IPv4 address (a private one, for all a check can tell)
   ['fec0::', 10], // site-local (deprecated)
+  // Whole ranges whose embedded IPv4 address a check cannot trust, refused whatever it carries:
+  ['::', 96], // IPv4-compatible (deprecated): ::127.0.0.1 would reach the loopback on some hosts
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): the translator's prefix length is the site's own
+  ['2002::', 16], // 6to4 (deprecated, RFC 7526): carries an IPv4 address, a relay turns it into
 ] as const)
   refused.addSubnet(net, prefix, 'ipv6');
 
-/** The IPv4 address an IPv6 one carries (mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`), if any. */
-function embeddedV4(address: string): string | null {
-  const m = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (m) return m[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return null;
-  const hi = parseInt(hex[1], 16);
-  const lo = parseInt(hex[2], 16);
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+/** The 16 bytes of a valid IPv6 address in any notation (`::` anywhere, a dotted IPv4 tail). */
+function v6Bytes(address: string): number[] {
+  let text = address;
+  const tail: number[] = [];
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    text = dotted[1].endsWith('::') ? dotted[1] : dotted[1].slice(0, -1);
+    tail.push(...dotted[2].split('.').map(Number));
+  }
+  const groups = (part: string) => (part ? part.split(':').flatMap((g) => [parseInt(g, 16) >> 8, parseInt(g, 16) & 255]) : []);
+  const [head, rest] = text.includes('::') ? text.split('::') : [text, undefined];
+  const front = groups(head);
+  const back = [...groups(rest ?? ''), ...tail];
+  return [...front, ...Array(16 - front.length - back.length).fill(0), ...back];
+}
+
+const v4At = (b: number[], at: number[]) => at.map((i) => b[i]).join('.');
+const LAST_32 = [12, 13, 14, 15];
+const starts = (b: number[], prefix: number[]) => prefix.every((x, i) => b[i] === x);
+const zeros = (n: number) => Array(n).fill(0);
+
+/**
+ * Every IPv4 address an IPv6 one carries, in the forms that reach IPv4 hosts: mapped `::ffff:a.b.c.d`,
+ * translated `::ffff:0:a.b.c.d` (RFC 2765), the NAT64 well-known prefix `64:ff9b::/96` (RFC 6052), the
+ * local-use NAT64 prefix `64:ff9b:1::/48` at each RFC 6052 prefix length, IPv4-compatible `::a.b.c.d`,
+ * 6to4 `2002:AABB:CCDD::/48`, and Teredo `2001:0::/32` (the server's address, and the client's,
+ * stored inverted in the last 32 bits).
+ */
+export function embeddedV4(address: string): string[] {
+  const b = v6Bytes(address);
+  const out: string[] = [];
+  if (starts(b, [...zeros(10), 0xff, 0xff])) out.push(v4At(b, LAST_32)); // mapped
+  if (starts(b, [...zeros(8), 0xff, 0xff, 0, 0])) out.push(v4At(b, LAST_32)); // translated
+  if (starts(b, zeros(12))) out.push(v4At(b, LAST_32)); // IPv4-compatible (and ::, ::1)
+  if (starts(b, [0, 0x64, 0xff, 0x9b, ...zeros(8)])) out.push(v4At(b, LAST_32)); // NAT64 well-known
+  if (starts(b, [0, 0x64, 0xff, 0x9b, 0, 1])) {
+    // RFC 6052 §2.2: /48, /56, /64 and /96 (bits 64–71 are always zero, skipped).
+    out.push(v4At(b, [6, 7, 9, 10]), v4At(b, [7, 9, 10, 11]), v4At(b, [9, 10, 11, 12]), v4At(b, LAST_32));
+  }
+  if (starts(b, [0x20, 0x02])) out.push(v4At(b, [2, 3, 4, 5])); // 6to4
+  if (starts(b, [0x20, 0x01, 0, 0])) {
+    out.push(v4At(b, [4, 5, 6, 7])); // Teredo server
+    out.push(LAST_32.map((i) => b[i] ^ 0xff).join('.')); // Teredo client, obfuscated
+  }
+  return out;
 }
 
 /** Whether an IP address is one a webhook may not reach without WEBHOOK_ALLOW_PRIVATE_URLS. */
@@ -65,8 +103,8 @@ export function isForbiddenAddress(address: string): boolean {
   const family = isIP(bare);
   if (family === 0) return true;
   if (family === 4) return refused.check(bare, 'ipv4');
-  const v4 = embeddedV4(bare);
-  if (v4) return refused.check(v4, 'ipv4');
+  // Any form that carries a refused IPv4 address is refused, whatever else it is.
+  if (embeddedV4(bare).some((v4) => refused.check(v4, 'ipv4'))) return true;
   return refused.check(bare, 'ipv6');
 }
 

@@ -123,6 +123,21 @@ describe('SSRF', () => {
     }
   });
 
+  it('when the URL names a refused IPv4 address inside an IPv6 one (mapped, translated, NAT64, 6to4, Teredo), then it is refused at registration', async () => {
+    for (const url of [
+      'http://[::ffff:0:7f00:1]:8080/x', // the issue's: IPv4-translated loopback
+      'http://[::ffff:0:127.0.0.1]/x',
+      'http://[::ffff:127.0.0.1]/x',
+      'http://[64:ff9b::169.254.169.254]/latest',
+      'http://[2002:a9fe:a9fe::1]/latest',
+      'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x',
+    ]) {
+      const res = await strict.request('POST', '/auth/admin/webhooks', { session: superadmin, body: { url, events: ['*'] } });
+      expect(res.status, url).toBe(400);
+      expect(res.body, url).toMatchObject({ success: false, error: expect.stringMatching(/^url: .*resolves to .*WEBHOOK_ALLOW_PRIVATE_URLS/) });
+    }
+  });
+
   it('when an endpoint registered while allowed is sent to by an instance without the opt-in, then the send is refused on the resolved address', async () => {
     const { endpoint } = await t.app.services.webhooks.create({ url: r.url, events: ['user.created'] });
     const before = r.received.length;
