@@ -8,7 +8,18 @@ import { webauthnHelpers } from './webauthn.js';
  * What a challenge is for: adding a passkey, signing in (anyone's discoverable credential), the second
  * step of a pending session, or proving a passkey to remove it. All but `login` are bound to their user.
  */
-export type Purpose = 'register' | 'login' | 'second_factor' | 'remove';
+export type Purpose = 'register' | 'login' | 'second_factor' | 'remove' | 'login_account';
+
+/**
+ * A sign-in started for an email (options asked with `{email}`): its `login` challenge is bound to the
+ * address (`accountBinding`), so only a passkey of that address's account answers it, and a
+ * `login_account` marker, unbound, says the challenge was given for some account — so a passkey of
+ * another account is told apart from a made-up challenge (login.ts). Neither looks the address up.
+ */
+export const accountBinding = (email: string) => `account:${email}`;
+
+/** Purposes not bound to a user id (a sign-in's). */
+const unbound = (purpose: Purpose) => purpose === 'login' || purpose === 'login_account';
 
 /** Five minutes: long enough for a person at a prompt, short enough that a leaked challenge is stale. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -63,7 +74,7 @@ export async function claimChallenge(ctx: ModuleContext, challenge: string, purp
         purpose,
         used_at: null,
         expires_at: { [Op.gt]: now },
-        ...(purpose === 'login' ? {} : { user_id: userId }),
+        ...(unbound(purpose) ? {} : { user_id: userId }),
       },
     },
   );

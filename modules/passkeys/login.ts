@@ -1,7 +1,7 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { ModuleContext, SignInClient, SignInOptions, SignInResult, UserRecord } from '../../src/module-api.js';
-import { challengeOf, claimChallenge, keepChallenge, type Purpose } from './challenges.js';
-import { passkeyInvalid } from './errors.js';
+import { accountBinding, challengeOf, claimChallenge, keepChallenge, type Purpose } from './challenges.js';
+import { passkeyAccountMismatch, passkeyInvalid } from './errors.js';
 import { relyingParty } from './settings.js';
 import { row, store, type CredentialRow } from './store.js';
 import { webauthn } from './webauthn.js';
@@ -9,14 +9,37 @@ import { webauthn } from './webauthn.js';
 /**
  * Sign-in options. Every passkey is discoverable (registration requires it), so `allowCredentials` is
  * always empty and an email, when given, is not even looked up: the answer, its shape and its cost are
- * the same for a known, an unknown and no address (no enumeration), and it is what conditional UI
- * (browser autofill) asks for.
+ * the same for a known and an unknown address (no enumeration); without one it is what conditional UI
+ * (browser autofill) asks for. A sign-in started for an email is one for that account only: its
+ * challenge is bound to the address (challenges.ts `accountBinding`), and a passkey of another account
+ * is refused at verify (PASSKEY_ACCOUNT_MISMATCH).
  */
-export async function loginOptions(ctx: ModuleContext) {
+export async function loginOptions(ctx: ModuleContext, email?: string) {
   const { generateAuthenticationOptions } = await webauthn();
   const options = await generateAuthenticationOptions({ rpID: relyingParty(ctx).id, allowCredentials: [], userVerification: 'preferred' });
-  await keepChallenge(ctx, options.challenge, 'login', null);
+  if (email) {
+    await keepChallenge(ctx, options.challenge, 'login', null, accountBinding(email));
+    await keepChallenge(ctx, options.challenge, 'login_account', null);
+  } else await keepChallenge(ctx, options.challenge, 'login', null);
   return options;
+}
+
+/**
+ * Uses up a sign-in challenge: unbound (options without an email), or bound to the address of the
+ * passkey's owner. 'mismatch' when it was given for another account's address; 'none' when no such
+ * challenge is live.
+ */
+async function claimLogin(ctx: ModuleContext, challenge: string, owner: () => Promise<UserRecord | null>): Promise<'ok' | 'mismatch' | 'none'> {
+  if (await claimChallenge(ctx, challenge, 'login', null)) return 'ok';
+  const user = await owner();
+  const given = () => claimChallenge(ctx, challenge, 'login_account', null);
+  // No owner (an unknown credential, an account gone): the caller refuses it as such, challenge spent.
+  if (!user) return (await given()) ? 'ok' : 'none';
+  if (await claimChallenge(ctx, challenge, 'login', null, accountBinding(user.email))) {
+    await given();
+    return 'ok';
+  }
+  return (await given()) ? 'mismatch' : 'none';
 }
 
 /**
@@ -41,7 +64,13 @@ export async function userOptions(
   return options;
 }
 
-type Refusal = 'challenge' | 'unknown_credential' | 'account' | 'verification' | 'counter_regression';
+/** Runs `fn` once; later calls get its first promise. */
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
+}
+
+type Refusal = 'challenge' | 'unknown_credential' | 'account' | 'account_mismatch' | 'verification' | 'counter_regression';
 
 /** Where an assertion is checked: which challenge it must answer and, but for a sign-in, whose passkey it must be. */
 export interface AssertionScope {
@@ -56,7 +85,8 @@ export interface AssertionScope {
 }
 
 /**
- * Checks an assertion and moves the passkey's counter, or refuses with PASSKEY_INVALID (written as
+ * Checks an assertion and moves the passkey's counter, or refuses with PASSKEY_INVALID (or, for a
+ * proven passkey of another account than the sign-in was started for, PASSKEY_ACCOUNT_MISMATCH; written as
  * `passkeys.sign_in_refused` after the answer, with the step in `details.purpose`). Once the passkey's
  * user is known, the check takes one attempt of core's per-account failed-sign-in budget (the password
  * login's backoff, `ctx.signInAttempts`): a failed one counts as a failed password.
@@ -67,15 +97,30 @@ export async function checkAssertion(
   scope: AssertionScope,
 ): Promise<{ stored: CredentialRow; user: UserRecord; uv: boolean }> {
   const challenge = await challengeOf(credential?.response?.clientDataJSON);
-  if (!challenge || !(await claimChallenge(ctx, challenge, scope.purpose, scope.userId, scope.bind))) return refuse(ctx, scope, 'challenge', null);
   const { Credential } = store(ctx);
-  const where: Record<string, string> = typeof credential.id === 'string' && credential.id.length <= 1400 ? { credential_id: credential.id } : {};
+  const where: Record<string, string> = typeof credential?.id === 'string' && credential.id.length <= 1400 ? { credential_id: credential.id } : {};
   if (scope.userId) where.user_id = scope.userId;
   if (scope.passkeyId) where.id = scope.passkeyId;
-  const found = where.credential_id ? await Credential.findOne({ where }) : null;
-  if (!found) return refuse(ctx, scope, 'unknown_credential', null);
-  const stored = row(found);
-  const user = await ctx.users.find(stored.user_id);
+  const lookUp = once(async () => {
+    const m = where.credential_id ? await Credential.findOne({ where }) : null;
+    return m ? row(m) : null;
+  });
+  const ownerOf = once(async () => {
+    const c = await lookUp();
+    return c ? ctx.users.find(c.user_id) : null;
+  });
+  if (!challenge) return refuse(ctx, scope, 'challenge', null);
+  // A sign-in started for another account's email: refused once the passkey is proven (below), so the
+  // answer never tells whose a credential id is to someone who does not hold the passkey.
+  let otherAccount = false;
+  if (scope.purpose === 'login') {
+    const claimed = await claimLogin(ctx, challenge, ownerOf);
+    if (claimed === 'none') return refuse(ctx, scope, 'challenge', null);
+    otherAccount = claimed === 'mismatch';
+  } else if (!(await claimChallenge(ctx, challenge, scope.purpose, scope.userId, scope.bind))) return refuse(ctx, scope, 'challenge', null);
+  const stored = await lookUp();
+  if (!stored) return refuse(ctx, scope, 'unknown_credential', null);
+  const user = await ownerOf();
   if (!user || user.disabled_at || user.deleted_at) return refuse(ctx, scope, 'account', stored);
   const attempt = await ctx.signInAttempts.reserve(user, scope.client);
   const failed = async (reason: Refusal): Promise<never> => {
@@ -111,6 +156,8 @@ export async function checkAssertion(
   const [moved] = await Credential.update({ counter: info.newCounter, last_used_at: new Date() }, { where: { id: stored.id, counter: stored.counter } });
   if (moved !== 1) return failed('counter_regression');
   await attempt.succeeded();
+  // Its owner's passkey, proven, answering a sign-in started for someone else: nobody is signed in.
+  if (otherAccount) return refuse(ctx, scope, 'account_mismatch', stored);
   return { stored, user, uv: info.userVerified };
 }
 
@@ -141,5 +188,5 @@ function refuse(ctx: ModuleContext, scope: AssertionScope, reason: Refusal, c: C
   if (reason === 'counter_regression' && c) {
     ctx.audit.recordLater({ type: 'passkeys.clone_suspected', outcome: 'failure', userId: c.user_id, details: { passkey_id: c.id, name: c.name } });
   }
-  throw passkeyInvalid();
+  throw reason === 'account_mismatch' ? passkeyAccountMismatch() : passkeyInvalid();
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assert } from './test/authenticator.js';
+import { assert, type Ceremony, type SoftCredential } from './test/authenticator.js';
 import { addPasskey, makeSession, ORIGIN, P, rowsOf, signInWith, uniqueEmail, useApp, userWithPasskey } from './test/world.js';
 
 /** Registration and sign-in with a software authenticator (ES256), through the API a browser client uses. */
@@ -144,5 +144,62 @@ describe('passkeys: every refusal is 400 PASSKEY_INVALID with nothing created', 
     const o = await t.request('POST', `${P}/login/options`, { body: {} });
     await t.app.sequelize.query('UPDATE passkey_challenges SET expires_at = ?', { replacements: [new Date(Date.now() - 1000)] });
     refused(await t.request('POST', `${P}/login/verify`, { body: { credential: assert(credential, o.body.options, { origin: ORIGIN }) } }));
+  });
+});
+
+describe('passkeys: a sign-in started for one account signs in only that account (issue 52)', () => {
+  const refused = (r: { status: number; body: { code?: string } }) => {
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.code).toBe('PASSKEY_INVALID');
+  };
+
+  /** Options asked for `email`, answered by `credential`'s authenticator. */
+  async function signInFor(t: ReturnType<typeof app>, email: string, credential: SoftCredential, c: Partial<Ceremony> = {}) {
+    const o = await t.request('POST', `${P}/login/options`, { body: { email } });
+    expect(o.status, JSON.stringify(o.body)).toBe(200);
+    return t.request('POST', `${P}/login/verify`, { body: { credential: assert(credential, o.body.options, { origin: ORIGIN, ...c }) } });
+  }
+
+  it("when another account's email started the sign-in, then its owner's passkey is refused 400 PASSKEY_ACCOUNT_MISMATCH, nobody is signed in, and the refusal is recorded", async () => {
+    const t = app();
+    const owner = await userWithPasskey(t);
+    const other = await userWithPasskey(t);
+    const sessionsBefore = [(await rowsOf(t, 'sessions', owner.user.id)).length, (await rowsOf(t, 'sessions', other.user.id)).length];
+    for (const email of [other.user.email, uniqueEmail('nobody')]) {
+      const r = await signInFor(t, email, owner.credential);
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body).toEqual({
+        success: false,
+        error: 'This passkey belongs to another account than the one the sign-in was started for',
+        code: 'PASSKEY_ACCOUNT_MISMATCH',
+      });
+      expect(r.headers.get('set-cookie')).toBeNull();
+    }
+    expect([(await rowsOf(t, 'sessions', owner.user.id)).length, (await rowsOf(t, 'sessions', other.user.id)).length]).toEqual(sessionsBefore);
+    await expect
+      .poll(async () => (await t.app.services.audit.list({ userId: owner.user.id, types: ['passkeys.sign_in_refused'] })).events.map((e) => e.details.reason), {
+        timeout: 5000,
+      })
+      .toEqual(['account_mismatch', 'account_mismatch']);
+  });
+
+  it("when the sign-in was started for the passkey's own email (any case), or for none, then it signs that account in", async () => {
+    const t = app();
+    const { user, credential } = await userWithPasskey(t);
+    const r = await signInFor(t, user.email.toUpperCase(), credential);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.user).toMatchObject({ id: user.id });
+    expect((await signInWith(t, credential)).r.status).toBe(200);
+  });
+
+  it("when another account's email started it and the assertion is not proven (a bad signature, a replay), then the answer is PASSKEY_INVALID: whose a credential is is told to its holder only", async () => {
+    const t = app();
+    const owner = await userWithPasskey(t);
+    const other = await userWithPasskey(t);
+    refused(await signInFor(t, other.user.email, owner.credential, { badSignature: true }));
+    const o = await t.request('POST', `${P}/login/options`, { body: { email: other.user.email } });
+    const assertion = assert(owner.credential, o.body.options, { origin: ORIGIN });
+    expect((await t.request('POST', `${P}/login/verify`, { body: { credential: assertion } })).body.code).toBe('PASSKEY_ACCOUNT_MISMATCH');
+    refused(await t.request('POST', `${P}/login/verify`, { body: { credential: assertion } }));
   });
 });

@@ -90,9 +90,9 @@ export const signInOptions = defineRoute({
   auth: 'public',
   module: MODULE_ID,
   rateLimit: passkeyLimit,
-  // The address is accepted (clients send it) and never looked up: see loginOptions.
+  // The address is never looked up; it binds the sign-in to its account: see loginOptions.
   body: z.object({ email: emailAddress.optional() }).optional(),
-  handler: async ({ ctx }) => ({ success: true, options: await loginOptions(ctx) }),
+  handler: async ({ ctx, body }) => ({ success: true, options: await loginOptions(ctx, body?.email) }),
 });
 
 export const signInVerify = defineRoute({
