@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
+import { routeSequelizeWarnings } from './sequelize-warnings.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -24,7 +25,7 @@ export async function createSequelize(config: Pick<Config, 'databaseUrl' | 'data
   const logging = logger ? (sql: string) => logger.trace({ sql }, 'sql') : false;
   const storage = sqliteFile(config);
   if (storage === null) {
-    return new Sequelize(config.databaseUrl!, {
+    const pg = new Sequelize(config.databaseUrl!, {
       dialect: 'postgres',
       // Handed over rather than required by name inside Sequelize, so a bundle (the single executable) has it.
       dialectModule: (await import('pg')).default,
@@ -32,6 +33,8 @@ export async function createSequelize(config: Pick<Config, 'databaseUrl' | 'data
       pool: { max: 10, min: 0, idle: 10_000, acquire: 15_000 },
       define: { underscored: true, timestamps: false },
     });
+    if (logger) routeSequelizeWarnings(pg, logger);
+    return pg;
   }
   if (storage !== ':memory:') {
     mkdirSync(path.dirname(storage), { recursive: true, mode: 0o750 });
@@ -58,6 +61,8 @@ export async function createSequelize(config: Pick<Config, 'databaseUrl' | 'data
     define: { underscored: true, timestamps: false },
   });
   takeTurns(sequelize);
+  // Its warnings (a failed COMMIT or ROLLBACK in an outage) as JSON lines of the app's log.
+  if (logger) routeSequelizeWarnings(sequelize, logger);
   sequelize.addHook('afterConnect', async (connection: unknown) => {
     const db = connection as { run: (sql: string, cb: (err: Error | null) => void) => void; configure: (opt: string, v: number) => void };
     db.configure('busyTimeout', SQLITE_BUSY_STEP_MS);
