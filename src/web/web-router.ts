@@ -109,6 +109,9 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     });
 
   router.use(ASSET_PATH, view.assets.handler);
+  // Browsers ask for /favicon.ico whatever a page links (a tab, a bookmark, a page that is not HTML): the same
+  // icon, so no page load logs a 404.
+  router.get('/favicon.ico', (_req, res) => res.redirect(301, view.assets.url('favicon.svg')));
 
   /**
    * A console page (issue 27): off with ADMIN_CONSOLE=false (the request goes on to the 404); the

@@ -38,10 +38,11 @@ describe('page headers', () => {
   it('when the assets are fetched, then their names carry a content hash, they are cached a year, and CSS + JS stay under 100 kB gzip', async () => {
     const page = await client().get('/login');
     const urls = [...page.text.matchAll(/(?:href|src)="(\/web\/assets\/[^"]+)"/g)].map((m) => m[1]);
-    expect(urls.length).toBe(2);
+    // The stylesheet, the script and the icon.
+    expect(urls.length).toBe(3);
     let gz = 0;
     for (const u of urls) {
-      expect(u).toMatch(/\/web\/assets\/web\.[0-9a-f]{12}\.(css|js)$/);
+      expect(u).toMatch(/\/web\/assets\/(web\.[0-9a-f]{12}\.(css|js)|favicon\.[0-9a-f]{12}\.svg)$/);
       const r = await fetch(t.url + u);
       expect(r.status).toBe(200);
       expect(r.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');

@@ -1,0 +1,68 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import { WebClient } from '../helpers/web-client.js';
+
+/** What people tripped over on the pages and the console (issue 52): a favicon, "1 user", no Retry for a delivered message. */
+describe('pages and console, round three', () => {
+  let t: TestApp;
+  let receiver: Server;
+  let receiverUrl: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { WEB_PAGES: 'true', ADMIN_CONSOLE: 'true', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
+    receiver = createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await new Promise((r) => receiver?.close(r));
+  });
+
+  async function signedIn(userType: 'admin' | 'superadmin') {
+    const user = await makeUser(t, { email: uniqueEmail(userType), user_type: userType });
+    const c = new WebClient(t.url);
+    expect((await c.submit('/login', '/login', { email: user.email, password: DEFAULT_PASSWORD })).status).toBe(303);
+    return c;
+  }
+
+  it('every page links an icon, and /favicon.ico answers it: no page load asks for a missing file', async () => {
+    const page = await fetch(`${t.url}/login`);
+    const html = await page.text();
+    const href = /<link rel="icon" type="image\/svg\+xml" href="([^"]+)">/.exec(html)?.[1];
+    expect(href).toBeTruthy();
+    const icon = await fetch(`${t.url}${href}`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    const ico = await fetch(`${t.url}/favicon.ico`, { redirect: 'manual' });
+    expect(ico.status).toBe(301);
+    expect(ico.headers.get('location')).toBe(href);
+  });
+
+  it('a search with one match says "1 user", not "1 users"', async () => {
+    const c = await signedIn('admin');
+    const needle = `solo${Date.now()}`;
+    await makeUser(t, { email: uniqueEmail(needle), name: needle });
+    const one = await c.get(`/admin/users?q=${needle}`);
+    expect(one.status).toBe(200);
+    expect(one.text).toMatch(/>1 user</);
+    expect(one.text).not.toContain('1 users');
+  });
+
+  it('a delivered webhook message offers no Retry; a failed one does', async () => {
+    const c = await signedIn('superadmin');
+    const ok = await t.app.services.webhooks.create({ url: receiverUrl, events: ['user.created'] });
+    await t.app.services.webhooks.test(ok.endpoint.id);
+    const delivered = await c.get(`/admin/webhooks?id=${ok.endpoint.id}`);
+    expect(delivered.status).toBe(200);
+    expect(delivered.text).toContain('delivered');
+    expect(delivered.text).not.toMatch(/\/retry"/);
+    const down = await t.app.services.webhooks.create({ url: 'http://127.0.0.1:9/hook', events: ['user.created'] });
+    await t.app.services.webhooks.test(down.endpoint.id);
+    const failed = await c.get(`/admin/webhooks?id=${down.endpoint.id}`);
+    expect(failed.text).toMatch(/\/retry"/);
+  });
+});
