@@ -26,7 +26,7 @@ describe('pages and console, round three', () => {
     const user = await makeUser(t, { email: uniqueEmail(userType), user_type: userType });
     const c = new WebClient(t.url);
     expect((await c.submit('/login', '/login', { email: user.email, password: DEFAULT_PASSWORD })).status).toBe(303);
-    return c;
+    return Object.assign(c, { user });
   }
 
   it('every page links an icon, and /favicon.ico answers it: no page load asks for a missing file', async () => {
@@ -64,5 +64,27 @@ describe('pages and console, round three', () => {
     await t.app.services.webhooks.test(down.endpoint.id);
     const failed = await c.get(`/admin/webhooks?id=${down.endpoint.id}`);
     expect(failed.text).toMatch(/\/retry"/);
+  });
+
+  it("a superadmin's own page offers no Disable and says one's own role is not changed here, not that only a superadmin may", async () => {
+    const c = await signedIn('superadmin');
+    const own = await c.get(`/admin/users/${c.user.id}`);
+    expect(own.status).toBe(200);
+    expect(own.text).not.toContain(`/admin/users/${c.user.id}/disable`);
+    expect(own.text).toContain('You cannot change your own role.');
+    expect(own.text).not.toContain('Only a superadmin changes roles.');
+    const other = await makeUser(t, { email: uniqueEmail('other') });
+    expect((await c.get(`/admin/users/${other.id}`)).text).toContain(`/admin/users/${other.id}/disable`);
+  });
+
+  it('a session waiting for its second factor is listed as such, not like a full one', async () => {
+    const c = await signedIn('admin');
+    const user = await makeUser(t, { email: uniqueEmail('pending') });
+    const full = await t.app.services.sessions.create(user.id, { userAgent: 'full-agent' });
+    const pending = await t.app.services.sessions.create(user.id, { userAgent: 'pending-agent', status: 'pending_2fa' });
+    const page = await c.get(`/admin/users/${user.id}`);
+    const row = (id: string) => new RegExp(`<tr data-session="${id}">(.*?)</tr>`, 's').exec(page.text)?.[1] ?? '';
+    expect(row(pending.session.id)).toContain('(waiting for the second step)');
+    expect(row(full.session.id)).not.toContain('waiting');
   });
 });

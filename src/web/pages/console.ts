@@ -152,6 +152,8 @@ export function consolePages(w: WebPage) {
         // An admin may not manage a superadmin; only a superadmin changes roles (the API's rules).
         manage: superActor || user.user_type !== 'superadmin',
         roleChange: superActor && user.id !== s.user.id,
+        // One's own page: no Disable (it would lock the staff member out) and no role form (no one changes their own role).
+        self: user.id === s.user.id,
         roles: ['customer', 'writer', 'admin', 'superadmin'],
         twoFactorReset: enabledModuleRoute(app, 'post', TWO_FACTOR_RESET) !== null,
         // Null when no passkeys provider is on; else the user's passkeys, removable where the admin manages the user.
