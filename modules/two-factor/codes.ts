@@ -17,6 +17,12 @@ const USER_BUCKET = 'two-factor-user';
 const SEND_BUCKET = 'two-factor-send';
 
 export const invalidCode = (remaining: number) => new AppError(400, INVALID_CODE, 'Invalid code', undefined, { attempts_remaining: Math.max(0, remaining) });
+/** A right code from the authenticator app that was used already: INVALID_CODE still (clients check it), with `reason` and words that say so. */
+export const codeAlreadyUsed = (remaining: number) =>
+  new AppError(400, INVALID_CODE, 'This code was already used; wait for the next one from your authenticator app', undefined, {
+    attempts_remaining: Math.max(0, remaining),
+    reason: 'already_used',
+  });
 
 const SMS_TEXT: Record<string, (p: string, code: string, m: number) => string> = {
   en: (p, code, m) => `${p} verification code: ${code}. It expires in ${m} minutes. Do not share it.`,
@@ -142,8 +148,13 @@ export async function checkCode(ctx: ModuleContext, user: UserRecord, method: Me
     }
     case 'totp': {
       const step = /^\d{6}$/.test(clean) && method.secret_enc ? totpStep(readSecret(ctx, method.secret_enc), clean, now.getTime()) : null;
-      // A code accepted once is refused for the rest of its window (and so is any older one).
+      // A code accepted once is refused for the rest of its window (and so is any older one): still a failed
+      // attempt, but the answer says why, so a person waits for the next code instead of retyping this one.
       ok = step !== null && (await store.useStep(ctx, method.id, step, now));
+      if (!ok && step !== null) {
+        refusedSignIn('two_factor_failed');
+        throw codeAlreadyUsed(remaining);
+      }
       break;
     }
     case 'backup_codes': {

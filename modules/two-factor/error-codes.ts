@@ -14,7 +14,12 @@ export const errorCodes: ModuleErrorCode[] = [
   { code: 'NO_VERIFIED_METHOD', status: 400, description: 'Two-factor cannot be turned on without a verified email, SMS or authenticator method.' },
   { code: 'LAST_METHOD', status: 400, description: 'The last method that stands alone cannot be removed while two-factor is on.' },
   { code: 'VERIFICATION_REQUIRED', status: 400, description: 'The change needs a current code: send verification_code and verification_method_id.' },
-  { code: 'INVALID_CODE', status: 400, description: 'The code is wrong; attempts_remaining says how many tries are left.' },
+  {
+    code: 'INVALID_CODE',
+    status: 400,
+    description:
+      'The code is wrong (or, with reason already_used, an authenticator code that was used already); attempts_remaining says how many tries are left.',
+  },
   { code: 'CODE_EXPIRED', status: 400, description: 'No live code was sent for this method and purpose: request a new one.' },
   { code: 'ALREADY_VERIFIED', status: 400, description: 'The session is signed in already: there is no second step to finish.' },
   { code: 'TWO_FACTOR_REQUIRED', status: 403, description: 'A pending session may only finish signing in.' },

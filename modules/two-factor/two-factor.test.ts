@@ -151,7 +151,17 @@ describe(`authenticator apps (${BACKEND})`, () => {
     const { token: again } = await pendingLogin(w, user.email);
     const replayed = await req('POST', `${TF}/verify`, again, { method: 'totp', code });
     expect(replayed.status).toBe(400);
-    expect(replayed.body).toMatchObject({ success: false, error: 'Invalid code', code: 'INVALID_CODE', attempts_remaining: expect.any(Number) });
+    // Still INVALID_CODE (clients check it), but the words and `reason` say why: a person waits for the next code.
+    expect(replayed.body).toMatchObject({
+      success: false,
+      error: 'This code was already used; wait for the next one from your authenticator app',
+      code: 'INVALID_CODE',
+      reason: 'already_used',
+      attempts_remaining: expect.any(Number),
+    });
+    const wrong = await req('POST', `${TF}/verify`, again, { method: 'totp', code: code === '000000' ? '111111' : '000000' });
+    expect(wrong.body).toMatchObject({ error: 'Invalid code', code: 'INVALID_CODE' });
+    expect(wrong.body.reason).toBeUndefined();
   });
 
   it('when a code from the step before or after is sent (±1 drift), then it is accepted; two steps away it is not', async () => {

@@ -112,7 +112,8 @@ describe.concurrent('account page', () => {
     const qr = page.getByRole('img', { name: 'QR code for your authenticator app' });
     expect(await qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100);
     await expectCleanPage(g, page);
-    const secret = await page.locator('[data-totp-secret]').innerText();
+    // Shown in groups of four, as people type it into an app.
+    const secret = (await page.locator('[data-totp-secret]').innerText()).replace(/\s+/g, '');
     const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });
     await awayFromStepEdge();
     await page.locator('#totp-code').fill(totp.generate());

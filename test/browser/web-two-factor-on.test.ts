@@ -33,7 +33,10 @@ describe('two-step verification set up on /account', () => {
     // Set up the authenticator app from the key the page shows.
     await page.getByLabel('Add a method').selectOption('totp');
     await Promise.all([page.waitForURL(`${w.t.url}/account/two-factor/add`), page.getByRole('button', { name: 'Add method' }).click()]);
-    const secret = await page.locator('[data-totp-secret]').innerText();
+    // Shown in groups of four, as people type it into an app.
+    const shown = await page.locator('[data-totp-secret]').innerText();
+    expect(shown).toMatch(/^([A-Z2-7]{4} )+[A-Z2-7]{1,4}$/);
+    const secret = shown.replace(/\s+/g, '');
     const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });
     await awayFromStepEdge();
     await page.locator('#totp-code').fill(totp.generate());
