@@ -190,7 +190,8 @@ describe('two-factor (the module’s API routes)', () => {
     const added = await post(c, '/account/two-factor/add', { method: 'totp' });
     expect(added.status).toBe(200);
     expect(added.text).toMatch(/<img class="qr" src="data:image\/png;base64,[A-Za-z0-9+/=]+"/);
-    const secret = /data-totp-secret>([A-Z2-7]+)</.exec(added.text)![1];
+    // Shown in groups of four (as people type it into an app).
+    const secret = /data-totp-secret>([A-Z2-7 ]+)</.exec(added.text)![1].replace(/ /g, '');
     const methodId = /name="method_id" value="([^"]+)"/.exec(added.text)![1];
     const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });
     const wrong = await c.submit('/account', '/account/two-factor/confirm', { method_id: methodId, code: '000000' });

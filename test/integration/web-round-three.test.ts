@@ -87,4 +87,19 @@ describe('pages and console, round three', () => {
     expect(row(pending.session.id)).toContain('(waiting for the second step)');
     expect(row(full.session.id)).not.toContain('waiting');
   });
+
+  it('the register page asks first and last name apart, and a common password is refused in one plain sentence that the hint announced', async () => {
+    const form = await new WebClient(t.url).get('/register');
+    expect(form.text).toContain('First name');
+    expect(form.text).toContain('autocomplete="family-name"');
+    expect(form.text).toContain('not one of the most common passwords');
+    const email = uniqueEmail('ada');
+    const weak = await new WebClient(t.url).submit('/register', '/register', { name: 'Ada', last_name: 'Lovelace', email, password: 'password123' });
+    expect(weak.status).toBe(400);
+    expect(weak.text.match(/too common/gi)).toHaveLength(1);
+    const ok = await new WebClient(t.url).submit('/register', '/register', { name: 'Ada', last_name: 'Lovelace', email, password: DEFAULT_PASSWORD });
+    expect(ok.status).toBe(303);
+    const user = await t.app.repos.users.findByEmail(email);
+    expect(user).toMatchObject({ name: 'Ada', last_name: 'Lovelace' });
+  });
 });

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { errorText } from './error-text.js';
 import { isAppError } from '../../errors/app-error.js';
 import { invalidInput } from '../../errors/zod-issues.js';
 import { registerPublicBody } from '../../http/schemas/auth.schemas.js';
@@ -47,9 +48,10 @@ export function accountFlowPages(w: WebPage) {
     if (!registrationOpen()) return notFound(req, res);
     const rt = w.returnTo(req);
     if (!rt) return;
-    const values = { name: bodyString(req, 'name', 100), email: bodyString(req, 'email', 254) };
+    const values = { name: bodyString(req, 'name', 100), last_name: bodyString(req, 'last_name', 100), email: bodyString(req, 'email', 254) };
     const input: Record<string, string> = { email: values.email, password: bodyString(req, 'password', 1024) };
     if (values.name.trim()) input.name = values.name.trim();
+    if (values.last_name.trim()) input.last_name = values.last_name.trim();
     const { lang } = view.lang(req);
     input.lang = lang;
     const parsed = registerPublicBody.safeParse(input);
@@ -61,8 +63,7 @@ export function accountFlowPages(w: WebPage) {
       res.redirect(303, destination(rt));
     } catch (err) {
       if (!isAppError(err) || err.status >= 500) throw err;
-      const detail = err.details?.[0]?.message;
-      renderRegister(req, res, rt, { error: detail ? `${err.message}: ${detail}` : err.message, values, status: err.status });
+      renderRegister(req, res, rt, { error: errorText(err), values, status: err.status });
     }
   };
 

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { errorText } from './error-text.js';
 import { withAuditScope } from '../../audit/audit-scope.js';
 import { ownView } from '../../audit/own-view.js';
 import { ownSecurityTypes } from '../../audit/type-filter.js';
@@ -393,8 +394,7 @@ function proofFrom(code: string, methods: TwoFactorMethod[]): { verification_cod
 }
 
 function describe(err: AppError): string {
-  const detail = err.details?.[0];
-  return detail?.message && detail.field ? `${err.message} (${detail.field}: ${detail.message})` : err.message;
+  return errorText(err, true);
 }
 
 /** An event's name in the page's language; a type without one (a module's own) shows as its code. */
