@@ -28,9 +28,11 @@ export function deviceParts(userAgent: string | undefined | null): { browser?: s
   return { browser: BROWSERS.find(([re]) => re.test(userAgent))?.[1], system: SYSTEMS.find(([re]) => re.test(userAgent))?.[1] };
 }
 
+export const UNKNOWN_DEVICE = 'Unknown device';
+
 /** A short human label for a User-Agent ("Chrome on macOS"); "Unknown device" when nothing matches. */
 export function describeDevice(userAgent: string | undefined | null): string {
   const { browser, system } = deviceParts(userAgent);
   if (browser && system) return `${browser} on ${system}`;
-  return browser ?? system ?? 'Unknown device';
+  return browser ?? system ?? UNKNOWN_DEVICE;
 }

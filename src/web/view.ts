@@ -88,6 +88,7 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
         brandColor: config.brandColor,
         logoUrl,
         asset: (name: string) => assets.url(name),
+        when: timeElement,
       });
       res.status(opts.status ?? 200);
       res.setHeader('Content-Security-Policy', pageCsp(nonce, config, opts.formTargets));
@@ -96,4 +97,16 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
       res.type('text/html; charset=utf-8').send(html);
     },
   };
+}
+
+/**
+ * A moment on a page: `<time>` with the ISO value as its machine value and title, shown as UTC minutes until
+ * web.js writes it in the viewer's own locale and time zone (the page works without script).
+ */
+export function timeElement(at: Date | string | null | undefined): string {
+  if (!at) return '—';
+  const d = at instanceof Date ? at : new Date(at);
+  if (Number.isNaN(d.getTime())) return '—';
+  const iso = d.toISOString();
+  return `<time datetime="${iso}" title="${iso}" data-local>${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
 }

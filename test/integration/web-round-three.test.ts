@@ -102,4 +102,17 @@ describe('pages and console, round three', () => {
     const user = await t.app.repos.users.findByEmail(email);
     expect(user).toMatchObject({ name: 'Ada', last_name: 'Lovelace' });
   });
+
+  it("/account names devices as the console does, the raw User-Agent in a title, and moments as <time> in the viewer's zone (ISO in the title)", async () => {
+    const c = await signedIn('admin');
+    const ua = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    await t.app.services.sessions.create(c.user.id, { userAgent: ua, ip: '203.0.113.7' });
+    const page = await c.get('/account');
+    expect(page.status).toBe(200);
+    const row = /<li data-session="[^"]+">\s*<span title="([^"]+)">([^<]+)<br>(.*?)<\/li>/s.exec(page.text.slice(page.text.indexOf(ua.slice(0, 20)) - 200));
+    expect(row?.[1]).toBe(ua);
+    expect(row?.[2]).toBe('Chrome on Linux');
+    expect(row?.[3]).toMatch(/<time datetime="\d{4}-\d\d-\d\dT[^"]+Z" title="[^"]+" data-local>\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/);
+    expect(page.text).not.toMatch(/>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z</);
+  });
 });

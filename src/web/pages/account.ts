@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { UNKNOWN_DEVICE } from '../../services/user-agent.js';
 import { errorText } from './error-text.js';
 import { withAuditScope } from '../../audit/audit-scope.js';
 import { ownView } from '../../audit/own-view.js';
@@ -120,7 +121,9 @@ export function accountPages(w: WebPage) {
       .map((x) => ({
         id: x.id,
         current: x.id === s.session.id,
-        agent: x.user_agent ?? x.user_device ?? '',
+        // What the console shows ("Chrome on Linux"), the raw User-Agent in the title; the raw one when no label fits.
+        agent: (x.user_device && x.user_device !== UNKNOWN_DEVICE ? x.user_device : x.user_agent) || '',
+        userAgent: x.user_agent ?? '',
         ip: x.ip_address ?? '',
         created: iso(x.created_at),
         used: iso(x.last_used_at),

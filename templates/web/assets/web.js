@@ -180,7 +180,17 @@
     });
   }
 
+  /** Moments (`<time data-local>`, written in UTC by the server) in the viewer's own locale and time zone; the ISO value stays in the title. */
+  function localTimes() {
+    var fmt;
+    try { fmt = new Intl.DateTimeFormat(document.documentElement.lang || undefined, { dateStyle: 'medium', timeStyle: 'short' }); } catch (e) { return; }
+    document.querySelectorAll('time[data-local]').forEach(function (el) {
+      var d = new Date(el.getAttribute('datetime'));
+      if (!isNaN(d.getTime())) el.textContent = fmt.format(d);
+    });
+  }
   function start() {
+    localTimes();
     var add = document.querySelector('[data-passkey-add]');
     // The bundle is a deferred script after this one: it is there by the window's load at the latest.
     if (add && window.SimpleWebAuthnBrowser) passkeyAdd(add);
