@@ -31,7 +31,11 @@ describe('two-step verification set up on /account', () => {
     expect(await section.innerText()).toContain('Two-step verification is off.');
 
     // Set up the authenticator app from the key the page shows.
+    // The address is for mailed or texted codes: not asked for an authenticator app.
+    await page.getByLabel('Add a method').selectOption('email');
+    expect(await page.locator('#tf-identifier').isVisible()).toBe(true);
     await page.getByLabel('Add a method').selectOption('totp');
+    expect(await page.locator('#tf-identifier').isVisible()).toBe(false);
     await Promise.all([page.waitForURL(`${w.t.url}/account/two-factor/add`), page.getByRole('button', { name: 'Add method' }).click()]);
     // Shown in groups of four, as people type it into an app.
     const shown = await page.locator('[data-totp-secret]').innerText();
