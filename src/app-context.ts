@@ -198,6 +198,8 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       onLookup: metrics.cacheLookup,
       ttlSec: config.sessionTtl,
       pendingTtlSec: config.pendingSessionTtl,
+      idleTimeoutSec: config.sessionIdleTimeout,
+      maxLifetimeSec: config.sessionMaxLifetime,
       outage: { downSince: () => dbHealth.downSince(), refusal: () => dbHealth.refusal() },
       outageGraceSec: config.sessionOutageGrace,
     });

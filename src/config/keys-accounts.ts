@@ -8,6 +8,20 @@ export const ACCOUNT_KEYS = {
   // Sessions and accounts
   SESSION_TTL: key('sessionTtl', 'auth', duration(3600, 30 * 86400), 'Session lifetime (1h to 30d).', { default: '7d' }),
   PENDING_SESSION_TTL: key('pendingSessionTtl', 'auth', duration(60, 3600), 'Lifetime of a session waiting for two-factor.', { default: '5m' }),
+  SESSION_IDLE_TIMEOUT: key(
+    'sessionIdleTimeout',
+    'auth',
+    duration(0, 30 * 86400).refine((s) => s === 0 || s >= 300, { message: 'must be 0 (off) or at least 5m' }),
+    'A session unused this long is refused as expired (401 SESSION_EXPIRED), up to 2 minutes late: its last use is recorded once a minute. 0 (5m to 30d otherwise): no inactivity timeout, as the original.',
+    { default: '0' },
+  ),
+  SESSION_MAX_LIFETIME: key(
+    'sessionMaxLifetime',
+    'auth',
+    duration(3600, 365 * 86400),
+    'Absolute lifetime from sign-in (1h to 365d): no refresh, second factor or password change keeps a session past it.',
+    { default: '30d' },
+  ),
   SESSION_OUTAGE_GRACE: key(
     'sessionOutageGrace',
     'auth',

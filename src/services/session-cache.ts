@@ -63,7 +63,7 @@ export interface OutageWatch {
 }
 
 type Revived<T> = T & { [k: string]: unknown };
-const DATE_FIELDS = [...new Set([...USER_DATE_COLUMNS, 'created_at', 'last_used_at', 'expires_at'])];
+const DATE_FIELDS = [...new Set([...USER_DATE_COLUMNS, 'created_at', 'signed_in_at', 'last_used_at', 'expires_at'])];
 function revive<T>(json: string): Revived<T> {
   const o = JSON.parse(json) as Record<string, unknown>;
   for (const f of DATE_FIELDS) if (typeof o[f] === 'string') o[f] = new Date(o[f]);

@@ -19,6 +19,15 @@ export const SESSION_TOKEN_PREFIX = 'ses';
 const PREFIX_LENGTH = 12;
 /** lastUsedAt is written at most this often per session (keeps validation read-only). */
 const TOUCH_INTERVAL_MS = 60_000;
+/**
+ * How much later than SESSION_IDLE_TIMEOUT after its recorded last use a session is refused. A use is
+ * recorded at most once per TOUCH_INTERVAL_MS, so the last real use may be up to that much later than
+ * last_used_at; and a copy of the session in another instance's memory may predate a use recorded
+ * elsewhere by up to its own minute (session-cache.ts LOCAL_TTL_MS). Refusing only past both means a
+ * session is never refused while it was in fact used within the timeout: it ends between
+ * SESSION_IDLE_TIMEOUT and SESSION_IDLE_TIMEOUT + 2 min after its last use.
+ */
+export const IDLE_SLACK_MS = TOUCH_INTERVAL_MS + 60_000;
 /** Longest a recorded use waits for its database write (it is in the caches at once). */
 const USE_FLUSH_MS = 1_000;
 
@@ -50,6 +59,10 @@ export interface SessionServiceDeps {
   onLookup?: (cache: 'session' | 'user', source: CacheSource | 'miss') => void;
   ttlSec: number;
   pendingTtlSec: number;
+  /** SESSION_IDLE_TIMEOUT: a session unused this long (plus IDLE_SLACK_MS) is expired; 0 or absent: never. */
+  idleTimeoutSec?: number;
+  /** SESSION_MAX_LIFETIME: no session lives past its sign-in plus this; absent: no cap. */
+  maxLifetimeSec?: number;
   /** The database's health: while it is down, sessions known valid keep validating from the caches (see outageGraceSec). */
   outage?: OutageWatch;
   /** SESSION_OUTAGE_GRACE: how long after an outage began they do; default 0 (not at all). */
@@ -86,6 +99,15 @@ export const invalidSession = () => new AppError(401, Codes.INVALID_SESSION, 'In
 export const expiredSession = () => new AppError(401, Codes.SESSION_EXPIRED, 'Session expired');
 
 /**
+ * When the session's lifetime began: its sign-in. A password change re-stamps created_at (restamp)
+ * and leaves this; sessions stored before the column existed have none, and began at created_at.
+ */
+export const signedInAt = (s: Pick<SessionRecord, 'created_at' | 'signed_in_at'>): Date => new Date(s.signed_in_at ?? s.created_at);
+
+/** A stored time in ms, without a new Date when it is one already (the fast lane asks on every request). */
+const msOf = (d: Date | string | number): number => (d instanceof Date ? d.getTime() : new Date(d).getTime());
+
+/**
  * A session opened before the password last changed is dead even if its row survived (a change cut
  * short between writing the password and revoking the sessions): the password is what it proved.
  * The session a change keeps (the caller's own) is re-stamped by the change, see UserService.setPassword.
@@ -101,6 +123,9 @@ export function predatesPasswordChange(s: Pick<SessionRecord, 'created_at'>, u: 
  */
 export function createSessionService(deps: SessionServiceDeps) {
   const clock = deps.clock ?? (() => new Date());
+  const idleMs = (deps.idleTimeoutSec ?? 0) * 1000;
+  const maxMs = deps.maxLifetimeSec ? deps.maxLifetimeSec * 1000 : Infinity;
+
   const cache = createSessionCache({
     findSession: (hash) => deps.sessions.findByHash(hash),
     findUser: (id) => deps.users.findById(id),
@@ -121,6 +146,29 @@ export function createSessionService(deps: SessionServiceDeps) {
   const uses = new Map<string, Date>();
   let useTimer: NodeJS.Timeout | null = null;
   let useWrites: Promise<void> = Promise.resolve();
+  // Uses being written: a copy read from the database meanwhile (the cached one evicted by a refresh, say) predates them.
+  const writing = new Map<string, Date>();
+
+  /** The session's last recorded use, or a later one of this process's on its way to the database (ms). */
+  function lastUse(s: SessionRecord): number {
+    const at = msOf(s.last_used_at);
+    if (uses.size === 0 && writing.size === 0) return at;
+    return Math.max(at, uses.get(s.id)?.getTime() ?? 0, writing.get(s.id)?.getTime() ?? 0);
+  }
+
+  /**
+   * When the session ends (ms): its expires_at, its sign-in plus SESSION_MAX_LIFETIME, or its last use
+   * plus SESSION_IDLE_TIMEOUT (and IDLE_SLACK_MS), whichever comes first. Every validation path asks
+   * this one (validate, peekLocal for the fast lane, liveSessionId), on whichever copy it holds.
+   */
+  function endOf(s: SessionRecord): number {
+    let end = Math.min(msOf(s.expires_at), msOf(s.signed_in_at ?? s.created_at) + maxMs);
+    if (idleMs > 0) end = Math.min(end, lastUse(s) + idleMs + IDLE_SLACK_MS);
+    return end;
+  }
+  const ended = (s: SessionRecord) => endOf(s) <= clock().getTime();
+  /** A new expires_at `ttlSec` from now, never past the session's sign-in plus SESSION_MAX_LIFETIME. */
+  const expiryFrom = (now: Date, ttlSec: number, signedIn: Date) => new Date(Math.min(now.getTime() + ttlSec * 1000, signedIn.getTime() + maxMs));
 
   function flushUses(): Promise<void> {
     if (useTimer) clearTimeout(useTimer);
@@ -128,9 +176,13 @@ export function createSessionService(deps: SessionServiceDeps) {
     if (uses.size === 0) return useWrites;
     const batch = [...uses].map(([id, at]) => ({ id, at }));
     uses.clear();
+    for (const u of batch) writing.set(u.id, u.at);
     const write = deps.sessions
       .recordUse(batch)
-      .catch((err: Error) => deps.logger.warn({ err: err.message, sessions: batch.length }, 'could not record session use'));
+      .catch((err: Error) => deps.logger.warn({ err: err.message, sessions: batch.length }, 'could not record session use'))
+      .finally(() => {
+        for (const u of batch) if (writing.get(u.id) === u.at) writing.delete(u.id);
+      });
     useWrites = Promise.all([useWrites, write]).then(() => undefined);
     return useWrites;
   }
@@ -174,8 +226,9 @@ export function createSessionService(deps: SessionServiceDeps) {
           sign_in_method: input.signInMethod?.slice(0, 40) ?? null,
           amr: amrText(input.amr ?? []),
           created_at: now,
+          signed_in_at: now,
           last_used_at: now,
-          expires_at: new Date(now.getTime() + ttl * 1000),
+          expires_at: expiryFrom(now, ttl, now),
         },
         opts,
       );
@@ -191,7 +244,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       if (!token || token.length > 200) return null;
       const hash = sha256(token);
       const s = cache.localSession(hash);
-      if (!s || s.status !== 'active' || new Date(s.expires_at).getTime() <= clock().getTime()) return null;
+      if (!s || s.status !== 'active' || ended(s)) return null;
       const user = cache.localUser(s.user_id);
       if (!user || user.deleted_at || user.disabled_at || predatesPasswordChange(s, user)) return null;
       return { session: s, user, hash };
@@ -214,7 +267,8 @@ export function createSessionService(deps: SessionServiceDeps) {
       const found = local ? { s: local, source: 'local' as const, user: undefined } : await cache.session(hash, { withUser: true });
       if (!found) throw invalidSession();
       const { s, source } = found;
-      if (new Date(s.expires_at).getTime() <= clock().getTime()) {
+      // Expired, idle past SESSION_IDLE_TIMEOUT or past SESSION_MAX_LIFETIME: all the same to the client.
+      if (ended(s)) {
         await forgetSessions([hash], { revoked: false });
         // During a database outage the row stays for the expiry job; the answer is the same.
         await deps.sessions.deleteWhere({ id: s.id }).catch((err: unknown) => {
@@ -246,16 +300,17 @@ export function createSessionService(deps: SessionServiceDeps) {
       if (!token || token.length > 200) return null;
       const hash = sha256(token);
       const s = cache.localSession(hash) ?? (await cache.session(hash))?.s;
-      if (!s || new Date(s.expires_at).getTime() <= clock().getTime()) return null;
+      if (!s || ended(s)) return null;
       const user = cache.localUser(s.user_id) ?? (await cache.user(s.user_id));
       return user && !user.deleted_at && !user.disabled_at && !predatesPasswordChange(s, user) ? s.id : null;
     },
 
-    /** Extends an active session to a full lifetime from now. */
+    /** Extends an active session to a full lifetime from now, never past its sign-in plus SESSION_MAX_LIFETIME. */
     async refresh(token: string): Promise<ValidSession> {
       const v = await this.validate(token);
-      const expires = new Date(clock().getTime() + deps.ttlSec * 1000);
-      await deps.sessions.update(v.session.id, { expires_at: expires });
+      const expires = expiryFrom(clock(), deps.ttlSec, signedInAt(v.session));
+      // With its last use (validate just recorded it): the copies go, and the next read is the row's.
+      await deps.sessions.update(v.session.id, { expires_at: expires, last_used_at: new Date(lastUse(v.session)) });
       await forgetSessions([v.session.token_hash], { revoked: false });
       return { ...v, session: { ...v.session, expires_at: expires } };
     },
@@ -268,9 +323,10 @@ export function createSessionService(deps: SessionServiceDeps) {
     /** A pending session made full by its second factor (`secondFactor`: how, for its `amr`). */
     async activate(sessionId: string, userId?: string, opts: TxOption & { secondFactor?: 'code' | 'trusted_device' } = {}): Promise<SessionRecord | null> {
       const s = await deps.sessions.findById(sessionId);
-      if (!s || s.status !== 'pending_2fa' || s.expires_at.getTime() <= clock().getTime()) return null;
+      if (!s || s.status !== 'pending_2fa' || ended(s)) return null;
       if (userId !== undefined && s.user_id !== userId) return null;
-      const expires = new Date(clock().getTime() + deps.ttlSec * 1000);
+      // The lifetime began at the password step (signed_in_at), not at the second factor.
+      const expires = expiryFrom(clock(), deps.ttlSec, signedInAt(s));
       const amr = amrText(withSecondFactor(amrList(s.amr), opts.secondFactor ?? 'code'));
       await deps.sessions.update(s.id, { status: 'active', two_factor_verified: true, expires_at: expires, amr }, opts);
       await afterCommit(opts.tx, () => forgetSessions([s.token_hash], { revoked: false }));
@@ -279,12 +335,15 @@ export function createSessionService(deps: SessionServiceDeps) {
 
     /**
      * Marks a kept session as opened at `at` (a password change the session's owner just made), so the
-     * password-change check in validate lets it live; caches drop their copy after the commit.
+     * password-change check in validate lets it live; caches drop their copy after the commit. Its
+     * lifetime still counts from its sign-in (signed_in_at, kept; written now for a session from before
+     * the column): a password change is one factor, and changing it again and again must not keep a
+     * session past SESSION_MAX_LIFETIME.
      */
     async restamp(sessionId: string, at: Date, opts: TxOption = {}): Promise<void> {
       const s = await deps.sessions.findById(sessionId);
       if (!s) return;
-      await deps.sessions.update(s.id, { created_at: at }, opts);
+      await deps.sessions.update(s.id, { created_at: at, signed_in_at: signedInAt(s) }, opts);
       await afterCommit(opts.tx, () => forgetSessions([s.token_hash], { revoked: false }));
     },
 
@@ -333,7 +392,16 @@ export function createSessionService(deps: SessionServiceDeps) {
       revocationListeners.push(listener);
     },
 
-    listForUser: (userId: string) => deps.sessions.listByUser(userId),
+    /**
+     * The user's stored sessions, each with expires_at as validation sees it: the earliest of its
+     * expiry, its idle end and its lifetime's end (a session idle past SESSION_IDLE_TIMEOUT lists as expired).
+     */
+    async listForUser(userId: string): Promise<SessionRecord[]> {
+      return (await deps.sessions.listByUser(userId)).map((s) => {
+        const end = endOf(s);
+        return end < msOf(s.expires_at) ? { ...s, expires_at: new Date(end) } : s;
+      });
+    },
 
     /** Drops cached copies of a user everywhere, so the next validation reads fresh data. */
     invalidateUser: (userId: string): Promise<void> => cache.forgetUser(userId),

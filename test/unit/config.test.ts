@@ -99,6 +99,19 @@ describe('invalid configuration', () => {
     });
   });
 
+  it('when the session lifetime keys are set, then the idle timeout is 0 (off) or at least 5 minutes, and the lifetime 1 hour to 365 days', () => {
+    expect(load()).toMatchObject({ sessionIdleTimeout: 0, sessionMaxLifetime: 30 * 86400 });
+    expect(load({ SESSION_IDLE_TIMEOUT: '30m', SESSION_MAX_LIFETIME: '24h' })).toMatchObject({ sessionIdleTimeout: 1800, sessionMaxLifetime: 86400 });
+    for (const bad of [
+      { SESSION_IDLE_TIMEOUT: '60' } as Record<string, string>,
+      { SESSION_IDLE_TIMEOUT: '31d' },
+      { SESSION_MAX_LIFETIME: '0' },
+      { SESSION_MAX_LIFETIME: '366d' },
+    ]) {
+      expect(issuesOf(() => load(bad)).map((i) => i.key)).toEqual(Object.keys(bad));
+    }
+  });
+
   it('when the error is printed, then its message names each key and points at the README', () => {
     try {
       load({ PORT: 'abc', RATE_LIMIT_LOGIN: '5 per minute' });

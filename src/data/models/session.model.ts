@@ -17,6 +17,7 @@ export function defineSessionModel(sequelize: Sequelize): ModelStatic<Model> {
       sign_in_method: { type: DataTypes.STRING(40), allowNull: true },
       amr: { type: DataTypes.STRING(100), allowNull: true },
       created_at: { type: DataTypes.DATE, allowNull: false },
+      signed_in_at: { type: DataTypes.DATE, allowNull: true },
       last_used_at: { type: DataTypes.DATE, allowNull: false },
       expires_at: { type: DataTypes.DATE, allowNull: false },
     },

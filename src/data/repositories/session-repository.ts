@@ -21,6 +21,11 @@ export interface SessionRecord {
   /** RFC 8176 values, space-separated (the sign-in seam's, src/services/sign-in-amr.ts); null before they were recorded. */
   amr?: string | null;
   created_at: Date;
+  /**
+   * The sign-in that began the session: its lifetime (SESSION_MAX_LIFETIME) counts from here. Unlike
+   * created_at, a password change does not move it; null for sessions stored before it was recorded.
+   */
+  signed_in_at?: Date | null;
   last_used_at: Date;
   expires_at: Date;
 }
