@@ -62,7 +62,7 @@ describe(`core migrations on ${BACKEND}`, () => {
       'core/20261127-0900-add-user-search-text',
       'core/20261207-1000-create-oidc-resources',
       'core/20261207-1010-add-session-amr',
-      'core/20261208-1000-add-session-signed-in-at',
+      'core/20261207-1020-add-session-signed-in-at',
     ]);
     const dry = await app.migrator.dryRun();
     expect(dry).toHaveLength(14);

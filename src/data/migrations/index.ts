@@ -12,7 +12,7 @@ import { addSessionSignInMethod } from './20261126-1410-add-session-sign-in-meth
 import { addUserSearchText } from './20261127-0900-add-user-search-text.js';
 import { createOidcResources } from './20261207-1000-create-oidc-resources.js';
 import { addSessionAmr } from './20261207-1010-add-session-amr.js';
-import { addSessionSignedInAt } from './20261208-1000-add-session-signed-in-at.js';
+import { addSessionSignedInAt } from './20261207-1020-add-session-signed-in-at.js';
 
 /** Core schema, in order. New migrations are appended; applied ones are never edited. */
 export const coreMigrations: MigrationSource = {

@@ -8,7 +8,7 @@ import type { MigrationDef } from '../migration-types.js';
  * build before, during a rolling upgrade, writes sessions without it too.
  */
 export const addSessionSignedInAt: MigrationDef = {
-  name: '20261208-1000-add-session-signed-in-at',
+  name: '20261207-1020-add-session-signed-in-at',
   async up({ queryInterface: qi, transaction }) {
     await qi.addColumn('sessions', 'signed_in_at', { type: DataTypes.DATE, allowNull: true }, { transaction });
   },
