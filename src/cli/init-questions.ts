@@ -8,11 +8,14 @@ import type { Ui } from './ui.js';
 export interface InitOptions {
   databaseUrl?: string;
   redisUrl?: string;
+  redisPrefix?: string;
   publicUrl?: string;
   port?: string;
   host?: string;
   smtpUrl?: string;
   mailFrom?: string;
+  /** --web-pages / --no-web-pages; undefined when neither is given. */
+  webPages?: boolean;
   adminEmail?: string;
   adminPasswordStdin?: boolean;
   adminPasswordFile?: string;
@@ -44,7 +47,8 @@ const defined = (o: ConfigValues): ConfigValues => Object.fromEntries(Object.ent
 /**
  * The config values this run sets. Flags always count (a re-run with a new --port changes PORT);
  * questions are asked only when there is no config.json yet, and --yes / --no-prompt take their
- * defaults: SQLite, no Redis, the outbox, PUBLIC_URL derived from HOST and PORT.
+ * defaults: SQLite, no Redis, the outbox, PUBLIC_URL derived from HOST and PORT. With a Redis URL the
+ * key prefix is recorded too (--redis-prefix, else the one the environment gives or the default).
  */
 export async function configAnswers(ui: Ui, opts: InitOptions, existing: ConfigValues | null, base: Config): Promise<ConfigValues> {
   const flags = defined({
@@ -53,8 +57,10 @@ export async function configAnswers(ui: Ui, opts: InitOptions, existing: ConfigV
     PUBLIC_URL: opts.publicUrl,
     DATABASE_URL: opts.databaseUrl,
     REDIS_URL: opts.redisUrl,
+    REDIS_PREFIX: opts.redisPrefix,
     SMTP_URL: opts.smtpUrl,
     MAIL_FROM: opts.mailFrom,
+    WEB_PAGES: opts.webPages,
   });
   validateValues(flags, 'flag');
   if (existing) return flags;
@@ -86,6 +92,16 @@ export async function configAnswers(ui: Ui, opts: InitOptions, existing: ConfigV
       validate: validator('REDIS_URL', true),
     });
     if (url) v.REDIS_URL = url;
+  }
+  if (v.REDIS_URL !== undefined && flags.REDIS_PREFIX === undefined) {
+    // Recorded with the URL, so every instance and command that shares this Redis names the same keys
+    // (the environment's REDIS_PREFIX, else the default, unless the answer differs).
+    v.REDIS_PREFIX = await ui.input({
+      flag: '--redis-prefix',
+      message: 'Redis key prefix (instances sharing one Redis need different prefixes)',
+      default: base.redisPrefix,
+      validate: validator('REDIS_PREFIX'),
+    });
   }
   if (flags.PUBLIC_URL === undefined) {
     const host = v.HOST === '0.0.0.0' || v.HOST === '::' ? 'localhost' : String(v.HOST);

@@ -8,8 +8,8 @@ import type { Ui } from './ui.js';
 
 /**
  * Runs a command that drives one of the admin API's services on the app, as the CLI actor: the
- * service's 400 is a usage error (exit 2, pointing at `help`; with `details`, its field messages are
- * appended), any other refusal a failure (exit 1; a 404 points at `listHint`).
+ * service's 400 is a usage error (exit 2, pointing at `help`; with `details`, the field messages its
+ * message does not already carry are appended, each once), any other refusal a failure (exit 1; a 404 points at `listHint`).
  */
 export async function runServiceCommand<T>(
   rt: CliRuntime,
@@ -27,8 +27,9 @@ export async function runServiceCommand<T>(
     return { ui, value };
   } catch (err) {
     if (isAppError(err) && err.status === 400) {
-      const details = opts.details ? err.details?.map((d) => `${d.field}: ${d.message}`).join('; ') : undefined;
-      throw new UsageError(details ? `${err.message}: ${details}` : err.message, opts.help);
+      // The message already names the first bad field ("field: message", zod-issues.ts): only the others are added.
+      const details = opts.details ? (err.details ?? []).map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).filter((d) => d !== err.message) : [];
+      throw new UsageError(details.length ? `${err.message}; ${details.join('; ')}` : err.message, opts.help);
     }
     if (isAppError(err)) throw new CliError(err.message, err.status === 404 ? opts.listHint : undefined);
     throw err;

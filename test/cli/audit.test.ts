@@ -13,7 +13,10 @@ import { json, removeTempDirs, runCli, tempDir } from '../helpers/cli.js';
 const EXPORTED = 450;
 let dir: string;
 let userId: string;
+let otherId: string;
 const email = `audited.${Date.now()}@example.test`;
+const adminEmail = `ops.${Date.now() % 1000}@example.test`;
+const otherEmail = `ann.${Date.now() % 1000}@example.test`;
 
 /**
  * A data dir made by `gatehouse init`, with events written in-process through the audit service (the
@@ -33,6 +36,18 @@ beforeAll(async () => {
       await app.services.audit.record({ type: 'sign_in.failed', outcome: 'failure', userId, details: { reason: 'bad_password' } });
       await app.services.audit.record({ type: 'password.changed', userId });
     });
+    // An admin acting on another user, in 2024 (outside the windows below).
+    const adminId = (await app.repos.users.create({ id: randomUUID(), email: adminEmail, user_type: 'admin', is_verified: true })).id;
+    otherId = (await app.repos.users.create({ id: randomUUID(), email: otherEmail, user_type: 'customer', is_verified: true })).id;
+    await app.repos.audit.insert(
+      eventAt(new Date('2024-06-01T12:00:00Z'), {
+        type: 'user.updated',
+        user_id: otherId,
+        actor: { id: adminId, user_type: 'admin' },
+        ip: '2001:db8:85a3::8a2e:370:7334',
+        details: { fields: ['name', 'last_name', 'user_name', 'phone', 'lang', 'metadata', 'tmz', 'dob', 'display_name'] },
+      }),
+    );
     const start = Date.parse('2025-03-01T00:00:00Z');
     for (let i = 0; i < EXPORTED; i++) {
       const at = new Date(start + i * 60_000);
@@ -65,14 +80,31 @@ describe('gatehouse audit list', () => {
     expect(window.events.map((e: { details: { i: number } }) => e.details.i)).toEqual([12, 11, 10]);
   });
 
-  it('when run for people, then a table with a header and one line per event is printed', async () => {
+  it('when run for people, then each event is two lines within 80 columns naming the user by email, and who acted', async () => {
     const r = await audit(['list', '--user', userId]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^at\s+type\s+outcome\s+actor\s+user\s+ip\s+details$/);
-    expect(lines[1]).toMatch(/password\.changed\s+success\s+customer:/);
-    expect(lines[2]).toContain('bad_password');
+    for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(80);
+    expect(lines).toHaveLength(7);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}password\.changed\s+success {2}203\.0\.113\.7$/);
+    expect(lines[1]).toBe(`    ${email}  by self`);
+    expect(lines[2]).toMatch(/sign_in\.failed\s+failure {2}203\.0\.113\.7$/);
+    expect(lines[3]).toBe(`    ${email}  by self  {"reason":"bad_password"}`);
     expect(lines[lines.length - 1]).toBe('3 events');
+    expect(r.stdout).not.toContain(userId);
+  });
+
+  it('when another user acted, then the line names them by type and email; --json maps the ids it names to emails', async () => {
+    const r = await audit(['list', '--user', otherId]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(80);
+    // The details are what gets cut (--json has them whole).
+    expect(lines[0]).toBe('2024-06-01 12:00:00Z  user.updated  success  2001:db8:85a3::8a2e:370:7334');
+    expect(lines[1]).toMatch(new RegExp(`^    ${otherEmail.replace(/\./g, '\\.')}  by admin ${adminEmail.replace(/\./g, '\\.')}  \\{"fields":\\["name",.*…$`));
+    const doc = json(await audit(['list', '--user', otherId, '--json']));
+    expect(Object.values(doc.users).sort()).toEqual([adminEmail, otherEmail].sort());
+    expect(doc.users[otherId]).toBe(otherEmail);
   });
 
   it.each([

@@ -7,6 +7,7 @@ import { coreRoutes } from '../../src/http/routes/index.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log/logger.js';
 import { json, removeTempDirs, runCli, tempDir, type CliResult } from '../helpers/cli.js';
+import { startOwnRedis } from '../helpers/redis-server.js';
 
 afterAll(removeTempDirs);
 
@@ -134,6 +135,16 @@ describe('gatehouse init with a superadmin', () => {
     expect(again.stdout).not.toContain(password!);
   });
 
+  it('when a password is generated, then it is the last thing init prints, after how to start the server', async () => {
+    const dir = tempDir();
+    const r = await runCli(['init', '--yes', '--data-dir', dir, '--admin-email', 'last@example.com']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.at(-3)).toMatch(/^Start it: {5}\S+ serve --data-dir /);
+    expect(lines.at(-2)).toBe('  superadmin: last@example.com created');
+    expect(lines.at(-1)).toMatch(/^ {2}password: {3}\S+ {3}\(shown once; store it now\)$/);
+  });
+
   it('when --admin-password-file is given, then the password is read from that file', async () => {
     const dir = tempDir();
     const file = path.join(tempDir(), 'pw');
@@ -184,5 +195,51 @@ describe('gatehouse init without the values it needs', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('PROT');
     expect(readConfig(dir)).toEqual({ PORT: 8787, PROT: 1 });
+  });
+});
+
+describe('gatehouse init records what the quickstart and a shared Redis need', () => {
+  it('when --web-pages is given, then WEB_PAGES is recorded (true; --no-web-pages records false)', async () => {
+    const dir = tempDir();
+    const r = await runCli(['init', '--yes', '--data-dir', dir, '--web-pages']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readConfig(dir).WEB_PAGES).toBe(true);
+    const off = await runCli(['init', '--yes', '--data-dir', dir, '--no-web-pages', '--json']);
+    expect(off.code, off.stderr).toBe(0);
+    expect(json(off).config.updated).toEqual(['WEB_PAGES']);
+    expect(readConfig(dir).WEB_PAGES).toBe(false);
+  });
+
+  it('when a Redis URL is given, then REDIS_PREFIX is recorded: --redis-prefix, else the one in the environment, else the default', async () => {
+    const redis = await startOwnRedis();
+    try {
+      const given = tempDir();
+      const r = await runCli(['init', '--yes', '--data-dir', given, '--redis-url', redis.url, '--redis-prefix', 'tenant-a:']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(readConfig(given)).toMatchObject({ REDIS_URL: redis.url, REDIS_PREFIX: 'tenant-a:' });
+
+      const fromEnv = tempDir();
+      const e = await runCli(['init', '--yes', '--data-dir', fromEnv, '--redis-url', redis.url], { env: { REDIS_PREFIX: 'tenant-b:' } });
+      expect(e.code, e.stderr).toBe(0);
+      expect(readConfig(fromEnv).REDIS_PREFIX).toBe('tenant-b:');
+
+      const derived = tempDir();
+      const d = await runCli(['init', '--yes', '--data-dir', derived, '--redis-url', redis.url]);
+      expect(d.code, d.stderr).toBe(0);
+      expect(readConfig(derived).REDIS_PREFIX).toBe('gatehouse:');
+
+      // On a data dir already set up, the flag changes just that key.
+      const later = await runCli(['init', '--yes', '--data-dir', derived, '--redis-prefix', 'tenant-c:', '--json']);
+      expect(later.code, later.stderr).toBe(0);
+      expect(json(later).config.updated).toEqual(['REDIS_PREFIX']);
+    } finally {
+      await redis.close();
+    }
+  });
+
+  it('when no Redis is configured, then no REDIS_PREFIX is written', async () => {
+    const dir = tempDir();
+    expect((await runCli(['init', '--yes', '--data-dir', dir])).code).toBe(0);
+    expect(readConfig(dir)).not.toHaveProperty('REDIS_PREFIX');
   });
 });

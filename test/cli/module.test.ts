@@ -55,7 +55,8 @@ describe('gatehouse module', () => {
     const install = await cli('module', 'install', 'ext-business', '--json');
     expect(install.code, install.stderr).toBe(0);
     expect(json(install).modules[0]).toMatchObject({ module_id: 'ext-business', status: 'installed', installed_version: '1.0.0' });
-    expect(install.stderr).toMatch(/✔ Installing ext-business \(1 migration applied\)/);
+    // No question to answer and no --verbose: no plan and no task list, just the result.
+    expect(install.stderr).toBe('');
 
     await expect
       .poll(async () => (await call(url, 'PUT', '/auth/user/me', { session, body: { is_business: true, biz_name: 'Acme' } })).status, withinSeconds)
@@ -102,5 +103,42 @@ describe('gatehouse module', () => {
     const unknown = await cli('module', 'exec', 'privacy:nothing');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('privacy:export');
+  });
+});
+
+describe('gatehouse module install --yes and status, for people', () => {
+  let dir: string;
+  const cli = (...args: string[]) => runCli([...args, '--data-dir', dir]);
+
+  beforeAll(async () => {
+    dir = tempDir();
+    const r = await runCli(['init', '--yes', '--data-dir', dir]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it('when install runs with --yes (the quickstart), then it says one line per module and shows neither plan nor SQL', async () => {
+    const r = await cli('module', 'install', 'two-factor', 'passkeys', '--if-missing', '--yes');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trimEnd().split('\n')).toEqual(['Installed two-factor 1.0.0 (1 migration applied)', 'Installed passkeys 1.0.0 (1 migration applied)']);
+    expect(r.stderr).toBe('');
+
+    const again = await cli('module', 'install', 'two-factor', 'passkeys', '--if-missing', '--yes');
+    expect(again.stdout.trimEnd().split('\n')).toEqual(['Already installed: two-factor, passkeys; nothing to do.']);
+  });
+
+  it('when install runs with --yes --verbose, then the plan and its SQL are shown', async () => {
+    const r = await cli('module', 'install', 'ext-business', '--yes', '--verbose');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Install ext-business 1.0.0');
+    expect(r.stdout).toMatch(/ALTER TABLE .users. ADD .biz_country/);
+    expect(r.stdout).toContain('Installed ext-business 1.0.0');
+  });
+
+  it('when status shows one module, then each migration and table is named once, after its type', async () => {
+    const r = await cli('module', 'status', 'two-factor');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/✔ migration {3}\d{8}-\d{4}-create-two-factor-tables \[applied\]/);
+    expect(r.stdout).toMatch(/✔ table {7}two_factor_methods \[present\]/);
+    expect(r.stdout).not.toMatch(/migration\s+migration|table\s+table/);
   });
 });

@@ -72,6 +72,32 @@ describe('gatehouse oidc', () => {
     }
   });
 
+  it('says what is wrong with the input once: each bad field named once, on one error line', async () => {
+    const one = await runCli(['oidc', 'client', 'add', '--name', 'x', '--redirect-uri', 'ftp://bad.example.test/cb', '--data-dir', dir]);
+    expect(one.code).toBe(2);
+    const errors = one.stderr.split('\n').filter((l) => l.startsWith('error:'));
+    expect(errors).toHaveLength(1);
+    expect(errors[0].match(/redirect_uris\.0/g)).toHaveLength(1);
+
+    const two = await runCli([
+      'oidc',
+      'client',
+      'add',
+      '--name',
+      'x',
+      '--redirect-uri',
+      'ftp://a.example.test/cb',
+      '--redirect-uri',
+      'ftp://b.example.test/cb',
+      '--data-dir',
+      dir,
+    ]);
+    expect(two.code).toBe(2);
+    const line = two.stderr.split('\n').find((l) => l.startsWith('error:'))!;
+    expect(line.match(/redirect_uris\.0/g)).toHaveLength(1);
+    expect(line.match(/redirect_uris\.1/g)).toHaveLength(1);
+  });
+
   it('keys rotate publishes new keys that sign after the grace period; doctor checks the provider', async () => {
     const rot = await oidc(['keys', 'rotate', '--grace', '1h']);
     expect(rot.code, rot.stderr).toBe(0);

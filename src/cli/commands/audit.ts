@@ -66,28 +66,47 @@ async function page(app: AppContext, filters: AuditFilters) {
   }
 }
 
-const actorText = (a: AuditEvent['actor']) => (a === null ? '-' : 'client_id' in a ? `client:${a.client_id}` : 'via' in a ? 'cli' : `${a.user_type}:${a.id}`);
 const short = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-function printTable(print: (line: string) => void, events: AuditEvent[]) {
-  const rows = events.map((e) => [
-    e.at.replace(/\.\d{3}Z$/, 'Z'),
-    e.type,
-    e.outcome,
-    actorText(e.actor),
-    e.user_id ?? '-',
-    e.ip ?? '-',
-    short(Object.keys(e.details).length ? JSON.stringify(e.details) : '', 60),
-  ]);
-  const head = ['at', 'type', 'outcome', 'actor', 'user', 'ip', 'details'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]))
-      .join('  ')
-      .trimEnd();
-  print(line(head));
-  for (const r of rows) print(line(r));
+/** The emails of the users the events name (about, or acting), read in one query; deleted users too, their events stay. */
+async function emailsOf(app: AppContext, events: AuditEvent[]): Promise<Map<string, string>> {
+  const ids = new Set<string>();
+  for (const e of events) {
+    if (e.user_id) ids.add(e.user_id);
+    if (e.actor && 'id' in e.actor) ids.add(e.actor.id);
+  }
+  if (!ids.size) return new Map();
+  const users = await app.repos.users.findByIds([...ids], { includeDeleted: true });
+  return new Map(users.map((u) => [u.id, u.email]));
+}
+
+/** Who acted: the user's email (`self` when it is the user the event is about), cli, an OpenID client, or nobody (-). */
+function actorText(e: AuditEvent, emails: Map<string, string>): string {
+  const a = e.actor;
+  if (a === null) return '-';
+  if ('client_id' in a) return `client ${a.client_id}`;
+  if ('via' in a) return 'cli';
+  if (a.id === e.user_id) return 'self';
+  return `${a.user_type} ${emails.get(a.id) ?? a.id}`;
+}
+
+/**
+ * Two lines an event, each cut to the terminal's width (80 columns when stdout is no terminal): when,
+ * type, outcome and the address it came from (on the next line when it does not fit); then whom it is
+ * about (the email; the id of an erased account) first, so it is never the part cut, who acted, and
+ * the details, which are what gets cut (--json has them whole).
+ */
+function printEvents(print: (line: string) => void, events: AuditEvent[], emails: Map<string, string>, width: number) {
+  const typeWidth = Math.min(32, Math.max(...events.map((e) => e.type.length)));
+  for (const e of events) {
+    const at = e.at.replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+    const head = `${at}  ${e.type.padEnd(typeWidth)}  ${e.outcome.padEnd(7)}`;
+    const ipFits = e.ip !== null && head.length + 2 + e.ip.length <= width;
+    print(short(ipFits ? `${head}  ${e.ip}` : head.trimEnd(), width));
+    const about = e.user_id ? (emails.get(e.user_id) ?? e.user_id) : '-';
+    const details = Object.keys(e.details).length ? `  ${JSON.stringify(e.details)}` : '';
+    print(short(`    ${about}  by ${actorText(e, emails)}${e.ip && !ipFits ? `  from ${e.ip}` : ''}${details}`, width));
+  }
 }
 
 /** Writes a chunk to stdout and waits while the reader is behind, so an export never piles up in memory. */
@@ -122,13 +141,17 @@ export const registerAudit: CommandRegistrar = (program, rt) => {
     .action(async (opts: ListOptions, cmd) => {
       const ui = commandUi(rt, cmd);
       const config = loadCliConfig(cmd);
-      const result = await withApp(config, cliLogger(config, ui), async (app) => {
+      const { result, emails } = await withApp(config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
-        return page(app, { ...(await filtersOf(app, opts)), limit: opts.limit });
+        const result = await page(app, { ...(await filtersOf(app, opts)), limit: opts.limit });
+        return { result, emails: await emailsOf(app, result.events) };
       });
-      if (result.events.length) printTable((l) => ui.print(l), result.events);
+      const out = rt.streams.stdout;
+      const width = out.isTTY && (out as NodeJS.WriteStream).columns > 0 ? (out as NodeJS.WriteStream).columns : 80;
+      if (result.events.length) printEvents((l) => ui.print(l), result.events, emails, width);
       ui.print(`${count(result.events.length, 'event')}${result.next_cursor ? ` (more: --cursor ${result.next_cursor})` : ''}`);
-      ui.result({ success: true, events: result.events, next_cursor: result.next_cursor });
+      // users: the email of each user the events name (by id), as the lines show them.
+      ui.result({ success: true, events: result.events, users: Object.fromEntries(emails), next_cursor: result.next_cursor });
     });
 
   audit

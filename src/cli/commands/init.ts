@@ -17,11 +17,14 @@ export const registerInit: CommandRegistrar = (program, rt) => {
     .description('Set up a data dir: config.json with generated secrets, the schema, the first superadmin (safe to re-run)')
     .option('--database-url <url>', 'PostgreSQL URL (default: embedded SQLite in the data dir)')
     .option('--redis-url <url>', 'Redis URL (default: none; cache and limits in-process)')
+    .option('--redis-prefix <prefix>', 'prefix of every Redis key and channel (default gatehouse:; recorded with a Redis URL)')
     .option('--public-url <url>', 'public base URL (default: http://HOST:PORT)')
     .option('--port <n>', 'TCP port (default 8787)', portArg)
     .option('--host <host>', 'address to bind (default 127.0.0.1)')
     .option('--smtp-url <url>', 'SMTP server (default: the outbox, files in the data dir)')
     .option('--mail-from <addr>', 'sender address of outgoing mail')
+    .option('--web-pages', "mail links open Gatehouse's hosted pages (WEB_PAGES=true)")
+    .option('--no-web-pages', 'mail links go to the API routes and APP_URL (WEB_PAGES=false, the default)')
     .option('--admin-email <email>', 'create the first superadmin with this email')
     .addOption(new Option('--admin-password-stdin', "read the superadmin's password from stdin").conflicts('adminPasswordFile'))
     .option('--admin-password-file <file>', "read the superadmin's password from a file")
@@ -121,8 +124,7 @@ function report(ui: Ui, dataDir: string, configFile: string, change: ConfigFileC
   );
   ui.print(applied.length ? `  schema:     ${applied.length} migrations applied` : '  schema:     up to date');
   if (admin.status === 'created') {
-    ui.print(`  superadmin: ${admin.email} created`);
-    if (admin.password) ui.print(`  password:   ${admin.password}   (shown once; store it now)`);
+    if (!admin.password) ui.print(`  superadmin: ${admin.email} created`);
   } else if (admin.status === 'exists') {
     ui.print(`  superadmin: ${admin.email} already exists (password unchanged)`);
   } else if (admin.superadmins > 0) {
@@ -131,6 +133,11 @@ function report(ui: Ui, dataDir: string, configFile: string, change: ConfigFileC
     ui.print(`  superadmin: none yet; create one with ${cli} user create --type superadmin --email you@example.com --data-dir ${dataDir}`);
   }
   ui.print(`Start it:     ${serve}`);
+  // Last, so it is what stays on the screen (the quickstart's module install after it prints one line per module).
+  if (admin.status === 'created' && admin.password) {
+    ui.print(`  superadmin: ${admin.email} created`);
+    ui.print(`  password:   ${admin.password}   (shown once; store it now)`);
+  }
   ui.result({
     success: true,
     data_dir: dataDir,

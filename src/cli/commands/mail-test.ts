@@ -31,7 +31,7 @@ export interface MailCommandDeps {
 
 /** Adds `mail test --to ADDRESS [--json]` to the program. */
 export function registerMailCommands(program: Command, deps: MailCommandDeps): Command {
-  const mail = program.command('mail').description('Outgoing mail');
+  const mail = program.command('mail').description('Outgoing mail: mail test, mail outbox');
   mail
     .command('test')
     .description('Send a test message to check the mail settings')

@@ -1,10 +1,11 @@
 import type { CommandRegistrar } from '../context.js';
 import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
+import { registerMailOutbox } from './mail-outbox.js';
 import { registerMailCommands } from './mail-test.js';
 
-/** `gatehouse mail test --to ADDRESS`, implemented beside the mailer (mail-test.ts). */
+/** `gatehouse mail test --to ADDRESS` (mail-test.ts) and `gatehouse mail outbox` (mail-outbox.ts). */
 export const registerMail: CommandRegistrar = (program, rt) => {
-  registerMailCommands(program, {
+  const mail = registerMailCommands(program, {
     withApp(fn) {
       // Global options live on the program; the mail command has no config flags of its own.
       const ui = commandUi(rt, program);
@@ -19,4 +20,5 @@ export const registerMail: CommandRegistrar = (program, rt) => {
       else rt.streams.stdout.write(`${human}\n`);
     },
   });
+  registerMailOutbox(mail, rt);
 };

@@ -69,7 +69,8 @@ function describe(e: ProgressEvent): string {
   }
 }
 
-function printPlan(ui: Ui, p: ModulePlan): void {
+/** The plan of an install or update; the SQL of each migration only for a dry run or with --verbose. */
+function printPlan(ui: Ui, p: ModulePlan, dryRun = false): void {
   ui.print(`${p.action === 'install' ? 'Install' : 'Update'} ${p.module_id} ${p.installed_version ? `${p.installed_version} → ` : ''}${p.module_version}`);
   if (p.up_to_date) ui.print('  already up to date');
   if (p.dependencies.length)
@@ -80,7 +81,7 @@ function printPlan(ui: Ui, p: ModulePlan): void {
   ui.print(p.migrations.length ? `  migrations (${p.migrations.length})${reused}:` : `  migrations: none pending${reused}`);
   for (const m of p.migrations) {
     ui.print(`    ${m.name}`);
-    for (const sql of m.sql) ui.print(`      ${sql.replace(/\s+/g, ' ')}`);
+    if (dryRun || ui.verbose) for (const sql of m.sql) ui.print(`      ${sql.replace(/\s+/g, ' ')}`);
   }
   if (p.tables.length) ui.print(`  tables: ${p.tables.join(', ')}`);
   if (p.user_fields.length) ui.print(`  user fields: ${p.user_fields.map((f) => `${f.name} (${f.type}${f.write_only ? ', write-only' : ''})`).join(', ')}`);
@@ -100,8 +101,9 @@ function printStatus(ui: Ui, s: ModuleStatus, detailed: boolean): void {
   ui.print(`${s.module_id.padEnd(16)} ${s.status.padEnd(14)} ${version}`);
   if (!detailed) return;
   ui.print(`  ${s.module_description}`);
-  for (const c of s.components)
-    ui.print(`  ${c.installed ? '✔' : '·'} ${c.component_type.padEnd(11)} ${c.items ? c.items.join(', ') : c.description} [${c.status}]`);
+  // The type is its own column: a migration or table is named once ("✔ migration   20261124-…"), not "migration migration …".
+  const name = (c: ModuleStatus['components'][number]) => (c.items ? c.items.join(', ') : c.component_id.slice(c.component_id.indexOf(':') + 1));
+  for (const c of s.components) ui.print(`  ${c.installed ? '✔' : '·'} ${c.component_type.padEnd(11)} ${name(c)} [${c.status}]`);
   for (const p of s.problems) ui.print(`  ✖ ${p.message}`);
 }
 
@@ -163,25 +165,31 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
       const config = settings ? { [requested[0]]: settings } : undefined;
       await action(rt, async (ui, app) => {
         let ids = requested;
+        let already: string[] = [];
         if (opts.ifMissing) {
           const present = new Set((await app.modules.hub.status()).filter((m) => m.installed_version !== null).map((m) => m.module_id));
           ids = requested.filter((id) => !present.has(id));
+          already = requested.filter((id) => present.has(id));
           if (ids.length === 0) {
             ui.print(`Already installed: ${requested.join(', ')}; nothing to do.`);
             ui.result({ success: true, dry_run: Boolean(opts.dryRun), modules: await app.modules.hub.status(requested) });
             return;
           }
         }
-        const plans = await ui.task(
-          'Planning (dry-run)',
-          () => app.modules.hub.planInstall(ids, { config }),
-          (p) =>
-            count(
-              p.reduce((n, x) => n + x.migrations.length, 0),
-              'migration',
-            ),
-        );
-        for (const p of plans) printPlan(ui, p);
+        // Quiet unless there is a plan to read: a dry run, a question to answer, or --verbose. An
+        // install with --yes (the quickstart, scripts) says one line per module and nothing else, so
+        // what was printed before it (init's once-shown password) stays on the screen.
+        const detailed = Boolean(opts.dryRun) || ui.verbose || (ui.interactive && !ui.yes);
+        const planning = () => app.modules.hub.planInstall(ids, { config });
+        const plans = detailed
+          ? await ui.task('Planning (dry-run)', planning, (p) =>
+              count(
+                p.reduce((n, x) => n + x.migrations.length, 0),
+                'migration',
+              ),
+            )
+          : await planning();
+        if (detailed) for (const p of plans) printPlan(ui, p, Boolean(opts.dryRun));
         const ok = plans.every((p) => p.ok);
         if (opts.dryRun) {
           ui.print(ok ? 'Dry run: nothing was changed.' : 'Dry run: the install would be refused; nothing was changed.');
@@ -194,12 +202,18 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
             `cannot install ${ids.join(', ')}: ${plans.flatMap((p) => p.problems.map((x) => x.message).concat(p.dry_run.error ?? [])).join('; ')}`,
           );
         await confirmChange(ui, `Install ${plans.map((p) => p.module_id).join(', ')}?`, false);
-        const result = await ui.task(
-          `Installing ${ids.join(', ')}`,
-          (progress) => app.modules.hub.install(ids, { config, actor: 'cli', onProgress: (e) => progress(describe(e)) }),
-          (r) => `${count(r.migrations.length, 'migration')} applied`,
-        );
-        ui.print(`Installed ${result.modules.join(', ')}; running servers pick it up within seconds.`);
+        const installing = (progress?: (detail: string) => void) =>
+          app.modules.hub.install(ids, { config, actor: 'cli', onProgress: progress && ((e) => progress(describe(e))) });
+        const result = detailed
+          ? await ui.task(`Installing ${ids.join(', ')}`, installing, (r) => `${count(r.migrations.length, 'migration')} applied`)
+          : await installing();
+        for (const id of already) ui.print(`${id} already installed`);
+        for (const id of result.modules) {
+          const plan = plans.find((p) => p.module_id === id);
+          const applied = result.migrations.filter((m) => m.startsWith(`${id}/`)).length;
+          ui.print(`Installed ${id}${plan ? ` ${plan.module_version}` : ''} (${count(applied, 'migration')} applied)`);
+        }
+        if (detailed) ui.print('Running servers pick the change up within seconds.');
         ui.result({ success: true, dry_run: false, result, modules: await app.modules.hub.status(result.modules) });
       })(cmd);
     });
@@ -214,7 +228,7 @@ export const registerModuleCommands: CommandRegistrar = (program, rt) => {
     .action(async (id: string, opts: { dryRun?: boolean }, cmd: Command) => {
       await action(rt, async (ui, app) => {
         const plan = await app.modules.hub.planUpdate(id);
-        printPlan(ui, plan);
+        printPlan(ui, plan, Boolean(opts.dryRun));
         if (opts.dryRun || plan.up_to_date || !plan.ok) {
           ui.result({ success: plan.ok, dry_run: true, plan });
           if (!plan.ok) rt.exitCode = 1;
