@@ -48,7 +48,11 @@ describe('password hasher: a caller who has gone', () => {
     expect(order).toEqual(['abandoned']); // before any hash ended: it was never handed to bcrypt
     expect(await Promise.all(running)).toEqual(Array(SLOTS).fill(true));
     expect(await behind).toBe(false);
-    expect(order.at(-1)).toBe('behind');
+    // It waited for a slot: it settled after one of the running ones, whose end handed it the slot. Not
+    // necessarily after all of them: on a loaded host a running hash may take longer than the one that
+    // followed it (failed once in .ci/run's quick tier as 'behind' before 'running-0').
+    const firstRunningDone = Math.min(...Array.from({ length: SLOTS }, (_, i) => order.indexOf(`running-${i}`)));
+    expect(order.indexOf('behind')).toBeGreaterThan(firstRunningDone);
   });
 
   it('when the caller is gone before the verification is asked for, then nothing is compared, even with slots free', async () => {
