@@ -67,6 +67,9 @@ export const TTL = {
 export const MAX_SIGNED_TTL = Math.max(TTL.AccessToken, TTL.IdToken, TTL.ClientCredentials, RESOURCE_TTL_MAX);
 
 const epoch = (d: Date | string) => Math.floor(new Date(d).getTime() / 1000);
+/** A token's lifetime: its registered API's own when it has one, else `fallback` seconds. */
+const apiTtlOr = (fallback: number) => (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+  token.resourceServer?.accessTokenTTL ?? fallback;
 
 /** The standard claims of a user (the spec's User object mapped to OpenID Connect's names). */
 export function claimsOf(user: UserRecord): Record<string, unknown> {
@@ -180,9 +183,10 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     const found = await adapterOf(model).find(id);
     const grantId = typeof found?.grantId === 'string' ? found.grantId : null;
     if (grantId) {
-      // The database half deletes every model's artefacts of the grant in one statement; the Redis half
-      // holds only codes, which are found through their grant (gone now).
-      await Promise.all([adapterOf('AccessToken').revokeByGrantId(grantId), adapterOf(model).revokeByGrantId(grantId), adapterOf('Grant').destroy(grantId)]);
+      // The database half deletes every model's artefacts of the grant in one statement (any model's adapter
+      // does: AccessToken's lives there on every backend); the Redis half holds only codes, which are found
+      // through their grant (gone now).
+      await Promise.all([adapterOf('AccessToken').revokeByGrantId(grantId), adapterOf('Grant').destroy(grantId)]);
       const ctx = ProviderClass.ctx;
       if (ctx) provider.emit('grant.revoked', ctx, grantId);
     }
@@ -292,9 +296,8 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       ...TTL,
       AuthorizationCode: deps.codeTtl ?? TTL.AuthorizationCode,
       // A registered API's own lifetime for its tokens (`oidc resource add --access-token-ttl`).
-      AccessToken: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) => token.resourceServer?.accessTokenTTL ?? TTL.AccessToken,
-      ClientCredentials: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
-        token.resourceServer?.accessTokenTTL ?? TTL.ClientCredentials,
+      AccessToken: apiTtlOr(TTL.AccessToken),
+      ClientCredentials: apiTtlOr(TTL.ClientCredentials),
     },
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(t: string): boolean }, code: { scopes: Set<string> }) =>
