@@ -54,7 +54,7 @@ export function createApp(app: AppContext): Express {
   const limits = createRateLimitLayers(app, [...coreRoutes, ...WEB_ROUTE_LIMITS]);
   front.push(limits.preflight, cors(config.corsOrigins), limits.gate);
   // The OpenID provider reads its own (form) bodies: it goes before the JSON parser.
-  front.push(oidcRouter(app));
+  front.push(oidcRouter(app, web.view));
   front.push(jsonBody(config.bodyLimit));
   const [exactRoutes, routedRoutes] = createCoreRouter(coreRoutes.map((def) => ({ method: def.method, path: def.path, handlers: toHandlers(def, app) })));
   // Parameter-free core routes are answered from here; none of them lies under the pictures path.

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { amrList } from '../services/sign-in-amr.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response, type RequestHandler } from 'express';
@@ -6,8 +5,9 @@ import type Provider from 'oidc-provider';
 import type { AppContext } from '../app-context.js';
 import { ACR_1FA, ACR_2FA, checkInteractionCsrf, interactionCsrf, INTERACTION_PATH, OIDC_PREFIX } from '../oidc/provider.js';
 import type { OidcHttpGlue } from '../oidc/oidc.js';
-import { findPackageRoot } from '../mail/package-root.js';
-import { loadStrings, pickLang, translator, type WebLang } from '../web/i18n.js';
+import { pickLang } from '../web/i18n.js';
+import type { WebView } from '../web/view.js';
+import type { OidcPage } from '../oidc/pages.js';
 import { trustedFormOrigin } from '../web/page-security.js';
 import { withAuditScope } from '../audit/audit-scope.js';
 import { requestAuditScope } from './request-audit.js';
@@ -18,32 +18,26 @@ import { OUTAGE_BODY } from '../errors/app-error.js';
 /** The scopes the consent page names (each has an `oidc.consent.scope.*` string). */
 const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'roles', 'offline_access']);
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
-/**
- * A small server-rendered page with a strict CSP: no script at all, styles by nonce, forms to this origin
- * (and `formTargets`: browsers apply form-action to the redirects after a submission, so the consent form
- * names the client's redirect origin, where the provider sends the browser next).
- */
-function page(res: ServerResponse, title: string, body: string, status = 200, formTargets: string[] = [], lang: WebLang = 'en'): void {
-  const nonce = randomBytes(16).toString('base64');
+/** Sends one of the view layer's pages (templates/web/pages) with the policy made for it. */
+function send(res: ServerResponse, status: number, page: OidcPage, lang: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Content-Language', lang);
-  res.setHeader(
-    'Content-Security-Policy',
-    `default-src 'none'; style-src 'nonce-${nonce}'; form-action 'self'${formTargets.map((o) => ` ${o}`).join('')}; frame-ancestors 'none'; base-uri 'none'`,
-  );
-  res.end(
-    `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>` +
-      `<style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}button{padding:.5rem 1rem;margin-right:.5rem}</style></head>` +
-      `<body><main>${body}</main></body></html>`,
-  );
+  res.setHeader('Content-Security-Policy', page.csp);
+  res.end(page.html);
 }
 
+const originOf = (uri: string): string | null => {
+  try {
+    return new URL(uri).origin;
+  } catch {
+    return null;
+  }
+};
+
 /** The HTTP side of the OpenID provider: its endpoints (oidc-provider's Koa app), the sign-in hand-off and the consent page. */
-export function oidcRouter(app: AppContext): RequestHandler {
+export function oidcRouter(app: AppContext, view: WebView): RequestHandler {
   const oidc = app.services.oidc;
   const router = express.Router();
   if (!oidc.enabled) return router;
@@ -66,8 +60,6 @@ export function oidcRouter(app: AppContext): RequestHandler {
   router.use((req, res, next) =>
     req.path === '/.well-known/openid-configuration' || req.path.startsWith(`${OIDC_PREFIX}/`) ? fromPublicUrl(req, res, next) : next(),
   );
-  // The consent page speaks the hosted pages' languages (templates/web/i18n, the `oidc.consent.*` strings).
-  const strings = loadStrings(`${findPackageRoot(import.meta.url)}/templates/web/i18n`);
 
   const gatehouseSession = async (req: IncomingMessage) => {
     const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
@@ -89,31 +81,30 @@ export function oidcRouter(app: AppContext): RequestHandler {
         `${SESSION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=${app.config.cookieSameSite[0].toUpperCase()}${app.config.cookieSameSite.slice(1)}${cookieSecure ? '; Secure' : ''}`,
       );
     },
-    async renderLogout(form, { name, keepsSession }, req) {
-      const { t, lang } = await pageLang(req);
-      const client = name === null ? t('oidc.logout.this_app') : esc(name);
-      // A client registered with keep_session_on_logout signs out of itself only: the page says just that.
-      const question = t(keepsSession ? 'oidc.logout.question_app_only' : 'oidc.logout.question', {
-        client,
-        product: esc(app.config.productName ?? 'Gatehouse'),
-      });
-      return page0(
-        t('oidc.logout.title'),
-        `<h1>${esc(t('oidc.logout.title'))}</h1><p>${question}</p>${form}` +
-          `<button form="op.logoutForm" type="submit" name="logout" value="yes">${esc(t('oidc.logout.confirm'))}</button><button form="op.logoutForm" type="submit">${esc(t('oidc.logout.stay'))}</button>`,
-        lang,
-      );
+    async renderLogout(form, { name, keepsSession, returnTo }, req) {
+      // oidc-provider's form is its end-session confirmation action and its xsrf token; the template rebuilds
+      // it with both escaped. After the post the provider redirects to the client's post-logout URI: a form target.
+      const action = /action="([^"]+)"/.exec(form)?.[1];
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)?.[1];
+      if (!action || !xsrf) throw new Error('oidc-provider changed its logout form');
+      const opts = await pageOpts(req, returnTo);
+      return view.document('oidc-logout', { title: view.translator(opts.lang)('oidc.logout.title'), action, xsrf, client: name, keepsSession }, opts);
     },
     async renderLoggedOut(clientName, req) {
-      const { t, lang } = await pageLang(req);
-      const said = clientName === null ? t('oidc.logged_out.body') : t('oidc.logged_out.body_client', { client: esc(clientName) });
-      return page0(t('oidc.logged_out.title'), `<h1>${esc(t('oidc.logged_out.title'))}</h1><p>${said}</p>`, lang);
+      const { lang, t } = await pageLang(req);
+      const text = clientName === null ? t('oidc.logged_out.body') : t('oidc.logged_out.body_client', { client: clientName });
+      return view.document('message', { title: t('oidc.logged_out.title'), text, tone: 'note' }, { lang });
     },
   };
   /** The signed-in user's language, else the browser's (as the hosted pages choose). */
   const pageLang = async (req: IncomingMessage) => {
     const lang = pickLang((await gatehouseSession(req))?.user.lang, req.headers['accept-language']);
-    return { lang, t: translator(strings, lang) };
+    return { lang, t: view.translator(lang) };
+  };
+  /** A page's language, and the origin of where its form's post ends (a client's URI), as a form target. */
+  const pageOpts = async (req: IncomingMessage, target: string | null) => {
+    const { lang } = await pageLang(req);
+    return { lang, formTargets: [target ? originOf(target) : null].filter((o): o is string => o !== null) };
   };
   const provider = (force = false): Promise<Provider> => oidc.provider(glue, { force });
 
@@ -149,7 +140,7 @@ export function oidcRouter(app: AppContext): RequestHandler {
     } catch (err) {
       if ((err as Error).name !== 'SessionNotFound' || req.accepts(['json', 'html']) !== 'html') throw err;
       const { t, lang } = await pageLang(req);
-      page(res, t('oidc.expired.title'), `<h1>${esc(t('oidc.expired.title'))}</h1><p>${esc(t('oidc.expired.body'))}</p>`, 400, [], lang);
+      send(res, 400, view.document('message', { title: t('oidc.expired.title'), text: t('oidc.expired.body'), tone: 'error' }, { lang }), lang);
       return null;
     }
   }
@@ -218,22 +209,17 @@ export function oidcRouter(app: AppContext): RequestHandler {
         // The registered APIs' own scopes asked for (resource indicators), each under the API's name.
         const asked = (prompt.details as { missingResourceScopes?: Record<string, string[]> }).missingResourceScopes ?? {};
         const apis = await Promise.all(Object.entries(asked).map(async ([id, list]) => ({ name: (await oidc.resources.find(id))?.name ?? id, scopes: list })));
-        const csrf = interactionCsrf(oidc.secret(), uid);
-        const lang = pickLang((await gatehouseSession(req))?.user.lang, req.headers['accept-language']);
-        const t = translator(strings, lang);
-        const clientName = `<strong>${esc(client.clientName ?? client.clientId)}</strong>`;
-        page(
-          res,
-          t('oidc.consent.title'),
-          `<h1>${esc(t('oidc.consent.title'))}</h1><p>${t('oidc.consent.intro', { client: clientName, product: esc(app.config.productName ?? 'Gatehouse') })}</p>` +
-            `<p>${esc(t('oidc.consent.scopes'))}</p><ul>${scopes.map((x) => `<li>${esc(t(`oidc.consent.scope.${x}`))}</li>`).join('')}` +
-            `${apis.map((api) => `<li>${esc(t('oidc.consent.resource', { api: api.name, scopes: api.scopes.join(', ') }))}</li>`).join('')}</ul>` +
-            `<p>${esc(t('oidc.consent.remembered'))}</p>` +
-            `<form method="post" action="${returnTo}/confirm"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" name="decision" value="allow">${esc(t('oidc.consent.allow'))}</button><button type="submit" name="decision" value="deny">${esc(t('oidc.consent.deny'))}</button></form>`,
-          200,
-          [new URL(String(params.redirect_uri)).origin],
-          lang,
-        );
+        const { lang, t } = await pageLang(req);
+        const data = {
+          title: t('oidc.consent.title'),
+          client: client.clientName ?? client.clientId,
+          scopes,
+          apis,
+          action: `${returnTo}/confirm`,
+          interactionCsrf: interactionCsrf(oidc.secret(), uid),
+        };
+        // The post's redirect ends at the client's redirect URI: a form target (browsers apply form-action to it).
+        send(res, 200, view.document('oidc-consent', data, { lang, formTargets: [new URL(String(params.redirect_uri)).origin] }), lang);
         return;
       }
       await p.interactionFinished(
@@ -303,8 +289,4 @@ export function oidcRouter(app: AppContext): RequestHandler {
   router.use((req, res, next) => (req.path.startsWith(`${OIDC_PREFIX}/`) ? toProvider(req, res, next) : next()));
   router.get('/.well-known/openid-configuration', toProvider);
   return router;
-
-  function page0(title: string, body: string, lang: WebLang): string {
-    return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${esc(title)}</title></head><body><main>${body}</main></body></html>`;
-  }
 }

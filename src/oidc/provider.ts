@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { sendPage, type OidcPage, type SourceCtx } from './pages.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
 import type { UserRecord } from '../data/repositories/user-repository.js';
@@ -126,8 +127,8 @@ export interface ProviderDeps {
   /** Runs after a successful RP-initiated logout, inside the request: ends the Gatehouse session. */
   endGatehouseSession(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** The end-session confirmation and the signed-out page, in the language of the request's user or browser. */
-  renderLogout(form: string, client: { name: string | null; keepsSession: boolean }, req: IncomingMessage): Promise<string>;
-  renderLoggedOut(clientName: string | null, req: IncomingMessage): Promise<string>;
+  renderLogout(form: string, client: { name: string | null; keepsSession: boolean; returnTo: string | null }, req: IncomingMessage): Promise<OidcPage>;
+  renderLoggedOut(clientName: string | null, req: IncomingMessage): Promise<OidcPage>;
 }
 
 export const cookieKey = (secret: string, purpose: string) => Buffer.from(hkdfSync('sha256', secret, 'gatehouse-oidc', purpose, 32)).toString('base64url');
@@ -358,15 +359,17 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
-        logoutSource: async (
-          ctx: { body: string; req: IncomingMessage; oidc: { client?: { clientName?: string; keep_session_on_logout?: boolean } } },
-          form: string,
-        ) => {
+        // Both pages are the view layer's templates (src/http/oidc-mount.ts), sent with their own policy.
+        logoutSource: async (ctx: SourceCtx & { oidc: { params?: { post_logout_redirect_uri?: unknown } } }, form: string) => {
           const client = ctx.oidc.client;
-          ctx.body = await deps.renderLogout(form, { name: client?.clientName ?? null, keepsSession: client?.keep_session_on_logout === true }, ctx.req);
+          const returnTo = typeof ctx.oidc.params?.post_logout_redirect_uri === 'string' ? ctx.oidc.params.post_logout_redirect_uri : null;
+          sendPage(
+            ctx,
+            await deps.renderLogout(form, { name: client?.clientName ?? null, keepsSession: client?.keep_session_on_logout === true, returnTo }, ctx.req),
+          );
         },
-        postLogoutSuccessSource: async (ctx: { body: string; req: IncomingMessage; oidc: { client?: { clientName?: string } } }) => {
-          ctx.body = await deps.renderLoggedOut(ctx.oidc.client?.clientName ?? null, ctx.req);
+        postLogoutSuccessSource: async (ctx: SourceCtx) => {
+          sendPage(ctx, await deps.renderLoggedOut(ctx.oidc.client?.clientName ?? null, ctx.req));
         },
       },
       resourceIndicators: {

@@ -20,6 +20,14 @@ export interface WebView {
   /** The language and translator for a request (for messages built outside a template). */
   lang(req: Request, user?: PageUser | null): { lang: WebLang; t: Translate };
   csrfKey: Buffer;
+  /** The strings of a language. */
+  translator(lang: WebLang): Translate;
+  /**
+   * A page of templates/web/pages in the layout as a string, for a response that is not Express's (the OpenID
+   * provider's pages): no user in the header, no CSRF cookie (such a page's form carries its own token).
+   * The caller sends `csp` as the page's Content-Security-Policy.
+   */
+  document(page: string, data: Record<string, unknown>, opts: { lang: WebLang; formTargets?: string[] }): { html: string; csp: string };
 }
 
 export interface RenderOptions {
@@ -66,6 +74,18 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
     return { lang: l, t: translator(strings, l) };
   };
 
+  /** The page's data with what the layout reads (product, colour, logo, assets, the time helper). */
+  const html0 = (page: string, data: Record<string, unknown>, layout: Record<string, unknown>) =>
+    eta.render(`pages/${page}`, {
+      ...data,
+      ...layout,
+      product: config.productName,
+      brandColor: config.brandColor,
+      logoUrl,
+      asset: (name: string) => assets.url(name),
+      when: timeElement,
+    });
+
   return {
     config,
     assets,
@@ -74,8 +94,7 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
     render(req, res, page, data = {}, opts = {}) {
       const nonce = newNonce();
       const { lang: l, t } = lang(req, opts.user);
-      const html = eta.render(`pages/${page}`, {
-        ...data,
+      const html = html0(page, data, {
         t,
         lang: l,
         nonce,
@@ -84,17 +103,20 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
         pageCsrf: { field: CSRF_FIELD, token: opts.csrf === 'console' ? csrfTokenFor(req, res, key, config) : null },
         console: opts.csrf === 'console',
         user: opts.user ?? null,
-        product: config.productName,
-        brandColor: config.brandColor,
-        logoUrl,
-        asset: (name: string) => assets.url(name),
-        when: timeElement,
       });
       res.status(opts.status ?? 200);
       res.setHeader('Content-Security-Policy', pageCsp(nonce, config, opts.formTargets));
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Content-Language', l);
       res.type('text/html; charset=utf-8').send(html);
+    },
+    translator: (l) => translator(strings, l),
+    document(page, data, opts) {
+      const nonce = newNonce();
+      const t = translator(strings, opts.lang);
+      const none = { field: CSRF_FIELD, token: null };
+      const html = html0(page, data, { t, lang: opts.lang, nonce, csrf: none, pageCsrf: none, console: false, user: null });
+      return { html, csp: pageCsp(nonce, config, opts.formTargets) };
     },
   };
 }

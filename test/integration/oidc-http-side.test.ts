@@ -124,6 +124,44 @@ describe(`the OpenID provider's HTTP side (${BACKEND})`, () => {
     expect(granted.events[0]).toMatchObject({ actor: { id: user.id }, ip: expect.any(String) });
   });
 
+  it("the consent and logout pages are the hosted pages' templates: the layout and its stylesheet, a nonce policy, names escaped", async () => {
+    const evil = '<img src=x onerror=alert(1)>';
+    const third = await t.app.services.oidc.clients.add({ name: evil, redirect_uris: [REDIRECT], post_logout_redirect_uris: [REDIRECT] });
+    const config = await rp(third.client.client_id, third.client_secret!);
+    const { jar } = await signedInJar(t, front.url);
+    const { url, verifier, state } = await authorizationRequest(config, REDIRECT, { scope: 'openid email' });
+    const { res } = await jar.follow(url);
+    const consent = await res.text();
+    const layout = (html: string, r: Response) => {
+      expect(html).toMatch(/<link rel="stylesheet" href="\/web\/assets\/web\.[0-9a-f]+\.css">/);
+      expect(html).toContain('<main id="main"');
+      expect(html).not.toContain(evil);
+      const nonce = /<style nonce="([^"]+)">/.exec(html)![1];
+      const csp = r.headers.get('content-security-policy')!;
+      expect(csp).toContain(`style-src 'self' 'nonce-${nonce}'`);
+      expect(csp).toContain(`script-src 'nonce-${nonce}'`);
+      // The browser goes on to the client's URI after the post: the policy's form-action names its origin.
+      expect(csp).toMatch(/form-action 'self'[^;]* http:\/\/localhost:9999/);
+    };
+    layout(consent, res);
+    expect(consent).toContain('<strong data-client>&lt;img src=x onerror=alert(1)&gt;</strong> asks to use your');
+    expect(consent).toContain('<li>your email address</li>');
+    const action = new URL(/action="([^"]+)"/.exec(consent)![1], front.url).toString();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(consent)![1];
+    const allowed = await jar.fetch(action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: front.url },
+      body: new URLSearchParams({ csrf, decision: 'allow' }),
+    });
+    const { final } = await jar.follow(new URL(allowed.headers.get('location')!, front.url).toString());
+    const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+    const logout = await jar.fetch(oc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: REDIRECT }).toString());
+    const html = await logout.text();
+    layout(html, logout);
+    expect(html).toContain('Sign out of &lt;img src=x onerror=alert(1)&gt; and');
+    expect(html).toMatch(/<form id="op\.logoutForm" method="post" action="[^"]+\/oidc\/session\/end\/confirm" class="actions">/);
+  });
+
   it("the provider's audit events name their actor (the client) and where the request came from", async () => {
     const config = await rp();
     const { user, jar } = await signedInJar(t, front.url);

@@ -305,7 +305,7 @@ describe('Gatehouse as an OpenID provider', () => {
     const page = await jar.fetch(oc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token! }).toString());
     const html = await page.text();
     expect(html).toContain('<html lang="es">');
-    expect(html).toMatch(/<h1>Cerrar sesión<\/h1><p>¿Cerrar sesión en [^<]+ y en Gatehouse\?<\/p>/);
+    expect(html).toMatch(/<h1>Cerrar sesión<\/h1>\s*<p>¿Cerrar sesión en [^<]+ y en Gatehouse\?<\/p>/);
     expect(html).toContain('>Mantener la sesión</button>');
     const action = /action="([^"]+)"/.exec(html)![1];
     const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)![1];
@@ -319,7 +319,7 @@ describe('Gatehouse as an OpenID provider', () => {
     const success = new URL(done.headers.get('location')!, issuer).toString();
     const es = await (await jar.fetch(success, { headers: { 'accept-language': 'es-MX,es;q=0.9,en;q=0.5' } })).text();
     expect(es).toContain('<html lang="es">');
-    expect(es).toMatch(/<h1>Sesión cerrada<\/h1><p>Has cerrado sesión/);
+    expect(es).toMatch(/<h1>Sesión cerrada<\/h1>\s*<p class="note" role="status">Has cerrado sesión/);
   });
 
   it('end-session ends the Gatehouse session too', async () => {
