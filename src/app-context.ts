@@ -279,7 +279,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock: opts.clock, dbHealth });
     // The worker (started by serve) stops before the database closes; its requests in flight are aborted.
     closers.unshift(closer('webhook worker', () => webhooks.stopWorker(2_000)));
-    const oidc = createOidc({ config, sequelize, cache, store, audit, users: repos.users, sessions, logger, limiter, clock: opts.clock });
+    const oidc = createOidc({ config, sequelize, cache, store, audit, users: repos.users, sessions, logger, limiter, outbox: webhooks, clock: opts.clock });
     const services: Services = {
       audit,
       webhooks,

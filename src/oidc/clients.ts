@@ -26,6 +26,11 @@ export interface OidcClient {
   id_token_alg: 'RS256' | 'ES256';
   /** The registered APIs (resource identifiers) it may ask tokens for; anything else is `invalid_target`. */
   allowed_resources: string[];
+  /**
+   * Where a signed logout token is POSTed when a Gatehouse session it signed in with ends, for any reason
+   * (OpenID Connect Back-Channel Logout 1.0; src/oidc/backchannel.ts), or null.
+   */
+  backchannel_logout_uri: string | null;
   grant_types: string[];
   created_at: string;
   updated_at: string;
@@ -71,6 +76,30 @@ const uri = z
     if (problem) ctx.addIssue({ code: 'custom', message: `${v} ${problem}` });
   });
 
+/** A back-channel logout URI: http(s), absolute, no fragment (the spec's rule) or credentials; the webhook address rules apply when it is called. */
+const backchannelUri = z
+  .string()
+  .trim()
+  .max(2000)
+  .superRefine((v, ctx) => {
+    let url: URL | null = null;
+    try {
+      url = new URL(v);
+    } catch {
+      url = null;
+    }
+    const problem = !url
+      ? 'is not an absolute URL'
+      : url.protocol !== 'https:' && url.protocol !== 'http:'
+        ? 'must use https (or http where the webhook rules allow it)'
+        : url.hash || v.includes('#')
+          ? 'may not contain a fragment'
+          : url.username || url.password
+            ? 'may not contain credentials'
+            : null;
+    if (problem) ctx.addIssue({ code: 'custom', message: `${v} ${problem}` });
+  });
+
 const allowedResources = z
   .array(resourceIdentifier)
   .max(50)
@@ -86,6 +115,7 @@ export const clientCreateSchema = z.strictObject({
   pkce_required: z.boolean().default(true),
   id_token_alg: z.enum(['RS256', 'ES256']).default('RS256'),
   allowed_resources: allowedResources.default([]),
+  backchannel_logout_uri: backchannelUri.nullable().default(null),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientCreateInput = z.input<typeof clientCreateSchema>;
@@ -100,6 +130,8 @@ export const clientUpdateSchema = z.strictObject({
   id_token_alg: z.enum(['RS256', 'ES256']).optional(),
   /** Replaces the list (the CLI's --allow-resource / --disallow-resource add to and take from it). */
   allowed_resources: allowedResources.optional(),
+  /** null takes it away. */
+  backchannel_logout_uri: backchannelUri.nullable().optional(),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientUpdateInput = z.input<typeof clientUpdateSchema>;
@@ -124,6 +156,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
     pkce_required?: boolean;
     id_token_alg?: 'RS256' | 'ES256';
     allowed_resources?: string[];
+    backchannel_logout_uri?: string | null;
   };
   return {
     client_id: r.client_id,
@@ -137,6 +170,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
     pkce_required: bool(r.public_client) || m.pkce_required !== false,
     id_token_alg: m.id_token_alg ?? 'RS256',
     allowed_resources: m.allowed_resources ?? [],
+    backchannel_logout_uri: m.backchannel_logout_uri ?? null,
     token_endpoint_auth_method: m.token_endpoint_auth_method,
     grant_types: m.grant_types,
     created_at: iso(r.created_at),
@@ -176,6 +210,7 @@ export function createClientStore(deps: {
       | 'pkce_required'
       | 'id_token_alg'
       | 'allowed_resources'
+      | 'backchannel_logout_uri'
       | 'token_endpoint_auth_method'
       | 'grant_types'
     >,
@@ -187,6 +222,7 @@ export function createClientStore(deps: {
       pkce_required: c.pkce_required,
       id_token_alg: c.id_token_alg,
       allowed_resources: c.allowed_resources,
+      backchannel_logout_uri: c.backchannel_logout_uri,
       token_endpoint_auth_method: c.token_endpoint_auth_method,
       grant_types: c.grant_types,
     });
@@ -229,6 +265,7 @@ export function createClientStore(deps: {
                 pkce_required: v.pkce_required,
                 id_token_alg: v.id_token_alg,
                 allowed_resources: v.allowed_resources,
+                backchannel_logout_uri: v.backchannel_logout_uri,
                 token_endpoint_auth_method: method,
                 grant_types: grantTypes,
               }),
@@ -251,6 +288,7 @@ export function createClientStore(deps: {
               keep_session_on_logout: v.keep_session_on_logout,
               pkce_required: v.pkce_required,
               allowed_resources: v.allowed_resources,
+              backchannel_logout: v.backchannel_logout_uri !== null,
             },
           },
           { tx },
@@ -280,6 +318,16 @@ export function createClientStore(deps: {
       });
       deps.onChange?.(id);
       return this.get(id);
+    },
+    /** The back-channel logout URIs of these clients (those that registered one), read in the caller's unit of work. */
+    async backchannelUris(ids: string[], tx?: Transaction | null): Promise<Map<string, string>> {
+      if (!ids.length) return new Map();
+      const rows = await sequelize.query<ClientRow>('SELECT * FROM oidc_clients WHERE client_id IN (?)', {
+        type: QueryTypes.SELECT,
+        replacements: [ids],
+        transaction: tx ?? undefined,
+      });
+      return new Map(rows.map(toClient).flatMap((c) => (c.backchannel_logout_uri ? [[c.client_id, c.backchannel_logout_uri] as const] : [])));
     },
     /** Takes a removed resource off every client's allow-list, in the removal's unit of work. */
     async dropResource(identifier: string, tx: Transaction): Promise<void> {

@@ -13,6 +13,7 @@ import { limitClassesOf, type LimitTableConfig } from '../limits/limit-classes.j
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { createSealer } from '../social/crypto.js';
 import { createDbAdapter, createStoreAdapter, pruneArtefacts, SESSION_BOUND, SESSION_LINK, SHORT_LIVED, type OidcAdapter } from './adapter.js';
+import { createBackchannel, type LogoutOutbox } from './backchannel.js';
 import { createClientStore } from './clients.js';
 import { createResourceStore } from './resources.js';
 import { createKeyStore, type KeyStore } from './keys.js';
@@ -35,6 +36,8 @@ export interface OidcDeps {
   logger: Logger;
   /** Counts failed client authentications per client (the `oidc-client-auth` class). */
   limiter: RateLimiter;
+  /** The webhook outbox, through which back-channel logout tokens are delivered (src/oidc/backchannel.ts). */
+  outbox?: LogoutOutbox | null;
   clock?: () => Date;
 }
 
@@ -67,6 +70,14 @@ export function createOidc(deps: OidcDeps) {
   const keyStore = (): KeyStore => createKeyStore({ sequelize, sealer: needSecret().sealer, clock, retainSec: MAX_SIGNED_TTL });
   const clients = createClientStore({ sequelize, audit: deps.audit, clock, resourceExists: async (id) => (await resources.find(id)) !== null });
   const resources = createResourceStore({ sequelize, audit: deps.audit, clock, dropFromClients: (id, tx) => clients.dropResource(id, tx) });
+  const backchannel = createBackchannel({
+    sequelize,
+    clients,
+    outbox: deps.outbox ?? null,
+    issuer: config.publicBaseUrl,
+    keys: async () => (await keyStore().load()).keys,
+    clock,
+  });
   const store = deps.store;
   const adapterFor = (model: string): OidcAdapter =>
     SHORT_LIVED.has(model) && store ? createStoreAdapter(store, model, clock) : createDbAdapter(sequelize, model, clock);
@@ -76,10 +87,23 @@ export function createOidc(deps: OidcDeps) {
   let pending: Promise<Provider> | null = null;
 
   async function revokeAccount(accountId: string, tx?: Transaction | null): Promise<void> {
+    // The clients the account's provider sessions signed in are told (back-channel logout), in this unit of work.
+    await backchannel.forSessions({ accountId }, tx);
     await sequelize.query('DELETE FROM oidc_artefacts WHERE account_id = ? OR grant_id IN (SELECT id FROM oidc_artefacts WHERE model = ? AND account_id = ?)', {
       replacements: [accountId, 'Grant', accountId],
       transaction: tx ?? undefined,
     });
+  }
+
+  /** The uids of the provider sessions (one per browser) bound to these Gatehouse sessions (their `SessionLink`s). */
+  async function providerSessionsOf(sessionIds: string[], tx?: Transaction | null): Promise<string[]> {
+    if (!sessionIds.length) return [];
+    const links = await sequelize.query<{ id: string }>('SELECT id FROM oidc_artefacts WHERE model = ? AND uid IN (?)', {
+      type: QueryTypes.SELECT,
+      replacements: [SESSION_LINK, sessionIds],
+      transaction: tx ?? undefined,
+    });
+    return links.map((l) => l.id);
   }
 
   /**
@@ -90,13 +114,9 @@ export function createOidc(deps: OidcDeps) {
    */
   async function revokeSessions(sessionIds: string[], tx?: Transaction | null): Promise<void> {
     const transaction = tx ?? undefined;
-    const links = await sequelize.query<{ id: string }>('SELECT id FROM oidc_artefacts WHERE model = ? AND uid IN (?)', {
-      type: QueryTypes.SELECT,
-      replacements: [SESSION_LINK, sessionIds],
-      transaction,
-    });
-    if (!links.length) return;
-    const uids = links.map((l) => l.id);
+    const uids = await providerSessionsOf(sessionIds, tx);
+    if (!uids.length) return;
+    await backchannel.forSessions({ uids }, tx);
     const grants = await sequelize.query<{ grant_id: string }>(
       'SELECT DISTINCT grant_id FROM oidc_artefacts WHERE uid IN (?) AND model IN (?) AND grant_id IS NOT NULL',
       {
@@ -142,7 +162,9 @@ export function createOidc(deps: OidcDeps) {
   deps.audit.onRecord(async (event, tx) => {
     if (event.user_id && REVOKING_EVENTS.has(event.type)) await revokeAccount(event.user_id, tx);
   });
-  deps.sessions.onRevoked(async ({ ids, everyOf }, tx) => {
+  deps.sessions.onRevoked(async ({ ids, everyOf, signOut }, tx) => {
+    // Signing out is not a revocation (what the session authorized stays), but its clients are told it ended.
+    if (signOut) return void (await backchannel.forSessions({ uids: await providerSessionsOf(ids, tx) }, tx));
     if (ids.length) await revokeSessions(ids, tx);
     if (everyOf) await revokeAccount(everyOf, tx);
   });
@@ -178,6 +200,7 @@ export function createOidc(deps: OidcDeps) {
             clients,
             resources,
             bindSession,
+            backchannelLogout: (notice) => backchannel.enqueue([notice]).then(() => undefined),
             findUser: async (id) => {
               const u = typeof id === 'string' && id.length <= 36 ? await deps.users.findById(id) : null;
               return u && !u.disabled_at && !u.deleted_at ? u : null;

@@ -124,6 +124,8 @@ export interface ProviderDeps {
   notice(level: 'info' | 'warn', message: string): void;
   /** Whether a client spent its budget of failed authentications (then even the right secret is refused). */
   clientAuthBlocked(clientId: string): Promise<boolean>;
+  /** An RP-initiated logout tells a client of it through the outbox (back-channel logout), not by calling it in the request. */
+  backchannelLogout(notice: { clientId: string; sub: string; sid: string }): Promise<void>;
   /** Runs after a successful RP-initiated logout, inside the request: ends the Gatehouse session. */
   endGatehouseSession(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** The end-session confirmation and the signed-out page, in the language of the request's user or browser. */
@@ -257,6 +259,8 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
           keep_session_on_logout: c.keep_session_on_logout,
           pkce_required: c.pkce_required,
           allowed_resources: c.allowed_resources,
+          // Its ID tokens carry `sid`, which its logout tokens name (includeSid needs both).
+          ...(c.backchannel_logout_uri ? { backchannel_logout_uri: c.backchannel_logout_uri, backchannel_logout_session_required: true } : {}),
         };
       },
       findByUserCode: none,
@@ -357,6 +361,8 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
         },
       },
       userinfo: { enabled: true },
+      // Discovery advertises it and clients' ID tokens carry `sid`; the tokens go out through the outbox (below).
+      backchannelLogout: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
         // Both pages are the view layer's templates (src/http/oidc-mount.ts), sent with their own policy.
@@ -408,7 +414,12 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
   provider.proxy = true;
 
   const Client = provider.Client as {
-    prototype: { clientSecret?: string; clientAuthMethod: string; compareClientSecret(actual: string): Promise<boolean> | boolean };
+    prototype: {
+      clientSecret?: string;
+      clientAuthMethod: string;
+      compareClientSecret(actual: string): Promise<boolean> | boolean;
+      backchannelLogout(sub: string, sid: string): Promise<void>;
+    };
   };
   // Secrets are stored hashed (RFC 6819 §5.1.4.1.3): the client's `clientSecret` is the SHA-256 of the secret,
   // and the presented secret is hashed and compared in constant time. compareClientSecret is the extension point
@@ -425,6 +436,14 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     }
     if (await deps.clientAuthBlocked(this.clientId)) return false;
     return secretMatches(actual, this.clientSecret);
+  };
+
+  // The same kind of hook for RP-initiated logout's back-channel notices: oidc-provider would POST each logout
+  // token itself, inside the end-session request, once, to any address. They go to the outbox instead, with its
+  // retries and address rules (src/oidc/backchannel.ts), like those of every other way a session ends.
+  // oidc-backchannel.test.ts pins that the library still calls it.
+  Client.prototype.backchannelLogout = async function (this: { clientId: string }, sub: string, sid: string) {
+    await deps.backchannelLogout({ clientId: this.clientId, sub, sid });
   };
 
   provider.use(

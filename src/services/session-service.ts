@@ -86,11 +86,13 @@ export interface CreateSessionInput {
 /**
  * Sessions a revocation ended, told inside its unit of work (the OpenID provider ends what they
  * authorized, src/oidc): their ids, and — for a revocation of every session of a user with none kept
- * (sign out everywhere) — that user. Signing out (revokeToken) and expiry are not revocations.
+ * (sign out everywhere) — that user. Expiry is not told. Signing out (revokeToken) is told with `signOut`:
+ * it is not a revocation (what the session authorized stays), but it ends the session (back-channel logout).
  */
 export interface SessionsRevoked {
   ids: string[];
   everyOf: string | null;
+  signOut?: boolean;
 }
 export type RevocationListener = (revoked: SessionsRevoked, tx: TxOption['tx']) => Promise<void>;
 
@@ -354,7 +356,9 @@ export function createSessionService(deps: SessionServiceDeps) {
       // Refused at once everywhere, even before a surrounding unit of work commits (the safe direction).
       await forgetSessions([hash], { revoked: true });
       if (!s) return false;
-      return (await deps.sessions.deleteWhere({ id: s.id }, opts)).length > 0;
+      const ended = (await deps.sessions.deleteWhere({ id: s.id }, opts)).length > 0;
+      if (ended) await revoked({ ids: [s.id], everyOf: null, signOut: true }, opts.tx);
+      return ended;
     },
 
     /** Ends one session by id; inside a unit of work the row goes with it (the caches are told at once: the safe direction). */

@@ -21,6 +21,10 @@ type RawEndpoint = Omit<EndpointRow, 'events' | 'created_at' | 'failing_since' |
 
 const ENDPOINT_COLUMNS =
   'id, url, description, events, secret_sealed, previous_secret_sealed, previous_secret_expires_at, include_ip_user_agent, enabled, disabled_reason, created_at, failing_since';
+/** What is read: the written columns and the kind (an operator's endpoint is `webhook`, the column's default). */
+const READ_COLUMNS = `${ENDPOINT_COLUMNS}, kind`;
+/** The operator's endpoints only: core's own deliveries (an OpenID client's back-channel logout URI) are never listed or matched to events. */
+const OPERATORS = "kind = 'webhook'";
 
 function toEndpoint(r: RawEndpoint): EndpointRow {
   return {
@@ -99,16 +103,16 @@ export function createWebhookRepository(sequelize: Sequelize) {
       );
     },
     async listEndpoints(): Promise<EndpointRow[]> {
-      return (await select<RawEndpoint>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`, [])).map(toEndpoint);
+      return (await select<RawEndpoint>(`SELECT ${READ_COLUMNS} FROM webhook_endpoints WHERE ${OPERATORS} ORDER BY created_at, id`, [])).map(toEndpoint);
     },
     async findEndpoint(id: string, opts: TxOption = {}): Promise<EndpointRow | null> {
-      const [r] = await select<RawEndpoint>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ?`, [id], opts.tx);
+      const [r] = await select<RawEndpoint>(`SELECT ${READ_COLUMNS} FROM webhook_endpoints WHERE id = ?`, [id], opts.tx);
       return r ? toEndpoint(r) : null;
     },
     /** Enabled endpoints, read inside the event's transaction (the outbox insert). */
     async enabledEndpoints(opts: TxOption = {}): Promise<Pick<EndpointRow, 'id' | 'events' | 'include_ip_user_agent'>[]> {
       const rows = await select<{ id: string; events: string; include_ip_user_agent: unknown }>(
-        'SELECT id, events, include_ip_user_agent FROM webhook_endpoints WHERE enabled = ?',
+        `SELECT id, events, include_ip_user_agent FROM webhook_endpoints WHERE enabled = ? AND ${OPERATORS}`,
         [true],
         opts.tx,
       );
@@ -138,6 +142,22 @@ export function createWebhookRepository(sequelize: Sequelize) {
     async noteOutcome(id: string, ok: boolean, now: Date): Promise<void> {
       if (ok) await exec('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL', [id]);
       else await exec('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL', [now, id]);
+    },
+    /**
+     * Core's own endpoint of a kind (one per OpenID client for its back-channel logout URI): made on first use,
+     * its URL kept current; a URL that changed is tried again even if the old one had been switched off.
+     */
+    async upsertSystemEndpoint(e: { id: string; kind: string; url: string; now: Date }, opts: TxOption = {}): Promise<void> {
+      const changed = await exec(
+        'UPDATE webhook_endpoints SET url = ?, enabled = ?, disabled_reason = NULL, failing_since = NULL WHERE id = ? AND url <> ?',
+        [e.url, true, e.id, e.url],
+        opts.tx,
+      );
+      if (changed) return;
+      await sequelize.query(
+        `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}, kind) VALUES (?, ?, NULL, '[]', '', NULL, NULL, ?, ?, NULL, ?, NULL, ?) ON CONFLICT (id) DO NOTHING`,
+        { replacements: [e.id, e.url, false, true, e.now, e.kind], transaction: opts.tx ?? undefined },
+      );
     },
     async insertMessage(m: NewMessage, opts: TxOption = {}): Promise<void> {
       await exec(
@@ -252,7 +272,9 @@ export function createWebhookRepository(sequelize: Sequelize) {
     },
     /** Endpoints switched off by the worker (doctor). */
     async disabledEndpoints(): Promise<EndpointRow[]> {
-      return (await select<RawEndpoint>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled = ? ORDER BY created_at`, [false])).map(toEndpoint);
+      return (await select<RawEndpoint>(`SELECT ${READ_COLUMNS} FROM webhook_endpoints WHERE enabled = ? AND ${OPERATORS} ORDER BY created_at`, [false])).map(
+        toEndpoint,
+      );
     },
     /** Deletes at most `batch` log lines and finished messages older than `before`; how many rows went. */
     async pruneBatch(before: Date, batch: number): Promise<number> {

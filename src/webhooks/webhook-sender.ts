@@ -10,8 +10,10 @@ export interface SendInput {
   url: string;
   messageId: string;
   body: string;
-  /** The current secret first, then the previous one during a rotation's overlap. */
+  /** The current secret first, then the previous one during a rotation's overlap; none: sent unsigned (core's own deliveries). */
   secrets: string[];
+  /** The body's type: JSON unless said (an OpenID logout token is a form). */
+  contentType?: string;
   timeoutMs: number;
   policy: UrlPolicy;
   /** Aborts the attempt (the worker stopping); the outcome is then `aborted`. */
@@ -49,14 +51,16 @@ export async function sendAttempt(input: SendInput, now: () => Date = () => new 
     return failed(`refused: ${(err as Error).message}`);
   }
   const timestamp = Math.floor(now().getTime() / 1000);
-  const headers = {
-    'content-type': 'application/json',
+  const headers: Record<string, string> = {
+    'content-type': input.contentType ?? 'application/json',
     'content-length': String(Buffer.byteLength(input.body)),
     'user-agent': input.userAgent,
-    'webhook-id': input.messageId,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signatureHeader(input.secrets, input.messageId, timestamp, input.body),
   };
+  if (input.secrets.length) {
+    headers['webhook-id'] = input.messageId;
+    headers['webhook-timestamp'] = String(timestamp);
+    headers['webhook-signature'] = signatureHeader(input.secrets, input.messageId, timestamp, input.body);
+  }
   const client = url.protocol === 'https:' ? https : http;
 
   return new Promise<AttemptResult>((resolve) => {

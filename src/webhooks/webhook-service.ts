@@ -57,7 +57,13 @@ export function webhookBody(event: AuditEvent, includeIpUserAgent: boolean): str
   return JSON.stringify({ type: event.type, timestamp: event.at, data });
 }
 
-const publicEndpoint = ({ secret_sealed: _s, previous_secret_sealed: _p, ...e }: EndpointRow): WebhookEndpoint => e;
+const publicEndpoint = ({ secret_sealed: _s, previous_secret_sealed: _p, kind: _k, ...e }: EndpointRow): WebhookEndpoint => e;
+
+/**
+ * A delivery core makes for itself through the outbox (its retries, lease and address rules): the body is
+ * built when each attempt is sent (a logout token is signed fresh), unsigned by the webhook secret.
+ */
+export type SystemBody = (payload: string) => Promise<{ body: string; contentType: string }>;
 
 export function createWebhookService(deps: WebhookServiceDeps) {
   const log = deps.logger.child({ component: 'webhooks' });
@@ -71,6 +77,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
   /** The secrets that sign now: the current one, and the previous one until its overlap ends. */
   function secretsOf(e: EndpointRow): string[] {
+    if (e.kind !== 'webhook') return [];
     const open = (sealed: string) => {
       const s = sealer().open(sealed);
       if (!s) throw new Error(`webhook endpoint ${e.id}: its secret cannot be opened with this server's secret`);
@@ -93,15 +100,24 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
   async function mustFind(id: string): Promise<EndpointRow> {
     const e = await deps.repo.findEndpoint(id);
-    if (!e) throw notFound(`No webhook endpoint with the id ${id}`);
+    if (!e || e.kind !== 'webhook') throw notFound(`No webhook endpoint with the id ${id}`);
     return e;
   }
 
-  const send = (e: EndpointRow, m: Pick<WebhookMessage, 'id' | 'payload'>, secrets: string[], signal?: AbortSignal): Promise<AttemptResult> =>
-    sendAttempt(
-      { url: e.url, messageId: m.id, body: m.payload, secrets, timeoutMs: deps.timeoutMs, policy: deps.policy, signal, userAgent: deps.userAgent },
-      now,
-    );
+  const systemKinds = new Map<string, SystemBody>();
+  const send = async (e: EndpointRow, m: Pick<WebhookMessage, 'id' | 'payload'>, secrets: string[], signal?: AbortSignal): Promise<AttemptResult> => {
+    const common = { url: e.url, messageId: m.id, timeoutMs: deps.timeoutMs, policy: deps.policy, signal, userAgent: deps.userAgent };
+    if (e.kind === 'webhook') return sendAttempt({ ...common, body: m.payload, secrets }, now);
+    let built: { body: string; contentType: string };
+    try {
+      const build = systemKinds.get(e.kind);
+      if (!build) throw new Error(`nothing in this process builds ${e.kind} deliveries`);
+      built = await build(m.payload);
+    } catch (err) {
+      return { ok: false, statusCode: null, durationMs: 0, error: `could not be built: ${(err as Error).message}`.slice(0, 500), responseBody: null };
+    }
+    return sendAttempt({ ...common, body: built.body, contentType: built.contentType, secrets: [] }, now);
+  };
 
   // The outbox: one message per subscribed endpoint, written in the event's own transaction, so a
   // committed event always has its messages and a rolled-back one has none.
@@ -134,6 +150,23 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   });
 
   return {
+    /** How the body of a kind of core's own deliveries is built (each attempt). */
+    registerKind(kind: string, build: SystemBody): void {
+      systemKinds.set(kind, build);
+    },
+    /**
+     * Puts one of core's own deliveries in the outbox, in the caller's unit of work: to the endpoint `id` of
+     * `kind` (made or pointed at `url`), with what its body is built from. The worker is woken after commit.
+     */
+    async enqueueSystem(d: { id: string; kind: string; url: string; type: string; payload: string }, tx: Transaction): Promise<void> {
+      const at = now();
+      await deps.repo.upsertSystemEndpoint({ id: d.id, kind: d.kind, url: d.url, now: at }, { tx });
+      await deps.repo.insertMessage(
+        { id: `msg_${eventId()}`, endpoint_id: d.id, event_id: null, type: d.type, payload: d.payload, status: 'pending', next_attempt_at: at, created_at: at },
+        { tx },
+      );
+      tx.afterCommit(() => worker?.wake());
+    },
     /** Registers an endpoint; the secret is in the answer once and never again. */
     async create(input: WebhookCreateInput): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
       const url = parseWebhookUrl(input.url, deps.policy);
@@ -153,6 +186,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         disabled_reason: null,
         created_at: now().toISOString(),
         failing_since: null,
+        kind: 'webhook',
       };
       await deps.transaction(async (tx) => {
         await deps.repo.insertEndpoint(row, { tx });

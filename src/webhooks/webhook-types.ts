@@ -20,6 +20,8 @@ export interface WebhookEndpoint {
 
 /** The stored row, with the sealed secrets. */
 export interface EndpointRow extends WebhookEndpoint {
+  /** `webhook` (the operator's), or a delivery core makes for itself (`oidc_backchannel_logout`: unsigned, its body built when sent). */
+  kind: string;
   secret_sealed: string;
   previous_secret_sealed: string | null;
 }

@@ -34,6 +34,7 @@ const describe = (c: OidcClient) =>
     ...c.redirect_uris.map((u) => `    redirect: ${u}`),
     ...c.post_logout_redirect_uris.map((u) => `    after logout: ${u}`),
     ...c.allowed_resources.map((u) => `    may ask for: ${u}`),
+    ...(c.backchannel_logout_uri ? [`    back-channel logout: ${c.backchannel_logout_uri}`] : []),
   ].join('\n');
 const describeResource = (r: OidcResource) =>
   `${r.identifier}  ${r.name}  scopes: ${r.scopes.join(' ')}  access tokens live ${r.access_token_ttl === null ? 'the default (1h)' : `${r.access_token_ttl}s`}`;
@@ -61,6 +62,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--public', 'a public client (a browser or native app): no secret, PKCE required')
     .option('--first-party', 'your own app: no consent page')
     .option('--keep-session-on-logout', "the app's logout (end-session) signs out of the app only, not of Gatehouse")
+    .option('--backchannel-logout-uri <uri>', 'where a signed logout token is POSTed when a Gatehouse session it signed in with ends (Back-Channel Logout 1.0)')
     .option('--no-pkce', 'a confidential legacy app that cannot send a PKCE challenge (the doctor warns about it); PKCE S256 is required otherwise')
     .option('--allow-resource <identifier>', 'a registered API it may ask access tokens for (repeat for more; gatehouse oidc resource add)', collect, [])
     .option('--id-token-alg <alg>', 'how its ID tokens are signed: RS256 (default, what OpenID Connect requires every relying party to accept) or ES256')
@@ -75,6 +77,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           public?: boolean;
           firstParty?: boolean;
           keepSessionOnLogout?: boolean;
+          backchannelLogoutUri?: string;
           pkce: boolean;
           allowResource: string[];
           idTokenAlg?: string;
@@ -90,6 +93,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           public: Boolean(opts.public),
           first_party: Boolean(opts.firstParty),
           keep_session_on_logout: Boolean(opts.keepSessionOnLogout),
+          backchannel_logout_uri: opts.backchannelLogoutUri ?? null,
           pkce_required: opts.pkce,
           allowed_resources: opts.allowResource,
           id_token_alg: idTokenAlg(opts.idTokenAlg),
@@ -134,6 +138,8 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--no-first-party', 'ask for consent again')
     .option('--keep-session-on-logout', "the app's logout signs out of the app only, not of Gatehouse")
     .option('--no-keep-session-on-logout', "the app's logout ends the Gatehouse session too (the default)")
+    .option('--backchannel-logout-uri <uri>', 'where logout tokens are POSTed (Back-Channel Logout 1.0)')
+    .option('--no-backchannel-logout-uri', 'stop sending it logout tokens')
     .option('--pkce', 'require PKCE S256 of it (the default)')
     .option('--no-pkce', 'a confidential legacy app that cannot send a PKCE challenge (the doctor warns about it)')
     .option('--allow-resource <identifier>', 'add a registered API to those it may ask tokens for (repeat)', collect)
@@ -150,6 +156,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           postLogoutRedirectUri?: string[];
           firstParty?: boolean;
           keepSessionOnLogout?: boolean;
+          backchannelLogoutUri?: string | false;
           pkce?: boolean;
           allowResource?: string[];
           disallowResource?: string[];
@@ -166,6 +173,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           first_party: firstPartyGiven ? opts.firstParty : undefined,
           keep_session_on_logout: cmd.getOptionValueSource('keepSessionOnLogout') === 'cli' ? opts.keepSessionOnLogout : undefined,
           pkce_required: cmd.getOptionValueSource('pkce') === 'cli' ? opts.pkce : undefined,
+          backchannel_logout_uri: opts.backchannelLogoutUri === false ? null : opts.backchannelLogoutUri,
           id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };

@@ -13,9 +13,10 @@ import { addUserSearchText } from './20261127-0900-add-user-search-text.js';
 import { createOidcResources } from './20261207-1000-create-oidc-resources.js';
 import { addSessionAmr } from './20261207-1010-add-session-amr.js';
 import { addSessionSignedInAt } from './20261207-1020-add-session-signed-in-at.js';
+import { addWebhookEndpointKind } from './20261207-1100-add-webhook-endpoint-kind.js';
 
 /** Core schema, in order. New migrations are appended; applied ones are never edited. */
 export const coreMigrations: MigrationSource = {
   id: 'core',
-  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks, createOidc, addSessionSignInMethod, addUserSearchText, createOidcResources, addSessionAmr, addSessionSignedInAt],
+  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks, createOidc, addSessionSignInMethod, addUserSearchText, createOidcResources, addSessionAmr, addSessionSignedInAt, addWebhookEndpointKind],
 };
