@@ -269,4 +269,17 @@ export const adminReset = defineRoute({
   },
 });
 
-export const routes = [system, methods, regenerate, trustedDevices, forgetDevices, setupMethod, pendingSetupOf, startMethod, verify, toggleTwoFactor, deleteMethod, adminReset];
+export const routes = [
+  system,
+  methods,
+  regenerate,
+  trustedDevices,
+  forgetDevices,
+  setupMethod,
+  pendingSetupOf,
+  startMethod,
+  verify,
+  toggleTwoFactor,
+  deleteMethod,
+  adminReset,
+];
