@@ -15,7 +15,7 @@ import { startExtra, verifyExtra } from './extra.js';
 import { store } from './store.js';
 import { KINDS, settings } from './settings.js';
 import { backupCodesFields, listMethods, removeMethod, resetUser, start, toggle, verifyCode, type Caller } from './service.js';
-import { regenerateBackupCodes, setup } from './setup.js';
+import { pendingSetup, regenerateBackupCodes, setup } from './setup.js';
 
 const MODULE_ID = 'two-factor';
 const BASE = '/auth/two_factor';
@@ -81,6 +81,16 @@ export const setupMethod = defineRoute({
   params: kindParam,
   body: z.object({ identifier: text(254).optional(), email: text(254).optional(), phone: text(32).optional(), ...proofFields }),
   handler: ({ ctx, auth, params, body }) => setup(caller(ctx, auth), params.method, body),
+});
+
+/** The user's unconfirmed setup of a kind, again (an authenticator app's key and QR code while it is pending): a reloaded page goes on with it. */
+export const pendingSetupOf = defineRoute({
+  method: 'get',
+  path: `${BASE}/:method/setup`,
+  auth: 'session',
+  module: MODULE_ID,
+  params: kindParam,
+  handler: ({ ctx, auth, params }) => pendingSetup(caller(ctx, auth), params.method),
 });
 
 export const startMethod = defineRoute({
@@ -259,4 +269,17 @@ export const adminReset = defineRoute({
   },
 });
 
-export const routes = [system, methods, regenerate, trustedDevices, forgetDevices, setupMethod, startMethod, verify, toggleTwoFactor, deleteMethod, adminReset];
+export const routes = [
+  system,
+  methods,
+  regenerate,
+  trustedDevices,
+  forgetDevices,
+  setupMethod,
+  pendingSetupOf,
+  startMethod,
+  verify,
+  toggleTwoFactor,
+  deleteMethod,
+  adminReset,
+];

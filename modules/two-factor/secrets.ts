@@ -27,9 +27,14 @@ export const decrypt = (ctx: ModuleContext, sealed: string): string => ctx.keys.
 export const TOTP_PERIOD = 30;
 
 export function newTotp(ctx: ModuleContext, label: string): { secret: string; uri: string } {
-  const secret = new OTPAuth.Secret({ size: 20 });
-  const totp = new OTPAuth.TOTP({ issuer: ctx.site.productName, label, secret, algorithm: 'SHA1', digits: 6, period: TOTP_PERIOD });
-  return { secret: secret.base32, uri: totp.toString() };
+  const secret = new OTPAuth.Secret({ size: 20 }).base32;
+  return { secret, uri: totpUri(ctx, label, secret) };
+}
+
+/** The otpauth:// URI an authenticator app scans for a key (the QR code's content). */
+export function totpUri(ctx: ModuleContext, label: string, secretBase32: string): string {
+  const secret = OTPAuth.Secret.fromBase32(secretBase32);
+  return new OTPAuth.TOTP({ issuer: ctx.site.productName, label, secret, algorithm: 'SHA1', digits: 6, period: TOTP_PERIOD }).toString();
 }
 
 /** The time step a code belongs to (±1 step of drift), or null when it matches none. */

@@ -4,7 +4,7 @@ import { sendCode } from './codes.js';
 import { views } from './methods.js';
 import { notify } from './notices.js';
 import { proofToAdd, requireProof, type Proof } from './proofs.js';
-import { encrypt, keyedHash, newBackupCode, newTotp, normalizeBackupCode, qrDataUrl } from './secrets.js';
+import { decrypt, encrypt, keyedHash, newBackupCode, newTotp, normalizeBackupCode, qrDataUrl, totpUri } from './secrets.js';
 import type { Caller } from './service.js';
 import { settings } from './settings.js';
 import { store, type MethodKind, type MethodRow } from './store.js';
@@ -86,7 +86,7 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
       method: kind,
       status: 'pending_setup',
       verification_sent: false,
-      // Shown this once; stored encrypted, never returned again.
+      // Stored encrypted; shown again only while the setup is pending (pendingSetup).
       secret,
       otpauth_url: uri,
       uri,
@@ -109,6 +109,35 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
     expires_at: sent.expiresAt.toISOString(),
     message: 'Verification code sent',
   };
+}
+
+/** How long an unconfirmed authenticator setup's key can be read again: a reload or a second look, not another day. */
+export const PENDING_SETUP_READABLE_MS = 60 * 60_000;
+
+/**
+ * The user's newest unconfirmed setup of a kind, shown again (GET /auth/two_factor/:method/setup), so a
+ * page reloaded halfway through a setup can go on with it. An authenticator app's key and QR code come
+ * back while the setup is pending and younger than PENDING_SETUP_READABLE_MS; once confirmed (or older)
+ * never. 404 METHOD_NOT_FOUND when there is none.
+ */
+export async function pendingSetup(c: Caller, kind: MethodKind) {
+  const rows = (await store.methods(c.ctx, c.user.id)).filter((m) => m.kind === kind && m.status === 'pending_setup');
+  const m = rows[rows.length - 1];
+  const stale = m && kind === 'totp' && Date.now() - new Date(m.created_at).getTime() > PENDING_SETUP_READABLE_MS;
+  if (!m || stale || (kind === 'totp' && !m.secret_enc)) throw notFound(`No pending ${kind} setup`, 'METHOD_NOT_FOUND');
+  const base = {
+    success: true,
+    method_id: m.id,
+    method: kind,
+    status: 'pending_setup',
+    identifier: (await views(c.ctx, [m]))[0].identifier,
+    created_at: new Date(m.created_at).toISOString(),
+  };
+  if (kind !== 'totp') return base;
+  const secret = decrypt(c.ctx, m.secret_enc!);
+  const uri = totpUri(c.ctx, c.user.email, secret);
+  const qr = await qrDataUrl(uri);
+  return { ...base, secret, otpauth_url: uri, uri, qr_code: qr, qr_code_url: qr };
 }
 
 function addressFor(user: UserRecord, kind: 'email' | 'sms', input: SetupInput): string {

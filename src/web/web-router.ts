@@ -186,6 +186,7 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     [post, '/account/sessions/revoke-others', a.revokeOthers],
     [post, '/account/two-factor/add', a.addTwoFactor],
     [post, '/account/two-factor/confirm', a.confirmTwoFactor],
+    [post, '/account/two-factor/cancel', a.cancelTwoFactor],
     [post, '/account/two-factor/remove', a.removeTwoFactor],
     [post, '/account/two-factor/backup-codes', a.backupCodes],
     [post, '/account/two-factor/forget-devices', a.forgetDevices],

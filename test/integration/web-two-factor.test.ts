@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useWorld, userWithEmail2fa } from '../../modules/two-factor/test/helpers.js';
-import { DEFAULT_PASSWORD } from '../helpers/factories.js';
+import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { csrfIn, WebClient } from '../helpers/web-client.js';
 import { codeIn, mailsTo } from './flows-helpers.js';
 
@@ -80,5 +80,36 @@ describe('hosted two-factor step', () => {
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('The passkey did not work');
     expect((await c.get('/account')).location).toBe('/login?return_to=%2Faccount');
+  });
+
+  it('when an authenticator setup is left halfway, then /account shows it again (also after a wrong code), and cancel removes only a pending setup', async () => {
+    const w = world();
+    const user = await makeUser(w.t, { email: uniqueEmail('web-resume') });
+    const c = new WebClient(w.t.url);
+    expect((await c.submit('/login', '/login', { email: user.email, password: DEFAULT_PASSWORD })).location).toBe('/account');
+    const added = await c.submit('/account', '/account/two-factor/add', { method: 'totp' });
+    expect(added.status).toBe(200);
+    const key = /data-totp-secret>([A-Z2-7 ]+)</.exec(added.text)![1]!.replace(/ /g, '');
+    const methodId = /name="method_id" value="([\w-]+)"/.exec(added.text)![1]!;
+
+    const again = await c.get('/account');
+    expect(again.text).toContain('data-totp-resumed');
+    expect(again.text.replace(/ /g, '')).toContain(`data-totp-secret>${key}<`);
+    // A wrong code: the refusal, and the same panel to try again.
+    const wrong = await c.submit('/account', '/account/two-factor/confirm', { method_id: methodId, code: '000000' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.text).toContain('id="account-error"');
+    expect(wrong.text.replace(/ /g, '')).toContain(`data-totp-secret>${key}<`);
+
+    // Cancel takes a pending setup only: a method in use (backup codes made through the API) is refused and stays.
+    const backup = await w.t.request('POST', '/auth/two_factor/backup_codes/setup', { session: c.jar.get('session_id'), body: {} });
+    expect(backup.status).toBe(200);
+    const refused = await c.submit('/account', '/account/two-factor/cancel', { method_id: backup.body.method_id });
+    expect(refused.status).toBe(404);
+    const cancelled = await c.submit('/account', '/account/two-factor/cancel', { method_id: methodId });
+    expect(cancelled.location).toBe('/account?done=two_factor_cancelled#second-step');
+    expect((await c.get('/account')).text).not.toContain('data-totp-secret');
+    const [rows] = await w.t.app.sequelize.query('SELECT id, status FROM two_factor_methods WHERE user_id = ?', { replacements: [user.id] });
+    expect(rows).toEqual([{ id: backup.body.method_id, status: 'active' }]);
   });
 });

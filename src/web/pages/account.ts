@@ -13,6 +13,7 @@ import type { AnyModuleRouteDef } from '../../modules/module-route.js';
 import { enabledModuleRoute, runModuleRoute } from '../module-routes.js';
 import { clearPageSessionCookie, pageSession, type PageSession } from '../page-auth.js';
 import { bodyString, withReturn, type WebPage } from '../web-page.js';
+import { twoFactorSection, TWO_FACTOR_API, type Shown } from './account-two-factor.js';
 
 /**
  * The self-service account page (/account) and its form posts. Core writes call the API's services
@@ -25,16 +26,9 @@ import { bodyString, withReturn, type WebPage } from '../web-page.js';
 /** The profile fields the page edits (the spec's user fields a user may set; PUT /auth/user/me's body). */
 const PROFILE_FIELDS = ['name', 'last_name', 'display_name', 'user_name', 'phone', 'title', 'dob', 'gender', 'tmz', 'lang'] as const;
 
-/** The modules' API the page uses (found by method and path, never by module name). */
+/** The modules' API the page uses (found by method and path, never by module name); the two-factor section's in account-two-factor.ts. */
 const API = {
-  tfSystem: ['get', '/auth/two_factor/system'],
-  tfMethods: ['get', '/auth/two_factor/methods'],
-  tfSetup: ['post', '/auth/two_factor/:method/setup'],
-  tfVerify: ['post', '/auth/two_factor/verify'],
-  tfRemove: ['delete', '/auth/two_factor/:id'],
-  tfBackup: ['post', '/auth/two_factor/backup_codes/regenerate'],
-  tfDevices: ['get', '/auth/two_factor/trusted_devices'],
-  tfForget: ['post', '/auth/two_factor/trusted_devices/forget'],
+  ...TWO_FACTOR_API,
   pkList: ['get', '/auth/passkeys'],
   pkRename: ['patch', '/auth/passkeys/:id'],
   pkRemove: ['delete', '/auth/passkeys/:id'],
@@ -52,6 +46,7 @@ const OUTCOMES = new Set([
   'two_factor_added',
   'two_factor_on',
   'two_factor_removed',
+  'two_factor_cancelled',
   'devices',
   'passkey_renamed',
   'passkey_removed',
@@ -62,23 +57,6 @@ const OUTCOMES = new Set([
   'email_sent',
   'email_changed',
 ]);
-
-interface TwoFactorMethod {
-  id: string;
-  method: string;
-  status?: string;
-  identifier?: string | null;
-}
-
-type Shown = {
-  error?: string;
-  status?: number;
-  totp?: { method_id: string; qr: string; secret: string };
-  sent?: { method_id: string; kind: string; identifier: string };
-  codes?: string[];
-  /** An outcome shown with a rendered (not redirected) answer, as `?done=` names one. */
-  outcome?: string;
-};
 
 export function accountPages(w: WebPage) {
   const { app, view } = w;
@@ -130,13 +108,7 @@ export function accountPages(w: WebPage) {
       }));
     const own = ownSecurityTypes(app.services.audit.types().keys());
     const events = (await app.services.audit.list({ userId: user.id, types: own, limit: 15 })).events.map((e) => ownView(e, user.id));
-    const twoFactor = await read(req, res, s, 'tfMethods', (r) => ({
-      enabled: Boolean(r.two_factor_enabled),
-      // Passkeys have their own section (they are listed as a second-step method too once the user has one).
-      methods: (r.methods as TwoFactorMethod[]).filter((m) => m.status !== 'pending_setup' && m.method !== 'passkey'),
-    }));
-    const offered = twoFactor ? await read(req, res, s, 'tfSystem', (r) => (r.available_methods as string[]) ?? []) : null;
-    const devices = twoFactor && route('tfDevices') ? await read(req, res, s, 'tfDevices', (r) => (r.devices as unknown[]).length) : 0;
+    const tf = await twoFactor.state(req, res, s, shown);
     const passkeys = await read(req, res, s, 'pkList', (r) => r.passkeys as { id: string; name: string; created_at?: string; last_used_at?: string }[]);
     const social = app.config.socialLogin
       ? {
@@ -184,12 +156,9 @@ export function accountPages(w: WebPage) {
         emailChange: { hasPassword: Boolean(user.password_hash) },
         sessions,
         events: events.map((e) => ({ type: e.type, label: label(t, e.type), outcome: e.outcome, at: iso(e.at), ip: e.ip ?? '' })),
-        twoFactor: twoFactor && {
-          ...twoFactor,
-          canAdd: (offered ?? []).filter((k) => !twoFactor.methods.some((m) => m.method === k && (k === 'totp' || k === 'backup_codes'))),
-          hasBackup: twoFactor.methods.some((m) => m.method === 'backup_codes'),
-          devices,
-        },
+        twoFactor: tf.twoFactor,
+        // An authenticator app's setup started earlier and not confirmed: its panel again (a fresh one in `shown` wins).
+        totp: tf.totp,
         passkeys,
         passkeysAdd: passkeys !== null && route('pkOptions') !== null,
         social,
@@ -228,13 +197,6 @@ export function accountPages(w: WebPage) {
     };
 
   const field = (req: Request, name: string, max = 200) => bodyString(req, name, max);
-
-  /** The form's `verification_code` as the API's proof (proofFrom), with the user's methods read through the API. */
-  async function proofOf(req: Request, res: Response, s: PageSession) {
-    const code = field(req, 'verification_code', 64).trim();
-    if (!code) return {};
-    return proofFrom(code, (await read(req, res, s, 'tfMethods', (r) => r.methods as TwoFactorMethod[])) ?? []);
-  }
 
   /** PUT /auth/user/me's service: the same body rules (profileUpdateBody), an empty field clears it. */
   const profile = action(async (req, _res, s) => {
@@ -292,46 +254,7 @@ export function accountPages(w: WebPage) {
     return 'sessions';
   }, 'sessions');
 
-  /**
-   * Adds a second-factor method: TOTP shows its QR code and asks for a first code, email and text
-   * message ask for the code just sent, backup codes are shown once.
-   */
-  const addTwoFactor = action(async (req, res, s) => {
-    const kind = field(req, 'method', 32);
-    const proof = await proofOf(req, res, s);
-    const r = await callRoute(req, res, s, 'tfSetup', { params: { method: kind }, body: { ...proof, identifier: field(req, 'identifier', 254) || undefined } });
-    if (Array.isArray(r.codes)) return { codes: r.codes as string[] };
-    if (kind === 'totp') return { totp: { method_id: String(r.method_id), qr: String(r.qr_code), secret: String(r.secret) } };
-    // Email and text message: a code was sent to confirm the new method.
-    return { sent: { method_id: String(r.method_id), kind, identifier: typeof r.identifier === 'string' ? r.identifier : '' } };
-  }, 'second-step');
-
-  /**
-   * Confirms a new method with its first code (the API's verify with action "setup"). The first method
-   * turns two-step verification on, and the backup codes made then are shown once (rendered, not redirected).
-   */
-  const confirmTwoFactor = action(async (req, res, s) => {
-    const r = await callRoute(req, res, s, 'tfVerify', {
-      body: { code: field(req, 'code', 64).trim(), method_id: field(req, 'method_id', 64), action: 'setup' },
-    });
-    if (Array.isArray(r.backup_codes)) return { codes: r.backup_codes as string[], outcome: 'two_factor_on' };
-    return r.two_factor_turned_on ? 'two_factor_on' : 'two_factor_added';
-  }, 'second-step');
-
-  const removeTwoFactor = action(async (req, res, s) => {
-    await callRoute(req, res, s, 'tfRemove', { params: { id: field(req, 'method_id', 64) }, body: await proofOf(req, res, s) });
-    return 'two_factor_removed';
-  }, 'second-step');
-
-  const backupCodes = action(async (req, res, s) => {
-    const r = await callRoute(req, res, s, 'tfBackup', { body: await proofOf(req, res, s) });
-    return { codes: r.codes as string[] };
-  }, 'second-step');
-
-  const forgetDevices = action(async (req, res, s) => {
-    await callRoute(req, res, s, 'tfForget');
-    return 'devices';
-  }, 'second-step');
+  const twoFactor = twoFactorSection({ route, callRoute, read, action, field });
 
   const renamePasskey = action(async (req, res, s) => {
     await callRoute(req, res, s, 'pkRename', { params: { id: field(req, 'id', 64) }, body: { name: field(req, 'name', 200) } });
@@ -370,30 +293,18 @@ export function accountPages(w: WebPage) {
     changeEmail,
     revokeSession,
     revokeOthers,
-    addTwoFactor,
-    confirmTwoFactor,
-    removeTwoFactor,
-    backupCodes,
-    forgetDevices,
+    addTwoFactor: twoFactor.add,
+    confirmTwoFactor: twoFactor.confirm,
+    cancelTwoFactor: twoFactor.cancel,
+    removeTwoFactor: twoFactor.remove,
+    backupCodes: twoFactor.backupCodes,
+    forgetDevices: twoFactor.forgetDevices,
     renamePasskey,
     removePasskey,
     unlink,
     revokeApp,
     deleteAccount,
   };
-}
-
-/**
- * A second-factor proof the API asks for when 2FA is on: a code from a method already set up, and that
- * method's id (the API wants both), told by the code's shape: six digits come from the authenticator
- * app (else an email or SMS method), anything else is a backup code.
- */
-function proofFrom(code: string, methods: TwoFactorMethod[]): { verification_code?: string; verification_method_id?: string } {
-  if (!code) return {};
-  const active = methods.filter((m) => m.status === 'active');
-  const kinds = /^\d{6}$/.test(code.replace(/\s+/g, '')) ? ['totp', 'email', 'sms'] : ['backup_codes'];
-  const method = kinds.map((k) => active.find((m) => m.method === k)).find(Boolean);
-  return method ? { verification_code: code, verification_method_id: method.id } : { verification_code: code };
 }
 
 function describe(err: AppError): string {
