@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
-const integrationFiles = ['test/integration/**/*.test.ts', 'modules/**/*.test.ts'];
+const integrationFiles = ['test/integration/**/*.test.ts', 'test/oidc/**/*.test.ts', 'modules/**/*.test.ts'];
 const bothBackends = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 /** The browser tier runs where a Chromium is found (test/helpers/chromium.ts says where; scripts/test.mjs says when it skips). */
 const chromium = process.env.CHROMIUM_PATH ? existsSync(process.env.CHROMIUM_PATH) : existsSync('/usr/bin/chromium');

@@ -308,6 +308,10 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(t: string): boolean }, code: { scopes: Set<string> }) =>
       client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     conformIdTokenClaims: true,
+    // OpenID Connect Core §3.1.2.1: redirect_uri is required in every authorization request, even for a client
+    // that registered one (oidc-provider defaults to filling it in; conformance module
+    // oidcc-ensure-redirect-uri-in-authorization-request).
+    allowOmittingSingleRegisteredRedirectUri: false,
     async findAccount(ctx: { oidc: { provider: Provider } }, sub: string, token?: { kind?: string; sessionUid?: string }) {
       // A code redeemed after the session it was issued in ended (its Gatehouse session revoked, an
       // RP-initiated logout) is refused: what that session issued ends with it.
