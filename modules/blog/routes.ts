@@ -348,7 +348,7 @@ export const routes = [
     params: idParams,
     run: async ({ who, ctx, params, req }) => {
       const post = await livePost(ctx, who.user, params.id, postPassword(req));
-      return envelope(await recordView(ctx, who.user, post, `${clientAddress(req)}|${String(req.headers['user-agent'] ?? '')}`), who);
+      return envelope(await recordView(ctx, post, clientAddress(req)), who);
     },
   }),
   open({
