@@ -48,6 +48,8 @@ export { maskEmail, maskPhone } from './mail/outbox.js';
 export { normalizePhone } from './services/token-login-service.js';
 /** The browser and system a User-Agent names ("Chrome", "Linux"), each absent when unknown: what session lists show. */
 export { deviceParts } from './services/user-agent.js';
+/** A client's network (IPv4 /24, IPv6 /48; IPv4-mapped IPv6 as IPv4), for counting per source rather than per address. */
+export { ipNetworkKey } from './http/middleware/client-ip.js';
 /** The one email rule (trimmed, lower-cased, at most 254 characters), as registration applies it. */
 export { emailField as emailAddress } from './services/user-fields.js';
 export { AppError, badRequest, forbidden, notFound, unauthorized, unavailable, isAppError } from './errors/app-error.js';

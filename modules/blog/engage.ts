@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { assertCanRead, canManage, isAdmin, type PostAccessRow } from './access.js';
-import { badRequest, forbidden, notFound, type ModuleContext, type UserRecord } from '../../src/module-api.js';
+import { badRequest, forbidden, ipNetworkKey, notFound, type ModuleContext, type UserRecord } from '../../src/module-api.js';
 import { withAuthors } from './authors.js';
 import { isUniqueViolation } from '../../src/module-api.js';
 import { keyedDigest } from './caller.js';
@@ -310,36 +310,33 @@ export async function removeBookmark(ctx: ModuleContext, user: UserRecord, postI
 
 // Views and stats
 
-export const VIEW_WINDOW_MS = 30 * 60_000;
+/** The UTC day a view is counted on (`YYYY-MM-DD`). */
+export const viewDay = (at: Date) => at.toISOString().slice(0, 10);
 
 /**
- * Counts a view once per viewer (the user, or a keyed digest of address and user agent) per 30
- * minutes. The window is claimed by a conditional update or a unique insert, so concurrent calls
- * from one viewer count once; the post's counter is incremented in the same transaction.
+ * Counts at most one view per post, client network (IPv4 /24, IPv6 /48; an IPv4-mapped IPv6 address
+ * as its IPv4) and UTC day, whoever calls and whatever its User-Agent: rotating the agent, or the
+ * address within one network, counts nothing more. The network is stored only as a keyed digest. The
+ * day's row is claimed by a unique insert, so concurrent calls count once; the post's counter moves
+ * in the same transaction.
  */
-export async function recordView(ctx: ModuleContext, viewer: UserRecord | null, post: Row, anonymousKey: string) {
+export async function recordView(ctx: ModuleContext, post: Row, clientAddress: string, now = new Date()) {
   assertOpen(post);
   await assertEngagement(ctx, post, 'views');
-  const key = keyedDigest(ctx, viewer ? `user:${viewer.id}` : `anon:${anonymousKey}`);
-  const now = new Date();
+  const key = keyedDigest(ctx, `net:${ipNetworkKey(clientAddress)}`);
+  const day = viewDay(now);
   const counted = await ctx.db.transaction(async (t) => {
-    const renewed = await ctx.db.select(
-      'UPDATE blog_views SET views = views + 1, counted_at = ? WHERE post_id = ? AND viewer_key = ? AND counted_at <= ? RETURNING id',
-      [now, post.id, key, new Date(now.getTime() - VIEW_WINDOW_MS)],
+    // ON CONFLICT keeps a PostgreSQL transaction usable; the row's id says whether this call made it.
+    const id = randomUUID();
+    await ctx.db.exec(
+      'INSERT INTO blog_views (id, post_id, viewer_key, view_day, user_id, views, counted_at, created_at) VALUES (?, ?, ?, ?, NULL, 1, ?, ?) ON CONFLICT (post_id, viewer_key, view_day) DO NOTHING',
+      [id, post.id, key, day, now, now],
       { tx: t },
     );
-    let fresh = renewed.length > 0;
-    if (!fresh) {
-      // ON CONFLICT keeps a PostgreSQL transaction usable; the row's id says whether this call made it.
-      const id = randomUUID();
-      await ctx.db.exec(
-        'INSERT INTO blog_views (id, post_id, viewer_key, user_id, views, counted_at, created_at) VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT (post_id, viewer_key) DO NOTHING',
-        [id, post.id, key, viewer?.id ?? null, now, now],
-        { tx: t },
-      );
-      const [row] = await ctx.db.select<{ id: string }>('SELECT id FROM blog_views WHERE post_id = ? AND viewer_key = ?', [post.id, key], { tx: t });
-      fresh = row?.id === id;
-    }
+    const [row] = await ctx.db.select<{ id: string }>('SELECT id FROM blog_views WHERE post_id = ? AND viewer_key = ? AND view_day = ?', [post.id, key, day], {
+      tx: t,
+    });
+    const fresh = row?.id === id;
     if (fresh) await ctx.db.exec('UPDATE blog_posts SET view_count = view_count + 1 WHERE id = ?', [post.id], { tx: t });
     return fresh;
   });
@@ -351,7 +348,7 @@ export async function postStats(ctx: ModuleContext, viewer: UserRecord | null, p
   const moderator = canManage(viewer, post as PostAccessRow);
   const [[v], reactions, [c], [b]] = await Promise.all([
     ctx.db.select<Row>(
-      'SELECT p.view_count AS views, (SELECT COUNT(*) FROM blog_views bv WHERE bv.post_id = p.id) AS unique_viewers FROM blog_posts p WHERE p.id = ?',
+      'SELECT p.view_count AS views, (SELECT COUNT(DISTINCT bv.viewer_key) FROM blog_views bv WHERE bv.post_id = p.id) AS unique_viewers FROM blog_posts p WHERE p.id = ?',
       [post.id],
     ),
     ctx.db.select<Row>('SELECT reaction_type, COUNT(*) AS n FROM blog_reactions WHERE post_id = ? GROUP BY reaction_type', [post.id]),

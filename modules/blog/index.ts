@@ -8,6 +8,7 @@ import { blogConfig } from './settings.js';
 import { BLOG_AUDIT_EVENTS } from './audit.js';
 import { blogPostTypes } from './migrations/20261125-1000-blog-post-types.js';
 import { blogCommentQueue } from './migrations/20261126-1900-blog-comment-queue.js';
+import { blogViewsPerNetworkDay } from './migrations/20261207-1930-blog-views-per-network-day.js';
 import { countByType, defaultBehaviors, moveType } from './types.js';
 
 /** Blog: posts, categories and tags, comments with moderation, reactions, bookmarks, views and stats, translations. */
@@ -18,7 +19,7 @@ export default defineModule({
     'Blog under /api/v1/posts: posts, categories, tags, comments with moderation, reactions, bookmarks, views, stats, translations, search, sitemap and feed',
   requires: [],
   config: blogConfig,
-  migrations: [createBlogTables, blogSearch, blogPostTypes, blogCommentQueue],
+  migrations: [createBlogTables, blogSearch, blogPostTypes, blogCommentQueue, blogViewsPerNetworkDay],
   routes,
   // Post types: a provider (post-types) answers `blog.post_types`; these three serve it.
   hooks: [

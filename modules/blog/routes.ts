@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isAdmin } from './access.js';
-import { callerOf, clientAddress, envelope, type Caller } from './caller.js';
-import { defineRoute, notFound, type AuthMode, type ModuleContext, type ModuleHandlerArgs, type ModuleRouteDef } from '../../src/module-api.js';
+import { clientAddress, envelope, open, signedIn, type Caller } from './caller.js';
+import { notFound, type ModuleContext } from '../../src/module-api.js';
 import {
   addBookmark,
   addComment,
@@ -31,7 +31,6 @@ import { createTerm, deleteTerm, listTerms, termCreate, termUpdate, updateTerm, 
 import { rulesOf } from './types.js';
 import { deleteTranslation, listTranslations, requireWriterRole, translationSchema, upsertTranslation } from './translations.js';
 
-const MODULE = 'blog';
 const BASE = '/api/v1/posts';
 const idParams = z.object({ id: z.string().trim().min(1).max(64) });
 const readQuery = z.object({ lang: langSchema.optional(), password: z.string().max(200).optional() });
@@ -53,55 +52,32 @@ const listAbilities = (c: Caller) => ({
   restore: isAdmin(c.user),
 });
 
-/** What a blog route's `run` gets: the caller as the blog sees it, the parsed input, and the module's context. */
-type RunArgs<Q, P, B, Who> = Pick<ModuleHandlerArgs<B, Q, P, AuthMode>, 'query' | 'params' | 'body' | 'req' | 'res' | 'ctx'> & { who: Who };
-
-/** A route any caller may use, signed in or not; `who` is resolved from the session when one is sent. */
-function open<Q = Record<string, unknown>, P = Record<string, string>, B = undefined>(
-  def: Omit<ModuleRouteDef<B, Q, P>, 'auth' | 'module' | 'handler'> & {
-    run(a: RunArgs<Q, P, B, Caller>): Promise<unknown>;
-  },
-) {
-  const { run, ...rest } = def;
-  return defineRoute<B, Q, P, 'optional-session'>({
-    ...rest,
-    auth: 'optional-session',
-    module: MODULE,
-    handler: ({ req, res, query, params, body, ctx, auth }) => run({ who: callerOf(auth), query, params, body, req, res, ctx }),
-  });
-}
-
-/** A route for a signed-in caller (roles are checked by the service, so the refusal names what is missing). */
-function signedIn<Q = Record<string, unknown>, P = Record<string, string>, B = undefined>(
-  def: Omit<ModuleRouteDef<B, Q, P>, 'auth' | 'module' | 'handler'> & {
-    run(a: RunArgs<Q, P, B, Caller & { user: NonNullable<Caller['user']> }>): Promise<unknown>;
-  },
-) {
-  const { run, ...rest } = def;
-  return defineRoute<B, Q, P, 'session'>({
-    ...rest,
-    auth: 'session',
-    module: MODULE,
-    handler: ({ req, res, query, params, body, ctx, auth }) => run({ who: { user: auth.user, auth }, query, params, body, req, res, ctx }),
-  });
-}
-
 async function postAnswer(ctx: ModuleContext, who: Caller, id: string, meta: Record<string, unknown> = {}) {
   const { post, can } = await readPost(ctx, who.user, await loadPost(ctx, id), {});
   return envelope(post, who, meta, can);
 }
 
+/** The term kind in summaries: plural, singular. */
+const TERM_NAMES: Record<TermKind, [string, string]> = { categories: ['categories', 'category'], tags: ['tags', 'tag'] };
+
 const terms = (kind: TermKind) => [
-  open({ method: 'get', path: `${BASE}/${kind}`, run: async ({ who, ctx }) => envelope(await listTerms(ctx, kind), who, {}, listAbilities(who)) }),
+  open({
+    method: 'get',
+    path: `${BASE}/${kind}`,
+    summary: `List post ${TERM_NAMES[kind][0]}`,
+    run: async ({ who, ctx }) => envelope(await listTerms(ctx, kind), who, {}, listAbilities(who)),
+  }),
   signedIn({
     method: 'post',
     path: `${BASE}/${kind}`,
+    summary: `Create a post ${TERM_NAMES[kind][1]}`,
     body: termCreate,
     run: async ({ who, ctx, body }) => envelope(await createTerm(ctx, who.user, kind, body), who),
   }),
   signedIn({
     method: 'put',
     path: `${BASE}/${kind}/:id`,
+    summary: `Update a post ${TERM_NAMES[kind][1]}`,
     params: idParams,
     body: termUpdate,
     run: async ({ who, ctx, params, body }) => envelope(await updateTerm(ctx, who.user, kind, params.id, body), who),
@@ -109,15 +85,17 @@ const terms = (kind: TermKind) => [
   signedIn({
     method: 'delete',
     path: `${BASE}/${kind}/:id`,
+    summary: `Delete a post ${TERM_NAMES[kind][1]}`,
     params: idParams,
     run: async ({ who, ctx, params }) => envelope(await deleteTerm(ctx, who.user, kind, params.id), who),
   }),
 ];
 
-const status = (path: string, to: 'published' | 'draft') =>
+const status = (path: string, to: 'published' | 'draft', summary: string) =>
   signedIn({
     method: 'post',
     path: `${BASE}/:id/${path}`,
+    summary,
     params: idParams,
     run: async ({ who, ctx, params }) => {
       await changeStatus(ctx, who.user, params.id, to);
@@ -129,6 +107,7 @@ export const routes = [
   open({
     method: 'get',
     path: BASE,
+    summary: 'List and search posts',
     query: listQuery,
     run: async ({ who, ctx, query }) => {
       const { posts, meta } = await listPosts(ctx, who.user, query);
@@ -138,6 +117,7 @@ export const routes = [
   signedIn({
     method: 'post',
     path: BASE,
+    summary: 'Create a post',
     body: createSchema,
     run: async ({ who, ctx, body }) => postAnswer(ctx, who, await createPost(ctx, who.user, body), { created: true }),
   }),
@@ -146,6 +126,7 @@ export const routes = [
   signedIn({
     method: 'get',
     path: `${BASE}/bookmarks`,
+    summary: 'List the posts you bookmarked',
     query: pageQuery,
     run: async ({ who, ctx, query }) => {
       const { posts, meta } = await listBookmarked(ctx, who.user, query.page, query.limit);
@@ -156,18 +137,25 @@ export const routes = [
   signedIn({
     method: 'get',
     path: `${BASE}/comments`,
+    summary: 'Comment moderation queue across posts (admin)',
     query: queueQuery,
     run: async ({ who, ctx, query }) => {
       const { comments, meta } = await commentQueue(ctx, who.user, query);
       return envelope(comments, who, meta);
     },
   }),
-  open({ method: 'get', path: `${BASE}/sitemap.xml`, run: async ({ ctx, res }) => sitemap(ctx, res) }),
-  open({ method: 'get', path: `${BASE}/feed.xml`, run: async ({ ctx, res }) => rssFeed(ctx, res) }),
-  open({ method: 'get', path: `${BASE}/rss.xml`, run: async ({ ctx, res }) => rssFeed(ctx, res) }),
+  open({ method: 'get', path: `${BASE}/sitemap.xml`, summary: 'Sitemap of the published posts (XML)', run: async ({ ctx, res }) => sitemap(ctx, res) }),
+  open({ method: 'get', path: `${BASE}/feed.xml`, summary: 'Feed of the latest posts (RSS)', run: async ({ ctx, res }) => rssFeed(ctx, res) }),
+  open({
+    method: 'get',
+    path: `${BASE}/rss.xml`,
+    summary: 'Feed of the latest posts (RSS, alias of feed.xml)',
+    run: async ({ ctx, res }) => rssFeed(ctx, res),
+  }),
   open({
     method: 'get',
     path: `${BASE}/images/:id`,
+    summary: "A post's featured image",
     params: idParams,
     query: readQuery,
     run: async ({ who, ctx, params, res, req, query }) => serveImage(ctx, who.user, params.id, res, postPassword(req, query)),
@@ -175,12 +163,14 @@ export const routes = [
   open({
     method: 'get',
     path: `${BASE}/authors/:id`,
+    summary: "An author's profile and posts",
     params: idParams,
     run: async ({ who, ctx, params }) => envelope(await authorProfile(ctx, who.user, params.id), who),
   }),
   signedIn({
     method: 'post',
     path: `${BASE}/comments/:id/moderate`,
+    summary: 'Approve, reject or mark a comment as spam',
     params: idParams,
     body: moderateSchema,
     run: async ({ who, ctx, params, body }) => envelope(await moderateComment(ctx, who.user, params.id, body), who),
@@ -188,6 +178,7 @@ export const routes = [
   signedIn({
     method: 'put',
     path: `${BASE}/comments/:id`,
+    summary: 'Edit your comment',
     params: idParams,
     body: commentUpdate,
     run: async ({ who, ctx, params, body }) => envelope(await editComment(ctx, who.user, params.id, body), who),
@@ -195,12 +186,14 @@ export const routes = [
   signedIn({
     method: 'delete',
     path: `${BASE}/comments/:id`,
+    summary: 'Delete a comment',
     params: idParams,
     run: async ({ who, ctx, params }) => envelope(await deleteComment(ctx, who.user, params.id), who),
   }),
   open({
     method: 'get',
     path: `${BASE}/id/:id`,
+    summary: 'Get a post by id',
     params: idParams,
     query: readQuery,
     run: async ({ who, ctx, params, query, req }) => {
@@ -211,6 +204,7 @@ export const routes = [
   open({
     method: 'get',
     path: `${BASE}/id/:id/translations`,
+    summary: "List a post's translations",
     params: idParams,
     query: readQuery,
     run: async ({ who, ctx, params, query, req }) => envelope(await listTranslations(ctx, who.user, params.id, postPassword(req, query)), who),
@@ -218,6 +212,7 @@ export const routes = [
   signedIn({
     method: 'post',
     path: `${BASE}/id/:id/translations`,
+    summary: "Add or replace a post's translation",
     params: idParams,
     body: translationSchema,
     run: async ({ who, ctx, params, body }) => {
@@ -228,6 +223,7 @@ export const routes = [
   signedIn({
     method: 'delete',
     path: `${BASE}/id/:id/translations/:lang`,
+    summary: "Delete a post's translation",
     params: idParams.extend({ lang: langSchema }),
     run: async ({ who, ctx, params }) => {
       requireWriterRole(who.user);
@@ -237,6 +233,7 @@ export const routes = [
   signedIn({
     method: 'put',
     path: `${BASE}/:id`,
+    summary: 'Update a post',
     params: idParams,
     body: updateSchema,
     run: async ({ who, ctx, params, body }) => {
@@ -247,17 +244,19 @@ export const routes = [
   signedIn({
     method: 'delete',
     path: `${BASE}/:id`,
+    summary: 'Delete a post (restorable)',
     params: idParams,
     run: async ({ who, ctx, params }) => {
       await deletePost(ctx, who.user, params.id);
       return envelope({ id: params.id, deleted: true }, who);
     },
   }),
-  status('publish', 'published'),
-  status('unpublish', 'draft'),
+  status('publish', 'published', 'Publish a post'),
+  status('unpublish', 'draft', 'Unpublish a post (back to draft)'),
   signedIn({
     method: 'post',
     path: `${BASE}/:id/schedule`,
+    summary: 'Schedule a post to publish later',
     params: idParams,
     body: scheduleBody,
     run: async ({ who, ctx, params, body }) => {
@@ -268,6 +267,7 @@ export const routes = [
   signedIn({
     method: 'post',
     path: `${BASE}/:id/restore`,
+    summary: 'Restore a deleted post',
     params: idParams,
     run: async ({ who, ctx, params }) => {
       await restorePost(ctx, who.user, params.id);
@@ -277,6 +277,7 @@ export const routes = [
   signedIn({
     method: 'post',
     path: `${BASE}/:id/featured-image`,
+    summary: "Upload a post's featured image",
     params: idParams,
     // Multipart: the module reads it itself, so the JSON-only body rule does not apply.
     middleware: [(_req, _res, next) => next()],
@@ -285,12 +286,14 @@ export const routes = [
   signedIn({
     method: 'delete',
     path: `${BASE}/:id/featured-image`,
+    summary: "Remove a post's featured image",
     params: idParams,
     run: async ({ who, ctx, params }) => envelope(await removeFeaturedImage(ctx, who.user, params.id), who),
   }),
   open({
     method: 'get',
     path: `${BASE}/:id/comments`,
+    summary: "List a post's comments",
     params: idParams,
     query: commentQuery.extend({ password: z.string().max(200).optional() }),
     run: async ({ who, ctx, params, query, req }) => {
@@ -303,6 +306,7 @@ export const routes = [
   signedIn({
     method: 'post',
     path: `${BASE}/:id/comments`,
+    summary: 'Comment on a post',
     params: idParams,
     body: commentCreate,
     run: async ({ who, ctx, params, body, req }) => {
@@ -313,6 +317,7 @@ export const routes = [
   open({
     method: 'get',
     path: `${BASE}/:id/reactions`,
+    summary: "A post's reactions",
     params: idParams,
     query: readQuery,
     run: async ({ who, ctx, params, query, req }) => {
@@ -323,6 +328,7 @@ export const routes = [
   signedIn({
     method: 'post',
     path: `${BASE}/:id/reactions`,
+    summary: 'React to a post (sending it again takes it back)',
     params: idParams,
     body: reactionSchema,
     run: async ({ who, ctx, params, body, req }) => {
@@ -333,27 +339,31 @@ export const routes = [
   signedIn({
     method: 'post',
     path: `${BASE}/:id/bookmark`,
+    summary: 'Bookmark a post',
     params: idParams,
     run: async ({ who, ctx, params, req }) => envelope(await addBookmark(ctx, who.user, await livePost(ctx, who.user, params.id, postPassword(req))), who),
   }),
   signedIn({
     method: 'delete',
     path: `${BASE}/:id/bookmark`,
+    summary: "Remove a post's bookmark",
     params: idParams,
     run: async ({ who, ctx, params }) => envelope(await removeBookmark(ctx, who.user, params.id), who),
   }),
   open({
     method: 'post',
     path: `${BASE}/:id/view`,
+    summary: 'Count a view of a post (once per network and day)',
     params: idParams,
     run: async ({ who, ctx, params, req }) => {
       const post = await livePost(ctx, who.user, params.id, postPassword(req));
-      return envelope(await recordView(ctx, who.user, post, `${clientAddress(req)}|${String(req.headers['user-agent'] ?? '')}`), who);
+      return envelope(await recordView(ctx, post, clientAddress(req)), who);
     },
   }),
   open({
     method: 'get',
     path: `${BASE}/:id/stats`,
+    summary: "A post's views, reactions, comments and bookmarks",
     params: idParams,
     query: readQuery,
     run: async ({ who, ctx, params, query, req }) =>
@@ -362,6 +372,7 @@ export const routes = [
   open({
     method: 'get',
     path: `${BASE}/:slug`,
+    summary: 'Get a published post by its slug',
     params: z.object({ slug: z.string().trim().min(1).max(200) }),
     query: readQuery,
     run: async ({ who, ctx, params, query, req }) => {

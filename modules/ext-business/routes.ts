@@ -5,6 +5,7 @@ import { listCountries } from './service.js';
 export const countries = defineRoute({
   method: 'get',
   path: '/api/v1/business/countries',
+  summary: 'List countries for business profiles',
   auth: 'public',
   module: 'ext-business',
   handler: () => ({ success: true, data: { countries: listCountries() } }),

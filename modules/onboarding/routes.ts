@@ -11,6 +11,7 @@ const anyObject = z.record(z.string(), z.unknown(), 'Body must be a JSON object'
 export const completeFirstRun = defineRoute({
   method: 'post',
   path: '/auth/user/me/onboarding/complete',
+  summary: 'Complete first-run onboarding (profile and sign-up answers)',
   auth: 'session',
   module: MODULE,
   body: anyObject,
@@ -23,6 +24,7 @@ export const completeFirstRun = defineRoute({
 export const state = defineRoute({
   method: 'get',
   path: '/api/v1/onboarding',
+  summary: 'Your onboarding progress',
   auth: 'session',
   module: MODULE,
   handler: async ({ ctx, auth }) => moduleEnvelope(await getState(ctx, auth.user.id), auth),
@@ -31,6 +33,7 @@ export const state = defineRoute({
 export const startOnboarding = defineRoute({
   method: 'post',
   path: '/api/v1/onboarding/start',
+  summary: 'Start onboarding',
   auth: 'session',
   module: MODULE,
   handler: async ({ ctx, auth }) => moduleEnvelope(await start(ctx, auth.user.id), auth),
@@ -39,6 +42,7 @@ export const startOnboarding = defineRoute({
 export const completeStep = defineRoute({
   method: 'post',
   path: '/api/v1/onboarding/steps/:step/complete',
+  summary: 'Complete an onboarding step',
   auth: 'session',
   module: MODULE,
   params: stepParams,
@@ -54,6 +58,7 @@ export const completeStep = defineRoute({
 export const skipStep = defineRoute({
   method: 'post',
   path: '/api/v1/onboarding/steps/:step/skip',
+  summary: 'Skip an onboarding step',
   auth: 'session',
   module: MODULE,
   params: stepParams,
@@ -63,6 +68,7 @@ export const skipStep = defineRoute({
 export const completeOnboarding = defineRoute({
   method: 'post',
   path: '/api/v1/onboarding/complete',
+  summary: 'Finish onboarding',
   auth: 'session',
   module: MODULE,
   body: anyObject.optional(),

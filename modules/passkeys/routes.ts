@@ -18,6 +18,7 @@ const idParam = z.object({ id: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be
 export const registerOptions = defineRoute({
   method: 'post',
   path: `${BASE}/register/options`,
+  summary: 'Start adding a passkey (WebAuthn creation options)',
   auth: 'session',
   module: MODULE_ID,
   rateLimit: passkeyLimit,
@@ -28,6 +29,7 @@ export const registerOptions = defineRoute({
 export const registerVerify = defineRoute({
   method: 'post',
   path: `${BASE}/register/verify`,
+  summary: 'Finish adding a passkey',
   auth: 'session',
   module: MODULE_ID,
   rateLimit: passkeyLimit,
@@ -41,6 +43,7 @@ export const registerVerify = defineRoute({
 export const list = defineRoute({
   method: 'get',
   path: BASE,
+  summary: 'List your passkeys',
   auth: 'session',
   module: MODULE_ID,
   handler: async ({ ctx, auth }) => ({ success: true, passkeys: await listPasskeys(ctx, auth.user.id) }),
@@ -49,6 +52,7 @@ export const list = defineRoute({
 export const rename = defineRoute({
   method: 'patch',
   path: `${BASE}/:id`,
+  summary: 'Rename one of your passkeys',
   auth: 'session',
   module: MODULE_ID,
   params: idParam,
@@ -60,6 +64,7 @@ export const rename = defineRoute({
 export const removeOptions = defineRoute({
   method: 'post',
   path: `${BASE}/:id/remove/options`,
+  summary: 'Options to prove a passkey before removing it',
   auth: 'session',
   module: MODULE_ID,
   rateLimit: passkeyLimit,
@@ -71,6 +76,7 @@ export const removeOptions = defineRoute({
 export const remove = defineRoute({
   method: 'delete',
   path: `${BASE}/:id`,
+  summary: 'Remove one of your passkeys',
   auth: 'session',
   module: MODULE_ID,
   rateLimit: passkeyLimit,
@@ -87,6 +93,7 @@ export const remove = defineRoute({
 export const signInOptions = defineRoute({
   method: 'post',
   path: `${BASE}/login/options`,
+  summary: 'Start a passkey sign-in (WebAuthn request options)',
   auth: 'public',
   module: MODULE_ID,
   rateLimit: passkeyLimit,
@@ -98,6 +105,7 @@ export const signInOptions = defineRoute({
 export const signInVerify = defineRoute({
   method: 'post',
   path: `${BASE}/login/verify`,
+  summary: 'Finish a passkey sign-in',
   auth: 'public',
   module: MODULE_ID,
   rateLimit: passkeyLimit,
@@ -114,6 +122,7 @@ const userParams = z.object({ user_id: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 
 export const adminListRoute = defineRoute({
   method: 'get',
   path: '/auth/admin/users/:user_id/passkeys',
+  summary: "List a user's passkeys (admin)",
   auth: { roles: ['admin', 'superadmin'] },
   module: MODULE_ID,
   params: userParams,
@@ -124,6 +133,7 @@ export const adminListRoute = defineRoute({
 export const adminRemoveRoute = defineRoute({
   method: 'delete',
   path: '/auth/admin/users/:user_id/passkeys/:id',
+  summary: "Remove a user's passkey (admin)",
   auth: { roles: ['admin', 'superadmin'] },
   module: MODULE_ID,
   rateLimit: 'admin',

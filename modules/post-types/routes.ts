@@ -20,6 +20,7 @@ function assertOn(ctx: ModuleContext): void {
 const list = defineRoute({
   method: 'get',
   path: BASE,
+  summary: 'List post types',
   auth: 'optional-session',
   module: MODULE,
   // Post type definitions, by sort_order: active ones, or all with active=false.
@@ -35,6 +36,7 @@ const list = defineRoute({
 const getOne = defineRoute({
   method: 'get',
   path: `${BASE}/:type_key`,
+  summary: 'Get a post type',
   auth: ADMINS,
   module: MODULE,
   // One post type definition, with how many posts use it.
@@ -49,6 +51,7 @@ const getOne = defineRoute({
 const create = defineRoute({
   method: 'post',
   path: BASE,
+  summary: 'Create a post type',
   auth: ADMINS,
   module: MODULE,
   // Defines a post type.
@@ -62,6 +65,7 @@ const create = defineRoute({
 const reorderRoute = defineRoute({
   method: 'post',
   path: `${BASE}/reorder`,
+  summary: 'Reorder post types',
   auth: ADMINS,
   module: MODULE,
   // Orders post types: the named ones first, in that order; the others after them as they were.
@@ -81,6 +85,7 @@ const reorderRoute = defineRoute({
 const update = defineRoute({
   method: 'put',
   path: `${BASE}/:type_key`,
+  summary: 'Update a post type',
   auth: ADMINS,
   module: MODULE,
   // Changes a post type (behaviors are merged key by key; a further key set to null is removed).
@@ -95,6 +100,7 @@ const update = defineRoute({
 const remove = defineRoute({
   method: 'delete',
   path: `${BASE}/:type_key`,
+  summary: 'Delete a custom post type (its posts move to move_to)',
   auth: ADMINS,
   module: MODULE,
   // Deletes a custom post type; posts using it must be moved with ?move_to=<type_key>.

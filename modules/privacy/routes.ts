@@ -20,6 +20,7 @@ async function liveUser(ctx: ModuleContext, id: string): Promise<UserRecord> {
 export const read = defineRoute({
   method: 'get',
   path: '/auth/user/me/privacy',
+  summary: 'Your privacy and consent settings',
   auth: 'session',
   module: MODULE,
   handler: async ({ ctx, auth }) => ({ success: true, data: { ...(await readPrivacy(ctx, auth.user.id)), allowed_regions: regionsOf(ctx) } }),
@@ -28,6 +29,7 @@ export const read = defineRoute({
 export const update = defineRoute({
   method: 'put',
   path: '/auth/user/me/privacy',
+  summary: 'Update your privacy and consent settings',
   auth: 'session',
   module: MODULE,
   body: privacyUpdateSchema,
@@ -40,6 +42,7 @@ export const update = defineRoute({
 export const consentHistory = defineRoute({
   method: 'get',
   path: '/auth/user/me/privacy/history',
+  summary: 'History of your consent changes',
   auth: 'session',
   module: MODULE,
   query: page,
@@ -52,6 +55,7 @@ export const consentHistory = defineRoute({
 export const exportMine = defineRoute({
   method: 'get',
   path: '/auth/user/me/privacy/export',
+  summary: 'Export your personal data',
   auth: 'session',
   module: MODULE,
   async handler({ ctx, auth, res }) {
@@ -64,6 +68,7 @@ export const exportMine = defineRoute({
 export const deleteMine = defineRoute({
   method: 'post',
   path: '/auth/user/me/privacy/delete',
+  summary: 'Delete your account and personal data',
   auth: 'session',
   module: MODULE,
   // A password is checked here: the login limit keeps guessing slow.
@@ -86,6 +91,7 @@ function assertMayActOn(actor: UserRecord, target: UserRecord): void {
 export const adminExport = defineRoute({
   method: 'get',
   path: '/auth/admin/users/:user_id/privacy/export',
+  summary: "Export a user's personal data (admin)",
   auth: ADMINS,
   module: MODULE,
   rateLimit: 'admin',
@@ -101,6 +107,7 @@ export const adminExport = defineRoute({
 export const adminDelete = defineRoute({
   method: 'post',
   path: '/auth/admin/users/:user_id/privacy/delete',
+  summary: "Erase a user's account and personal data (admin)",
   auth: ADMINS,
   module: MODULE,
   rateLimit: 'admin',

@@ -57,6 +57,7 @@ const caller = (ctx: ModuleContext, auth: { user: Caller['user'] | null; session
 export const system = defineRoute({
   method: 'get',
   path: `${BASE}/system`,
+  summary: 'Whether two-factor is available, and its methods',
   auth: 'public',
   module: MODULE_ID,
   handler: ({ ctx }) => ({ success: true, global_two_factor_enabled: true, enabled: true, available_methods: settings(ctx).methods }),
@@ -65,6 +66,7 @@ export const system = defineRoute({
 export const methods = defineRoute({
   method: 'get',
   path: `${BASE}/methods`,
+  summary: 'List your two-factor methods',
   auth: 'session-or-pending',
   module: MODULE_ID,
   async handler({ ctx, auth }) {
@@ -75,6 +77,7 @@ export const methods = defineRoute({
 export const setupMethod = defineRoute({
   method: 'post',
   path: `${BASE}/:method/setup`,
+  summary: 'Set up a two-factor method (TOTP app, email, SMS, backup codes)',
   auth: 'session',
   module: MODULE_ID,
   rateLimit: twoFactorLimit,
@@ -96,6 +99,7 @@ export const pendingSetupOf = defineRoute({
 export const startMethod = defineRoute({
   method: 'post',
   path: `${BASE}/:method/start`,
+  summary: 'Send a two-factor code by the given method',
   auth: 'session-or-pending',
   module: MODULE_ID,
   rateLimit: twoFactorLimit,
@@ -113,6 +117,7 @@ export const startMethod = defineRoute({
 export const verify = defineRoute({
   method: 'post',
   path: `${BASE}/verify`,
+  summary: 'Verify a two-factor code (finishes sign-in or confirms a method)',
   auth: 'session-or-pending',
   module: MODULE_ID,
   rateLimit: twoFactorLimit,
@@ -200,6 +205,7 @@ export const verify = defineRoute({
 export const toggleTwoFactor = defineRoute({
   method: 'post',
   path: `${BASE}/toggle`,
+  summary: 'Turn two-factor sign-in on or off',
   auth: 'session',
   module: MODULE_ID,
   rateLimit: twoFactorLimit,
@@ -215,6 +221,7 @@ export const toggleTwoFactor = defineRoute({
 export const regenerate = defineRoute({
   method: 'post',
   path: `${BASE}/backup_codes/regenerate`,
+  summary: 'Replace your two-factor backup codes',
   auth: 'session',
   module: MODULE_ID,
   rateLimit: twoFactorLimit,
@@ -225,6 +232,7 @@ export const regenerate = defineRoute({
 export const trustedDevices = defineRoute({
   method: 'get',
   path: `${BASE}/trusted_devices`,
+  summary: 'List devices trusted to skip the second step',
   auth: 'session',
   module: MODULE_ID,
   handler: async ({ ctx, auth }) => ({ success: true, devices: await listDevices(ctx, auth.user.id) }),
@@ -234,6 +242,7 @@ export const trustedDevices = defineRoute({
 export const forgetDevices = defineRoute({
   method: 'post',
   path: `${BASE}/trusted_devices/forget`,
+  summary: 'Forget every trusted device',
   auth: 'session',
   module: MODULE_ID,
   async handler({ ctx, auth, res }) {
@@ -246,6 +255,7 @@ export const forgetDevices = defineRoute({
 export const deleteMethod = defineRoute({
   method: 'delete',
   path: `${BASE}/:id`,
+  summary: 'Remove one of your two-factor methods',
   auth: 'session',
   module: MODULE_ID,
   rateLimit: twoFactorLimit,
@@ -257,6 +267,7 @@ export const deleteMethod = defineRoute({
 export const adminReset = defineRoute({
   method: 'post',
   path: '/auth/admin/users/:user_id/two-factor/reset',
+  summary: "Reset a user's two-factor methods (admin)",
   auth: { roles: ['admin', 'superadmin'] },
   module: MODULE_ID,
   rateLimit: 'admin',

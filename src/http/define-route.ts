@@ -35,6 +35,11 @@ export interface HandlerArgs<B, Q, P, M = RouteAuth> {
 export interface RouteDef<B = unknown, Q = unknown, P = unknown, M extends RouteAuth = RouteAuth> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
+  /**
+   * What the route does, in a short line (under 80 characters; not the method and path again): the
+   * operation's summary at /docs and in /openapi.json. An alias says which route it stands for.
+   */
+  summary?: string;
   /** Static, or decided from configuration (e.g. a bridge secret requirement that is configurable). */
   auth: M;
   body?: z.ZodType<B>;

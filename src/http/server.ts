@@ -11,18 +11,25 @@ export interface RunningServer {
   port: number;
   url: string;
   /**
-   * Graceful stop: answers every request that has reached this process (queued connections
-   * included), each with `Connection: close`, stops accepting, and resolves once every connection
+   * Graceful stop: keeps accepting new connections for `acceptMs` (default ACCEPT_AFTER_STOP_MS, at
+   * most `graceMs`) and answers every request that reaches this process (queued connections
+   * included), each with `Connection: close`, then stops accepting, and resolves once every connection
    * is closed. A request still unanswered after `graceMs` gets 503 with `Retry-After` (its work may
    * still finish, unseen); at most about 2.5 s later whatever is left is cut off.
    */
-  close(graceMs?: number): Promise<void>;
+  close(graceMs?: number, opts?: { acceptMs?: number }): Promise<void>;
   /** Replaces the request handler (a server that started before its app could open switches to it). */
   setHandler(handler: http.RequestListener): void;
 }
 
 /**
- * The listener stays open until no connection has come in for this long, so queued ones are accepted,
+ * After a stop begins the listener stays open this long (unless the grace period is shorter): a client
+ * or proxy that connects just after SIGTERM is answered (normally, with `Connection: close`), not refused.
+ */
+export const ACCEPT_AFTER_STOP_MS = 1_000;
+
+/**
+ * Past that, the listener stays open until no connection has come in for this long, so queued ones are accepted,
  * not reset; under a burst that a busy process accepts slowly, at most LATE_ACCEPT_MS past the grace period.
  */
 const BACKLOG_QUIET_MS = 100;
@@ -146,11 +153,11 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
       }),
     );
 
-  /** Closes idle connections as they become idle, until none is left or `end` has passed. */
-  const drainUntil = async (end: number) => {
-    while (sockets.size > 0 && Date.now() < end) {
+  /** Closes idle connections as they become idle, until none is left (unless `whileEmpty`) or `end` has passed. */
+  const drainUntil = async (end: number, { whileEmpty = false } = {}) => {
+    while ((whileEmpty || sockets.size > 0) && Date.now() < end) {
       await closeIdle();
-      await new Promise((r) => setTimeout(r, 25));
+      await new Promise((r) => setTimeout(r, Math.max(0, Math.min(25, end - Date.now()))));
     }
   };
 
@@ -161,13 +168,17 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
     setHandler(next) {
       current = next;
     },
-    async close(graceMs = 10_000) {
+    async close(graceMs = 10_000, opts: { acceptMs?: number } = {}) {
       if (stopping) return;
       stopping = true;
       for (const res of openAnswers(sockets, untracked)) if (!res.headersSent) res.setHeader('Connection', 'close');
       const started = Date.now();
       const deadline = started + graceMs;
       for (const t of sockets.values()) t.idleSince = Math.max(t.idleSince, started);
+      // New connections are still accepted and served for a while: closing the listener at once
+      // would refuse the clients that connect in the moment after the signal. Meanwhile the
+      // keep-alive connections that fall idle are closed, as in the drain below.
+      await drainUntil(started + Math.max(0, Math.min(opts.acceptMs ?? ACCEPT_AFTER_STOP_MS, graceMs)), { whileEmpty: true });
       // Accept what the kernel has already queued: closing the listener would reset those connections.
       // A busy process may not have accepted a burst yet however long ago the last one was taken, so
       // the listener stays open until one whole poll phase has passed with no new connection (and no

@@ -27,6 +27,8 @@ export interface ModuleHandlerArgs<B, Q, P, M> {
 export interface ModuleRouteDef<B = unknown, Q = unknown, P = unknown, M extends AuthMode = AuthMode> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
+  /** What the route does, in a short line (under 80 characters): its summary at /docs (see RouteDef.summary). */
+  summary?: string;
   auth: M;
   /** The owning module's id (checked against the manifest). */
   module: string;

@@ -39,6 +39,7 @@ const text = (max: number) => z.string().max(max).optional();
 export const socialProviders = defineRoute({
   method: 'get',
   path: '/auth/social/providers',
+  summary: 'List the social sign-in providers configured',
   auth: 'public',
   handler: ({ app }) => ({ success: true, providers: app.services.social.providers() }),
 });
@@ -46,6 +47,7 @@ export const socialProviders = defineRoute({
 export const socialLogin = defineRoute({
   method: 'get',
   path: '/auth/social/:provider/login',
+  summary: 'Start a social sign-in (redirects to the provider)',
   // A full session, when sent, is who asks to link (an invalid, expired or pending one reads as none).
   auth: 'optional-session',
   rateLimit: 'social-login',
@@ -80,6 +82,7 @@ const callbackFields = {
 export const socialCallback = defineRoute({
   method: 'get',
   path: '/auth/social/:provider/callback',
+  summary: "Finish a social sign-in (the provider's redirect back)",
   auth: 'public',
   rateLimit: 'social-login',
   query: z.object(callbackFields),
@@ -90,6 +93,7 @@ export const socialCallback = defineRoute({
 export const socialCallbackPost = defineRoute({
   method: 'post',
   path: '/auth/social/:provider/callback',
+  summary: 'Finish a social sign-in (form_post answer from the provider)',
   auth: 'public',
   rateLimit: 'social-login',
   middleware: [express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 20 })],
@@ -171,6 +175,7 @@ const tokenField = z.string().min(1).max(16_384).optional();
 export const socialLoginApi = defineRoute({
   method: 'post',
   path: '/auth/social/:provider/login-api',
+  summary: 'Sign in with a provider token obtained by a client app',
   auth: 'public',
   rateLimit: 'social-api',
   body: z.object({
@@ -193,6 +198,7 @@ export const socialLoginApi = defineRoute({
 export const socialAccounts = defineRoute({
   method: 'get',
   path: '/auth/social/accounts',
+  summary: 'List the social accounts linked to you',
   auth: 'session',
   async handler({ app, auth }) {
     const accounts = await app.services.social.listAccounts(auth.user.id);
@@ -203,6 +209,7 @@ export const socialAccounts = defineRoute({
 export const socialUnlink = defineRoute({
   method: 'delete',
   path: '/auth/social/accounts/:provider',
+  summary: 'Unlink one of your social accounts',
   auth: 'session',
   async handler({ app, auth, params }) {
     await app.services.social.unlink(auth.user, params.provider);
@@ -217,6 +224,7 @@ const adminUserParams = z.object({ user_id: z.string().min(1).max(64) });
 export const adminSocialAccounts = defineRoute({
   method: 'get',
   path: '/auth/admin/users/:user_id/social-accounts',
+  summary: "List a user's linked social accounts (admin)",
   auth: ADMIN,
   rateLimit: 'admin',
   params: adminUserParams,
@@ -234,6 +242,7 @@ export const adminSocialAccounts = defineRoute({
 export const adminSocialUnlink = defineRoute({
   method: 'delete',
   path: '/auth/admin/users/:user_id/social-accounts/:provider',
+  summary: "Unlink a user's social account (admin)",
   auth: ADMIN,
   rateLimit: 'admin',
   params: adminUserParams.extend({ provider: z.string().min(1).max(32) }),

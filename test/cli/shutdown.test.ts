@@ -59,4 +59,27 @@ describe('gatehouse serve under SIGTERM', () => {
     expect(outcomes.at(-1)!.answer).toMatch(/^HTTP\/1\.1 401 [\s\S]*\r\nconnection: close\r\n/i);
     expect((await s.exited).code).toBe(0);
   });
+
+  it('when connections open in the moment after SIGTERM on an idle instance, then each is answered (Connection: close) and the process still exits 0 in time', async () => {
+    const s = startCli(['serve', '--port', '0', '--data-dir', dir], { env: { SHUTDOWN_TIMEOUT: '3' } });
+    const port = Number(new URL((await s.waitFor(LISTENING))[1]).port);
+    const signalled = Date.now();
+    s.child.kill('SIGTERM');
+    // Only once the server has begun to stop (the build before closed its listener a poll phase later
+    // and refused these): eight connections over the next ~50 ms, each with a request.
+    await s.waitFor(/SIGTERM: finishing in-flight requests/);
+    const late = [];
+    for (let i = 0; i < 8; i++) {
+      const c = client(port);
+      c.socket.once('connect', () => c.socket.write(request('/health')));
+      late.push(c);
+      await new Promise((r) => setTimeout(r, 7));
+    }
+    const outcomes = await Promise.all(late.map((c) => c.done));
+    expect(outcomes.map((o) => o.error)).toEqual(Array(8).fill(null));
+    for (const o of outcomes) expect(o.answer).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\nconnection: close\r\n/i);
+    expect((await s.exited).code).toBe(0);
+    // SHUTDOWN_TIMEOUT + 5 s.
+    expect(Date.now() - signalled).toBeLessThan(8_000);
+  });
 });

@@ -142,7 +142,7 @@ export async function startTestApp(opts: StartTestAppOptions = {}): Promise<Test
     dataDir,
     request,
     async close() {
-      await server.close(1000);
+      await server.close(1000, { acceptMs: 0 });
       await app.close();
       if (provisioned) await provisioned.drop();
       if (!opts.sharing) rmSync(dataDir, { recursive: true, force: true });

@@ -19,8 +19,8 @@ const check = (sql: string) => () => assertOwnTables('blog', own, sql);
 const real = {
   sqlite: [
     "SELECT p.id, COUNT(*) OVER () AS total_count FROM blog_posts p JOIN (SELECT post_id, bm25(blog_posts_fts, 0, 10.0, 5.0, 1.0) AS rank FROM blog_posts_fts WHERE blog_posts_fts MATCH ?) s ON s.post_id = p.id WHERE p.deleted_at IS NULL AND ((p.status = 'published' AND p.visibility IN ('public', 'auth')) OR p.author_id = ?) AND p.status = ? ORDER BY s.rank, p.published_at DESC, p.id DESC LIMIT 20 OFFSET 0",
-    'INSERT INTO blog_views (id, post_id, viewer_key, user_id, views, counted_at, created_at) VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT (post_id, viewer_key) DO NOTHING',
-    'UPDATE blog_views SET views = views + 1, counted_at = ? WHERE post_id = ? AND viewer_key = ? AND counted_at <= ? RETURNING id',
+    'INSERT INTO blog_views (id, post_id, viewer_key, view_day, user_id, views, counted_at, created_at) VALUES (?, ?, ?, ?, NULL, 1, ?, ?) ON CONFLICT (post_id, viewer_key, view_day) DO NOTHING',
+    'SELECT id FROM blog_views WHERE post_id = ? AND viewer_key = ? AND view_day = ?',
   ],
   postgres: [
     "SELECT p.id, COUNT(*) OVER () AS total_count FROM blog_posts p WHERE p.deleted_at IS NULL AND p.status = 'published' AND p.visibility = 'public' AND p.status = ? AND p.search_vector @@ websearch_to_tsquery('simple', ?) ORDER BY ts_rank(p.search_vector, websearch_to_tsquery('simple', ?)) DESC, p.published_at DESC, p.id DESC LIMIT 20 OFFSET 0",

@@ -79,4 +79,19 @@ describe('the HTTP server stop', () => {
     expect(answer).toMatch(/\r\nconnection: close\r\n/i);
     expect(answer).toMatch(/late but in time$/);
   });
+
+  it('when a client connects just after the stop began, then it is served with Connection: close, not refused (issue 52)', async () => {
+    running = await startHttpServer((_req, res) => res.end('ok'), { port: 0, host: '127.0.0.1' });
+    const port = running.port;
+    const stopped = running.close(5_000);
+    running = null;
+    // Well inside the accept window (1 s): the build before closed the listener a poll phase after the stop.
+    await new Promise((r) => setTimeout(r, 100));
+    const c = exchange(port, get('/late'));
+    const { answer, error } = await c.done;
+    expect(error).toBeNull();
+    expect(statuses(answer)).toEqual(['200']);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    await stopped;
+  });
 });

@@ -95,7 +95,8 @@ function operation(route: DocumentedRoute, config: Config, pathParams: string[])
       .path.replace(/[{}]/g, '')
       .replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     tags: [module?.id ?? 'core'],
-    summary: `${def.method.toUpperCase()} ${def.path}`,
+    // A route without one (a module of another origin) still gets a line, if only its method and path.
+    summary: def.summary ?? `${def.method.toUpperCase()} ${def.path}`,
     description: `Auth: ${describeAuth(mode)}. Rate-limit class: ${rateLimitLabel(def.rateLimit) ?? 'none'}.`,
     security: security(mode),
     'x-gatehouse-auth': typeof mode === 'object' ? { roles: mode.roles } : mode,

@@ -21,6 +21,7 @@ export const openApiDocument = (coreRoutes: () => readonly AnyRouteDef[]) =>
   defineRoute({
     method: 'get',
     path: '/openapi.json',
+    summary: 'This API description as an OpenAPI 3.1 document',
     auth: 'public',
     handler({ app }) {
       return buildOpenApiDocument(servedRoutes(app, coreRoutes()), app.config, packageVersion());

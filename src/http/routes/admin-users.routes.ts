@@ -118,17 +118,42 @@ const revokeAll = adminRoute({
   },
 });
 
-export const listUsers = defineRoute({ ...list, method: 'get', path: '/auth/admin/users' });
-export const getUser = defineRoute({ ...detail, method: 'get', path: '/auth/admin/users/:id' });
-export const createUser = defineRoute({ ...create, method: 'post', path: '/auth/admin/users' });
-export const updateUser = defineRoute({ ...update, method: 'put', path: '/auth/admin/users/:id' });
-export const deleteUser = defineRoute({ ...remove, method: 'delete', path: '/auth/admin/users/:id' });
-export const revokeSessionPost = defineRoute({ ...revokeOne, method: 'post', path: '/auth/admin/users/:id/sessions/:sessionId/revoke' });
-export const revokeSession = defineRoute({ ...revokeOne, method: 'delete', path: '/auth/admin/users/:id/sessions/:sessionId' });
-export const revokeAllSessions = defineRoute({ ...revokeAll, method: 'delete', path: '/auth/admin/users/:id/sessions' });
+export const listUsers = defineRoute({ ...list, method: 'get', path: '/auth/admin/users', summary: 'List and search users (admin)' });
+export const getUser = defineRoute({ ...detail, method: 'get', path: '/auth/admin/users/:id', summary: 'Get one user (admin)' });
+export const createUser = defineRoute({ ...create, method: 'post', path: '/auth/admin/users', summary: 'Create a user (admin)' });
+export const updateUser = defineRoute({ ...update, method: 'put', path: '/auth/admin/users/:id', summary: 'Update a user (admin)' });
+export const deleteUser = defineRoute({ ...remove, method: 'delete', path: '/auth/admin/users/:id', summary: 'Delete a user (admin)' });
+export const revokeSessionPost = defineRoute({
+  ...revokeOne,
+  method: 'post',
+  path: '/auth/admin/users/:id/sessions/:sessionId/revoke',
+  summary: 'Revoke one session of a user (admin)',
+});
+export const revokeSession = defineRoute({
+  ...revokeOne,
+  method: 'delete',
+  path: '/auth/admin/users/:id/sessions/:sessionId',
+  summary: 'Revoke one session of a user (admin, DELETE form)',
+});
+export const revokeAllSessions = defineRoute({
+  ...revokeAll,
+  method: 'delete',
+  path: '/auth/admin/users/:id/sessions',
+  summary: 'Revoke every session of a user (admin)',
+});
 
-export const listUsersAlias = defineRoute({ ...list, method: 'get', path: '/auth/users' });
-export const getUserAlias = defineRoute({ ...detail, method: 'get', path: '/auth/users/:id' });
-export const createUserAlias = defineRoute({ ...create, method: 'post', path: '/auth/users' });
-export const updateUserAlias = defineRoute({ ...update, method: 'put', path: '/auth/users/:id' });
-export const deleteUserAlias = defineRoute({ ...remove, method: 'delete', path: '/auth/users/:id' });
+export const listUsersAlias = defineRoute({ ...list, method: 'get', path: '/auth/users', summary: 'List users (alias of GET /auth/admin/users)' });
+export const getUserAlias = defineRoute({ ...detail, method: 'get', path: '/auth/users/:id', summary: 'Get one user (alias of GET /auth/admin/users/{id})' });
+export const createUserAlias = defineRoute({ ...create, method: 'post', path: '/auth/users', summary: 'Create a user (alias of POST /auth/admin/users)' });
+export const updateUserAlias = defineRoute({
+  ...update,
+  method: 'put',
+  path: '/auth/users/:id',
+  summary: 'Update a user (alias of PUT /auth/admin/users/{id})',
+});
+export const deleteUserAlias = defineRoute({
+  ...remove,
+  method: 'delete',
+  path: '/auth/users/:id',
+  summary: 'Delete a user (alias of DELETE /auth/admin/users/{id})',
+});

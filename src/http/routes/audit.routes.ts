@@ -22,6 +22,7 @@ export function typesOf(requested: string[], declared: Iterable<string>, what: s
 export const listAuditEvents = defineRoute({
   method: 'get',
   path: '/auth/admin/audit-events',
+  summary: 'Search the audit log (admin)',
   auth: { roles: ['admin', 'superadmin'] },
   rateLimit: 'admin',
   query: auditEventsQuery,
@@ -45,6 +46,7 @@ export const listAuditEvents = defineRoute({
 export const ownSecurityEvents = defineRoute({
   method: 'get',
   path: '/auth/user/me/security-events',
+  summary: 'Your recent security events (sign-ins, changes)',
   auth: 'session',
   query: ownSecurityEventsQuery,
   async handler({ query, auth, app }) {

@@ -50,6 +50,7 @@ export async function passwordLogin(app: AppContext, req: Request, res: Response
 export const login = defineRoute({
   method: 'post',
   path: '/auth/login',
+  summary: 'Sign in with email and password',
   auth: 'public',
   rateLimit: 'login',
   body: loginBody,
@@ -61,6 +62,7 @@ export const login = defineRoute({
 export const logout = defineRoute({
   method: 'post',
   path: '/auth/logout',
+  summary: 'Sign out: end the current session',
   auth: 'session-or-pending',
   async handler({ res, auth, app }) {
     await app.services.auth.logout(auth.token, auth);
@@ -93,6 +95,7 @@ const publicAuth = (config: Config): AuthMode => (config.registrationRequiresBri
 export const registerPublic = defineRoute({
   method: 'post',
   path: '/auth/register/public',
+  summary: 'Register a new account (self-service sign-up)',
   auth: publicAuth,
   rateLimit: 'registration',
   body: registerPublicBody,
@@ -118,6 +121,7 @@ async function liveSession(app: AppContext, token: string | null) {
 export const register = defineRoute({
   method: 'post',
   path: '/auth/register',
+  summary: 'Register a new account (alias of /auth/register/public)',
   // Decided per request below: a missing or dead session is the public path, a live one must be an admin's.
   auth: 'public',
   rateLimit: registrationOrAdmin,
@@ -143,6 +147,7 @@ export const register = defineRoute({
 export const me = defineRoute({
   method: 'get',
   path: '/auth/me',
+  summary: 'The signed-in user (short form of GET /auth/user/me)',
   auth: 'session-or-pending',
   rateLimit: validationRead,
   async handler({ auth, app }) {

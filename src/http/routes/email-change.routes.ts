@@ -33,6 +33,7 @@ export const loginPassed = (app: AppContext, req: Request) => giveBackClass(app,
 export const requestEmailChange = defineRoute({
   method: 'post',
   path: '/auth/user/me/email',
+  summary: 'Ask to change your email address (password required)',
   auth: 'session',
   rateLimit: perSession('email-change'),
   body: emailChangeBody,
@@ -55,6 +56,7 @@ async function confirm(app: AppContext, token: string | undefined) {
 export const confirmEmailChange = defineRoute({
   method: 'post',
   path: '/auth/user/me/email/confirm',
+  summary: 'Confirm a new email address with the mailed token',
   auth: 'public',
   rateLimit: 'token-validate',
   body: emailChangeConfirmBody,
@@ -65,6 +67,7 @@ export const confirmEmailChange = defineRoute({
 export const confirmEmailChangeLink = defineRoute({
   method: 'get',
   path: '/auth/user/me/email/confirm',
+  summary: 'Confirm a new email address from the mailed link',
   auth: 'public',
   rateLimit: 'token-validate',
   query: emailChangeConfirmQuery,

@@ -4,6 +4,7 @@ import { withTimeout } from '../../with-timeout.js';
 export const liveness = defineRoute({
   method: 'get',
   path: '/health',
+  summary: 'Liveness probe: the process is up',
   auth: 'public',
   rateLimit: false,
   handler: () => ({ success: true, status: 'ok' }),
@@ -17,6 +18,7 @@ export const liveness = defineRoute({
 export const readiness = defineRoute({
   method: 'get',
   path: '/ready',
+  summary: 'Readiness probe: the database and Redis answer',
   auth: 'public',
   rateLimit: false,
   async handler({ app, res }) {

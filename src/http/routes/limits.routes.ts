@@ -39,6 +39,7 @@ const matchers = new WeakMap<object, (given: unknown) => boolean>();
 export const resetLimitsLocal = defineRoute({
   method: 'post',
   path: '/internal/limits/reset',
+  summary: 'Reset rate limits (from `gatehouse limits reset`, this host only)',
   auth: 'public',
   rateLimit: 'admin',
   body: resetBody,
@@ -58,6 +59,7 @@ export const resetLimitsLocal = defineRoute({
 export const forgetSessionsLocal = defineRoute({
   method: 'post',
   path: '/internal/sessions/forget',
+  summary: 'Drop cached sessions (from `gatehouse sessions revoke`, this host only)',
   auth: 'public',
   rateLimit: 'admin',
   async handler({ req, app }) {

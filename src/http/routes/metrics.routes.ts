@@ -13,6 +13,7 @@ const access = new WeakMap<Config, (req: IncomingMessage) => boolean>();
 export const metrics = defineRoute({
   method: 'get',
   path: '/metrics',
+  summary: 'Prometheus metrics of this instance',
   auth: 'public',
   rateLimit: false,
   async handler({ req, res, app }) {

@@ -15,6 +15,7 @@ const actor = (id: string) => `http:${id}`;
 export const discover = defineRoute({
   method: 'get',
   path: BASE,
+  summary: 'List the modules available and installed',
   auth: READ,
   rateLimit: 'admin',
   handler: ({ app, auth }) => moduleEnvelope({ modules: app.modules.hub.list() }, auth),
@@ -23,6 +24,7 @@ export const discover = defineRoute({
 export const statusAll = defineRoute({
   method: 'get',
   path: `${BASE}/status`,
+  summary: 'Status of every module (installed, enabled, problems)',
   auth: READ,
   rateLimit: 'admin',
   handler: async ({ app, auth }) => moduleEnvelope({ modules: await app.modules.hub.status() }, auth),
@@ -31,6 +33,7 @@ export const statusAll = defineRoute({
 export const dryRunMany = defineRoute({
   method: 'post',
   path: `${BASE}/dry-run`,
+  summary: 'Plan installing modules without changing anything',
   auth: WRITE,
   rateLimit: 'admin',
   body: moduleSelectionBody,
@@ -43,6 +46,7 @@ export const dryRunMany = defineRoute({
 export const runMany = defineRoute({
   method: 'post',
   path: `${BASE}/run`,
+  summary: 'Install modules',
   auth: WRITE,
   rateLimit: 'admin',
   body: moduleSelectionBody,
@@ -55,6 +59,7 @@ export const runMany = defineRoute({
 export const moduleStatus = defineRoute({
   method: 'get',
   path: `${BASE}/:module_id/status`,
+  summary: 'Status of one module',
   auth: READ,
   rateLimit: 'admin',
   params: moduleParams,
@@ -64,6 +69,7 @@ export const moduleStatus = defineRoute({
 export const moduleRegistry = defineRoute({
   method: 'get',
   path: `${BASE}/:module_id/registry`,
+  summary: "One module's registry entry (manifest facts)",
   auth: READ,
   rateLimit: 'admin',
   params: moduleParams,
@@ -73,6 +79,7 @@ export const moduleRegistry = defineRoute({
 export const moduleDryRun = defineRoute({
   method: 'post',
   path: `${BASE}/:module_id/dry-run`,
+  summary: 'Plan installing one module without changing anything',
   auth: WRITE,
   rateLimit: 'admin',
   params: moduleParams,
@@ -92,6 +99,7 @@ async function statusAfter(app: AppContext, id: string, result: object, auth: Au
 export const moduleRun = defineRoute({
   method: 'post',
   path: `${BASE}/:module_id/run`,
+  summary: 'Install one module',
   auth: WRITE,
   rateLimit: 'admin',
   params: moduleParams,
@@ -106,6 +114,7 @@ export const moduleRun = defineRoute({
 export const updateDryRun = defineRoute({
   method: 'post',
   path: `${BASE}/:module_id/update/dry-run`,
+  summary: 'Plan updating one module without changing anything',
   auth: WRITE,
   rateLimit: 'admin',
   params: moduleParams,
@@ -115,6 +124,7 @@ export const updateDryRun = defineRoute({
 export const update = defineRoute({
   method: 'post',
   path: `${BASE}/:module_id/update`,
+  summary: 'Update one module (run its new migrations)',
   auth: WRITE,
   rateLimit: 'admin',
   params: moduleParams,
@@ -127,6 +137,7 @@ export const update = defineRoute({
 export const enable = defineRoute({
   method: 'post',
   path: `${BASE}/:module_id/enable`,
+  summary: 'Switch an installed module on',
   auth: WRITE,
   rateLimit: 'admin',
   params: moduleParams,
@@ -138,6 +149,7 @@ export const enable = defineRoute({
 export const disable = defineRoute({
   method: 'post',
   path: `${BASE}/:module_id/disable`,
+  summary: 'Switch an installed module off (its data stays)',
   auth: WRITE,
   rateLimit: 'admin',
   params: moduleParams,
@@ -149,6 +161,7 @@ export const disable = defineRoute({
 export const uninstall = defineRoute({
   method: 'post',
   path: `${BASE}/:module_id/uninstall`,
+  summary: 'Uninstall a module',
   auth: WRITE,
   rateLimit: 'admin',
   params: moduleParams,

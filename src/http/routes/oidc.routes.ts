@@ -19,6 +19,7 @@ const SUPERADMIN = { roles: ['superadmin'] } as const;
 export const listOidcClients = defineRoute({
   method: 'get',
   path: '/auth/admin/oidc/clients',
+  summary: 'List OpenID Connect clients (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   async handler({ app }) {
@@ -29,6 +30,7 @@ export const listOidcClients = defineRoute({
 export const createOidcClient = defineRoute({
   method: 'post',
   path: '/auth/admin/oidc/clients',
+  summary: 'Register an OpenID Connect client (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   body: oidcClientCreateBody,
@@ -41,6 +43,7 @@ export const createOidcClient = defineRoute({
 export const showOidcClient = defineRoute({
   method: 'get',
   path: '/auth/admin/oidc/clients/:client_id',
+  summary: 'Get an OpenID Connect client (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: oidcClientParams,
@@ -52,6 +55,7 @@ export const showOidcClient = defineRoute({
 export const updateOidcClient = defineRoute({
   method: 'patch',
   path: '/auth/admin/oidc/clients/:client_id',
+  summary: 'Update an OpenID Connect client (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: oidcClientParams,
@@ -64,6 +68,7 @@ export const updateOidcClient = defineRoute({
 export const rotateOidcClientSecret = defineRoute({
   method: 'post',
   path: '/auth/admin/oidc/clients/:client_id/rotate-secret',
+  summary: "Rotate an OpenID Connect client's secret (admin)",
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: oidcClientParams,
@@ -76,6 +81,7 @@ export const rotateOidcClientSecret = defineRoute({
 export const deleteOidcClient = defineRoute({
   method: 'delete',
   path: '/auth/admin/oidc/clients/:client_id',
+  summary: 'Remove an OpenID Connect client (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: oidcClientParams,
@@ -89,6 +95,7 @@ export const deleteOidcClient = defineRoute({
 export const listOidcResources = defineRoute({
   method: 'get',
   path: '/auth/admin/oidc/resources',
+  summary: 'List OAuth resource servers (APIs) (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   async handler({ app }) {
@@ -99,6 +106,7 @@ export const listOidcResources = defineRoute({
 export const createOidcResource = defineRoute({
   method: 'post',
   path: '/auth/admin/oidc/resources',
+  summary: 'Register an OAuth resource server (API) (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   body: oidcResourceCreateBody,
@@ -110,6 +118,7 @@ export const createOidcResource = defineRoute({
 export const showOidcResource = defineRoute({
   method: 'get',
   path: '/auth/admin/oidc/resources/:identifier',
+  summary: 'Get an OAuth resource server (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: oidcResourceParams,
@@ -121,6 +130,7 @@ export const showOidcResource = defineRoute({
 export const updateOidcResource = defineRoute({
   method: 'patch',
   path: '/auth/admin/oidc/resources/:identifier',
+  summary: 'Update an OAuth resource server (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: oidcResourceParams,
@@ -133,6 +143,7 @@ export const updateOidcResource = defineRoute({
 export const deleteOidcResource = defineRoute({
   method: 'delete',
   path: '/auth/admin/oidc/resources/:identifier',
+  summary: 'Remove an OAuth resource server (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: oidcResourceParams,
@@ -145,6 +156,7 @@ export const deleteOidcResource = defineRoute({
 export const listOwnOidcGrants = defineRoute({
   method: 'get',
   path: '/auth/user/me/oidc/grants',
+  summary: 'List the apps you have granted access to',
   auth: 'session',
   async handler({ auth, app }) {
     return { success: true, data: { grants: await app.services.oidc.consents(auth.user.id) } };
@@ -154,6 +166,7 @@ export const listOwnOidcGrants = defineRoute({
 export const revokeOwnOidcGrant = defineRoute({
   method: 'delete',
   path: '/auth/user/me/oidc/grants/:client_id',
+  summary: "Revoke an app's access to your account",
   auth: 'session',
   params: oidcClientParams,
   async handler({ auth, params, app }) {

@@ -13,6 +13,7 @@ import { sessionRow } from './admin-users.routes.js';
 export const listOwnSessions = defineRoute({
   method: 'get',
   path: '/auth/user/me/sessions',
+  summary: 'List your active sessions',
   auth: 'session',
   async handler({ auth, app }) {
     const now = Date.now();
@@ -29,6 +30,7 @@ export const listOwnSessions = defineRoute({
 export const revokeOwnSession = defineRoute({
   method: 'delete',
   path: '/auth/user/me/sessions/:id',
+  summary: 'Sign out one of your sessions',
   auth: 'session',
   params: ownSessionParams,
   async handler({ auth, params, app }) {
@@ -45,6 +47,7 @@ export const revokeOwnSession = defineRoute({
 export const revokeOtherOwnSessions = defineRoute({
   method: 'post',
   path: '/auth/user/me/sessions/revoke-others',
+  summary: 'Sign out every other session of yours',
   auth: 'session',
   async handler({ auth, app }) {
     const revoked = await app.services.users.revokeOtherSessions(auth.user, auth.session.id);

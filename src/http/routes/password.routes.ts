@@ -39,6 +39,7 @@ async function checkResetToken(app: AppContext, token: string) {
 export const requestReset = defineRoute({
   method: 'post',
   path: '/auth/password-reset/request',
+  summary: 'Mail a password reset link',
   auth: 'public',
   rateLimit: 'token-login',
   body: resetRequestBody,
@@ -51,6 +52,7 @@ export const requestReset = defineRoute({
 export const validateReset = defineRoute({
   method: 'post',
   path: '/auth/password-reset/validate',
+  summary: 'Check that a password reset token is valid',
   auth: 'public',
   rateLimit: 'token-validate',
   body: resetTokenInput,
@@ -61,6 +63,7 @@ export const validateReset = defineRoute({
 export const validateResetLegacy = defineRoute({
   method: 'get',
   path: '/auth/password-reset/validate/:token',
+  summary: 'Check a password reset token (legacy form, token in the path)',
   auth: 'public',
   rateLimit: 'token-validate',
   params: resetTokenInput,
@@ -76,6 +79,7 @@ const completeHandler = async ({ app, body }: { app: AppContext; body: ResetComp
 export const completeReset = defineRoute({
   method: 'post',
   path: '/auth/password-reset/complete',
+  summary: 'Set a new password with a reset token',
   auth: 'public',
   rateLimit: 'token-validate',
   body: resetCompleteBody,
@@ -86,6 +90,7 @@ export const completeReset = defineRoute({
 export const completeResetLegacy = defineRoute({
   method: 'post',
   path: '/auth/password-reset/reset',
+  summary: 'Set a new password with a reset token (legacy name of /complete)',
   auth: 'public',
   rateLimit: 'token-validate',
   body: resetCompleteBody,
@@ -99,6 +104,7 @@ export const completeResetLegacy = defineRoute({
 export const changeOwnPassword = defineRoute({
   method: 'post',
   path: '/auth/password-change/self',
+  summary: 'Change your own password (current password required)',
   auth: 'session',
   rateLimit: 'login',
   body: changeOwnPasswordBody,
@@ -115,6 +121,7 @@ export const changeOwnPassword = defineRoute({
 export const changePasswordByAdmin = defineRoute({
   method: 'post',
   path: '/auth/password-change/admin',
+  summary: "Set another user's password (admin)",
   auth: { roles: ['admin', 'superadmin'] },
   rateLimit: 'admin',
   body: changePasswordByAdminBody,

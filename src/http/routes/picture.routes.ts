@@ -101,6 +101,7 @@ const multipartOnly: RequestHandler = (req, _res, next) => {
 export const upload = defineRoute({
   method: 'post',
   path: '/auth/upload/picture',
+  summary: 'Upload your profile picture',
   auth: 'session',
   middleware: [multipartOnly],
   async handler({ req, res, auth, app }) {
@@ -121,6 +122,7 @@ export const upload = defineRoute({
 export const remove = defineRoute({
   method: 'delete',
   path: '/auth/upload/picture',
+  summary: 'Remove your profile picture',
   auth: 'session',
   async handler({ auth, app }) {
     const user = await app.services.pictures.remove(auth.user.id);

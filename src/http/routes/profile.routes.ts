@@ -12,6 +12,7 @@ import { activeAnswers } from './session.routes.js';
 export const userMe = defineRoute({
   method: 'get',
   path: '/auth/user/me',
+  summary: 'Your profile',
   auth: 'bridge',
   rateLimit: validationRead,
   async handler({ auth, app }) {
@@ -32,6 +33,16 @@ const updateProfile: Omit<RouteDef<Record<string, unknown>, unknown, unknown, 's
   },
 };
 
-export const updateUserMe = defineRoute({ ...updateProfile, method: 'put', path: '/auth/user/me' });
-export const updateProfileLegacy = defineRoute({ ...updateProfile, method: 'put', path: '/auth/profile' });
-export const updateProfileLegacyPost = defineRoute({ ...updateProfile, method: 'post', path: '/auth/profile' });
+export const updateUserMe = defineRoute({ ...updateProfile, method: 'put', path: '/auth/user/me', summary: 'Update your profile' });
+export const updateProfileLegacy = defineRoute({
+  ...updateProfile,
+  method: 'put',
+  path: '/auth/profile',
+  summary: 'Update your profile (legacy alias of PUT /auth/user/me)',
+});
+export const updateProfileLegacyPost = defineRoute({
+  ...updateProfile,
+  method: 'post',
+  path: '/auth/profile',
+  summary: 'Update your profile (legacy POST alias of PUT /auth/user/me)',
+});

@@ -125,6 +125,7 @@ export const activeAnswers = {
 export const validation = defineRoute({
   method: 'get',
   path: '/auth/validation',
+  summary: 'Validate a session and get its user',
   auth: 'public',
   rateLimit: validationRead,
   async handler({ auth, app }) {
@@ -142,6 +143,7 @@ export const validation = defineRoute({
 export const validationPost = defineRoute({
   method: 'post',
   path: '/auth/validation',
+  summary: 'Validate a session (legacy client form, session in the body)',
   auth: 'public',
   rateLimit: validationRead,
   body: sessionIdBody,
@@ -156,6 +158,7 @@ export const validationPost = defineRoute({
 export const refresh = defineRoute({
   method: 'post',
   path: '/auth/refresh',
+  summary: "Extend the current session's lifetime",
   auth: 'session',
   async handler({ res, auth, app }) {
     const v = await app.services.sessions.refresh(auth.token);
@@ -168,6 +171,7 @@ export const refresh = defineRoute({
 export const sessionCurrent = defineRoute({
   method: 'get',
   path: '/auth/session/current',
+  summary: 'The session behind the cookie (after a social sign-in)',
   auth: 'session-or-pending',
   rateLimit: validationRead,
   async handler({ auth, app }) {
@@ -197,6 +201,7 @@ const asInvalid = (err: unknown) =>
 export const bridgeValidate = defineRoute({
   method: 'post',
   path: '/auth/bridge/validate',
+  summary: "Validate a user's session for a backend (bridge secret)",
   auth: 'bridge',
   rateLimit: validationRead,
   body: bridgeValidateBody,
@@ -225,6 +230,7 @@ export const bridgeValidate = defineRoute({
 export const invalidateMe = defineRoute({
   method: 'post',
   path: '/auth/invalidate/me',
+  summary: 'Drop cached copies of your user and reload it',
   auth: 'session',
   rateLimit: 'cache-invalidation',
   async handler({ auth, app }) {

@@ -13,6 +13,7 @@ const tokenLoginAuth = (config: Config): AuthMode => (config.tokenLoginRequiresB
 export const requestTokenLogin = defineRoute({
   method: 'post',
   path: '/auth/token/login',
+  summary: 'Send a one-time sign-in link or code (passwordless)',
   auth: tokenLoginAuth,
   rateLimit: 'token-login',
   body: tokenLoginRequestBody,
@@ -49,6 +50,7 @@ async function signIn(app: AppContext, req: Request, res: Response, proof: Token
 export const validateTokenLogin = defineRoute({
   method: 'post',
   path: '/auth/token/validate',
+  summary: 'Sign in with a one-time token (passwordless)',
   auth: tokenLoginAuth,
   rateLimit: 'token-validate',
   body: tokenLoginProof,
@@ -59,6 +61,7 @@ export const validateTokenLogin = defineRoute({
 export const validateTokenLoginGet = defineRoute({
   method: 'get',
   path: '/auth/token/validate',
+  summary: 'Sign in with a one-time token from a link (passwordless)',
   auth: tokenLoginAuth,
   rateLimit: 'token-validate',
   query: tokenLoginProof,

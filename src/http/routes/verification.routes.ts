@@ -12,6 +12,7 @@ export const RESEND_MESSAGE = 'If the address is registered and unverified, a ve
 export const verifyEmailLink = defineRoute({
   method: 'get',
   path: '/auth/token/verify',
+  summary: 'Verify an email address from the mailed link',
   auth: 'public',
   rateLimit: 'token-validate',
   query: verifyEmailQuery,
@@ -32,6 +33,7 @@ export const verifyEmailLink = defineRoute({
 export const resendVerification = defineRoute({
   method: 'post',
   path: '/auth/resend-verification',
+  summary: 'Send the email verification link again',
   auth: 'public',
   rateLimit: 'token-login',
   body: resendVerificationBody,

@@ -10,6 +10,7 @@ const SUPERADMIN = { roles: ['superadmin'] } as const;
 export const listWebhooks = defineRoute({
   method: 'get',
   path: '/auth/admin/webhooks',
+  summary: 'List webhook endpoints (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   async handler({ app }) {
@@ -20,6 +21,7 @@ export const listWebhooks = defineRoute({
 export const createWebhook = defineRoute({
   method: 'post',
   path: '/auth/admin/webhooks',
+  summary: 'Add a webhook endpoint (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   body: webhookCreateBody,
@@ -32,6 +34,7 @@ export const createWebhook = defineRoute({
 export const deleteWebhook = defineRoute({
   method: 'delete',
   path: '/auth/admin/webhooks/:id',
+  summary: 'Remove a webhook endpoint (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: webhookIdParams,
@@ -44,6 +47,7 @@ export const deleteWebhook = defineRoute({
 export const rotateWebhookSecret = defineRoute({
   method: 'post',
   path: '/auth/admin/webhooks/:id/rotate-secret',
+  summary: "Rotate a webhook endpoint's signing secret (admin)",
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: webhookIdParams,
@@ -56,6 +60,7 @@ export const rotateWebhookSecret = defineRoute({
 export const testWebhook = defineRoute({
   method: 'post',
   path: '/auth/admin/webhooks/:id/test',
+  summary: 'Send a test event to a webhook endpoint (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: webhookIdParams,
@@ -67,6 +72,7 @@ export const testWebhook = defineRoute({
 export const webhookDeliveries = defineRoute({
   method: 'get',
   path: '/auth/admin/webhooks/:id/deliveries',
+  summary: "List a webhook endpoint's deliveries (admin)",
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: webhookIdParams,
@@ -79,6 +85,7 @@ export const webhookDeliveries = defineRoute({
 export const retryWebhook = defineRoute({
   method: 'post',
   path: '/auth/admin/webhooks/deliveries/:id/retry',
+  summary: 'Retry a failed webhook delivery (admin)',
   auth: SUPERADMIN,
   rateLimit: 'admin',
   params: webhookRetryParams,
