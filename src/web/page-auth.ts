@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { SessionRecord } from '../data/repositories/session-repository.js';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { isAppError } from '../errors/app-error.js';
+import { markUser } from '../http/middleware/access-log.js';
 import { readSessionToken, SESSION_COOKIE } from '../http/request-context.js';
 import { rotateCsrfBinding, webCookieSecure } from './page-security.js';
 
@@ -21,6 +22,7 @@ export async function pageSession(app: AppContext, req: Request): Promise<PageSe
   if (!token || source !== 'cookie') return null;
   try {
     const v = await app.services.sessions.validate(token, { allowPending: true });
+    markUser(req, v.user.id);
     return { token, session: v.session, user: v.user, pending: v.session.status !== 'active' };
   } catch (err) {
     if (isAppError(err) && err.status === 401) return null;
