@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PASSWORD, makeSession, makeUser, uniqueEmail } from '../helpers/factories.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
@@ -89,6 +90,38 @@ describe('__Host- cookies on the pages', () => {
     expect((await c.submit('/account', '/logout', {})).status).toBe(303);
     expect(c.jar.has('__Host-session_id')).toBe(false);
     expect((await t.request('GET', '/auth/me', { session: token })).status).toBe(401);
+  });
+});
+
+describe('the OpenID provider', () => {
+  it('when a user signed in on a page authorizes a first-party client, then the provider takes the __Host- session (no sign-in asked again)', async () => {
+    const REDIRECT = 'https://app.example.test/cb';
+    const { client: rp } = await t.app.services.oidc.clients.add({ name: 'Prefixed', redirect_uris: [REDIRECT], first_party: true });
+    const user = await makeUser(t, { email: uniqueEmail('oidc') });
+    const c = client();
+    await signIn(c, user.email);
+    expect(c.jar.has('__Host-session_id')).toBe(true);
+    const verifier = randomBytes(32).toString('base64url');
+    const query = new URLSearchParams({
+      client_id: rp.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      state: 'st-1',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    });
+    // Redirects on the public origin are followed here (the provider names PUBLIC_URL), until one leaves it.
+    let path = `/oidc/auth?${query}`;
+    let location = '';
+    for (let i = 0; i < 10; i++) {
+      const r = await c.get(path);
+      expect([302, 303], r.text).toContain(r.status);
+      location = new URL(r.location!, PUBLIC_URL).toString();
+      if (!location.startsWith(`${PUBLIC_URL}/`)) break;
+      path = location.slice(PUBLIC_URL.length);
+    }
+    expect(location).toMatch(new RegExp(`^${REDIRECT}\\?code=`));
   });
 });
 
