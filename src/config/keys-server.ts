@@ -27,7 +27,17 @@ export const SERVER_KEYS = {
   TRUST_PROXY: key('trustProxy', 'server', trustProxy, 'Reverse proxies to trust for client IPs: false, a hop count, or a comma list of addresses/CIDRs.', {
     default: false,
   }),
-  CORS_ORIGINS: key('corsOrigins', 'server', list, 'Comma list of browser origins allowed to call the API with credentials.', { default: [] }),
+  CORS_ORIGINS: key(
+    'corsOrigins',
+    'server',
+    // Every answer allows credentials, so `*` would hand any site the user's cookie session (ASVS 3.4.2).
+    list.refine((origins) => !origins.includes('*'), {
+      message:
+        "`*` is refused: CORS answers with credentials, so it would let every website act with a signed-in user's cookie and would switch off the cross-site check; list the origins instead, e.g. CORS_ORIGINS=https://app.example.com,https://admin.example.com",
+    }),
+    'Comma list of browser origins allowed to call the API with credentials (`*` is refused).',
+    { default: [] },
+  ),
   BODY_LIMIT: key('bodyLimit', 'server', z.string().regex(SIZE_PATTERN, 'expected a size such as 100kb'), 'Maximum JSON body size.', { default: '100kb' }),
   FAST_LANE: key(
     'fastLane',

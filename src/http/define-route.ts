@@ -11,6 +11,7 @@ import { readSessionToken, type AuthState } from './request-context.js';
 import { assertRouteAuth, type AuthFor, type AuthMode, type UserType } from './route-shape.js';
 import { rateLimitFor, type RouteLimit } from './middleware/rate-limit.js';
 import { refusedBeforeCredentials } from './middleware/credential-limits.js';
+import { markUser } from './middleware/access-log.js';
 import { assertSameOrigin } from './middleware/csrf.js';
 import { sendJson } from './respond.js';
 import { readAsJson } from './middleware/json-body.js';
@@ -92,22 +93,23 @@ export function requireBridge(sent: boolean, app: AppContext): void {
  * `seen` is what the request carries (token, where from, a valid bridge secret), read once per request.
  * Answers without a promise where no session is looked up (public and bridge-only routes).
  */
-function resolveAuth(seen: Pick<AuthState, 'token' | 'tokenSource' | 'bridge'>, mode: AuthMode, app: AppContext): AuthState | Promise<AuthState> {
+function resolveAuth(req: Request, seen: Pick<AuthState, 'token' | 'tokenSource' | 'bridge'>, mode: AuthMode, app: AppContext): AuthState | Promise<AuthState> {
   const state: AuthState = { token: seen.token, tokenSource: seen.tokenSource, bridge: seen.bridge, session: null, user: null };
   if (mode === 'public') return state;
-  if (mode === 'optional-session') return state.token ? optionalSession(state, app) : state;
+  if (mode === 'optional-session') return state.token ? optionalSession(req, state, app) : state;
   if (mode === 'bridge' || mode === 'bridge+session') {
     requireBridge(seen.bridge, app);
     if (mode === 'bridge') return state;
   }
-  return withSession(state, mode, app);
+  return withSession(req, state, mode, app);
 }
 
-async function optionalSession(state: AuthState, app: AppContext): Promise<AuthState> {
+async function optionalSession(req: Request, state: AuthState, app: AppContext): Promise<AuthState> {
   try {
     const v = await app.services.sessions.validate(state.token);
     state.session = v.session;
     state.user = v.user;
+    markUser(req, v.user.id);
   } catch (err) {
     // A bad token reads as no token; an outage is still an outage.
     if (!(err instanceof AppError) || err.status !== 401) throw err;
@@ -115,11 +117,13 @@ async function optionalSession(state: AuthState, app: AppContext): Promise<AuthS
   return state;
 }
 
-async function withSession(state: AuthState, mode: AuthMode, app: AppContext): Promise<AuthState> {
+async function withSession(req: Request, state: AuthState, mode: AuthMode, app: AppContext): Promise<AuthState> {
   if (!state.token) throw unauthorized('Authentication required');
   const v = await app.services.sessions.validate(state.token, { allowPending: mode === 'session-or-pending' });
   state.session = v.session;
   state.user = v.user;
+  // Named in the access line should the answer be a 401 or 403 (the role check below, or the handler's).
+  markUser(req, v.user.id);
   if (typeof mode === 'object' && !mode.roles.includes(v.user.user_type as UserType)) throw forbidden();
   return state;
 }
@@ -140,7 +144,7 @@ export function toHandlers(def: AnyRouteDef, app: AppContext): RequestHandler[] 
     const seen = { token, tokenSource: source, bridge: isBridgeSecret(req.headers['x-bridge-secret']) };
     // Only where a cookie session authenticates the call; a bridge secret cannot be forged cross-site.
     if (mode !== 'public' && mode !== 'bridge' && mode !== 'bridge+session') assertSameOrigin(req, seen, app.config);
-    const resolved = resolveAuth(seen, mode, app);
+    const resolved = resolveAuth(req, seen, mode, app);
     const auth = resolved instanceof Promise ? await resolved : resolved;
     res.locals.auth = auth;
     if (middleware) {

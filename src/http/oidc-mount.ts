@@ -11,7 +11,7 @@ import type { OidcPage } from '../oidc/pages.js';
 import { trustedFormOrigin } from '../web/page-security.js';
 import { withAuditScope } from '../audit/audit-scope.js';
 import { requestAuditScope } from './request-audit.js';
-import { parseCookies, SESSION_COOKIE } from './request-context.js';
+import { HOST_SESSION_COOKIE, parseCookies, SESSION_COOKIE, sessionCookieToken } from './request-context.js';
 import { outageRetryAfter } from './middleware/errors.js';
 import { OUTAGE_BODY } from '../errors/app-error.js';
 
@@ -62,7 +62,7 @@ export function oidcRouter(app: AppContext, view: WebView): RequestHandler {
   );
 
   const gatehouseSession = async (req: IncomingMessage) => {
-    const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+    const token = sessionCookieToken(req.headers.cookie);
     if (!token) return null;
     try {
       const v = await app.services.sessions.validate(token);
@@ -74,12 +74,17 @@ export function oidcRouter(app: AppContext, view: WebView): RequestHandler {
   const glue: OidcHttpGlue = {
     gatehouseSession,
     async endGatehouseSession(req, res) {
-      const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
-      if (token) await app.services.sessions.revokeToken(token).catch(() => false);
-      res.appendHeader(
-        'Set-Cookie',
-        `${SESSION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=${app.config.cookieSameSite[0].toUpperCase()}${app.config.cookieSameSite.slice(1)}${cookieSecure ? '; Secure' : ''}`,
-      );
+      const jar = parseCookies(req.headers.cookie);
+      // Either name (docs/sessions.md, "Cookie names"): both are ended and cleared.
+      for (const name of [HOST_SESSION_COOKIE, SESSION_COOKIE]) {
+        const token = jar[name];
+        if (token) await app.services.sessions.revokeToken(token).catch(() => false);
+        if (name === HOST_SESSION_COOKIE && !(token && cookieSecure)) continue;
+        res.appendHeader(
+          'Set-Cookie',
+          `${name}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=${app.config.cookieSameSite[0].toUpperCase()}${app.config.cookieSameSite.slice(1)}${cookieSecure ? '; Secure' : ''}`,
+        );
+      }
     },
     async renderLogout(form, { name, keepsSession, returnTo }, req) {
       // oidc-provider's form is its end-session confirmation action and its xsrf token; the template rebuilds

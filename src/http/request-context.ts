@@ -12,7 +12,19 @@ export interface AuthState {
   bridge: boolean;
 }
 
+/** The session cookie's name in the spec (the API sets it; every route reads it). */
 const SESSION_COOKIE = 'session_id';
+/**
+ * The hosted pages' session cookie when PUBLIC_URL is https (ASVS 3.3.1): the browser takes a `__Host-`
+ * cookie only with Secure, Path=/ and no Domain, so a sibling subdomain cannot plant or shadow it.
+ */
+const HOST_SESSION_COOKIE = '__Host-session_id';
+
+/** The session token a Cookie header carries: the `__Host-` cookie first, then the plain one. */
+export function sessionCookieToken(cookieHeader: string | undefined): string | undefined {
+  const jar = parseCookies(cookieHeader);
+  return jar[HOST_SESSION_COOKIE] || jar[SESSION_COOKIE] || undefined;
+}
 
 /** Parses the Cookie header without a dependency; later duplicates do not override the first. */
 export function parseCookies(header: string | undefined): Record<string, string> {
@@ -34,7 +46,7 @@ export function parseCookies(header: string | undefined): Record<string, string>
   return out;
 }
 
-/** The session token from `X-Session-ID`, then `?session_id=`, then the `session_id` cookie. */
+/** The session token from `X-Session-ID`, then `?session_id=`, then the `__Host-session_id` or `session_id` cookie. */
 export function readSessionToken(
   req: Request,
   query: Record<string, unknown> | undefined = req.query,
@@ -43,9 +55,9 @@ export function readSessionToken(
   if (typeof header === 'string' && header.trim()) return { token: header.trim(), source: 'header' };
   const q = query?.session_id;
   if (typeof q === 'string' && q.trim()) return { token: q.trim(), source: 'query' };
-  const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+  const cookie = sessionCookieToken(req.headers.cookie);
   if (cookie) return { token: cookie, source: 'cookie' };
   return { token: null, source: null };
 }
 
-export { SESSION_COOKIE };
+export { HOST_SESSION_COOKIE, SESSION_COOKIE };

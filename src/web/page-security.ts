@@ -28,6 +28,21 @@ type SecurityConfig = Pick<Config, 'publicBaseUrl' | 'socialRedirectAllowlist' |
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/**
+ * Whether the pages' cookies (session, CSRF bindings) take the `__Host-` prefix: when PUBLIC_URL is https
+ * (ASVS 3.3.1; Gatehouse sets no cookie Domain). The plain names are still read for one release, and a
+ * page answer moves a cookie found under one to the prefixed name (docs/sessions.md, "Cookie names").
+ */
+export function hostPrefixed(config: Pick<Config, 'publicBaseUrl'>): boolean {
+  return /^https:/i.test(config.publicBaseUrl.trim());
+}
+
+/** A page cookie's name for this configuration: `__Host-` + `base` when hostPrefixed, else `base`. */
+export const pageCookieName = (config: Pick<Config, 'publicBaseUrl'>, base: string): string => (hostPrefixed(config) ? `__Host-${base}` : base);
+
+/** A cookie from the prefixed name first, else the plain one (a `__Host-` cookie cannot be planted by a sibling host). */
+const readPrefixed = (jar: Record<string, string>, base: string): string | undefined => jar[`__Host-${base}`] || jar[base] || undefined;
+
 /** Secure on every cookie the pages set, except when the public URL is plain http on this machine. */
 export function webCookieSecure(config: Pick<Config, 'publicBaseUrl'>): boolean {
   try {
@@ -88,10 +103,17 @@ const sign = (key: Buffer, binding: string) => createHmac('sha256', key).update(
  */
 export function csrfTokenFor(req: Request, res: Response, key: Buffer, config: Pick<Config, 'publicBaseUrl'>, kind: CsrfKind = 'page'): string {
   const b = BINDINGS[kind];
-  let binding = parseCookies(req.headers.cookie)[b.cookie];
+  const jar = parseCookies(req.headers.cookie);
+  const name = pageCookieName(config, b.cookie);
+  const opts = { httpOnly: true, secure: webCookieSecure(config), sameSite: b.sameSite, path: '/' } as const;
+  let binding = readPrefixed(jar, b.cookie);
   if (!binding || !/^[A-Za-z0-9_-]{32,64}$/.test(binding)) {
     binding = randomBytes(24).toString('base64url');
-    res.cookie(b.cookie, binding, { httpOnly: true, secure: webCookieSecure(config), sameSite: b.sameSite, path: '/' });
+    res.cookie(name, binding, opts);
+  } else if (name !== b.cookie && jar[name] === undefined) {
+    // Found under the old name: the same value moves to the prefixed one (a form already open stays valid).
+    res.cookie(name, binding, opts);
+    res.clearCookie(b.cookie, opts);
   }
   return sign(key, b.prefix + binding);
 }
@@ -105,15 +127,18 @@ export function csrfTokenFor(req: Request, res: Response, key: Buffer, config: P
 export function rotateCsrfBinding(res: Response, config: Pick<Config, 'publicBaseUrl'>): void {
   const secure = webCookieSecure(config);
   const page = BINDINGS.page;
-  res.cookie(page.cookie, randomBytes(24).toString('base64url'), { httpOnly: true, secure, sameSite: page.sameSite, path: '/' });
+  const name = pageCookieName(config, page.cookie);
+  res.cookie(name, randomBytes(24).toString('base64url'), { httpOnly: true, secure, sameSite: page.sameSite, path: '/' });
+  if (name !== page.cookie) res.clearCookie(page.cookie, { httpOnly: true, secure, sameSite: page.sameSite, path: '/' });
   const console = BINDINGS.console;
-  res.clearCookie(console.cookie, { httpOnly: true, secure, sameSite: console.sameSite, path: '/' });
+  for (const n of new Set([console.cookie, pageCookieName(config, console.cookie)]))
+    res.clearCookie(n, { httpOnly: true, secure, sameSite: console.sameSite, path: '/' });
 }
 
 /** Whether a form post carries the token of the cookie it came with. Constant-time. */
 export function csrfValid(req: Request, key: Buffer, kind: CsrfKind = 'page'): boolean {
   const b = BINDINGS[kind];
-  const binding = parseCookies(req.headers.cookie)[b.cookie];
+  const binding = readPrefixed(parseCookies(req.headers.cookie), b.cookie);
   const given = (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
   if (!binding || typeof given !== 'string' || given.length > 100) return false;
   const want = Buffer.from(sign(key, b.prefix + binding));

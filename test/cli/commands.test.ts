@@ -136,6 +136,14 @@ describe('commands on an initialised data dir', () => {
     expect(config.message).toContain('placeholder');
   });
 
+  it('when CORS_ORIGINS is `*`, then doctor fails the configuration check naming the key', async () => {
+    const r = await runCli(['doctor', '--json', '--data-dir', dir], { env: { CORS_ORIGINS: '*' } });
+    expect(r.code).toBe(1);
+    const config = json(r).checks.find((c: { id: string }) => c.id === 'config');
+    expect(config).toMatchObject({ status: 'fail' });
+    expect(config.message).toMatch(/CORS_ORIGINS \(environment\): `\*` is refused/);
+  });
+
   it('when the configuration is invalid, then doctor reports it as the failing check instead of stopping', async () => {
     const r = await runCli(['doctor', '--data-dir', dir], { env: { PORT: 'abc' } });
     expect(r.code).toBe(1);

@@ -164,6 +164,19 @@ describe('gatehouse serve preflight', () => {
     expect(r.stderr).toContain('hint: check REDIS_URL');
   });
 
+  it('when CORS_ORIGINS is `*` (CORS answers with credentials), then serve and init refuse it with exit 1, naming the key and what to do', async () => {
+    const r = await runCli(['serve', '--port', '0', '--data-dir', tempDir(), '--migrate'], { env: { CORS_ORIGINS: '*' } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/CORS_ORIGINS \(from environment\): `\*` is refused/);
+    expect(r.stderr).toContain('list the origins instead');
+    expect(r.stdout).not.toContain('Gatehouse listening');
+    const fresh = tempDir();
+    const init = await runCli(['init', '--yes', '--data-dir', fresh], { env: { CORS_ORIGINS: 'https://app.example.test,*' } });
+    expect(init.code).toBe(1);
+    expect(init.stderr).toMatch(/CORS_ORIGINS \(from environment\): `\*` is refused/);
+    expect(readdirSync(fresh)).not.toContain('config.json');
+  });
+
   it('when the port is taken, then it exits 1 with a hint instead of a stack', async () => {
     const { blocker, port } = await occupyPort();
     try {

@@ -48,6 +48,9 @@ describe('POST /auth/upload/picture', () => {
       const got = await served(url);
       expect(got.status).toBe(200);
       expect(got.headers.get('content-type')).toBe(c.type);
+      // Shown in place under a fixed name, whatever the upload was called (ASVS 5.4.1); never sniffed.
+      expect(got.headers.get('content-disposition')).toBe(`inline; filename="picture.${c.ext}"`);
+      expect(got.headers.get('x-content-type-options')).toBe('nosniff');
       expect(Buffer.from(await got.arrayBuffer()).equals(c.bytes)).toBe(true);
     });
   }
@@ -57,6 +60,7 @@ describe('POST /auth/upload/picture', () => {
     const r = await upload(token, png());
     const got = await served(r.body.data.picture_url);
     expect(got.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(got.headers.get('content-disposition')).toBe('inline; filename="picture.png"');
     expect(got.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(got.headers.get('cache-control')).toMatch(/max-age=31536000/);
     expect(got.headers.get('cross-origin-resource-policy')).toBe('cross-origin');

@@ -177,3 +177,24 @@ describe('REGISTRATION_ENUMERATION_SAFE', () => {
     expect(load({ REGISTRATION_ENUMERATION_SAFE: 'true', REQUIRE_EMAIL_VERIFICATION: 'true' }).registrationEnumerationSafe).toBe(true);
   });
 });
+
+describe('CORS_ORIGINS (ASVS 3.4.2)', () => {
+  it('when it holds `*`, then loading names the key and says to list the origins (CORS answers with credentials)', () => {
+    for (const value of ['*', 'https://app.example.test, *']) {
+      const issues = issuesOf(() => load({ CORS_ORIGINS: value }));
+      expect(issues).toEqual([
+        expect.objectContaining({
+          key: 'CORS_ORIGINS',
+          source: 'environment',
+          message: expect.stringMatching(/`\*` is refused.*credentials.*list the origins/),
+        }),
+      ]);
+    }
+    writeFile({ CORS_ORIGINS: ['*'] });
+    expect(issuesOf(() => load())).toEqual([expect.objectContaining({ key: 'CORS_ORIGINS', source: 'config file' })]);
+  });
+
+  it('when it lists origins, then they load as given', () => {
+    expect(load({ CORS_ORIGINS: 'https://a.example.test, https://b.example.test' }).corsOrigins).toEqual(['https://a.example.test', 'https://b.example.test']);
+  });
+});

@@ -43,6 +43,24 @@ export function markRefused(req: IncomingMessage, cls: string): void {
 /** The class that refused the request (markRefused), if one did. */
 export const refusedIn = (req: IncomingMessage): string | undefined => (req as { [REFUSED]?: string })[REFUSED];
 
+const USER = Symbol('access log: user');
+
+/**
+ * Records whose session the request carried, once it is known to be live (the API's route auth, the
+ * pages' session): a 401 or 403 line names the user, even when the refusal came after (a role it lacks).
+ */
+export function markUser(req: IncomingMessage, userId: string): void {
+  (req as { [USER]?: string })[USER] = userId;
+}
+
+/** Whom a refusal concerns: the user when known, and the client's address as TRUST_PROXY reads it (ASVS 16.3.2). */
+function refusalFields(req: IncomingMessage): { userId?: string; clientIp: string } {
+  const userId = (req as { [USER]?: string })[USER];
+  // The app's requests are Express's (req.ip under `trust proxy`); the lane answers no 401 or 403.
+  const ip = clientIp(req as Request);
+  return userId ? { userId, clientIp: ip } : { clientIp: ip };
+}
+
 /**
  * The access line writer for `logger`, or null when no line can be written (above info). With
  * `refusals`, a 429 of a request a limiter refused (markRefused) is counted there instead of written.
@@ -65,6 +83,7 @@ export function accessLine(logger: Logger, slowMs: number, refusals?: RefusalLog
       req: { id, method: req.method, url: redactUrl(url), remoteAddress: req.socket?.remoteAddress },
       res: { statusCode: status },
       responseTime,
+      ...(status === 401 || status === 403 ? refusalFields(req) : null),
     };
     logger[level](entry, aborted ? 'request aborted' : status >= 500 ? 'request errored' : 'request completed');
   };

@@ -3,10 +3,10 @@ import type { RequestHandler } from 'express';
 /** What a cross-origin script may read of an answer. */
 export const CORS_EXPOSE_HEADERS = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-ID';
 
-/** Whether a request's Origin is one CORS answers for (the configured origins, or `*`). */
+/** Whether a request's Origin is one CORS answers for: one of the configured origins (`*` is refused by the config, and matches nothing here). */
 export function corsAllows(origins: string[]): (origin: string | undefined) => origin is string {
   const allowed = new Set(origins.map((o) => o.replace(/\/+$/, '')));
-  return (origin): origin is string => !!origin && (allowed.has(origin) || allowed.has('*'));
+  return (origin): origin is string => !!origin && allowed.has(origin);
 }
 
 /** CORS for configured browser origins only, with credentials; preflights answered here. */

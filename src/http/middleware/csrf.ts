@@ -16,13 +16,13 @@ const originOf = (value: string): string | null => {
 };
 
 /** The origins a cookie-authenticated state change may come from: the public URL and CORS_ORIGINS. */
-export function trustedOrigins(config: Pick<Config, 'publicBaseUrl' | 'corsOrigins'>): { any: boolean; set: Set<string> } {
+export function trustedOrigins(config: Pick<Config, 'publicBaseUrl' | 'corsOrigins'>): Set<string> {
   const set = new Set<string>();
   for (const o of [config.publicBaseUrl, ...config.corsOrigins]) {
-    const origin = o === '*' ? null : originOf(o);
+    const origin = originOf(o);
     if (origin) set.add(origin);
   }
-  return { any: config.corsOrigins.includes('*'), set };
+  return set;
 }
 
 /**
@@ -38,6 +38,6 @@ export function assertSameOrigin(req: Request, auth: Pick<AuthState, 'tokenSourc
   const origin = req.headers.origin;
   const referer = req.headers.referer;
   const from = typeof origin === 'string' && origin !== '' ? originOf(origin) : typeof referer === 'string' ? originOf(referer) : null;
-  if (from && (trusted.any || trusted.set.has(from))) return;
+  if (from && trusted.has(from)) return;
   throw forbidden('Cross-site request rejected', Codes.CSRF_REJECTED);
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import multer from 'multer';
 import { AppError, badRequest } from '../../errors/app-error.js';
@@ -130,6 +131,12 @@ export const remove = defineRoute({
   },
 });
 
+/** The stored file's extension (jpg, png or webp: the picture service names files only so). */
+const pictureExt = (file: string): string => {
+  const ext = path.extname(file).slice(1).toLowerCase();
+  return /^[a-z0-9]{1,8}$/.test(ext) ? ext : 'bin';
+};
+
 /**
  * Serves stored pictures. They are user-supplied bytes, so nothing may run or be sniffed from them;
  * names are random and never reused, so they can be cached for good; other sites may embed them.
@@ -143,10 +150,12 @@ export function servePictures(dir: string): express.Router {
       redirect: false,
       fallthrough: true,
       cacheControl: false, // set below: the app-wide no-store would otherwise win
-      setHeaders(res) {
+      setHeaders(res, file) {
         // A picture's name never gets other bytes, so it can be cached for good.
         res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
         res.setHeader('X-Content-Type-Options', 'nosniff');
+        // Shown in place, and saved under a fixed name: never the stored name or anything a user chose (ASVS 5.4.1).
+        res.setHeader('Content-Disposition', `inline; filename="picture.${pictureExt(file)}"`);
         res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
         res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
       },
