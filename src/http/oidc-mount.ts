@@ -110,6 +110,8 @@ export function oidcRouter(app: AppContext): RequestHandler {
       return page0(t('oidc.logged_out.title'), `<h1>${esc(t('oidc.logged_out.title'))}</h1><p>${said}</p>`, lang);
     },
   };
+  // The hosted /device page (src/web/pages/device.ts) reaches the provider with the same glue.
+  oidc.attach(glue);
   /** The signed-in user's language, else the browser's (as the hosted pages choose). */
   const pageLang = async (req: IncomingMessage) => {
     const lang = pickLang((await gatehouseSession(req))?.user.lang, req.headers['accept-language']);
