@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryTypes } from 'sequelize';
 import { BACKEND } from '../helpers/backend.js';
-import { DEFAULT_PASSWORD, makeUser } from '../helpers/factories.js';
+import { DEFAULT_PASSWORD, makeSession, makeUser } from '../helpers/factories.js';
 import { startFront } from '../helpers/oidc-rp.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { csrfIn, WebClient } from '../helpers/web-client.js';
@@ -193,5 +193,68 @@ describe(`the device authorization grant (${BACKEND})`, () => {
     const r = await anonymous.submit('/login', '/device', { user_code });
     expect(r.status).toBe(303);
     expect(r.location).toMatch(/^\/login\?return_to=/);
+  });
+
+  it('the admin API registers a client with the grant and takes it away again (device_flow)', async () => {
+    const admin = (await makeSession(t, { user_type: 'superadmin' })).token;
+    const made = await t.request('POST', '/auth/admin/oidc/clients', {
+      session: admin,
+      body: { name: 'Kiosk', redirect_uris: ['http://localhost/cb'], public: true, device_flow: true },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expect(made.body.data.client).toMatchObject({ device_flow: true, grant_types: expect.arrayContaining([DEVICE_GRANT]) });
+    const id = made.body.data.client.client_id as string;
+    expect((await post('/oidc/device/auth', { client_id: id, scope: 'openid' })).status).toBe(200);
+    const off = await t.request('PATCH', `/auth/admin/oidc/clients/${id}`, { session: admin, body: { device_flow: false } });
+    expect(off.status, JSON.stringify(off.body)).toBe(200);
+    expect(off.body.data.client.device_flow).toBe(false);
+    expect(off.body.data.client.grant_types).not.toContain(DEVICE_GRANT);
+    expect((await post('/oidc/device/auth', { client_id: id, scope: 'openid' })).body.error).toBe('unauthorized_client');
+    const bad = await t.request('POST', '/auth/admin/oidc/clients', {
+      session: admin,
+      body: { name: 'X', redirect_uris: ['http://localhost/cb'], device_flow: 'yes' },
+    });
+    expect(bad.status).toBe(400);
+  });
+});
+
+/** RFC 8628 §5.1: user codes are guessable in principle, so looking them up is rate-limited, per address and per session. */
+describe(`typing device codes is rate-limited (${BACKEND})`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // Behind one trusted proxy: X-Forwarded-For's last hop is the address the gate counts.
+    t = await startTestApp({ env: { RATE_LIMIT_TOKEN_VALIDATE: '3/5m', TRUST_PROXY: '1' } });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const signIn = async (ip: string) => {
+    const user = await makeUser(t);
+    const web = new WebClient(t.url, { 'x-forwarded-for': ip });
+    const res = await web.request('POST', '/auth/login', { json: { email: user.email, password: DEFAULT_PASSWORD }, headers: { accept: 'application/json' } });
+    expect(res.status).toBe(200);
+    return web;
+  };
+  const tries = async (web: WebClient, n: number) => {
+    const token = csrfIn((await web.get('/device')).text);
+    const statuses: number[] = [];
+    for (let i = 0; i < n; i++) statuses.push((await web.request('POST', '/device', { form: { _csrf: token, user_code: 'BBBB-BBBB' } })).status);
+    return statuses;
+  };
+
+  it('per address: a second session from the address that spent the budget is refused too', async () => {
+    expect(await tries(await signIn('203.0.113.1'), 4)).toEqual([400, 400, 400, 429]);
+    expect(await tries(await signIn('203.0.113.1'), 1)).toEqual([429]);
+  });
+
+  it('per session: a session that spent its budget is refused from a new address as well, with the 429 page', async () => {
+    const web = await signIn('203.0.113.2');
+    expect(await tries(web, 3)).toEqual([400, 400, 400]);
+    web.headers['x-forwarded-for'] = '203.0.113.3';
+    const token = csrfIn((await web.get('/device')).text);
+    const refused = await web.request('POST', '/device', { form: { _csrf: token, user_code: 'CCCC-CCCC' } });
+    expect(refused.status).toBe(429);
+    expect(refused.text).toContain('<html');
   });
 });
