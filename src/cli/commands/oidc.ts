@@ -30,9 +30,9 @@ const authMethod = (v: string | undefined) => {
 };
 /** `--grant device_code` (repeatable): the grants a client may use beyond the code flow's; the device grant is the one so far. */
 const GRANTS = ['device_code'];
-const grantList = (v: string, prev: string[] = []) => {
-  if (!GRANTS.includes(v)) throw new UsageError(`--grant: expected ${GRANTS.join(' or ')}, got ${v}`);
-  return [...prev, v];
+const grants = (flag: string, list: string[] | undefined) => {
+  for (const v of list ?? []) if (!GRANTS.includes(v)) throw new UsageError(`${flag}: expected ${GRANTS.join(' or ')}, got ${v}`);
+  return list;
 };
 const describe = (c: OidcClient) =>
   [
@@ -71,7 +71,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--allow-resource <identifier>', 'a registered API it may ask access tokens for (repeat for more; gatehouse oidc resource add)', collect, [])
     .option('--id-token-alg <alg>', 'how its ID tokens are signed: RS256 (default, what OpenID Connect requires every relying party to accept) or ES256')
     .option('--token-auth <method>', 'how a confidential client sends its secret: basic (default) or post')
-    .option('--grant <grant>', 'a further grant it may use: device_code (RFC 8628, a TV or a CLI signs in at /device; usually with --public)', grantList, [])
+    .option('--grant <grant>', 'a further grant it may use: device_code (RFC 8628, a TV or a CLI signs in at /device; usually with --public)', collect, [])
     .option('--json', 'print the result as JSON')
     .action(
       async (
@@ -100,7 +100,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           keep_session_on_logout: Boolean(opts.keepSessionOnLogout),
           pkce_required: opts.pkce,
           allowed_resources: opts.allowResource,
-          device_flow: opts.grant.includes('device_code'),
+          device_flow: grants('--grant', opts.grant)!.includes('device_code'),
           id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
@@ -149,8 +149,8 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--disallow-resource <identifier>', 'take an API off its allow-list (repeat)', collect)
     .option('--id-token-alg <alg>', 'RS256 or ES256')
     .option('--token-auth <method>', 'basic or post')
-    .option('--grant <grant>', 'let it use a further grant: device_code (repeat)', grantList)
-    .option('--drop-grant <grant>', 'take a further grant away: device_code (repeat)', grantList)
+    .option('--grant <grant>', 'let it use a further grant: device_code (repeat)', collect)
+    .option('--drop-grant <grant>', 'take a further grant away: device_code (repeat)', collect)
     .option('--json', 'print the result as JSON')
     .action(
       async (
@@ -179,7 +179,11 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           first_party: firstPartyGiven ? opts.firstParty : undefined,
           keep_session_on_logout: cmd.getOptionValueSource('keepSessionOnLogout') === 'cli' ? opts.keepSessionOnLogout : undefined,
           pkce_required: cmd.getOptionValueSource('pkce') === 'cli' ? opts.pkce : undefined,
-          device_flow: opts.dropGrant?.includes('device_code') ? false : opts.grant?.includes('device_code') ? true : undefined,
+          device_flow: grants('--drop-grant', opts.dropGrant)?.includes('device_code')
+            ? false
+            : grants('--grant', opts.grant)?.includes('device_code')
+              ? true
+              : undefined,
           id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
