@@ -75,6 +75,23 @@ describe(`the device authorization grant (${BACKEND})`, () => {
     expect(body.expires_in).toBeGreaterThan(590);
     expect(body.expires_in).toBeLessThanOrEqual(600);
     expect(body.interval).toBe(5);
+    // Tokens for a registered API are not what the page asks about: a resource is refused.
+    const api = 'https://api.example.test';
+    await t.app.services.oidc.resources.add({ identifier: api, name: 'Things', scopes: ['read:things'] });
+    const allowed = (
+      await t.app.services.oidc.clients.add({
+        name: 'API TV',
+        redirect_uris: ['http://localhost/cb'],
+        public: true,
+        device_flow: true,
+        allowed_resources: [api],
+      })
+    ).client.client_id;
+    for (const clientId of [tv, allowed]) {
+      const withResource = await post('/oidc/device/auth', { client_id: clientId, scope: 'openid read:things', resource: api });
+      expect(withResource.status, clientId).toBe(400);
+      expect(withResource.body.error).toBe('invalid_target');
+    }
   });
 
   it('a client registered without the grant gets unauthorized_client, at the endpoint and at the token endpoint', async () => {
