@@ -51,6 +51,8 @@ export const CORE_AUDIT_TYPES = {
     'A client failed to authenticate at the token, introspection or revocation endpoint (details.client_id; once a minute per client and source)',
   'oidc.consent_granted': 'A user consented to a third-party client (details.client_id, details.scope)',
   'oidc.consent_revoked': "A user's consent to a client was revoked with its tokens (details.client_id)",
+  'oidc.device_approved': 'A user allowed a device on the /device page (RFC 8628; actor: the client; details.client_id, details.scope)',
+  'oidc.device_denied': 'A user denied a device on the /device page (RFC 8628; actor: the client; details.client_id)',
   'oidc.keys_rotated': 'New OpenID Connect signing keys were published (details.kids, details.signs_from)',
 } as const satisfies Record<string, string>;
 

@@ -101,6 +101,8 @@ export function oidcRouter(app: AppContext, view: WebView): RequestHandler {
       return view.document('message', { title: t('oidc.logged_out.title'), text, tone: 'note' }, { lang });
     },
   };
+  // The hosted /device page (src/web/pages/device.ts) reaches the provider with the same glue.
+  oidc.attach(glue);
   /** The signed-in user's language, else the browser's (as the hosted pages choose). */
   const pageLang = async (req: IncomingMessage) => {
     const lang = pickLang((await gatehouseSession(req))?.user.lang, req.headers['accept-language']);

@@ -31,6 +31,8 @@ export interface OidcClient {
    * (OpenID Connect Back-Channel Logout 1.0; src/oidc/backchannel.ts), or null.
    */
   backchannel_logout_uri: string | null;
+  /** Whether it may use the device authorization grant (RFC 8628; `oidc client add --grant device_code`). */
+  device_flow: boolean;
   grant_types: string[];
   created_at: string;
   updated_at: string;
@@ -116,6 +118,7 @@ export const clientCreateSchema = z.strictObject({
   id_token_alg: z.enum(['RS256', 'ES256']).default('RS256'),
   allowed_resources: allowedResources.default([]),
   backchannel_logout_uri: backchannelUri.nullable().default(null),
+  device_flow: z.boolean().default(false),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientCreateInput = z.input<typeof clientCreateSchema>;
@@ -132,9 +135,21 @@ export const clientUpdateSchema = z.strictObject({
   allowed_resources: allowedResources.optional(),
   /** null takes it away. */
   backchannel_logout_uri: backchannelUri.nullable().optional(),
+  device_flow: z.boolean().optional(),
   token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
 });
 export type ClientUpdateInput = z.input<typeof clientUpdateSchema>;
+
+/** The device authorization grant's type (RFC 8628 §3.4). */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** The grants a client may use: the code flow's, client credentials for a confidential one, the device grant when it opted in. */
+export const grantTypesOf = (c: { public: boolean; device_flow: boolean }): string[] => [
+  'authorization_code',
+  'refresh_token',
+  ...(c.public ? [] : ['client_credentials']),
+  ...(c.device_flow ? [DEVICE_CODE_GRANT] : []),
+];
 
 const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 't';
 const iso = (v: Date | string) => (v instanceof Date ? v : new Date(v)).toISOString();
@@ -171,6 +186,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
     id_token_alg: m.id_token_alg ?? 'RS256',
     allowed_resources: m.allowed_resources ?? [],
     backchannel_logout_uri: m.backchannel_logout_uri ?? null,
+    device_flow: m.grant_types.includes(DEVICE_CODE_GRANT),
     token_endpoint_auth_method: m.token_endpoint_auth_method,
     grant_types: m.grant_types,
     created_at: iso(r.created_at),
@@ -248,7 +264,7 @@ export function createClientStore(deps: {
       const secret = v.public ? null : newSecret();
       const now = clock();
       const clientId = `gh_${randomBytes(12).toString('base64url')}`;
-      const grantTypes = v.public ? ['authorization_code', 'refresh_token'] : ['authorization_code', 'refresh_token', 'client_credentials'];
+      const grantTypes = grantTypesOf(v);
       const method = v.public ? 'none' : (v.token_endpoint_auth_method ?? 'client_secret_basic');
       await sequelize.transaction(async (tx) => {
         await sequelize.query(
@@ -289,6 +305,7 @@ export function createClientStore(deps: {
               pkce_required: v.pkce_required,
               allowed_resources: v.allowed_resources,
               backchannel_logout: v.backchannel_logout_uri !== null,
+              device_flow: v.device_flow,
             },
           },
           { tx },
@@ -302,10 +319,11 @@ export function createClientStore(deps: {
       if (c.public && v.token_endpoint_auth_method) throw badRequest('A public client has no secret: it cannot use a client_secret method');
       if (c.public && v.pkce_required === false) throw badRequest('A public client must use PKCE: only a confidential client can be registered without it');
       await checkResources(v.allowed_resources);
-      const next = {
+      const merged: OidcClient = {
         ...c,
         ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined)),
       };
+      const next = { ...merged, grant_types: grantTypesOf(merged) };
       await sequelize.transaction(async (tx) => {
         await sequelize.query('UPDATE oidc_clients SET name = ?, metadata = ?, first_party = ?, updated_at = ? WHERE client_id = ?', {
           transaction: tx,

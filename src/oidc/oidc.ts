@@ -17,7 +17,8 @@ import { createBackchannel, type LogoutOutbox } from './backchannel.js';
 import { createClientStore } from './clients.js';
 import { createResourceStore } from './resources.js';
 import { createKeyStore, type KeyStore } from './keys.js';
-import { buildProvider, MAX_SIGNED_TTL, type BindableSession, type ProviderDeps } from './provider.js';
+import { buildProvider, MAX_SIGNED_TTL, OIDC_SCOPE_NAMES, type BindableSession, type ProviderDeps } from './provider.js';
+import { createDeviceFlow } from './device-flow.js';
 
 export interface OidcDeps {
   config: Pick<
@@ -85,6 +86,8 @@ export function createOidc(deps: OidcDeps) {
   let built: { provider: Provider; fingerprint: string } | null = null;
   let checkedAt = 0;
   let pending: Promise<Provider> | null = null;
+  /** What the HTTP side handed the provider (oidc-mount.ts): the hosted /device page builds it with the same. */
+  let httpGlue: OidcHttpGlue | null = null;
 
   async function revokeAccount(accountId: string, tx?: Transaction | null): Promise<void> {
     // The clients the account's provider sessions signed in are told (back-channel logout), in this unit of work.
@@ -170,14 +173,23 @@ export function createOidc(deps: OidcDeps) {
   });
 
   const consentId = (accountId: string, clientId: string) => `${accountId}:${clientId}`;
+  const consentGrant = async (accountId: string, clientId: string) => {
+    const found = await adapterFor('Consent').find(consentId(accountId, clientId));
+    return typeof found?.grantId === 'string' ? found.grantId : null;
+  };
 
-  return {
+  const service = {
     enabled: config.oidcEnabled,
     clients: clients,
     resources,
     keys: () => keyStore(),
     issuer: config.publicBaseUrl,
     secret: () => needSecret().secret,
+
+    /** Hands the provider the HTTP side's request readers and page renderers (once, when the app is built). */
+    attach(glue: OidcHttpGlue): void {
+      httpGlue = glue;
+    },
 
     /** The provider for this instance, rebuilt when a key was added or started signing (checked every 10 s, or `force`). */
     async provider(glue: OidcHttpGlue, opts: { force?: boolean } = {}): Promise<Provider> {
@@ -205,10 +217,8 @@ export function createOidc(deps: OidcDeps) {
               const u = typeof id === 'string' && id.length <= 36 ? await deps.users.findById(id) : null;
               return u && !u.disabled_at && !u.deleted_at ? u : null;
             },
-            consentGrant: async (accountId, clientId) => {
-              const found = await adapterFor('Consent').find(consentId(accountId, clientId));
-              return typeof found?.grantId === 'string' ? found.grantId : null;
-            },
+            consentGrant,
+            pollCache: deps.cache,
             onEvent: (event, ctx, detail) => recordEvent(event, ctx, detail),
             notice: (level, message) => deps.logger[level]({ component: 'oidc-provider' }, message),
             clientAuthBlocked: async (clientId) => config.rateLimitsEnabled && (await deps.cache.get(`oidc:client-blocked:${clientId}`)) !== null,
@@ -296,6 +306,18 @@ export function createOidc(deps: OidcDeps) {
     revokeSessions,
     prune: () => pruneArtefacts(sequelize, clock()),
   };
+  /** The device authorization grant's approvals (RFC 8628; the hosted /device page). */
+  const device = createDeviceFlow({
+    provider: (): Promise<Provider> => {
+      if (!httpGlue) throw unavailable('The OpenID provider is not mounted');
+      return service.provider(httpGlue);
+    },
+    scopes: new Set(OIDC_SCOPE_NAMES),
+    consentGrant,
+    rememberConsent: (accountId, clientId, grantId, scope) => service.rememberConsent(accountId, clientId, grantId, scope),
+    audit: deps.audit,
+  });
+  return { ...service, device };
 
   /** One failed authentication of a client: when its budget is spent, it is refused until the window ends. */
   async function clientAuthFailed(clientId: string): Promise<void> {

@@ -9,6 +9,8 @@ import { secretMatches, type ClientStore } from './clients.js';
 import { RESOURCE_TTL_MAX, type ResourceStore } from './resources.js';
 import type { PrivateJwk } from './keys.js';
 import { routeProviderNotices } from './notices.js';
+import { DEVICE_CODE_TTL, DEVICE_PATH, deviceFlowFeature, devicePolling } from './device-flow.js';
+import type { Cache } from '../cache/cache.js';
 
 /** Where the provider answers; discovery is at the issuer's root (`/.well-known/openid-configuration`). */
 export const OIDC_PREFIX = '/oidc';
@@ -21,7 +23,8 @@ export const OIDC_ROUTES = {
   introspection: `${OIDC_PREFIX}/token/introspection`,
   end_session: `${OIDC_PREFIX}/session/end`,
   pushed_authorization_request: `${OIDC_PREFIX}/request`,
-  code_verification: `${OIDC_PREFIX}/device`,
+  // The verification URI is the hosted page (src/web/pages/device.ts), outside /oidc: the provider never answers it.
+  code_verification: DEVICE_PATH,
   device_authorization: `${OIDC_PREFIX}/device/auth`,
   backchannel_authentication: `${OIDC_PREFIX}/backchannel`,
   challenge: `${OIDC_PREFIX}/challenge`,
@@ -33,9 +36,13 @@ export const OIDC_LIMIT_CLASSES = new Map<string, 'oidc-authorization' | 'oidc-t
   [`GET ${OIDC_ROUTES.authorization}`, 'oidc-authorization'],
   [`POST ${OIDC_ROUTES.authorization}`, 'oidc-authorization'],
   [`POST ${OIDC_ROUTES.token}`, 'oidc-token'],
+  [`POST ${OIDC_ROUTES.device_authorization}`, 'oidc-token'],
   [`POST ${OIDC_ROUTES.introspection}`, 'oidc-token'],
   [`POST ${OIDC_ROUTES.revocation}`, 'oidc-token'],
 ]);
+
+/** The scopes the provider knows. */
+export const OIDC_SCOPE_NAMES = ['openid', 'offline_access', 'profile', 'email', 'phone', 'roles'];
 
 /** Scopes and the claims each releases (issue 25); `roles` releases the role as a list and `user_type`. */
 export const OIDC_CLAIMS = {
@@ -63,6 +70,7 @@ export const TTL = {
   Session: 14 * 24 * 3600,
   Grant: 365 * 24 * 3600,
   RefreshToken: 30 * 24 * 3600,
+  DeviceCode: DEVICE_CODE_TTL,
 };
 /** The longest life of a token signed with a key (a registered API's access tokens may live a day): how long a retired key stays published. */
 export const MAX_SIGNED_TTL = Math.max(TTL.AccessToken, TTL.IdToken, TTL.ClientCredentials, RESOURCE_TTL_MAX);
@@ -126,6 +134,8 @@ export interface ProviderDeps {
   clientAuthBlocked(clientId: string): Promise<boolean>;
   /** An RP-initiated logout tells a client of it through the outbox (back-channel logout), not by calling it in the request. */
   backchannelLogout(notice: { clientId: string; sub: string; sid: string }): Promise<void>;
+  /** Where the device flow keeps each pending device code's polling pace (the shared cache). */
+  pollCache: Pick<Cache, 'get' | 'set'>;
   /** Runs after a successful RP-initiated logout, inside the request: ends the Gatehouse session. */
   endGatehouseSession(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** The end-session confirmation and the signed-out page, in the language of the request's user or browser. */
@@ -215,7 +225,10 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       this.#name = name;
     }
     upsert(id: string, payload: Record<string, unknown>, expiresIn?: number) {
-      return this.#a.upsert(id, payload, expiresIn);
+      // A device code's row outlives it by its own lifetime: a device polling late reads it and gets
+      // expired_token (RFC 8628 §3.5; the model's `exp` decides), not invalid_grant for a code never seen.
+      const keep = this.#name === 'DeviceCode' && expiresIn ? expiresIn + DEVICE_CODE_TTL : expiresIn;
+      return this.#a.upsert(id, payload, keep);
     }
     find(id: string) {
       return this.#a.find(id);
@@ -278,7 +291,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     cookies: { keys: [cookieKey(deps.secret, 'cookies')] },
     routes: OIDC_ROUTES,
     responseTypes: ['code'],
-    scopes: ['openid', 'offline_access', 'profile', 'email', 'phone', 'roles'],
+    scopes: OIDC_SCOPE_NAMES,
     claims: OIDC_CLAIMS,
     acrValues: [ACR_1FA, ACR_2FA],
     extraClientMetadata: { properties: ['first_party', 'keep_session_on_logout', 'pkce_required', 'allowed_resources'] },
@@ -348,6 +361,8 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      // RFC 8628, for clients registered with the grant (`oidc client add --grant device_code`): src/oidc/device-flow.ts.
+      deviceFlow: deviceFlowFeature(errors),
       // Only the client a token was issued to may introspect it (RFC 7662 §4, RFC 9700 §4.15): a confidential
       // client learns nothing of another's tokens, refresh tokens above all. Resource servers get JWTs (RFC 9068)
       // they verify offline, so none needs to introspect another client's opaque token.
@@ -456,6 +471,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       if (ctx.state.gatehouseLogout) await deps.endGatehouseSession(ctx.req, ctx.res);
     },
   );
+  provider.use(devicePolling(deps.pollCache, Date.now));
   // RP-initiated logout ends the Gatehouse session too, unless the client was registered with keep_session_on_logout.
   provider.on('end_session.success', (ctx: { state: Record<string, unknown>; oidc: { client?: { keep_session_on_logout?: boolean } } }) => {
     ctx.state.gatehouseLogout = ctx.oidc.client?.keep_session_on_logout !== true;

@@ -16,6 +16,7 @@ import { perSession } from '../http/middleware/rate-limit-classes.js';
 import { pageSession } from './page-auth.js';
 import { accountFlowPages } from './pages/account-flows.js';
 import { consolePages, type ConsoleHandler } from './pages/console.js';
+import { devicePages } from './pages/device.js';
 import { signInPages } from './pages/sign-in.js';
 import { createWebView, type WebView } from './view.js';
 import { retryAfterOf, tooManyMessage } from './too-many.js';
@@ -38,6 +39,8 @@ export const WEB_ROUTE_LIMITS: Routes = [
   // POST /auth/user/me/email's class (its password check counts in `login` as well), and the link's.
   { method: 'post', path: '/account/email', auth: 'session', rateLimit: perSession('email-change') },
   { method: 'post', path: '/account/email/confirm', auth: 'public', rateLimit: 'token-validate' },
+  // A device's user code typed on /device (RFC 8628 §5.1): per address here, per session in the handler.
+  { method: 'post', path: '/device', auth: 'session', rateLimit: 'token-validate' },
   // The console's posts count where the admin API's do.
   ...[
     '/admin/users/:id',
@@ -169,6 +172,7 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   const s = signInPages(w);
   const f = accountFlowPages(w);
   const a = accountPages(w);
+  const d = devicePages(w);
   const pages: [typeof get, string, PageHandler][] = [
     [get, '/login', s.showLogin],
     [post, '/login', s.submitLogin],
@@ -202,6 +206,8 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     [get, '/reset-password', f.showReset],
     [post, '/reset-password', f.submitReset],
     [get, '/verify-email', f.showVerify],
+    [get, '/device', d.show],
+    [post, '/device', d.submit],
     [post, '/verify-email', f.submitVerify],
   ];
   for (const [add, path, handler] of pages) add(path, handler);

@@ -59,6 +59,20 @@ describe('gatehouse oidc', () => {
     expect(json(add)).toMatchObject({ client_secret: null, client: { public: true, token_endpoint_auth_method: 'none' } });
   });
 
+  it('--grant device_code lets a client use the device flow (RFC 8628); update --drop-grant takes it away; another grant is exit 2', async () => {
+    const add = await oidc(['client', 'add', '--name', 'tv', '--redirect-uri', 'http://localhost/cb', '--public', '--grant', 'device_code']);
+    expect(add.code, add.stderr).toBe(0);
+    expect(json(add).client).toMatchObject({ device_flow: true, grant_types: expect.arrayContaining(['urn:ietf:params:oauth:grant-type:device_code']) });
+    const id = json(add).client_id as string;
+    expect(json(await oidc(['client', 'update', id, '--name', 'TV'])).client.device_flow).toBe(true);
+    const dropped = json(await oidc(['client', 'update', id, '--drop-grant', 'device_code'])).client;
+    expect(dropped.device_flow).toBe(false);
+    expect(dropped.grant_types).not.toContain('urn:ietf:params:oauth:grant-type:device_code');
+    expect(json(await oidc(['client', 'update', id, '--grant', 'device_code'])).client.device_flow).toBe(true);
+    const bad = await oidc(['client', 'add', '--name', 'x', '--redirect-uri', 'http://localhost/cb', '--grant', 'implicit']);
+    expect(bad.code).toBe(2);
+  });
+
   it('refuses bad redirect URIs and a missing one with exit 2', async () => {
     for (const args of [
       ['client', 'add', '--name', 'x', '--redirect-uri', 'http://app.example.test/cb'],

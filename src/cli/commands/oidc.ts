@@ -28,9 +28,15 @@ const authMethod = (v: string | undefined) => {
   if (v === 'basic' || v === 'post') return `client_secret_${v}` as const;
   throw new UsageError(`--token-auth: expected basic or post, got ${v}`);
 };
+/** `--grant device_code` (repeatable): the grants a client may use beyond the code flow's; the device grant is the one so far. */
+const GRANTS = ['device_code'];
+const grants = (flag: string, list: string[] | undefined) => {
+  for (const v of list ?? []) if (!GRANTS.includes(v)) throw new UsageError(`${flag}: expected ${GRANTS.join(' or ')}, got ${v}`);
+  return list;
+};
 const describe = (c: OidcClient) =>
   [
-    `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}${c.keep_session_on_logout ? ', keeps the session on logout' : ''}${c.pkce_required ? '' : ', without PKCE'}  (${c.token_endpoint_auth_method}, ID tokens ${c.id_token_alg})`,
+    `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}${c.first_party ? ', first-party' : ''}${c.keep_session_on_logout ? ', keeps the session on logout' : ''}${c.pkce_required ? '' : ', without PKCE'}${c.device_flow ? ', device flow' : ''}  (${c.token_endpoint_auth_method}, ID tokens ${c.id_token_alg})`,
     ...c.redirect_uris.map((u) => `    redirect: ${u}`),
     ...c.post_logout_redirect_uris.map((u) => `    after logout: ${u}`),
     ...c.allowed_resources.map((u) => `    may ask for: ${u}`),
@@ -67,6 +73,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--allow-resource <identifier>', 'a registered API it may ask access tokens for (repeat for more; gatehouse oidc resource add)', collect, [])
     .option('--id-token-alg <alg>', 'how its ID tokens are signed: RS256 (default, what OpenID Connect requires every relying party to accept) or ES256')
     .option('--token-auth <method>', 'how a confidential client sends its secret: basic (default) or post')
+    .option('--grant <grant>', 'a further grant it may use: device_code (RFC 8628, a TV or a CLI signs in at /device; usually with --public)', collect, [])
     .option('--json', 'print the result as JSON')
     .action(
       async (
@@ -82,6 +89,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           allowResource: string[];
           idTokenAlg?: string;
           tokenAuth?: string;
+          grant: string[];
         },
         cmd: Command,
       ) => {
@@ -96,6 +104,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           backchannel_logout_uri: opts.backchannelLogoutUri ?? null,
           pkce_required: opts.pkce,
           allowed_resources: opts.allowResource,
+          device_flow: grants('--grant', opts.grant)!.includes('device_code'),
           id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
@@ -146,6 +155,8 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--disallow-resource <identifier>', 'take an API off its allow-list (repeat)', collect)
     .option('--id-token-alg <alg>', 'RS256 or ES256')
     .option('--token-auth <method>', 'basic or post')
+    .option('--grant <grant>', 'let it use a further grant: device_code (repeat)', collect)
+    .option('--drop-grant <grant>', 'take a further grant away: device_code (repeat)', collect)
     .option('--json', 'print the result as JSON')
     .action(
       async (
@@ -162,6 +173,8 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           disallowResource?: string[];
           idTokenAlg?: string;
           tokenAuth?: string;
+          grant?: string[];
+          dropGrant?: string[];
         },
         cmd: Command,
       ) => {
@@ -174,6 +187,11 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           keep_session_on_logout: cmd.getOptionValueSource('keepSessionOnLogout') === 'cli' ? opts.keepSessionOnLogout : undefined,
           pkce_required: cmd.getOptionValueSource('pkce') === 'cli' ? opts.pkce : undefined,
           backchannel_logout_uri: opts.backchannelLogoutUri === false ? null : opts.backchannelLogoutUri,
+          device_flow: grants('--drop-grant', opts.dropGrant)?.includes('device_code')
+            ? false
+            : grants('--grant', opts.grant)?.includes('device_code')
+              ? true
+              : undefined,
           id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
         };
