@@ -39,6 +39,8 @@ export const WEB_ROUTE_LIMITS: Routes = [
   // POST /auth/user/me/email's class (its password check counts in `login` as well), and the link's.
   { method: 'post', path: '/account/email', auth: 'session', rateLimit: perSession('email-change') },
   { method: 'post', path: '/account/email/confirm', auth: 'public', rateLimit: 'token-validate' },
+  // The verification link again: POST /auth/resend-verification's class.
+  { method: 'post', path: '/account/email/resend', auth: 'session', rateLimit: 'token-login' },
   // A device's user code typed on /device (RFC 8628 §5.1): per address here, per session in the handler.
   { method: 'post', path: '/device', auth: 'session', rateLimit: 'token-validate' },
   // The console's posts count where the admin API's do.
@@ -184,6 +186,7 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     [post, '/account/profile', a.profile],
     [post, '/account/password', a.password],
     [post, '/account/email', a.changeEmail],
+    [post, '/account/email/resend', a.resendVerification],
     [get, '/account/email/confirm', f.showEmailConfirm],
     [post, '/account/email/confirm', f.submitEmailConfirm],
     [post, '/account/sessions/revoke', a.revokeSession],

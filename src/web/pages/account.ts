@@ -39,6 +39,7 @@ const API = {
 type ApiName = keyof typeof API;
 
 const OUTCOMES = new Set([
+  'verification_sent',
   'profile',
   'password',
   'session',
@@ -244,6 +245,12 @@ export function accountPages(w: WebPage) {
     return 'email_sent';
   }, 'email');
 
+  // The verification link again (POST /auth/resend-verification's service), for the account's own address only.
+  const resendVerification = action(async (_req, _res, s) => {
+    await app.services.verification.resend(s.user.email);
+    return 'verification_sent';
+  }, 'email');
+
   const revokeSession = action(async (req, _res, s) => {
     await app.services.users.revokeOwnSession(s.user, field(req, 'session_id', 64), s.session.id);
     return 'session';
@@ -291,6 +298,7 @@ export function accountPages(w: WebPage) {
     profile,
     password,
     changeEmail,
+    resendVerification,
     revokeSession,
     revokeOthers,
     addTwoFactor: twoFactor.add,
