@@ -55,6 +55,10 @@ export async function runModuleRoute(
   input: ModuleRouteInput = {},
 ): Promise<Record<string, unknown>> {
   const { def, ctx } = route;
+  // What an in-process call cannot honour is refused, never skipped: a backend's route needs the bridge secret,
+  // which a browser's page never holds (issue 61), and a route's own middleware runs only in Express's pipeline.
+  if (def.auth === 'bridge' || def.auth === 'bridge+session') throw forbidden('This route is for backends that hold the bridge secret');
+  if (def.middleware?.length) throw new Error(`${def.method.toUpperCase()} ${def.path} has middleware of its own: a page cannot call it in process`);
   if (s.pending && def.auth !== 'session-or-pending') throw unauthorized('Finish signing in first');
   if (typeof def.auth === 'object' && !def.auth.roles.includes(s.user.user_type)) throw forbidden();
   if (def.rateLimit) {
