@@ -194,13 +194,15 @@ describe(`OpenID conformance modules (${BACKEND})`, () => {
       await new Promise((r) => setTimeout(r, 2_100));
       const again = await authorize(first.config, first.jar, { max_age: '1' });
       expect(new URL(again.final).pathname).toBe('/login');
-      const final = await signInAgainAndReturn(first.jar, again.final, first.user.email);
-      const tokens = await oc.authorizationCodeGrant(first.config, new URL(final), {
-        pkceCodeVerifier: again.verifier,
-        expectedState: again.state,
-        maxAge: 1,
-      });
-      expect(Math.floor(Date.now() / 1000) - tokens.claims()!.auth_time!).toBeLessThanOrEqual(2);
+      const before = Math.floor(Date.now() / 1000);
+      // A sign-in more than a second old by the time the browser is back is asked for again (that is max_age=1):
+      // on a loaded host the round trip can take that long, so the browser signs in again, as a person would.
+      let final = again.final;
+      for (let i = 0; i < 3 && !final.startsWith(REDIRECT); i++) final = await signInAgainAndReturn(first.jar, final, first.user.email);
+      const tokens = await oc.authorizationCodeGrant(first.config, new URL(final), { pkceCodeVerifier: again.verifier, expectedState: again.state });
+      // The new sign-in's time, not the first one's (no bound on how long a loaded host takes to get here).
+      expect(tokens.claims()!.auth_time).toBeGreaterThanOrEqual(before);
+      expect(tokens.claims()!.auth_time).toBeGreaterThan(first.claims.auth_time ?? 0);
     });
 
     it('oidcc-max-age-10000: the ID token carries auth_time', async () => {
