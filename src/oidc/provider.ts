@@ -9,6 +9,8 @@ import { secretMatches, type ClientStore } from './clients.js';
 import { RESOURCE_TTL_MAX, type ResourceStore } from './resources.js';
 import type { PrivateJwk } from './keys.js';
 import { routeProviderNotices } from './notices.js';
+import { CLIENT_AUTH_DISCOVERY, CLIENT_AUTH_METHODS, explainClientAuthFailure, wrongSecretMethod } from './client-auth.js';
+import { CLIENT_ASSERTION_ALGS } from './client-jwks.js';
 
 /** Where the provider answers; discovery is at the issuer's root (`/.well-known/openid-configuration`). */
 export const OIDC_PREFIX = '/oidc';
@@ -248,7 +250,9 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
           client_id: c.client_id,
           client_name: c.name,
           // The stored hash stands where oidc-provider keeps a secret; compareClientSecret (below) checks against it.
-          ...(c.public ? {} : { client_secret: c.secret_hash }),
+          ...(c.public || !c.secret_hash ? {} : { client_secret: c.secret_hash }),
+          // A private_key_jwt client's public keys: oidc-provider verifies its assertions against them.
+          ...(c.jwks ? { jwks: c.jwks } : {}),
           redirect_uris: c.redirect_uris,
           post_logout_redirect_uris: c.post_logout_redirect_uris,
           grant_types: c.grant_types,
@@ -288,14 +292,16 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       required: (_ctx: unknown, client: { clientAuthMethod: string; pkce_required?: boolean }) =>
         client.clientAuthMethod === 'none' || client.pkce_required !== false,
     },
-    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    // private_key_jwt with RS256, PS256 or ES256 assertions; client_secret_jwt is not offered (src/oidc/client-auth.ts).
+    clientAuthMethods: [...CLIENT_AUTH_METHODS],
+    discovery: CLIENT_AUTH_DISCOVERY,
     enabledJWA: {
       idTokenSigningAlgValues: ['RS256', 'ES256'],
       userinfoSigningAlgValues: ['RS256', 'ES256'],
       introspectionSigningAlgValues: ['RS256', 'ES256'],
       authorizationSigningAlgValues: ['RS256', 'ES256'],
       requestObjectSigningAlgValues: ['RS256', 'ES256'],
-      clientAuthSigningAlgValues: ['RS256', 'ES256'],
+      clientAuthSigningAlgValues: [...CLIENT_ASSERTION_ALGS],
     },
     ttl: {
       ...TTL,
@@ -431,9 +437,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
   Client.prototype.compareClientSecret = async function (this: { clientId: string; clientSecret?: string; clientAuthMethod: string }, actual: string) {
     const sentInBody = typeof (ProviderClass.ctx?.oidc?.params as { client_secret?: unknown } | undefined)?.client_secret === 'string';
     const used = sentInBody ? 'client_secret_post' : 'client_secret_basic';
-    if (used !== this.clientAuthMethod) {
-      throw new errors.InvalidClientAuth(`the client is registered to authenticate with ${this.clientAuthMethod}, not ${used}`);
-    }
+    if (used !== this.clientAuthMethod) throw wrongSecretMethod(errors, this.clientAuthMethod, used);
     if (await deps.clientAuthBlocked(this.clientId)) return false;
     return secretMatches(actual, this.clientSecret);
   };
@@ -467,6 +471,9 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     'end_session.success',
   ]) {
     provider.on(event, (ctx: unknown, detail: unknown) => deps.onEvent(event, ctx, { detail }));
+  }
+  for (const event of ['grant.error', 'introspection.error', 'revocation.error', 'pushed_authorization_request.error']) {
+    provider.on(event, explainClientAuthFailure);
   }
   return provider;
 }
