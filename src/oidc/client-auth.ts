@@ -1,3 +1,4 @@
+import type { AdapterPayload, OidcAdapter } from './adapter.js';
 import { CLIENT_ASSERTION_ALGS } from './client-jwks.js';
 
 /**
@@ -71,4 +72,20 @@ export function explainClientAuthFailure(ctx: unknown, err: unknown): void {
   // The JSON answer carries error_description; one rendered for a browser (renderError) carries it as `error`.
   if ('error_description' in body) body.error_description = description;
   else if (body.success === false) body.error = description;
+}
+
+/** How long a claimed jti is held before the winner's own save sets its real expiry (an assertion's `exp` plus the clock tolerance). */
+const CLAIM_HOLD_SEC = 600;
+
+/**
+ * ReplayDetection's find, made single use under concurrency. oidc-provider's `ReplayDetection.unique` (a client
+ * assertion's or a DPoP proof's jti) finds, then saves: two requests at once with one jti would both find nothing.
+ * Here the find claims the id in one step (an insert where none is live, or Redis SET NX): the one call that
+ * claimed it is told "not found" and goes on to save it with its real expiry; every other is told it exists,
+ * so oidc-provider refuses it with its own error ("client assertion tokens must only be used once").
+ */
+export async function claimReplay(adapter: OidcAdapter, id: string, now: number): Promise<AdapterPayload | undefined> {
+  if (!adapter.claim) return adapter.find(id);
+  const held: AdapterPayload = { jti: id, kind: 'ReplayDetection', iat: now, exp: now + CLAIM_HOLD_SEC };
+  return (await adapter.claim(id, held, CLAIM_HOLD_SEC)) ? undefined : held;
 }

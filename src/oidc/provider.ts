@@ -9,7 +9,7 @@ import { secretMatches, type ClientStore } from './clients.js';
 import { RESOURCE_TTL_MAX, type ResourceStore } from './resources.js';
 import type { PrivateJwk } from './keys.js';
 import { routeProviderNotices } from './notices.js';
-import { CLIENT_AUTH_DISCOVERY, CLIENT_AUTH_METHODS, explainClientAuthFailure, wrongSecretMethod } from './client-auth.js';
+import { claimReplay, CLIENT_AUTH_DISCOVERY, CLIENT_AUTH_METHODS, explainClientAuthFailure, wrongSecretMethod } from './client-auth.js';
 import { CLIENT_ASSERTION_ALGS } from './client-jwks.js';
 
 /** Where the provider answers; discovery is at the issuer's root (`/.well-known/openid-configuration`). */
@@ -220,7 +220,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       return this.#a.upsert(id, payload, expiresIn);
     }
     find(id: string) {
-      return this.#a.find(id);
+      return this.#name === 'ReplayDetection' ? claimReplay(this.#a, id, Math.floor(Date.now() / 1000)) : this.#a.find(id);
     }
     findByUserCode(code: string) {
       return this.#a.findByUserCode(code);

@@ -124,6 +124,13 @@ describe(`OpenID private_key_jwt client authentication (${BACKEND})`, () => {
     expect((await withAssertion(await assertion(es))).status).toBe(200);
   });
 
+  it('one assertion sent ten times at once is accepted exactly once (the jti is claimed in one step, database or Redis)', async () => {
+    const jwt = await assertion(es);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => withAssertion(jwt)));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    for (const a of answers.filter((x) => x.status !== 200)) expect(a).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+  });
+
   it('a key client sending a secret, and a secret client sending an assertion (client_secret_jwt), are refused and told the registered method', async () => {
     const bySecret = await tokenRequest({}, { authorization: `Basic ${Buffer.from(`${keyClient}:whatever`).toString('base64')}` });
     expect(bySecret.status).toBe(401);
