@@ -25,6 +25,8 @@ export interface OidcAdapter {
   consume(id: string): Promise<boolean>;
   destroy(id: string): Promise<void>;
   revokeByGrantId(grantId: string): Promise<void>;
+  /** Saves the artefact only where none (unexpired) has this id, as one step on every instance: true for the one call that saved it. */
+  claim?(id: string, payload: AdapterPayload, expiresIn: number): Promise<boolean>;
 }
 
 /**
@@ -91,6 +93,18 @@ export function createDbAdapter(sequelize: Sequelize, model: string, clock: () =
         { replacements: [model, id, ...values] },
       );
     },
+    async claim(id, payload, expiresIn) {
+      const now = clock();
+      // An expired row (not yet pruned) is taken over; a live one is not. RETURNING answers only the statement that wrote.
+      // (The leading comment: Sequelize's SQLite dialect runs a statement that starts with INSERT without reading its rows.)
+      const won = await sequelize.query<{ id: string }>(
+        '/* claim */ INSERT INTO oidc_artefacts (model, id, payload, expires_at) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, expires_at = excluded.expires_at, consumed_at = NULL ' +
+          'WHERE oidc_artefacts.expires_at IS NOT NULL AND oidc_artefacts.expires_at <= ? RETURNING id',
+        { type: QueryTypes.SELECT, replacements: [model, id, JSON.stringify(payload), new Date(now.getTime() + expiresIn * 1000), now] },
+      );
+      return won.length === 1;
+    },
     find: (id) => read('id', id),
     findByUserCode: (code) => read('user_code', code),
     findByUid: (uid) => read('uid', uid),
@@ -128,6 +142,7 @@ export function createStoreAdapter(store: Store, model: string, clock: () => Dat
       // A save replaces the whole payload, consumed or not (as in the database): a consumable's marker goes with it.
       if (CONSUMABLE.has(model)) await store.del(consumedKey(id));
     },
+    claim: (id, payload, expiresIn) => store.add(key(id), JSON.stringify(payload), expiresIn),
     find: get,
     async findByUserCode() {
       return undefined;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AuditService } from '../audit/audit-service.js';
 import { badRequest, notFound } from '../errors/app-error.js';
 import { parseInput as parse } from '../errors/zod-issues.js';
+import { checkKeys, clientJwksSchema, type ClientJwks } from './client-jwks.js';
 import { resourceIdentifier } from './resources.js';
 
 /** A registered relying party, as the CLI and the admin API show it (never its secret). */
@@ -16,7 +17,9 @@ export interface OidcClient {
   first_party: boolean;
   /** RP-initiated logout leaves the Gatehouse session alone (the app signs out of itself only; docs/oidc.md). */
   keep_session_on_logout: boolean;
-  token_endpoint_auth_method: 'none' | 'client_secret_basic' | 'client_secret_post';
+  token_endpoint_auth_method: AuthMethod;
+  /** Its public keys (a JWK Set) when it authenticates with `private_key_jwt` (a signed assertion, no secret), else null. */
+  jwks: ClientJwks | null;
   /**
    * Whether an authorization request must carry a PKCE challenge (S256): true for every client unless a
    * confidential legacy client was registered without (`--no-pkce`; the doctor lists such clients).
@@ -37,6 +40,10 @@ export interface OidcClient {
   created_at: string;
   updated_at: string;
 }
+
+/** How a client authenticates at the token endpoint; `client_secret_jwt` is not offered (secrets are kept hashed). */
+export type AuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+const confidentialMethod = z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
 
 interface ClientRow {
   client_id: string;
@@ -119,7 +126,8 @@ export const clientCreateSchema = z.strictObject({
   allowed_resources: allowedResources.default([]),
   backchannel_logout_uri: backchannelUri.nullable().default(null),
   device_flow: z.boolean().default(false),
-  token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
+  token_endpoint_auth_method: confidentialMethod.optional(),
+  jwks: clientJwksSchema.optional(),
 });
 export type ClientCreateInput = z.input<typeof clientCreateSchema>;
 
@@ -136,7 +144,8 @@ export const clientUpdateSchema = z.strictObject({
   /** null takes it away. */
   backchannel_logout_uri: backchannelUri.nullable().optional(),
   device_flow: z.boolean().optional(),
-  token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
+  token_endpoint_auth_method: confidentialMethod.optional(),
+  jwks: clientJwksSchema.optional(),
 });
 export type ClientUpdateInput = z.input<typeof clientUpdateSchema>;
 
@@ -172,6 +181,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
     id_token_alg?: 'RS256' | 'ES256';
     allowed_resources?: string[];
     backchannel_logout_uri?: string | null;
+    jwks?: ClientJwks | null;
   };
   return {
     client_id: r.client_id,
@@ -188,6 +198,7 @@ function toClient(r: ClientRow): OidcClient & { secret_hash: string | null } {
     backchannel_logout_uri: m.backchannel_logout_uri ?? null,
     device_flow: m.grant_types.includes(DEVICE_CODE_GRANT),
     token_endpoint_auth_method: m.token_endpoint_auth_method,
+    jwks: m.token_endpoint_auth_method === 'private_key_jwt' ? (m.jwks ?? null) : null,
     grant_types: m.grant_types,
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
@@ -228,6 +239,7 @@ export function createClientStore(deps: {
       | 'allowed_resources'
       | 'backchannel_logout_uri'
       | 'token_endpoint_auth_method'
+      | 'jwks'
       | 'grant_types'
     >,
   ) =>
@@ -240,6 +252,7 @@ export function createClientStore(deps: {
       allowed_resources: c.allowed_resources,
       backchannel_logout_uri: c.backchannel_logout_uri,
       token_endpoint_auth_method: c.token_endpoint_auth_method,
+      ...(c.token_endpoint_auth_method === 'private_key_jwt' ? { jwks: c.jwks } : {}),
       grant_types: c.grant_types,
     });
 
@@ -258,14 +271,16 @@ export function createClientStore(deps: {
     /** Registers a client; a confidential client's secret is in the answer once and never again. */
     async add(input: unknown): Promise<{ client: OidcClient; client_secret: string | null }> {
       const v = parse(clientCreateSchema, input);
-      if (v.public && v.token_endpoint_auth_method) throw badRequest('A public client has no secret: it cannot use a client_secret method');
+      if (v.public && (v.token_endpoint_auth_method || v.jwks)) throw badRequest('A public client has no secret or keys: it authenticates with none');
+      checkKeys(v.token_endpoint_auth_method, v.jwks);
       if (v.public && !v.pkce_required) throw badRequest('A public client must use PKCE: only a confidential client can be registered without it');
       await checkResources(v.allowed_resources);
-      const secret = v.public ? null : newSecret();
+      const method = v.public ? 'none' : (v.token_endpoint_auth_method ?? 'client_secret_basic');
+      // A private_key_jwt client proves itself with its key: it has no secret at all.
+      const secret = v.public || method === 'private_key_jwt' ? null : newSecret();
       const now = clock();
       const clientId = `gh_${randomBytes(12).toString('base64url')}`;
       const grantTypes = grantTypesOf(v);
-      const method = v.public ? 'none' : (v.token_endpoint_auth_method ?? 'client_secret_basic');
       await sequelize.transaction(async (tx) => {
         await sequelize.query(
           'INSERT INTO oidc_clients (client_id, name, metadata, secret_hash, public_client, first_party, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -283,6 +298,7 @@ export function createClientStore(deps: {
                 allowed_resources: v.allowed_resources,
                 backchannel_logout_uri: v.backchannel_logout_uri,
                 token_endpoint_auth_method: method,
+                jwks: v.jwks ?? null,
                 grant_types: grantTypes,
               }),
               secret ? hashSecret(secret) : null,
@@ -306,6 +322,7 @@ export function createClientStore(deps: {
               allowed_resources: v.allowed_resources,
               backchannel_logout: v.backchannel_logout_uri !== null,
               device_flow: v.device_flow,
+              token_endpoint_auth_method: method,
             },
           },
           { tx },
@@ -316,7 +333,9 @@ export function createClientStore(deps: {
     async update(id: string, input: unknown): Promise<OidcClient> {
       const v = parse(clientUpdateSchema, input);
       const c = await this.get(id);
-      if (c.public && v.token_endpoint_auth_method) throw badRequest('A public client has no secret: it cannot use a client_secret method');
+      if (c.public && (v.token_endpoint_auth_method || v.jwks)) throw badRequest('A public client has no secret or keys: it authenticates with none');
+      const method = v.token_endpoint_auth_method ?? c.token_endpoint_auth_method;
+      checkKeys(method, v.jwks ?? (method === c.token_endpoint_auth_method ? c.jwks : undefined));
       if (c.public && v.pkce_required === false) throw badRequest('A public client must use PKCE: only a confidential client can be registered without it');
       await checkResources(v.allowed_resources);
       const merged: OidcClient = {
@@ -329,6 +348,10 @@ export function createClientStore(deps: {
           transaction: tx,
           replacements: [next.name, metadataOf(next), next.first_party, clock(), id],
         });
+        // Moving to private_key_jwt ends the secret; moving back leaves none until `rotate-secret` issues one.
+        if (method === 'private_key_jwt' && c.token_endpoint_auth_method !== 'private_key_jwt') {
+          await sequelize.query('UPDATE oidc_clients SET secret_hash = NULL WHERE client_id = ?', { transaction: tx, replacements: [id] });
+        }
         await audit.record(
           { type: 'oidc.client_updated', details: { client_id: id, fields: Object.keys(v).filter((k) => v[k as keyof typeof v] !== undefined) } },
           { tx },
@@ -361,6 +384,9 @@ export function createClientStore(deps: {
     async rotateSecret(id: string): Promise<{ client: OidcClient; client_secret: string }> {
       const c = await this.get(id);
       if (c.public) throw badRequest('A public client has no secret to rotate');
+      if (c.token_endpoint_auth_method === 'private_key_jwt') {
+        throw badRequest('This client authenticates with private_key_jwt and has no secret: replace its keys with oidc client update --jwks-file');
+      }
       const secret = newSecret();
       await sequelize.transaction(async (tx) => {
         await sequelize.query('UPDATE oidc_clients SET secret_hash = ?, updated_at = ? WHERE client_id = ?', {

@@ -11,6 +11,8 @@ import type { PrivateJwk } from './keys.js';
 import { routeProviderNotices } from './notices.js';
 import { DEVICE_CODE_TTL, DEVICE_PATH, deviceFlowFeature, devicePolling } from './device-flow.js';
 import type { Cache } from '../cache/cache.js';
+import { claimReplay, CLIENT_AUTH_DISCOVERY, CLIENT_AUTH_METHODS, explainClientAuthFailure, wrongSecretMethod } from './client-auth.js';
+import { CLIENT_ASSERTION_ALGS } from './client-jwks.js';
 
 /** Where the provider answers; discovery is at the issuer's root (`/.well-known/openid-configuration`). */
 export const OIDC_PREFIX = '/oidc';
@@ -231,7 +233,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       return this.#a.upsert(id, payload, keep);
     }
     find(id: string) {
-      return this.#a.find(id);
+      return this.#name === 'ReplayDetection' ? claimReplay(this.#a, id, Math.floor(Date.now() / 1000)) : this.#a.find(id);
     }
     findByUserCode(code: string) {
       return this.#a.findByUserCode(code);
@@ -261,7 +263,9 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
           client_id: c.client_id,
           client_name: c.name,
           // The stored hash stands where oidc-provider keeps a secret; compareClientSecret (below) checks against it.
-          ...(c.public ? {} : { client_secret: c.secret_hash }),
+          ...(c.public || !c.secret_hash ? {} : { client_secret: c.secret_hash }),
+          // A private_key_jwt client's public keys: oidc-provider verifies its assertions against them.
+          ...(c.jwks ? { jwks: c.jwks } : {}),
           redirect_uris: c.redirect_uris,
           post_logout_redirect_uris: c.post_logout_redirect_uris,
           grant_types: c.grant_types,
@@ -301,14 +305,16 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       required: (_ctx: unknown, client: { clientAuthMethod: string; pkce_required?: boolean }) =>
         client.clientAuthMethod === 'none' || client.pkce_required !== false,
     },
-    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    // private_key_jwt with RS256, PS256 or ES256 assertions; client_secret_jwt is not offered (src/oidc/client-auth.ts).
+    clientAuthMethods: [...CLIENT_AUTH_METHODS],
+    discovery: CLIENT_AUTH_DISCOVERY,
     enabledJWA: {
       idTokenSigningAlgValues: ['RS256', 'ES256'],
       userinfoSigningAlgValues: ['RS256', 'ES256'],
       introspectionSigningAlgValues: ['RS256', 'ES256'],
       authorizationSigningAlgValues: ['RS256', 'ES256'],
       requestObjectSigningAlgValues: ['RS256', 'ES256'],
-      clientAuthSigningAlgValues: ['RS256', 'ES256'],
+      clientAuthSigningAlgValues: [...CLIENT_ASSERTION_ALGS],
     },
     ttl: {
       ...TTL,
@@ -450,9 +456,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
   Client.prototype.compareClientSecret = async function (this: { clientId: string; clientSecret?: string; clientAuthMethod: string }, actual: string) {
     const sentInBody = typeof (ProviderClass.ctx?.oidc?.params as { client_secret?: unknown } | undefined)?.client_secret === 'string';
     const used = sentInBody ? 'client_secret_post' : 'client_secret_basic';
-    if (used !== this.clientAuthMethod) {
-      throw new errors.InvalidClientAuth(`the client is registered to authenticate with ${this.clientAuthMethod}, not ${used}`);
-    }
+    if (used !== this.clientAuthMethod) throw wrongSecretMethod(errors, this.clientAuthMethod, used);
     if (await deps.clientAuthBlocked(this.clientId)) return false;
     return secretMatches(actual, this.clientSecret);
   };
@@ -487,6 +491,9 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     'end_session.success',
   ]) {
     provider.on(event, (ctx: unknown, detail: unknown) => deps.onEvent(event, ctx, { detail }));
+  }
+  for (const event of ['grant.error', 'introspection.error', 'revocation.error', 'pushed_authorization_request.error']) {
+    provider.on(event, explainClientAuthFailure);
   }
   return provider;
 }

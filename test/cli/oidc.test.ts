@@ -1,3 +1,6 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, removeTempDirs, runCli, tempDir } from '../helpers/cli.js';
 
@@ -193,5 +196,33 @@ describe('gatehouse oidc', () => {
     const bad = await oidc(['client', 'add', '--name', 'hs', '--redirect-uri', 'http://localhost:9999/cb', '--id-token-alg', 'HS256']);
     expect(bad.code).toBe(2);
     expect(json(bad).error).toMatch(/--id-token-alg/);
+  });
+
+  it('--token-auth private_key_jwt --jwks-file registers public keys and no secret; update replaces them; a private key or no file exits 2', async () => {
+    const keyFile = (name: string, withPrivate = false) => {
+      const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const jwk = { ...(withPrivate ? privateKey : publicKey).export({ format: 'jwk' }), kid: name, alg: 'ES256', use: 'sig' };
+      const path = join(dir, `${name}.json`);
+      writeFileSync(path, JSON.stringify({ keys: [jwk] }));
+      return path;
+    };
+    const cb = ['--redirect-uri', 'http://localhost:9999/cb'];
+    const add = await oidc(['client', 'add', '--name', 'keyed', ...cb, '--token-auth', 'private_key_jwt', '--jwks-file', keyFile('k1')]);
+    expect(add.code, add.stderr).toBe(0);
+    expect(json(add)).toMatchObject({ client_secret: null, client: { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ kid: 'k1' }] } } });
+    const id = json(add).client_id as string;
+    expect(json(await oidc(['client', 'update', id, '--jwks-file', keyFile('k2')])).client.jwks.keys.map((k: { kid: string }) => k.kid)).toEqual(['k2']);
+    const rotate = await oidc(['client', 'rotate-secret', id]);
+    expect(rotate.code).toBe(2);
+    expect(json(rotate).error).toMatch(/private_key_jwt/);
+    const leaked = await oidc(['client', 'add', '--name', 'leaked', ...cb, '--token-auth', 'private_key_jwt', '--jwks-file', keyFile('k3', true)]);
+    expect(leaked.code).toBe(2);
+    expect(JSON.stringify(json(leaked))).toMatch(/private key material \(d\)/);
+    const missing = await oidc(['client', 'add', '--name', 'none', ...cb, '--token-auth', 'private_key_jwt', '--jwks-file', join(dir, 'nope.json')]);
+    expect(missing.code).toBe(2);
+    expect(json(missing).error).toMatch(/--jwks-file: cannot read/);
+    const hs = await oidc(['client', 'add', '--name', 'hs', ...cb, '--token-auth', 'client_secret_jwt']);
+    expect(hs.code).toBe(2);
+    expect(json(hs).error).toMatch(/client_secret_jwt is not offered/);
   });
 });

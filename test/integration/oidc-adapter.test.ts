@@ -65,4 +65,15 @@ describe(`the OpenID provider's database adapter (${BACKEND})`, () => {
       20,
     );
   });
+
+  it('claim saves an id once among many at once, takes over an expired row and never a live one (ReplayDetection)', async () => {
+    let now = new Date();
+    const seen = createDbAdapter(t.app.sequelize, 'ReplayDetection', () => now);
+    const claims = await Promise.all(Array.from({ length: 12 }, (_, n) => seen.claim!('jti-1', { n }, 60)));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await seen.claim!('jti-1', { again: true }, 60)).toBe(false);
+    now = new Date(now.getTime() + 61_000);
+    expect(await seen.claim!('jti-1', { later: true }, 60)).toBe(true);
+    expect(await seen.find('jti-1')).toEqual({ later: true });
+  });
 });

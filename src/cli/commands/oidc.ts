@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { AppContext } from '../../app-context.js';
 import type { OidcClient } from '../../oidc/clients.js';
@@ -26,7 +27,25 @@ const idTokenAlg = (v: string | undefined) => {
 const authMethod = (v: string | undefined) => {
   if (v === undefined) return undefined;
   if (v === 'basic' || v === 'post') return `client_secret_${v}` as const;
-  throw new UsageError(`--token-auth: expected basic or post, got ${v}`);
+  if (v === 'client_secret_basic' || v === 'client_secret_post' || v === 'private_key_jwt') return v;
+  throw new UsageError(
+    `--token-auth: expected basic, post or private_key_jwt, got ${v}${v === 'client_secret_jwt' ? ' (client_secret_jwt is not offered: only a hash of a secret is kept)' : ''}`,
+  );
+};
+/** A JWK Set of public keys read from a file (the client store checks it). */
+const jwksFile = (path: string | undefined): unknown => {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--jwks-file: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`--jwks-file: ${path} is not JSON (a JWK Set: {"keys": [ … public keys … ]})`);
+  }
 };
 /** `--grant device_code` (repeatable): the grants a client may use beyond the code flow's; the device grant is the one so far. */
 const GRANTS = ['device_code'];
@@ -41,6 +60,7 @@ const describe = (c: OidcClient) =>
     ...c.post_logout_redirect_uris.map((u) => `    after logout: ${u}`),
     ...c.allowed_resources.map((u) => `    may ask for: ${u}`),
     ...(c.backchannel_logout_uri ? [`    back-channel logout: ${c.backchannel_logout_uri}`] : []),
+    ...(c.jwks ? c.jwks.keys.map((k) => `    key: ${k.kty}${k.alg ? ` ${k.alg}` : ''}${k.kid ? ` kid ${k.kid}` : ''}`) : []),
   ].join('\n');
 const describeResource = (r: OidcResource) =>
   `${r.identifier}  ${r.name}  scopes: ${r.scopes.join(' ')}  access tokens live ${r.access_token_ttl === null ? 'the default (1h)' : `${r.access_token_ttl}s`}`;
@@ -72,8 +92,9 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--no-pkce', 'a confidential legacy app that cannot send a PKCE challenge (the doctor warns about it); PKCE S256 is required otherwise')
     .option('--allow-resource <identifier>', 'a registered API it may ask access tokens for (repeat for more; gatehouse oidc resource add)', collect, [])
     .option('--id-token-alg <alg>', 'how its ID tokens are signed: RS256 (default, what OpenID Connect requires every relying party to accept) or ES256')
-    .option('--token-auth <method>', 'how a confidential client sends its secret: basic (default) or post')
     .option('--grant <grant>', 'a further grant it may use: device_code (RFC 8628, a TV or a CLI signs in at /device; usually with --public)', collect, [])
+    .option('--token-auth <method>', 'how a confidential client authenticates: basic (default), post, or private_key_jwt (a signed assertion; no secret)')
+    .option('--jwks-file <path>', 'for private_key_jwt: a JSON file with its public keys as a JWK Set (RS256, PS256 or ES256; never the private key)')
     .option('--json', 'print the result as JSON')
     .action(
       async (
@@ -90,6 +111,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           idTokenAlg?: string;
           tokenAuth?: string;
           grant: string[];
+          jwksFile?: string;
         },
         cmd: Command,
       ) => {
@@ -107,6 +129,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           device_flow: grants('--grant', opts.grant)!.includes('device_code'),
           id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
+          jwks: jwksFile(opts.jwksFile),
         };
         const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.add(input));
         ui.print(`registered ${value.client.client_id} (${value.client.name})`);
@@ -154,9 +177,10 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
     .option('--allow-resource <identifier>', 'add a registered API to those it may ask tokens for (repeat)', collect)
     .option('--disallow-resource <identifier>', 'take an API off its allow-list (repeat)', collect)
     .option('--id-token-alg <alg>', 'RS256 or ES256')
-    .option('--token-auth <method>', 'basic or post')
     .option('--grant <grant>', 'let it use a further grant: device_code (repeat)', collect)
     .option('--drop-grant <grant>', 'take a further grant away: device_code (repeat)', collect)
+    .option('--token-auth <method>', 'basic, post or private_key_jwt (with --jwks-file; its secret ends)')
+    .option('--jwks-file <path>', "replace a private_key_jwt client's public keys (a JWK Set in a JSON file)")
     .option('--json', 'print the result as JSON')
     .action(
       async (
@@ -175,6 +199,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           tokenAuth?: string;
           grant?: string[];
           dropGrant?: string[];
+          jwksFile?: string;
         },
         cmd: Command,
       ) => {
@@ -194,6 +219,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
               : undefined,
           id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),
+          jwks: jwksFile(opts.jwksFile),
         };
         const { ui, value } = await run(rt, cmd, async (app) => {
           const clients = app.services.oidc.clients;
