@@ -90,6 +90,7 @@ export const setupMethod = defineRoute({
 export const pendingSetupOf = defineRoute({
   method: 'get',
   path: `${BASE}/:method/setup`,
+  summary: 'Show an unconfirmed method setup again (an authenticator key for an hour)',
   auth: 'session',
   module: MODULE_ID,
   params: kindParam,
