@@ -11,6 +11,7 @@ import type { PrivateJwk } from './keys.js';
 import { routeProviderNotices } from './notices.js';
 import { DEVICE_CODE_TTL, DEVICE_PATH, deviceFlowFeature, devicePolling } from './device-flow.js';
 import type { Cache } from '../cache/cache.js';
+import { clientMetadataConfig, type OutboundOptions } from './client-metadata.js';
 
 /** Where the provider answers; discovery is at the issuer's root (`/.well-known/openid-configuration`). */
 export const OIDC_PREFIX = '/oidc';
@@ -141,6 +142,8 @@ export interface ProviderDeps {
   /** The end-session confirmation and the signed-out page, in the language of the request's user or browser. */
   renderLogout(form: string, client: { name: string | null; keepsSession: boolean; returnTo: string | null }, req: IncomingMessage): Promise<OidcPage>;
   renderLoggedOut(clientName: string | null, req: IncomingMessage): Promise<OidcPage>;
+  /** Client ID Metadata Documents (OIDC_CLIENT_METADATA_DOCUMENTS; src/oidc/client-metadata.ts), and the rules of every outbound fetch. */
+  clientMetadata?: OutboundOptions & { enabled: boolean };
 }
 
 export const cookieKey = (secret: string, purpose: string) => Buffer.from(hkdfSync('sha256', secret, 'gatehouse-oidc', purpose, 32)).toString('base64url');
@@ -284,8 +287,12 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     };
   }
 
+  const cimd = clientMetadataConfig(deps.clientMetadata?.enabled === true, { allowPrivate: false, ...deps.clientMetadata });
   const provider = new ProviderClass(deps.issuer, {
     adapter: Adapter,
+    // Every fetch the provider makes goes by the webhook address rules (src/oidc/client-metadata.ts).
+    fetch: cimd.fetch,
+    fetchResponseBodyLimits: cimd.fetchResponseBodyLimits,
     clients: [],
     jwks: { keys: deps.keys },
     cookies: { keys: [cookieKey(deps.secret, 'cookies')] },
@@ -360,6 +367,8 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     },
     features: {
       devInteractions: { enabled: false },
+      // An https URL as client_id names its own registration document (off unless OIDC_CLIENT_METADATA_DOCUMENTS).
+      clientIdMetadataDocument: cimd.feature,
       clientCredentials: { enabled: true },
       // RFC 8628, for clients registered with the grant (`oidc client add --grant device_code`): src/oidc/device-flow.ts.
       deviceFlow: deviceFlowFeature(errors),
