@@ -97,5 +97,12 @@ export function clientMetadataConfig(enabled: boolean, outbound: OutboundOptions
   };
 }
 
-/** Whether a client came from a metadata document (oidc-provider marks it so). */
-export const fromMetadataDocument = (client: unknown): boolean => (client as { clientIdMetadataDocument?: boolean } | null)?.clientIdMetadataDocument === true;
+/**
+ * The name the consent page shows: a registered client's name; for a client from a metadata document, its
+ * self-chosen name followed by the host that serves the document (the name alone could claim anything).
+ */
+export function consentName(client: { clientName?: string; clientId: string; clientIdMetadataDocument?: boolean }): string {
+  if (client.clientIdMetadataDocument !== true) return client.clientName ?? client.clientId;
+  const host = new URL(client.clientId).host;
+  return client.clientName ? `${client.clientName} (${host})` : host;
+}

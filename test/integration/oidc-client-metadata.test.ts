@@ -77,7 +77,8 @@ describe(`Client ID Metadata Documents (${BACKEND})`, () => {
     expect(first.res.status).toBe(200);
     const html = await first.res.text();
     expect(html).toContain('Allow access?');
-    expect(html).toContain('Helpful Agent');
+    // The document's name, and the host that serves it (the name alone could claim anything).
+    expect(html).toContain(`Helpful Agent (127.0.0.1:${host.port})`);
     const action = /action="([^"]+)"/.exec(html)![1];
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1];
     const allowed = await jar.fetch(new URL(action, front.url).toString(), {
