@@ -108,6 +108,8 @@ export interface CreateAppContextOptions {
    * (src/http/routes/index.ts), handed in so that building the context does not import the HTTP layer.
    */
   coreRoutes: readonly { method: string; path: string }[];
+  /** Certificates (PEM) the OpenID provider's outbound fetches trust besides the system's: tests only (a self-signed host). */
+  outboundCa?: string;
 }
 
 /**
@@ -279,7 +281,20 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock: opts.clock, dbHealth });
     // The worker (started by serve) stops before the database closes; its requests in flight are aborted.
     closers.unshift(closer('webhook worker', () => webhooks.stopWorker(2_000)));
-    const oidc = createOidc({ config, sequelize, cache, store, audit, users: repos.users, sessions, logger, limiter, outbox: webhooks, clock: opts.clock });
+    const oidc = createOidc({
+      config,
+      sequelize,
+      cache,
+      store,
+      audit,
+      users: repos.users,
+      sessions,
+      logger,
+      limiter,
+      outbox: webhooks,
+      clock: opts.clock,
+      outboundCa: opts.outboundCa,
+    });
     const services: Services = {
       audit,
       webhooks,

@@ -43,4 +43,11 @@ export const INTEGRATION_KEYS = {
     'How long an OpenID Connect authorization code may be redeemed, in seconds (short: a code is used at once).',
     { default: 60 },
   ),
+  OIDC_CLIENT_METADATA_DOCUMENTS: key(
+    'oidcClientMetadataDocuments',
+    'oidc',
+    bool,
+    'Accept an https URL as client_id, its JSON document fetched as the registration (Client ID Metadata Documents, for AI agents and MCP clients; webhook address rules, 5 kB, 5 s, cached). Such clients are never first-party.',
+    { default: false },
+  ),
 };

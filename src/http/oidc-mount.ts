@@ -14,6 +14,7 @@ import { requestAuditScope } from './request-audit.js';
 import { HOST_SESSION_COOKIE, parseCookies, SESSION_COOKIE, sessionCookieToken } from './request-context.js';
 import { outageRetryAfter } from './middleware/errors.js';
 import { OUTAGE_BODY } from '../errors/app-error.js';
+import { consentName } from '../oidc/client-metadata.js';
 
 /** The scopes the consent page names (each has an `oidc.consent.scope.*` string). */
 const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'roles', 'offline_access']);
@@ -219,7 +220,7 @@ export function oidcRouter(app: AppContext, view: WebView): RequestHandler {
         const { lang, t } = await pageLang(req);
         const data = {
           title: t('oidc.consent.title'),
-          client: client.clientName ?? client.clientId,
+          client: consentName(client),
           scopes,
           apis,
           action: `${returnTo}/confirm`,

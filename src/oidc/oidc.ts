@@ -23,7 +23,15 @@ import { createDeviceFlow } from './device-flow.js';
 export interface OidcDeps {
   config: Pick<
     Config,
-    'oidcEnabled' | 'oidcKeyRotationGrace' | 'oidcCodeTtlSeconds' | 'publicBaseUrl' | 'cookieSecret' | 'bridgeSecret' | 'rateLimitsEnabled'
+    | 'oidcEnabled'
+    | 'oidcKeyRotationGrace'
+    | 'oidcCodeTtlSeconds'
+    | 'oidcClientMetadataDocuments'
+    | 'webhookAllowPrivateUrls'
+    | 'publicBaseUrl'
+    | 'cookieSecret'
+    | 'bridgeSecret'
+    | 'rateLimitsEnabled'
   > &
     LimitTableConfig;
   sequelize: Sequelize;
@@ -40,6 +48,8 @@ export interface OidcDeps {
   /** The webhook outbox, through which back-channel logout tokens are delivered (src/oidc/backchannel.ts). */
   outbox?: LogoutOutbox | null;
   clock?: () => Date;
+  /** Certificates (PEM) the provider's outbound fetches trust besides the system's: tests only (a self-signed document host). */
+  outboundCa?: string;
 }
 
 /** What the HTTP layer hands the provider: the parts that read requests and write pages. */
@@ -207,6 +217,7 @@ export function createOidc(deps: OidcDeps) {
             issuer: config.publicBaseUrl,
             keys: set.keys,
             codeTtl: config.oidcCodeTtlSeconds,
+            clientMetadata: { enabled: config.oidcClientMetadataDocuments, allowPrivate: config.webhookAllowPrivateUrls, extraCa: deps.outboundCa },
             secret: needSecret().secret,
             adapterFor,
             clients,

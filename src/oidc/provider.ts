@@ -13,6 +13,7 @@ import { DEVICE_CODE_TTL, deviceFlowFeature, devicePolling } from './device-flow
 import type { Cache } from '../cache/cache.js';
 import { claimReplay, CLIENT_AUTH_DISCOVERY, CLIENT_AUTH_METHODS, explainClientAuthFailure, wrongSecretMethod } from './client-auth.js';
 import { CLIENT_ASSERTION_ALGS } from './client-jwks.js';
+import { clientMetadataConfig, type OutboundOptions } from './client-metadata.js';
 
 import {
   ACR_1FA,
@@ -73,6 +74,8 @@ export interface ProviderDeps {
   /** The end-session confirmation and the signed-out page, in the language of the request's user or browser. */
   renderLogout(form: string, client: { name: string | null; keepsSession: boolean; returnTo: string | null }, req: IncomingMessage): Promise<OidcPage>;
   renderLoggedOut(clientName: string | null, req: IncomingMessage): Promise<OidcPage>;
+  /** Client ID Metadata Documents (OIDC_CLIENT_METADATA_DOCUMENTS; src/oidc/client-metadata.ts), and the rules of every outbound fetch. */
+  clientMetadata?: OutboundOptions & { enabled: boolean };
 }
 
 export const cookieKey = (secret: string, purpose: string) => Buffer.from(hkdfSync('sha256', secret, 'gatehouse-oidc', purpose, 32)).toString('base64url');
@@ -181,8 +184,12 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       return this.#a.revokeByGrantId(grantId);
     }
   }
+  const cimd = clientMetadataConfig(deps.clientMetadata?.enabled === true, { allowPrivate: false, ...deps.clientMetadata });
   const provider = new ProviderClass(deps.issuer, {
     adapter: Adapter,
+    // Every fetch the provider makes goes by the webhook address rules (src/oidc/client-metadata.ts).
+    fetch: cimd.fetch,
+    fetchResponseBodyLimits: cimd.fetchResponseBodyLimits,
     clients: [],
     jwks: { keys: deps.keys },
     cookies: { keys: [cookieKey(deps.secret, 'cookies')] },
@@ -259,6 +266,8 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     },
     features: {
       devInteractions: { enabled: false },
+      // An https URL as client_id names its own registration document (off unless OIDC_CLIENT_METADATA_DOCUMENTS).
+      clientIdMetadataDocument: cimd.feature,
       clientCredentials: { enabled: true },
       // RFC 8628, for clients registered with the grant (`oidc client add --grant device_code`): src/oidc/device-flow.ts.
       deviceFlow: deviceFlowFeature(errors),

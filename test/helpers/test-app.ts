@@ -76,6 +76,8 @@ export interface StartTestAppOptions {
   logTo?: NodeJS.WritableStream;
   /** The services' notion of now (sessions, tokens), for tests that move time. */
   clock?: () => Date;
+  /** A certificate (PEM) the OpenID provider's outbound fetches trust (a self-signed https server of the test). */
+  outboundCa?: string;
 }
 
 /** A log destination that keeps every line, for tests that read what the app logged. */
@@ -107,7 +109,13 @@ export async function startTestApp(opts: StartTestAppOptions = {}): Promise<Test
     env = { ...TEST_ENV, GATEHOUSE_DATA_DIR: dataDir, ...(provisioned?.env ?? {}), ...opts.env };
   }
   const config = loadConfig({ env, skipFile: true, moduleEnv: moduleEnvNames(registry) });
-  const app = await createAppContext(config, { logger: createLogger(config.logLevel, opts.logTo), clock: opts.clock, moduleRegistry: registry, coreRoutes });
+  const app = await createAppContext(config, {
+    logger: createLogger(config.logLevel, opts.logTo),
+    clock: opts.clock,
+    moduleRegistry: registry,
+    coreRoutes,
+    outboundCa: opts.outboundCa,
+  });
   await app.migrator.apply();
   await app.modules.reload();
   const server = await startServer(app, { port: 0, host: '127.0.0.1' });
