@@ -115,6 +115,13 @@ export const SERVER_KEYS = {
   // Storage
   DATABASE_URL: key('databaseUrl', 'storage', url(['postgres', 'postgresql', 'sqlite']).optional(), 'PostgreSQL URL. Absent: an SQLite file in the data dir.'),
   REDIS_URL: key('redisUrl', 'storage', url(['redis', 'rediss']).optional(), 'Redis URL for shared cache, rate limits and pub/sub. Absent: in-process.'),
+  ALLOW_PLAINTEXT_BACKENDS: key(
+    'allowPlaintextBackends',
+    'storage',
+    bool,
+    'Allow an unencrypted connection to a PostgreSQL or Redis on another host (without it, such a DATABASE_URL or REDIS_URL is refused at start).',
+    { default: false },
+  ),
   REDIS_PREFIX: key('redisPrefix', 'storage', z.string().max(64), 'Prefix for every Redis key and channel (lets instances share one Redis).', {
     default: 'gatehouse:',
   }),

@@ -1,3 +1,4 @@
+import { plaintextBackend } from './backend-tls.js';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -161,6 +162,16 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
       source: sources.REGISTRATION_ENUMERATION_SAFE ?? 'default',
       message: 'needs REQUIRE_EMAIL_VERIFICATION=true (without it a new registration is answered with a session, which a taken address cannot get)',
     });
+  }
+  // Credentials and data cross the network in clear to a backend on another host unless TLS is asked for (ASVS 12.3.1).
+  if (out.allowPlaintextBackends !== true) {
+    for (const [k, prop] of [
+      ['DATABASE_URL', 'databaseUrl'],
+      ['REDIS_URL', 'redisUrl'],
+    ] as const) {
+      const problem = typeof out[prop] === 'string' ? plaintextBackend(out[prop]) : null;
+      if (problem) issues.push({ key: k, source: sources[k] ?? 'default', message: problem });
+    }
   }
   if (issues.length) throw new ConfigError(issues);
 

@@ -198,3 +198,30 @@ describe('CORS_ORIGINS (ASVS 3.4.2)', () => {
     expect(load({ CORS_ORIGINS: 'https://a.example.test, https://b.example.test' }).corsOrigins).toEqual(['https://a.example.test', 'https://b.example.test']);
   });
 });
+
+describe('unencrypted backends on another host (ASVS 12.3.1)', () => {
+  it('refuses a PostgreSQL or Redis URL to another host without TLS, naming the key and what to add', () => {
+    expect(issuesOf(() => load({ DATABASE_URL: 'postgres://gh:pw@db.internal:5432/gatehouse' }))).toEqual([
+      expect.objectContaining({ key: 'DATABASE_URL', message: expect.stringMatching(/db\.internal unencrypted.*sslmode=require.*ALLOW_PLAINTEXT_BACKENDS/) }),
+    ]);
+    expect(issuesOf(() => load({ DATABASE_URL: 'postgres://gh@10.0.0.5/gh?sslmode=prefer', REDIS_URL: 'redis://cache.internal:6379' }))).toEqual([
+      expect.objectContaining({ key: 'DATABASE_URL' }),
+      expect.objectContaining({ key: 'REDIS_URL', message: expect.stringMatching(/rediss:\/\//) }),
+    ]);
+  });
+
+  it('accepts TLS, this machine (loopback, a Unix socket) and the explicit opt-out', () => {
+    for (const [db, redis] of [
+      ['postgres://gh@db.internal/gh?sslmode=require', 'rediss://cache.internal:6380'],
+      ['postgres://gh@db.internal/gh?sslmode=verify-full', 'rediss://cache.internal'],
+      ['postgres://gh@db.internal/gh?ssl=true', 'rediss://cache.internal'],
+      ['postgres://gh@127.0.0.1:5432/gh', 'redis://127.0.0.1:6379'],
+      ['postgres://gh@localhost/gh', 'redis://localhost'],
+      ['postgres://gh@[::1]/gh', 'redis://[::1]:6379'],
+      ['postgres://gh@db.internal/gh?host=/var/run/postgresql', 'redis://127.0.0.1'],
+    ])
+      expect(load({ DATABASE_URL: db, REDIS_URL: redis }).databaseUrl).toBe(db);
+    const c = load({ DATABASE_URL: 'postgres://gh@db.internal/gh', REDIS_URL: 'redis://cache.internal', ALLOW_PLAINTEXT_BACKENDS: 'true' });
+    expect(c.allowPlaintextBackends).toBe(true);
+  });
+});
