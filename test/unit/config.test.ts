@@ -225,3 +225,9 @@ describe('unencrypted backends on another host (ASVS 12.3.1)', () => {
     expect(c.allowPlaintextBackends).toBe(true);
   });
 });
+
+describe('out-of-band codes and links (ASVS 6.5.5)', () => {
+  it('a sign-in link lives 10 minutes by default, as the two-factor module’s codes do', () => {
+    expect(load().loginTokenTtl).toBe(600);
+  });
+});
