@@ -74,6 +74,26 @@ export function startServer(app: AppContext, opts: { port: number; host: string 
 /** Resolves in the check phase after the next poll phase (where libuv accepts queued connections). */
 const afterPoll = () => new Promise<void>((r) => setTimeout(() => setImmediate(r), 0));
 
+/** `GET /ready` (or HEAD), with or without a query. */
+function isReadinessProbe(req: http.IncomingMessage): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  const url = req.url ?? '';
+  return url === '/ready' || url.startsWith('/ready?');
+}
+
+const DRAINING_BODY = JSON.stringify({ success: false, status: 'draining', checks: {}, degraded: ['the instance is stopping'] });
+
+/** `/ready` while the instance stops: 503, so a proxy stops sending new work here while the open answers finish. */
+function answerDraining(res: http.ServerResponse): void {
+  res.writeHead(503, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(DRAINING_BODY),
+    'Retry-After': LATE_RETRY_AFTER_SEC,
+    'Cache-Control': 'no-store',
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : DRAINING_BODY);
+}
+
 /** After the grace period, what the unanswered requests get. */
 const LATE_BODY = JSON.stringify({ success: false, error: 'The server is restarting; try again', code: Codes.SERVICE_UNAVAILABLE });
 const LATE_RETRY_AFTER_SEC = '5';
@@ -90,6 +110,8 @@ export async function startHttpServer(handler: http.RequestListener, opts: { por
     if (pastGrace) return answerLate(res);
     // Once stopping, every answer tells the client to reconnect elsewhere (those open when the stop began are told then).
     if (stopping) res.setHeader('Connection', 'close');
+    // A load balancer probing readiness takes this instance out of rotation while it drains; everything else is still served.
+    if (stopping && isReadinessProbe(req)) return answerDraining(res);
     current(req, res);
     // An answer given within the call (the fast lane's) is over: only the others are tracked until they close.
     if (res.writableEnded) idle(req.socket);

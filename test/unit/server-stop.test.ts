@@ -94,4 +94,20 @@ describe('the HTTP server stop', () => {
     expect(answer).toMatch(/\r\nconnection: close\r\n/i);
     await stopped;
   });
+
+  it('when the stop has begun, then /ready answers 503 draining with Retry-After while other requests are still served', async () => {
+    running = await startHttpServer((_req, res) => res.end('ok'), { port: 0, host: '127.0.0.1' });
+    const port = running.port;
+    const before = await exchange(port, 'GET /ready HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n').done;
+    expect(statuses(before.answer)).toEqual(['200']);
+    const stopped = running.close(5_000);
+    running = null;
+    const probe = await exchange(port, get('/ready?full=1')).done;
+    expect(statuses(probe.answer)).toEqual(['503']);
+    expect(probe.answer).toMatch(/\r\nretry-after: 5\r\n/i);
+    expect(probe.answer).toMatch(/"status":"draining"/);
+    const other = await exchange(port, get('/readyz')).done;
+    expect(statuses(other.answer)).toEqual(['200']);
+    await stopped;
+  });
 });
