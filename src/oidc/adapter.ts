@@ -1,5 +1,6 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Store } from '../cache/cache.js';
+import { sha256 } from '../services/security/tokens.js';
 
 /** What oidc-provider stores: its payload (a plain JSON object) and the fields the adapter indexes. */
 export interface AdapterPayload {
@@ -53,6 +54,52 @@ export const SESSION_BOUND = ['Session', 'AuthorizationCode', 'AccessToken', 'Re
  * Gatehouse session exists (pruneArtefacts).
  */
 export const SESSION_LINK = 'SessionLink';
+
+/**
+ * The models whose id is itself the bearer credential (the token a client presents, the code, the
+ * request_uri), found only by that id: stored under its SHA-256, never in clear, so a copy of the
+ * database or of Redis holds no usable token (the ids are 256-bit random, so one unsalted hash is
+ * enough). The provider's Session, Interaction and DeviceCode are also found by uid or user code,
+ * and stay keyed by id (docs/keys.md says so).
+ */
+export const HASHED_IDS = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'ClientCredentials',
+  'BackchannelAuthenticationRequest',
+  'PushedAuthorizationRequest',
+]);
+
+/**
+ * An adapter that keys rows by `sha256(id)` and keeps the id (`jti`) out of the stored payload, giving it
+ * back on a find. Rows saved in clear before this (an upgrade's live refresh tokens) are still found,
+ * consumed and destroyed by their id, and end with their lifetime.
+ */
+export function withHashedIds(a: OidcAdapter): OidcAdapter {
+  const stored = (p: AdapterPayload): AdapterPayload => {
+    const { jti: _jti, ...kept } = p;
+    return kept;
+  };
+  const found = async (id: string): Promise<AdapterPayload | undefined> => {
+    const p = await a.find(sha256(id));
+    if (p) return { ...p, jti: id };
+    return a.find(id);
+  };
+  return {
+    upsert: (id, payload, expiresIn) => a.upsert(sha256(id), stored(payload), expiresIn),
+    find: found,
+    findByUserCode: (code) => a.findByUserCode(code),
+    findByUid: (uid) => a.findByUid(uid),
+    consume: async (id) => (await a.consume(sha256(id))) || (await a.consume(id)),
+    async destroy(id) {
+      await a.destroy(sha256(id));
+      await a.destroy(id);
+    },
+    revokeByGrantId: (grantId) => a.revokeByGrantId(grantId),
+    // No `claim`: it serves ReplayDetection and client assertions' jti, whose ids are not credentials.
+  };
+}
 
 interface Row {
   payload: string;

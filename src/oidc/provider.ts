@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
 import type { UserRecord } from '../data/repositories/user-repository.js';
 import { OUTAGE_BODY } from '../errors/app-error.js';
-import type { OidcAdapter } from './adapter.js';
+import { HASHED_IDS, withHashedIds, type OidcAdapter } from './adapter.js';
 import { secretMatches, type ClientStore } from './clients.js';
 import type { ResourceStore } from './resources.js';
 import type { PrivateJwk } from './keys.js';
@@ -117,7 +117,11 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
   const adapters = new Map<string, OidcAdapter>();
   const adapterOf = (name: string) => {
     let a = adapters.get(name);
-    if (!a) adapters.set(name, (a = name === 'Client' ? clientAdapter(deps.clients) : deps.adapterFor(name)));
+    if (!a)
+      adapters.set(
+        name,
+        (a = name === 'Client' ? clientAdapter(deps.clients) : HASHED_IDS.has(name) ? withHashedIds(deps.adapterFor(name)) : deps.adapterFor(name)),
+      );
     return a;
   };
   /**

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDbAdapter } from '../../src/oidc/adapter.js';
+import { createHash } from 'node:crypto';
+import { createDbAdapter, withHashedIds } from '../../src/oidc/adapter.js';
 import { BACKEND } from '../helpers/backend.js';
 import { raceConsumes } from '../helpers/oidc-race.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
@@ -75,5 +76,26 @@ describe(`the OpenID provider's database adapter (${BACKEND})`, () => {
     now = new Date(now.getTime() + 61_000);
     expect(await seen.claim!('jti-1', { later: true }, 60)).toBe(true);
     expect(await seen.find('jti-1')).toEqual({ later: true });
+  });
+
+  it('withHashedIds keys a row by the SHA-256 of its id and keeps the id out of the payload; a row saved in clear before is still found, consumed once and destroyed', async () => {
+    const raw = createDbAdapter(t.app.sequelize, 'RefreshToken', () => new Date());
+    const tokens = withHashedIds(raw);
+    const hash = (id: string) => createHash('sha256').update(id).digest('hex');
+    await tokens.upsert('rt-secret-1', { jti: 'rt-secret-1', grantId: 'gh1', kind: 'RefreshToken' }, 600);
+    expect(await raw.find('rt-secret-1')).toBeUndefined();
+    expect(await raw.find(hash('rt-secret-1'))).toEqual({ grantId: 'gh1', kind: 'RefreshToken' });
+    expect(await tokens.find('rt-secret-1')).toEqual({ jti: 'rt-secret-1', grantId: 'gh1', kind: 'RefreshToken' });
+    await raceConsumes(tokens, 10);
+    const wins = (id: string) => Promise.all(Array.from({ length: 10 }, () => tokens.consume(id))).then((w) => w.filter(Boolean).length);
+    expect(await wins('rt-secret-1')).toBe(1);
+    // Saved in clear by an earlier version: found by its id, consumed once among many, then destroyed.
+    await raw.upsert('rt-legacy', { jti: 'rt-legacy', grantId: 'gh2' }, 600);
+    expect(await tokens.find('rt-legacy')).toEqual({ jti: 'rt-legacy', grantId: 'gh2' });
+    expect(await wins('rt-legacy')).toBe(1);
+    await tokens.destroy('rt-legacy');
+    await tokens.destroy('rt-secret-1');
+    expect(await tokens.find('rt-legacy')).toBeUndefined();
+    expect(await tokens.find('rt-secret-1')).toBeUndefined();
   });
 });

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
 import * as oc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, decodeJwt } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
@@ -86,6 +88,26 @@ describe('Gatehouse as an OpenID provider', () => {
     await expect(oc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
     await expect(oc.refreshTokenGrant(config, r1.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
     await expect.poll(async () => (await t.app.services.audit.list({ types: ['oidc.refresh_reuse_detected'] } as never)).events.length).toBeGreaterThan(0);
+  });
+
+  it('no code, access token or refresh token is stored in clear: rows are keyed by their SHA-256 and hold no jti; they still work', async () => {
+    const { jar } = await signedIn();
+    const config = await rpConfig(confidential.id, confidential.secret);
+    const { final, verifier, state } = await authorize(config, jar);
+    const code = new URL(final).searchParams.get('code')!;
+    const tokens = await oc.authorizationCodeGrant(config, new URL(final), { pkceCodeVerifier: verifier, expectedState: state });
+    const refreshed = await oc.refreshTokenGrant(config, tokens.refresh_token!);
+    const rows = await t.app.sequelize.query<{ model: string; id: string; payload: string }>('SELECT model, id, payload FROM oidc_artefacts', {
+      type: QueryTypes.SELECT,
+    });
+    const dump = JSON.stringify(rows);
+    for (const secret of [code, tokens.access_token, tokens.refresh_token!, refreshed.access_token, refreshed.refresh_token!]) {
+      expect(dump).not.toContain(secret);
+      if (secret !== code) expect(rows.some((r) => r.id === createHash('sha256').update(secret).digest('hex'))).toBe(true);
+    }
+    // Found by its hash, and given its id back: userinfo and introspection answer for the new token.
+    expect((await oc.tokenIntrospection(config, refreshed.access_token)).active).toBe(true);
+    expect((await oc.tokenIntrospection(config, refreshed.refresh_token!)).active).toBe(true);
   });
 
   it('amr is what the sign-in seam recorded, RFC 8176 values only: a synced passkey is swk, a social sign-in its upstream’s values or none', async () => {
