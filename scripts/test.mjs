@@ -74,6 +74,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (!quick) {
     run('npm run lint', [...npm, 'run', 'lint']);
     run('npm run format:check', [...npm, 'run', 'format:check']);
+    // The dependency policy (docs/security.md, "Dependencies"): a critical advisory fails; offline, it says it skipped.
+    run('node scripts/dependency-audit.mjs', [process.execPath, path.join(ROOT, 'scripts', 'dependency-audit.mjs')]);
     // The CLI tier runs the pinned Node 24 in several files at once: install it once, before them.
     run('node release/node24/runtime.mjs', [process.execPath, path.join(ROOT, 'release', 'node24', 'runtime.mjs')]);
   }
