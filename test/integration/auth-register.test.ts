@@ -59,13 +59,22 @@ describe('POST /auth/register/public', () => {
 
   it.each([
     ['short', 'Ab1-xyz', 'WEAK_PASSWORD', /at least 8/],
-    ['over 72 bytes', 'é'.repeat(40), 'PASSWORD_TOO_LONG', /72 bytes/],
+    ['over 256 characters', 'é'.repeat(257), 'PASSWORD_TOO_LONG', /256 characters/],
     ['common', 'password1', 'WEAK_PASSWORD', /too common/],
   ])('when the password is %s, then the answer is a clear 400', async (_label, password, code, message) => {
     const r = await register(t, { email: uniqueEmail('reg'), password });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe(code);
     expect(r.body.error).toMatch(message);
+  });
+
+  it('when the password is 64 characters of a non-Latin script (128 bytes, past bcrypt’s 72), then it registers and signs in, and its first 72 bytes alone do not', async () => {
+    const email = uniqueEmail('reg');
+    const password = 'é'.repeat(64);
+    expect((await register(t, { email, password })).status).toBe(200);
+    const login = (p: string) => t.request('POST', '/auth/login', { body: { email, password: p } });
+    expect((await login(password)).status).toBe(200);
+    expect((await login('é'.repeat(36))).status).toBe(401);
   });
 
   it('when the email is malformed or missing, then the answer is 400', async () => {

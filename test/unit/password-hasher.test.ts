@@ -2,7 +2,7 @@ import os from 'node:os';
 import bcrypt from 'bcrypt';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.js';
-import { createPasswordHasher } from '../../src/services/security/passwords.js';
+import { createPasswordHasher, PREHASH_MARK, prehash } from '../../src/services/security/passwords.js';
 
 /** As many verifications as the hasher runs at once (passwords.ts); the next one waits for a slot. */
 const SLOTS = Math.max(1, Math.min(os.availableParallelism(), 3));
@@ -91,5 +91,34 @@ describe('password hasher: a caller who has gone', () => {
     expect(results.filter((r) => r === true)).toHaveLength(results.length - leaving.length);
     // A slot lost to an abandoned waiter would leave one of these waiting for ever.
     expect(await Promise.all(Array.from({ length: SLOTS + 1 }, () => hasher.verify(PASSWORD, hash)))).toEqual(Array(SLOTS + 1).fill(true));
+  });
+});
+
+describe('password hasher: passwords longer than bcrypt reads (ASVS 6.2.9)', () => {
+  const hasher = createPasswordHasher(4);
+
+  it('when a password is over 72 bytes (64 × é, 256 characters), then it is pre-hashed, marked, and verifies; one character less does not', async () => {
+    for (const password of ['é'.repeat(64), `${'x'.repeat(255)}!`, 'a'.repeat(73)]) {
+      const stored = await hasher.hash(password);
+      expect(stored.startsWith(PREHASH_MARK)).toBe(true);
+      expect(await hasher.verify(password, stored)).toBe(true);
+      expect(await hasher.verify(password.slice(0, -1), stored)).toBe(false);
+      // Two passwords that agree on their first 72 bytes are different passwords (bcrypt alone would truncate).
+      expect(await hasher.verify(password.slice(0, -1) + 'Z', stored)).toBe(false);
+    }
+  });
+
+  it('when a password fits in 72 bytes, then it is hashed as before, and hashes made before still verify', async () => {
+    const stored = await hasher.hash(PASSWORD);
+    expect(stored).toMatch(/^\$2[aby]\$04\$/);
+    expect(await hasher.verify(PASSWORD, stored)).toBe(true);
+    expect(await hasher.verify(PASSWORD, hash)).toBe(true);
+  });
+
+  it('when the pre-hashed digest of a long password is given as a password, then it does not verify against the long one, nor the long one against a plain hash of its digest', async () => {
+    const long = 'é'.repeat(64);
+    const stored = await hasher.hash(long);
+    expect(await hasher.verify(prehash(long), stored)).toBe(false);
+    expect(await hasher.verify(long, await hasher.hash(prehash(long)))).toBe(false);
   });
 });
