@@ -24,7 +24,7 @@ import { defineSystemModels, type SystemModels } from './data/models/system.mode
 import { createLogger, type Logger } from './log/logger.js';
 import { createRefusalLog, type RefusalLog } from './log/refusal-log.js';
 import { createSessionService, type SessionService } from './services/session-service.js';
-import { createPasswordHasher, type PasswordHasher } from './services/security/passwords.js';
+import { createPasswordHasher, siteWords, type PasswordHasher } from './services/security/passwords.js';
 import { createUserService, type UserService } from './services/user-service.js';
 import { createAuthService, type AuthService } from './services/auth-service.js';
 import { createPictureService, type PictureService } from './services/picture-service.js';
@@ -215,6 +215,7 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
       users: repos.users,
       sessions,
       passwords,
+      passwordWords: siteWords(config),
       hooks,
       modules,
       transaction: (fn) => sequelize.transaction(fn),

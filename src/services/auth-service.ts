@@ -10,7 +10,15 @@ import { runAfterHooks } from './after-hooks.js';
 import { isDatabaseUnavailable } from '../data/db-errors.js';
 import type { SessionService } from './session-service.js';
 import type { SignIn, SignInResult } from './sign-in.js';
-import { assertPasswordPolicy, clientClosed, isClientClosed, type PasswordHasher } from './security/passwords.js';
+import {
+  assertNoContextWords,
+  assertPasswordPolicy,
+  clientClosed,
+  isClientClosed,
+  personalWords,
+  siteWords,
+  type PasswordHasher,
+} from './security/passwords.js';
 import type { PublicRegistration } from './user-fields.js';
 import type { UserService } from './user-service.js';
 import type { AuditService } from '../audit/audit-service.js';
@@ -49,7 +57,7 @@ export interface AuthServiceDeps {
   audit: Pick<AuditService, 'record' | 'recordLater'>;
   /** Opens a unit of work (a sign-out and its event commit together). */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
-  config: Pick<Config, 'requireEmailVerification' | 'registrationEnabled' | 'registrationEnumerationSafe'>;
+  config: Pick<Config, 'requireEmailVerification' | 'registrationEnabled' | 'registrationEnumerationSafe' | 'productName' | 'publicBaseUrl'>;
   /** Tells the owner of an address a registration asked for (REGISTRATION_ENUMERATION_SAFE); never throws. */
   addressTaken?: (email: string) => Promise<void>;
   /** Where failing after-event hooks are reported. */
@@ -144,6 +152,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     async registerPublic(input: PublicRegistration, client: ClientInfo = {}): Promise<RegisterResult> {
       if (!config.registrationEnabled) throw forbidden('Registration is disabled', Codes.REGISTRATION_DISABLED);
       assertPasswordPolicy(input.password);
+      assertNoContextWords(input.password, [...siteWords(config), ...personalWords(input)]);
       const fields = { ...input, user_type: 'customer' as const, is_verified: false };
       const opts = { actor: null, via: 'registration' as const, verified: false };
       let user: UserRecord;

@@ -6,7 +6,7 @@ import { chooseLinkBase, resetPageBase, withParams } from './account-links.js';
 import { invalidToken, isActiveUser, isVerified, markVerified, minutes, type AccountFlowDeps } from './account-flow-deps.js';
 import { accountWorkKey } from './deferred-work.js';
 import type { SetPasswordOptions } from './user-service.js';
-import { assertPasswordPolicy } from './security/passwords.js';
+import { assertNoContextWords, assertPasswordPolicy, personalWords, siteWords } from './security/passwords.js';
 
 export const INVALID_CURRENT_PASSWORD = 'INVALID_CURRENT_PASSWORD';
 
@@ -75,6 +75,9 @@ export function createPasswordService(deps: AccountFlowDeps) {
     /** Sets the new password from a reset link; the link dies whatever happens after it is presented. */
     async completeReset(token: string, password: unknown, field = 'password'): Promise<void> {
       assertPasswordPolicy(password, field);
+      // The person's words are known once the link is: looked at first, so a refused password leaves the link usable.
+      const holder = await resetTarget(await tokens.peek('password_reset', token));
+      if (holder) assertNoContextWords(password, [...siteWords(config), ...personalWords(holder)], field);
       const user = await resetTarget(await tokens.consume('password_reset', token));
       if (!user) throw invalidToken();
       await applyNewPassword(user, password, undefined, { type: 'password.reset', details: { via: 'reset_link' } });
@@ -85,6 +88,7 @@ export function createPasswordService(deps: AccountFlowDeps) {
     /** Changes the caller's own password; their other sessions end, this one stays. */
     async changeOwn(actor: PasswordChangeActor, current: string, next: unknown): Promise<void> {
       assertPasswordPolicy(next, 'new_password');
+      assertNoContextWords(next, [...siteWords(config), ...personalWords(actor.user)], 'new_password');
       const fresh = await users.findById(actor.user.id);
       if (!isActiveUser(fresh) || !(await passwords.verify(current, fresh.password_hash))) {
         throw new AppError(400, INVALID_CURRENT_PASSWORD, 'Current password is incorrect', [{ field: 'current_password', message: 'incorrect' }]);
@@ -97,6 +101,7 @@ export function createPasswordService(deps: AccountFlowDeps) {
       assertPasswordPolicy(next, 'new_password');
       const target = await users.findById(userId);
       if (!target) throw notFound('User not found', 'USER_NOT_FOUND');
+      assertNoContextWords(next, [...siteWords(config), ...personalWords(target)], 'new_password');
       if (target.user_type === 'superadmin' && actor.user.user_type !== 'superadmin') {
         throw forbidden("Only a superadmin may change a superadmin's password");
       }

@@ -12,7 +12,7 @@ import { runAfterHooks } from './after-hooks.js';
 import { invalidInput } from '../errors/zod-issues.js';
 import { parseProfileInput, type ProfileModule } from './profile-input.js';
 import type { SessionService } from './session-service.js';
-import { assertPasswordPolicy, type PasswordHasher } from './security/passwords.js';
+import { assertNoContextWords, assertPasswordPolicy, personalWords, type PasswordHasher } from './security/passwords.js';
 import { adminUpdateSchema, createUserSchema, type AdminUpdate, type AdminUpdateInput, type CreateUserInput, type NewUser } from './user-fields.js';
 import { toPublicUser, type PublicUser } from './user-view.js';
 import { adminChanges, assertMayCreateRole, isSuper } from './user-admin.js';
@@ -113,6 +113,8 @@ export interface UserServiceDeps {
   users: UserRepository;
   sessions: Pick<SessionService, 'invalidateUser' | 'revokeAllForUser' | 'revokeById' | 'listForUser' | 'restamp'>;
   passwords: PasswordHasher;
+  /** This deployment's words a password must not be built on (`siteWords`: the product name, the host). */
+  passwordWords?: readonly string[];
   hooks: Hooks;
   /** The module runtime: which modules are installed, and what the registry's manifests say of profile fields. */
   modules: { isInstalled(id: string): boolean; registry(): readonly ProfileModule[] };
@@ -223,7 +225,10 @@ export function createUserService(deps: UserServiceDeps): UserService {
     async createParsed(input, opts) {
       const userType = input.user_type ?? 'customer';
       assertMayCreateRole(opts.actor, userType);
-      if (input.password !== undefined && input.password !== null) assertPasswordPolicy(input.password);
+      if (input.password !== undefined && input.password !== null) {
+        assertPasswordPolicy(input.password);
+        assertNoContextWords(input.password, [...(deps.passwordWords ?? []), ...personalWords(input)]);
+      }
       // Hashed before the checks: a taken email costs the bcrypt work a new account does, so the time
       // of a refusal does not tell a taken address from a free one (issue 52). The user name is checked
       // first, so a taken name is refused alike whatever the email (REGISTRATION_ENUMERATION_SAFE).
@@ -305,6 +310,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
     async setPassword(id, password, opts = {}) {
       assertPasswordPolicy(password);
       const target = await service.get(id);
+      assertNoContextWords(password, [...(deps.passwordWords ?? []), ...personalWords(target)]);
       const hash = await deps.passwords.hash(password);
       // Password and sign-out everywhere in one unit of work; were it cut short anyway, validation
       // refuses every session opened before password_changed_at (predatesPasswordChange).

@@ -61,6 +61,7 @@ describe('POST /auth/register/public', () => {
     ['short', 'Ab1-xyz', 'WEAK_PASSWORD', /at least 8/],
     ['over 256 characters', 'é'.repeat(257), 'PASSWORD_TOO_LONG', /256 characters/],
     ['common', 'password1', 'WEAK_PASSWORD', /too common/],
+    ['built on the product name', 'Gatehouse-26', 'WEAK_PASSWORD', /name of this service/],
   ])('when the password is %s, then the answer is a clear 400', async (_label, password, code, message) => {
     const r = await register(t, { email: uniqueEmail('reg'), password });
     expect(r.status).toBe(400);

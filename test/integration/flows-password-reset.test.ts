@@ -59,6 +59,19 @@ describe('password reset', () => {
     expect(notice.text).toContain('Hi Ana,');
   });
 
+  it('when the new password is built on the product name or the email, then 400 WEAK_PASSWORD and the link still works', async () => {
+    const email = `marisol.vega.${Date.now()}@example.test`;
+    const user = await makeUser(t, { email });
+    const token = await resetToken(user.email);
+    for (const password of ['Gatehouse-2026', `${email.split('@')[0]}!`, 'Marisol-2026']) {
+      const r = await t.request('POST', '/auth/password-reset/complete', { body: { token, password } });
+      expect(r.status, password).toBe(400);
+      expect(r.body).toMatchObject({ success: false, code: 'WEAK_PASSWORD' });
+    }
+    expect((await t.request('POST', '/auth/password-reset/complete', { body: { token, password: NEW_PASSWORD } })).status).toBe(200);
+    expect((await login(user.email, NEW_PASSWORD)).status).toBe(200);
+  });
+
   it('when a used token is presented again, then validate says invalid and complete is refused', async () => {
     const user = await makeUser(t, { email: uniqueEmail('reset-reuse') });
     const token = await resetToken(user.email);

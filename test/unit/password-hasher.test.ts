@@ -2,7 +2,7 @@ import os from 'node:os';
 import bcrypt from 'bcrypt';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.js';
-import { createPasswordHasher, PREHASH_MARK, prehash } from '../../src/services/security/passwords.js';
+import { assertNoContextWords, createPasswordHasher, personalWords, PREHASH_MARK, prehash, siteWords } from '../../src/services/security/passwords.js';
 
 /** As many verifications as the hasher runs at once (passwords.ts); the next one waits for a slot. */
 const SLOTS = Math.max(1, Math.min(os.availableParallelism(), 3));
@@ -120,5 +120,24 @@ describe('password hasher: passwords longer than bcrypt reads (ASVS 6.2.9)', () 
     const stored = await hasher.hash(long);
     expect(await hasher.verify(prehash(long), stored)).toBe(false);
     expect(await hasher.verify(long, await hasher.hash(prehash(long)))).toBe(false);
+  });
+});
+
+describe('password policy: context words (NIST SP 800-63B, ASVS 6.1.2, 6.2.11)', () => {
+  const site = siteWords({ productName: 'Gatehouse', publicBaseUrl: 'https://auth.acme-corp.io' });
+  const person = personalWords({ email: 'ana.ruiz@acme-corp.io', user_name: 'anaruiz' });
+
+  it('gathers the product name, the host’s own labels (not auth or the TLD), the email’s local part and its pieces, the user name', () => {
+    expect(site).toEqual(['gatehouse', 'acme-corp']);
+    expect(person).toEqual(['ana.ruiz', 'ruiz', 'anaruiz']);
+    expect(siteWords({ productName: 'App', publicBaseUrl: 'http://127.0.0.1:8787' })).toEqual([]);
+  });
+
+  it.each(['Gatehouse2026!', 'ACME-CORP-2026', 'ana.ruiz-1', 'Ruiz12345', 'anaruiz!!'])('refuses %s, built on a context word', (password) => {
+    expect(() => assertNoContextWords(password, [...site, ...person])).toThrow(expect.objectContaining({ status: 400, code: 'WEAK_PASSWORD' }));
+  });
+
+  it.each(['Correct-Horse-42', 'my gatehouse has a red door and a bell', 'ruixlike-words-2'])('accepts %s', (password) => {
+    expect(() => assertNoContextWords(password, [...site, ...person])).not.toThrow();
   });
 });

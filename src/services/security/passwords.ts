@@ -53,6 +53,56 @@ export function assertPasswordPolicy(password: unknown, field = 'password'): ass
   }
 }
 
+/** Shorter words are too common to refuse inside a password (NIST SP 800-63B's context words; ASVS 6.2.11). */
+const CONTEXT_WORD_MIN = 4;
+/** Host labels that name no site in particular. */
+const GENERIC_LABELS = new Set(['www', 'auth', 'login', 'accounts', 'account', 'localhost', 'local', 'example']);
+
+/**
+ * The words of this deployment a password must not be built on: the product name, and the labels of
+ * PUBLIC_URL's host (`auth.acme-corp.io` gives `acme-corp`, not the generic `auth` or the TLD). Lower-case,
+ * at least four characters each.
+ */
+export function siteWords(config: { productName: string; publicBaseUrl: string }): string[] {
+  let labels: string[] = [];
+  try {
+    const host = new URL(config.publicBaseUrl).hostname;
+    // An IP address names no site; the last label of a name is its TLD.
+    if (!/^[\d.]+$|:/.test(host)) labels = host.split('.').slice(0, -1);
+  } catch {
+    // A base URL that does not parse names nothing.
+  }
+  return contextWords([config.productName, ...labels.filter((l) => !GENERIC_LABELS.has(l))]);
+}
+
+/** A person's words: the email's local part and its pieces (`ana.ruiz` gives `ana.ruiz` and `ruiz`), the user name. */
+export function personalWords(person: { email?: string | null; user_name?: string | null }): string[] {
+  const local = person.email?.split('@')[0] ?? '';
+  return contextWords([local, ...local.split(/[._+-]/), person.user_name ?? '']);
+}
+
+function contextWords(raw: string[]): string[] {
+  return [...new Set(raw.map((w) => w.trim().toLowerCase()).filter((w) => [...w].length >= CONTEXT_WORD_MIN))];
+}
+
+/**
+ * 400 WEAK_PASSWORD when the password is built on a context word: it contains one, and what is left
+ * besides it is shorter than the minimum length (`Gatehouse2026!`, `ana.ruiz-1`). A long passphrase that
+ * happens to include one is not refused: the rest of it carries the strength.
+ */
+export function assertNoContextWords(password: string, words: readonly string[], field = 'password'): void {
+  const lower = password.toLowerCase();
+  for (const w of words) {
+    if (lower.includes(w) && [...lower].length - [...w].length < PASSWORD_MIN_LENGTH) {
+      throw badRequest(
+        'Password is built on the name of this service, its address, or your email or user name; choose another',
+        [{ field, message: 'built on a context word' }],
+        'WEAK_PASSWORD',
+      );
+    }
+  }
+}
+
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
   /**
