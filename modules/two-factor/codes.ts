@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, Codes, maskEmail, maskPhone, randomCode, safeEqual, type ModuleContext, type UserRecord } from '../../src/module-api.js';
-import { decrypt, keyedHash, normalizeBackupCode, totpStep } from './secrets.js';
+import { backupLookup, decrypt, keyedHash, normalizeBackupCode, totpStep } from './secrets.js';
 import { settings } from './settings.js';
 import { store, type MethodRow } from './store.js';
 
@@ -159,7 +159,7 @@ export async function checkCode(ctx: ModuleContext, user: UserRecord, method: Me
     }
     case 'backup_codes': {
       const norm = normalizeBackupCode(clean);
-      ok = norm !== null && (await store.useBackupCode(ctx, method.id, keyedHash(ctx, `backup:${user.id}`, norm), now));
+      ok = norm !== null && (await useBackupCode(ctx, user.id, method.id, norm, now));
       break;
     }
     default:
@@ -171,4 +171,22 @@ export async function checkCode(ctx: ModuleContext, user: UserRecord, method: Me
   }
   await ctx.limits.refund(USER_BUCKET, user.id);
   await store.touchMethod(ctx, method.id, now);
+}
+
+/**
+ * Uses up a backup code, once among any number of requests at once: a code made before salted hashes by
+ * its keyed hash, else the row its lookup names, after bcrypt says it is this code. With no row to check,
+ * one bcrypt all the same, so the time does not tell a wrong code from a used one.
+ */
+async function useBackupCode(ctx: ModuleContext, userId: string, methodId: string, normalized: string, now: Date): Promise<boolean> {
+  if (await store.useBackupCode(ctx, methodId, keyedHash(ctx, `backup:${userId}`, normalized), now)) return true;
+  const rows = await store.backupCodesByLookup(ctx, methodId, backupLookup(ctx, userId, normalized));
+  if (!rows.length) {
+    await ctx.passwords.verify(normalized, null);
+    return false;
+  }
+  for (const row of rows) {
+    if ((await ctx.passwords.verify(normalized, row.code_hash)) && (await store.useBackupCodeRow(ctx, row.id, now))) return true;
+  }
+  return false;
 }

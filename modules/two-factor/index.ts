@@ -2,6 +2,7 @@ import { defineModule } from '../../src/module-api.js';
 import { errorCodes } from './error-codes.js';
 import { commands, eraseTwoFactor, exportTwoFactor, onSecondFactor, uninstallGuard } from './lifecycle.js';
 import { createTwoFactorTables, TABLES } from './migrations/20261124-2000-create-two-factor-tables.js';
+import { backupCodeLookup } from './migrations/20261207-2330-backup-code-lookup.js';
 import { routes } from './routes.js';
 import { settingsSchema } from './settings.js';
 
@@ -12,7 +13,7 @@ export default defineModule({
   description: 'Two-factor authentication: email and SMS codes, authenticator apps, backup codes, trusted devices',
   requires: [],
   config: settingsSchema,
-  migrations: [createTwoFactorTables],
+  migrations: [createTwoFactorTables, backupCodeLookup],
   routes,
   hooks: [{ event: 'auth.two_factor.methods', handler: onSecondFactor }],
   jobs: [],

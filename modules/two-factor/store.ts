@@ -103,6 +103,7 @@ export function models(ctx: ModuleContext): Models {
       user_id: str(36),
       method_id: str(36),
       code_hash: str(64),
+      lookup: { type: DataTypes.STRING(8), allowNull: true },
       created_at: date(false),
       used_at: date(true),
     }),
@@ -189,18 +190,28 @@ export const store = {
 
   /* Backup codes */
 
-  async replaceBackupCodes(ctx: ModuleContext, methodId: string, userId: string, hashes: string[], at: Date, tx: Tx): Promise<void> {
+  async replaceBackupCodes(ctx: ModuleContext, methodId: string, userId: string, codes: { hash: string; lookup: string }[], at: Date, tx: Tx): Promise<void> {
     const { BackupCode } = models(ctx);
     await BackupCode.destroy({ where: { method_id: methodId }, ...tx });
     await BackupCode.bulkCreate(
-      hashes.map((code_hash) => ({ id: randomUUID(), user_id: userId, method_id: methodId, code_hash, created_at: at, used_at: null })),
+      codes.map((c) => ({ id: randomUUID(), user_id: userId, method_id: methodId, code_hash: c.hash, lookup: c.lookup, created_at: at, used_at: null })),
       tx,
     );
+  },
+  /** The unused codes whose lookup is this one (almost always none or one), with their salted hashes. */
+  async backupCodesByLookup(ctx: ModuleContext, methodId: string, lookup: string): Promise<{ id: string; code_hash: string }[]> {
+    const rows = await models(ctx).BackupCode.findAll({ where: { method_id: methodId, lookup, used_at: null }, attributes: ['id', 'code_hash'] });
+    return rows.map((r) => plain<{ id: string; code_hash: string }>(r)).filter((r): r is { id: string; code_hash: string } => r !== null);
+  },
+  /** Uses up this backup code row, once among any number of requests at once (false when another got it first). */
+  async useBackupCodeRow(ctx: ModuleContext, id: string, at: Date): Promise<boolean> {
+    const [n] = await models(ctx).BackupCode.update({ used_at: at }, { where: { id, used_at: null } });
+    return n > 0;
   },
   async unusedBackupCodes(ctx: ModuleContext, methodId: string): Promise<number> {
     return models(ctx).BackupCode.count({ where: { method_id: methodId, used_at: null } });
   },
-  /** Uses up the unused backup code with this hash, once (false for unknown or used). */
+  /** Uses up the unused backup code with this keyed hash (a code made before salted hashes), once (false for unknown or used). */
   async useBackupCode(ctx: ModuleContext, methodId: string, hash: string, at: Date): Promise<boolean> {
     const [n] = await models(ctx).BackupCode.update({ used_at: at }, { where: { method_id: methodId, code_hash: hash, used_at: null } });
     return n > 0;
