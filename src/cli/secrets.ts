@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { CliError } from './errors.js';
 
+/** How long a password `init` or `user create` made up works (ASVS 6.4.1); any password set since clears the end. */
+export const GENERATED_PASSWORD_TTL_MS = 24 * 3_600_000;
+
 /** 32 random bytes, base64url: the generated BRIDGE_VALIDATION_SECRET and COOKIE_SECRET. */
 export const generateSecret = () => randomBytes(32).toString('base64url');
 

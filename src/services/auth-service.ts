@@ -136,6 +136,11 @@ export function createAuthService(deps: AuthServiceDeps) {
         throw invalidCredentials();
       }
       await guard(backoff.recordSuccess(throttle));
+      // A password `init` or `user create` made up works for 24 hours (ASVS 6.4.1); any password set since clears it.
+      if (user.password_expires_at && new Date(user.password_expires_at).getTime() <= Date.now()) {
+        deps.audit.recordLater(signInFailed('password', 'password_expired', { user }));
+        throw new AppError(401, Codes.PASSWORD_EXPIRED, 'This generated password has expired: set a new one with a password reset, or ask an admin');
+      }
       if (config.requireEmailVerification && !user.is_verified) {
         deps.audit.recordLater(signInFailed('password', 'unverified', { user }));
         throw new AppError(403, Codes.EMAIL_NOT_VERIFIED, 'Email not verified');

@@ -39,6 +39,7 @@ export type SignInFailure =
   | 'disabled'
   | 'deleted'
   | 'unverified'
+  | 'password_expired'
   | 'invalid_token'
   | 'two_factor_failed'
   | 'two_factor_unavailable'

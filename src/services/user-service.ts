@@ -34,6 +34,8 @@ export interface CreateUserOptions {
   tx?: Transaction | null;
   /** A picture URL taken over from an identity provider (never client input). */
   picture?: string | null;
+  /** When a password the caller made up for the user stops working (ASVS 6.4.1; `init`, `user create`). */
+  passwordExpiresAt?: Date | null;
 }
 
 export interface UserService {
@@ -156,6 +158,7 @@ function newUserRow(input: NewUser, opts: CreateUserOptions, passwordHash: strin
     is_verified: input.is_verified ?? opts.verified ?? false,
     password_hash: passwordHash,
     password_changed_at: input.password ? now : null,
+    password_expires_at: input.password ? (opts.passwordExpiresAt ?? null) : null,
     picture: opts.picture ?? null,
     metadata: {},
     created_at: now,
@@ -316,7 +319,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
       // refuses every session opened before password_changed_at (predatesPasswordChange).
       return deps.transaction(async (tx) => {
         const at = clock();
-        const updated = await write(target.id, { password_hash: hash, password_changed_at: at }, tx);
+        const updated = await write(target.id, { password_hash: hash, password_changed_at: at, password_expires_at: null }, tx);
         if (opts.exceptSessionId) await sessions.restamp(opts.exceptSessionId, at, { tx });
         const revoked = await sessions.revokeAllForUser(target.id, opts.exceptSessionId, { tx });
         // The change, the sign-out elsewhere and their events commit together (or none of them does).

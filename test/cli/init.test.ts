@@ -142,7 +142,7 @@ describe('gatehouse init with a superadmin', () => {
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines.at(-3)).toMatch(/^Start it: {5}\S+ serve --data-dir /);
     expect(lines.at(-2)).toBe('  superadmin: last@example.com created');
-    expect(lines.at(-1)).toMatch(/^ {2}password: {3}\S+ {3}\(shown once; store it now\)$/);
+    expect(lines.at(-1)).toMatch(/^ {2}password: {3}\S+ {3}\(shown once; works for 24 hours: sign in and set your own\)$/);
   });
 
   it('when --admin-password-file is given, then the password is read from that file', async () => {

@@ -25,7 +25,7 @@ describe('npm run quickstart', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8'))).toMatchObject({ WEB_PAGES: true, PUBLIC_URL: 'http://localhost:8787' });
     // The once-shown password closes init's output...
-    expect(first.stdout.trimEnd().split('\n').at(-1)).toMatch(/^ {2}password: {3}\S+ {3}\(shown once; store it now\)$/);
+    expect(first.stdout.trimEnd().split('\n').at(-1)).toMatch(/^ {2}password: {3}\S+ {3}\(shown once; works for 24 hours: sign in and set your own\)$/);
 
     // ...and the module install after it adds one line per module (no plan, no SQL, nothing on stderr).
     const install = await runCli([...modules, '--data-dir', dir]);

@@ -44,6 +44,7 @@ const OLD_ATTRIBUTES = {
   recovery_email: DataTypes.STRING(254),
   password_hash: DataTypes.STRING(100),
   password_changed_at: DataTypes.DATE,
+  password_expires_at: DataTypes.DATE,
   disabled_at: DataTypes.DATE,
   deleted_at: DataTypes.DATE,
   deletion_reason: DataTypes.STRING(500),
@@ -119,12 +120,12 @@ describe('user columns: one declaration', () => {
     expect(ERASED_USER_COLUMNS).toEqual(OLD_CLEARED);
     expect(RESET_ON_ERASURE).toEqual({ two_factor: false });
     expect(SECRET_USER_COLUMNS).toEqual(['password_hash']);
-    expect(USER_DATE_COLUMNS).toEqual(['password_changed_at', 'disabled_at', 'deleted_at', 'created_at', 'updated_at']);
+    expect(USER_DATE_COLUMNS).toEqual(['password_changed_at', 'password_expires_at', 'disabled_at', 'deleted_at', 'created_at', 'updated_at']);
     expect(Object.entries(USER_ALIASES)).toEqual(Object.entries(OLD_ALIASES));
   });
 
   it('when a module patch is checked, then the old protected columns and the account-state columns are flow-owned', () => {
-    expect([...FLOW_OWNED_USER_COLUMNS.keys()].sort()).toEqual([...OLD_PROTECTED, 'disabled_at', 'is_verified', 'two_factor'].sort());
+    expect([...FLOW_OWNED_USER_COLUMNS.keys()].sort()).toEqual([...OLD_PROTECTED, 'disabled_at', 'is_verified', 'two_factor', 'password_expires_at'].sort());
     expect(FLOW_OWNED_USER_COLUMNS.get('two_factor')).toBe('second-factor');
   });
 

@@ -13,10 +13,11 @@ export const backupCodeLookup: MigrationDef = {
     await qi.addColumn('two_factor_backup_codes', 'lookup', { type: DataTypes.STRING(8), allowNull: true }, { transaction });
     await qi.addIndex('two_factor_backup_codes', ['method_id', 'lookup'], { name: 'two_factor_backup_codes_by_lookup', transaction });
   },
-  async down({ queryInterface: qi, sequelize, transaction }) {
+  async down({ sequelize, transaction }) {
     // A salted hash cannot become a keyed one: the codes made since go (the user makes new ones).
     await sequelize.query('DELETE FROM two_factor_backup_codes WHERE lookup IS NOT NULL', { transaction });
-    await qi.removeIndex('two_factor_backup_codes', 'two_factor_backup_codes_by_lookup', { transaction });
-    await qi.removeColumn('two_factor_backup_codes', 'lookup', { transaction });
+    // Raw statements: removeColumn rebuilds the table on SQLite (docs/modules.md).
+    await sequelize.query('DROP INDEX IF EXISTS two_factor_backup_codes_by_lookup', { transaction });
+    await sequelize.query('ALTER TABLE two_factor_backup_codes DROP COLUMN lookup', { transaction });
   },
 };

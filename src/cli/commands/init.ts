@@ -10,6 +10,7 @@ import { adminAnswers, askPassword, configAnswers, type AdminPlan, type InitOpti
 import { applyMigrations } from '../migrations.js';
 import { selfCommand } from '../self-command.js';
 import { count, type Ui } from '../ui.js';
+import { GENERATED_PASSWORD_TTL_MS } from '../secrets.js';
 
 export const registerInit: CommandRegistrar = (program, rt) => {
   program
@@ -107,7 +108,12 @@ async function ensureSuperadmin(app: AppContext, ui: Ui, plan: AdminPlan | 'ask'
   const { email, password, name } = plan;
   const user = await ui.task(
     `Superadmin ${email}`,
-    () => app.services.users.create({ email, password, user_type: 'superadmin', name }, { actor: null, via: 'cli', verified: true }),
+    () =>
+      app.services.users.create(
+        { email, password, user_type: 'superadmin', name },
+        // A made-up password works for 24 hours (ASVS 6.4.1): its holder sets their own before then.
+        { actor: null, via: 'cli', verified: true, passwordExpiresAt: plan.generated ? new Date(Date.now() + GENERATED_PASSWORD_TTL_MS) : null },
+      ),
     () => 'created',
   );
   return { status: 'created', id: user.id, email: user.email, ...(plan.generated ? { password } : {}) };
@@ -136,7 +142,7 @@ function report(ui: Ui, dataDir: string, configFile: string, change: ConfigFileC
   // Last, so it is what stays on the screen (the quickstart's module install after it prints one line per module).
   if (admin.status === 'created' && admin.password) {
     ui.print(`  superadmin: ${admin.email} created`);
-    ui.print(`  password:   ${admin.password}   (shown once; store it now)`);
+    ui.print(`  password:   ${admin.password}   (shown once; works for 24 hours: sign in and set your own)`);
   }
   ui.result({
     success: true,

@@ -5,7 +5,7 @@ import { MAX_PAGE_SIZE } from '../../http/schemas/admin-users.schemas.js';
 import type { CliRuntime, CommandRegistrar } from '../context.js';
 import { cliLogger, commandUi, loadCliConfig, moduleRegistryForCli, requireSchema, withApp } from '../context.js';
 import { CliError } from '../errors.js';
-import { generatePassword, readPasswordStdin } from '../secrets.js';
+import { GENERATED_PASSWORD_TTL_MS, generatePassword, readPasswordStdin } from '../secrets.js';
 import { runServiceCommand } from '../service-command.js';
 import type { Ui } from '../ui.js';
 import { count } from '../ui.js';
@@ -96,18 +96,19 @@ export const registerUser: CommandRegistrar = (program, rt) => {
         await requireSchema(app);
         return app.services.users.create(
           { email: opts.email, password, user_type: opts.type, name: opts.name, last_name: opts.lastName, user_name: opts.userName },
-          { actor: null, via: 'cli', verified: true },
+          // A made-up password works for 24 hours (ASVS 6.4.1): its holder sets their own before then.
+          { actor: null, via: 'cli', verified: true, passwordExpiresAt: given ? null : new Date(Date.now() + GENERATED_PASSWORD_TTL_MS) },
         );
       });
       ui.print(`Created ${created.user_type} ${created.email}`);
       ui.print(`id: ${created.id}`);
-      if (!given) ui.print(`password: ${password}   (shown once; store it now)`);
+      if (!given) ui.print(`password: ${password}   (shown once; works for 24 hours: sign in and set your own)`);
       ui.result({
         success: true,
         id: created.id,
         email: created.email,
         user_type: created.user_type,
-        ...(given ? {} : { password }),
+        ...(given ? {} : { password, password_expires_at: created.password_expires_at }),
       });
     });
 

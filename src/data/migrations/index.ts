@@ -14,9 +14,10 @@ import { createOidcResources } from './20261207-1000-create-oidc-resources.js';
 import { addSessionAmr } from './20261207-1010-add-session-amr.js';
 import { addSessionSignedInAt } from './20261207-1020-add-session-signed-in-at.js';
 import { addWebhookEndpointKind } from './20261207-1100-add-webhook-endpoint-kind.js';
+import { addUserPasswordExpiresAt } from './20261207-2345-add-user-password-expires-at.js';
 
 /** Core schema, in order. New migrations are appended; applied ones are never edited. */
 export const coreMigrations: MigrationSource = {
   id: 'core',
-  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks, createOidc, addSessionSignInMethod, addUserSearchText, createOidcResources, addSessionAmr, addSessionSignedInAt, addWebhookEndpointKind],
+  migrations: [createUsers, createSessions, createSystemTables, addSessionDeviceId, addUserListIndexes, createUserAccounts, createAuditEvents, createWebhooks, createOidc, addSessionSignInMethod, addUserSearchText, createOidcResources, addSessionAmr, addSessionSignedInAt, addWebhookEndpointKind, addUserPasswordExpiresAt],
 };

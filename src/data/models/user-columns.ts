@@ -68,6 +68,8 @@ export const USER_COLUMNS = {
   recovery_email: { type: 'string', length: 254, erase: 'clear', alias: 'recoveryEmail' },
   password_hash: { type: 'string', length: 100, erase: 'clear', secret: true, flow: 'password' },
   password_changed_at: { type: 'date', flow: 'password' },
+  /** A generated initial password's end (24 h after `init` or `user create` made it up); cleared by any password set since. */
+  password_expires_at: { type: 'date', flow: 'password' },
   disabled_at: { type: 'date', flow: 'admin-disable' },
   deleted_at: { type: 'date', flow: 'deletion' },
   deletion_reason: { type: 'string', length: 500, flow: 'deletion' },
