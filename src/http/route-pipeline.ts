@@ -13,6 +13,7 @@ import { assertSameOrigin } from './middleware/csrf.js';
 import { readAsJson } from './middleware/json-body.js';
 import { refuse, routeLimiter, type RouteLimit } from './middleware/rate-limit.js';
 import { tooManyRequests } from './middleware/rate-limit-request.js';
+import { BRIDGE_SECRET_HEADER } from './middleware/rate-limit-classes.js';
 import { requestAuditScope } from './request-audit.js';
 import { readSessionToken, type AuthState } from './request-context.js';
 import { sendJson } from './respond.js';
@@ -181,7 +182,7 @@ export function compileRoute(def: AnyRouteDef, app: AppContext): CompiledRoute {
     // Express 5 parses the query string again on every read of req.query: read it once.
     const rawQuery = (req.query ?? {}) as Record<string, unknown>;
     const { token, source } = readSessionToken(req, rawQuery);
-    const seen: Seen = { token, tokenSource: source, bridge: isBridgeSecret(req.headers['x-bridge-secret']) };
+    const seen: Seen = { token, tokenSource: source, bridge: isBridgeSecret(req.headers[BRIDGE_SECRET_HEADER]) };
     // Only where a cookie session authenticates the call; a bridge secret cannot be forged cross-site.
     if (m !== 'public' && !needsBridge(m)) assertSameOrigin(req, seen, app.config);
     const jsonOnly = readsBody && !middleware ? () => hasBody(req) && !readAsJson(req) && !req.is(JSON_TYPES) : null;

@@ -5,18 +5,28 @@ import type { AppContext } from '../../app-context.js';
 import type { LimitResult, LimitRule } from '../../limits/rate-limiter.js';
 import { limitClassesOf, type RateLimitClass } from '../../limits/limit-classes.js';
 import { consumeFailingOpen } from '../../limits/fail-open.js';
-import { checkBridgeContext, effectiveMode } from '../../services/bridge-checks.js';
+import { checkBridgeContext } from '../../services/bridge-checks.js';
 import { nestsDeeperThan, nulPath } from '../../services/security/json-depth.js';
 import type { LocalHit } from '../../services/session-service.js';
-import { MAX_BODY_DEPTH } from '../define-route.js';
-import { readSessionToken } from '../request-context.js';
+import { MAX_BODY_DEPTH, type AnyRouteDef } from '../define-route.js';
+import { readSessionToken, SESSION_TOKEN_HEADERS } from '../request-context.js';
 import { JsonText } from '../respond.js';
-import { activeAnswers } from '../routes/session.routes.js';
-import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
+import { me } from '../routes/auth.routes.js';
+import { userMe } from '../routes/profile.routes.js';
+import {
+  activeAnswers,
+  bridgeContextOf,
+  bridgeSessionToken,
+  bridgeValidate,
+  postedSessionToken,
+  validation,
+  validationPost,
+} from '../routes/session.routes.js';
+import type { BridgeValidateBody, SessionIdBody } from '../schemas/auth.schemas.js';
 import { corsAllows, CORS_EXPOSE_HEADERS } from '../middleware/cors.js';
 import { parseBody, parseSize, plainJsonLength, presetBody, readRaw } from '../middleware/json-body.js';
 import { accessLine, markStarted } from '../middleware/access-log.js';
-import { bridgeKeyOf } from '../middleware/rate-limit-classes.js';
+import { BRIDGE_SECRET_HEADER, bridgeKeyOf, hasReadBudget, type ReadBudgetRule } from '../middleware/rate-limit-classes.js';
 import { clientIpOutside, ipLimitKey } from '../middleware/client-ip.js';
 import { limitHeaderPairs, recordCounted, tooManyText } from '../middleware/rate-limit-request.js';
 import { requestIdOf } from '../middleware/request-id.js';
@@ -49,8 +59,14 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  * lane's cost rather than Express's; an admitted one goes to the app counted (recordCounted).
  */
 
-/** The headers no part of these routes' answers depends on, plus those the lane reads itself. */
-const PLAIN_HEADERS = new Set([
+/**
+ * The headers no part of these routes' answers depends on, plus those read in answering them: the ones the
+ * routes' pipeline reads (the session token's, the bridge secret's: taken from where the pipeline reads them)
+ * and the app middleware's that the lane reproduces (request id, CORS, the JSON body).
+ */
+const PLAIN_HEADERS = new Set<string>([
+  ...SESSION_TOKEN_HEADERS,
+  BRIDGE_SECRET_HEADER,
   'host',
   'connection',
   'user-agent',
@@ -58,10 +74,7 @@ const PLAIN_HEADERS = new Set([
   'accept-encoding',
   'accept-language',
   'sec-fetch-mode',
-  'x-session-id',
-  'x-bridge-secret',
   'x-request-id',
-  'cookie',
   'origin',
   'content-type',
   'content-length',
@@ -109,14 +122,32 @@ const enum Route {
   UserMe,
 }
 
+/**
+ * The five reads' own definitions, by Route: the lane takes their method and path (its routing and the
+ * metrics' template), auth mode (which need the bridge secret), body schema and budget rule from these,
+ * never from a copy; whatever it does not answer runs their compiled pipeline (src/http/route-pipeline.ts).
+ */
+const DEFS = [validation, validationPost, bridgeValidate, me, userMe] as const satisfies readonly AnyRouteDef[];
+
 /** The route template of each, as the metrics name it. */
-const TEMPLATE = ['/auth/validation', '/auth/validation', '/auth/bridge/validate', '/auth/me', '/auth/user/me'] as const;
+const TEMPLATE = DEFS.map((d) => d.path);
 
 /** The routes read with GET: no body, and the token as the app reads it (header, query, cookie). */
-const isGet = (r: Route) => r === Route.Get || r === Route.Me || r === Route.UserMe;
+const GET = DEFS.map((d) => d.method === 'get');
+const isGet = (r: Route) => GET[r];
 
-/** The routes only the right bridge secret reaches (resolve checks it once per request). */
-const needsSecret = (r: Route) => r === Route.Bridge || r === Route.UserMe;
+/** The routes by `METHOD path`, as the request line names them. */
+const ROUTES = new Map(DEFS.map((d, i) => [`${d.method.toUpperCase()} ${d.path}`, i as Route]));
+
+/** The budget rule all five count in (validationRead's): the lane counts a request only where the gate would. */
+const BUDGET = sharedBudget();
+function sharedBudget(): ReadBudgetRule {
+  const rules = new Set(DEFS.map((d: AnyRouteDef) => (typeof d.rateLimit === 'function' && hasReadBudget(d.rateLimit) ? d.rateLimit.budget : null)));
+  const [rule] = rules;
+  if (rules.size !== 1 || !rule) throw new Error('fast lane: its routes must all count in one budget rule (validationRead)');
+  for (const d of DEFS) if (d.middleware?.length) throw new Error(`fast lane: ${d.method.toUpperCase()} ${d.path} has middleware the lane would skip`);
+  return rule;
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -124,12 +155,7 @@ function routeOf(req: IncomingMessage): Route | null {
   const { method, url } = req;
   const q = url!.indexOf('?');
   const path = q < 0 ? url : url!.slice(0, q);
-  if (path === '/auth/validation') return method === 'GET' ? Route.Get : method === 'POST' ? Route.Post : null;
-  if (path === '/auth/bridge/validate' && method === 'POST') return Route.Bridge;
-  if (method !== 'GET') return null;
-  if (path === '/auth/me') return Route.Me;
-  if (path === '/auth/user/me') return Route.UserMe;
-  return null;
+  return ROUTES.get(`${method} ${path}`) ?? null;
 }
 
 /** The query a lane answer can have: `?session_id=` and a token in characters no parser changes (no escapes, `+` or `&`). */
@@ -225,40 +251,32 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   /** Whether the request carries the right bridge secret, compared once per request. */
   function secretMatches(req: IncomingMessage): boolean {
     const r = req as IncomingMessage & { [SECRET_OK]?: boolean };
-    return (r[SECRET_OK] ??= bridgeKey?.matches(req.headers['x-bridge-secret']) ?? false);
+    return (r[SECRET_OK] ??= bridgeKey?.matches(req.headers[BRIDGE_SECRET_HEADER]) ?? false);
   }
+
+  /** The routes only the right bridge secret reaches (resolve checks it once per request): by their auth mode. */
+  const SECRET = DEFS.map((d: AnyRouteDef) => {
+    const mode = typeof d.auth === 'function' ? d.auth(config) : d.auth;
+    return mode === 'bridge' || mode === 'bridge+session';
+  });
+  const needsSecret = (r: Route) => SECRET[r];
+
+  /** What the request's bridge-secret header says for the budget (BUDGET.bySecret), compared once per request. */
+  const bySecret = (req: IncomingMessage) => BUDGET.bySecret(req.headers[BRIDGE_SECRET_HEADER], bridgeKey ? () => secretMatches(req) : null);
 
   /** The hit the request's answer is for, or null (then the app answers). Changes nothing. */
   function resolve(req: IncomingMessage, route: Route, query: Query, body: unknown): Answerable | null {
-    const h = req.headers;
     if (needsSecret(route) && !secretMatches(req)) return null;
+    // Where each route takes its token: the request's (readSessionToken, as the pipeline reads it), or the routes' own readers.
     let token: string | null;
     if (isGet(route)) token = readSessionToken(req as Request, query).token;
-    else if (route === Route.Post) {
-      const b = body as { sessionId?: string; session_id?: string };
-      token = b.sessionId || b.session_id || readSessionToken(req as Request, query).token;
-    } else {
-      const b = body as { session_id?: string; sessionId?: string };
-      token = query.session_id || b.session_id || b.sessionId || (h['x-session-id'] as string | undefined)?.trim() || null;
-    }
+    else if (route === Route.Post) token = postedSessionToken(body as SessionIdBody, readSessionToken(req as Request, query).token);
+    else token = bridgeSessionToken(query, body as BridgeValidateBody, req.headers['x-session-id'] as string | undefined);
     const hit = sessions.peekLocal(token);
     if (!hit || !token) return null;
     if (route === Route.Bridge) {
-      const b = body as {
-        validation_mode?: Parameters<typeof effectiveMode>[1];
-        ip?: string;
-        ip_address?: string;
-        user_agent?: string;
-        device_id?: string;
-        device_fingerprint?: string;
-      };
       try {
-        checkBridgeContext(hit.session, {
-          mode: effectiveMode(config.bridgeValidationMode, b.validation_mode),
-          ip: b.ip ?? b.ip_address,
-          userAgent: b.user_agent,
-          deviceId: b.device_id ?? b.device_fingerprint,
-        });
+        checkBridgeContext(hit.session, bridgeContextOf(config, body as BridgeValidateBody));
       } catch {
         return null;
       }
@@ -268,31 +286,30 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
 
   /** The budget the gate would count this request in, when it is one the lane can count (else null). */
   function budgetOf(req: IncomingMessage, query: Query, a: Answerable): { cls: RateLimitClass; key: string } | null {
-    const sent = req.headers['x-bridge-secret'];
-    if (bridgeKey && typeof sent === 'string' && sent !== '') {
-      // A route that needs the secret is only answerable with the right one (resolve checked it): no second digest.
-      return needsSecret(a.route) || secretMatches(req) ? { cls: 'bridge', key: bridgeKey.key } : null;
-    }
+    const secret = bySecret(req);
+    // A route that needs the secret is only answerable with the right one (resolve checked it).
+    if (secret === 'secret' && bridgeKey) return { cls: BUDGET.secretClass, key: bridgeKey.key };
+    if (secret !== null) return null;
     // The gate keys by the session of the header, query or cookie token (never the body's): for GET that is the answer's own.
-    if (isGet(a.route)) return { cls: 'session', key: `session:${a.hit.session.id}` };
+    if (isGet(a.route)) return { cls: BUDGET.sessionClass, key: `session:${a.hit.session.id}` };
     const token = readSessionToken(req as Request, query).token;
     const hit = token === a.token ? a.hit : sessions.peekLocal(token);
-    return hit ? { cls: 'session', key: `session:${hit.session.id}` } : null;
+    return hit ? { cls: BUDGET.sessionClass, key: `session:${hit.session.id}` } : null;
   }
 
   /**
    * The budget the gate would count a request in that the lane never answers, when its headers alone
-   * say which (the validation reads' classifier, rate-limit-classes.ts): a wrong bridge secret is
+   * say which (the routes' budget rule, rate-limit-classes.ts): a wrong bridge secret is
    * `bridge-invalid`, no secret and no session token in header, query or cookie is `default`, both per
    * client address. Null for the rest (a token that may or may not be live: the app looks it up).
    * These are the floods of guessed secrets and of bare requests: refused here at the lane's cost
    * rather than the app's, with the gate's answer (issue 52).
    */
   function handOffBudget(req: IncomingMessage, query: Query): { cls: RateLimitClass; key: string } | null {
-    const sent = req.headers['x-bridge-secret'];
-    if (bridgeKey && typeof sent === 'string' && sent !== '') return secretMatches(req) ? null : { cls: 'bridge-invalid', key: ipLimitKey(addressOf(req)) };
-    if (readSessionToken(req as Request, query).token) return null;
-    return { cls: 'default', key: ipLimitKey(addressOf(req)) };
+    const secret = bySecret(req);
+    if (secret === 'wrong-secret') return { cls: BUDGET.wrongSecretClass, key: ipLimitKey(addressOf(req)) };
+    if (secret === 'secret' || readSessionToken(req as Request, query).token) return null;
+    return { cls: BUDGET.otherwiseClass, key: ipLimitKey(addressOf(req)) };
   }
 
   /** Counts a request the lane will not answer where the gate would (handOffBudget): refused here, else handed to the app counted. */
@@ -398,8 +415,9 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
         return handOff(req, res, raw, started);
       }
       if (nestsDeeperThan(parsed, MAX_BODY_DEPTH) || nulPath(parsed) !== null) return handOff(req, res, raw, started);
-      const checked = (route === Route.Bridge ? bridgeValidateBody : sessionIdBody).safeParse(parsed);
-      if (!checked.success) return handOff(req, res, raw, started);
+      const schema = DEFS[route].body;
+      const checked = schema?.safeParse(parsed);
+      if (!checked?.success) return handOff(req, res, raw, started);
       body = checked.data;
     }
     const a = resolve(req, route, query, body);
