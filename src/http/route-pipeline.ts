@@ -16,6 +16,7 @@ import { tooManyRequests } from './middleware/rate-limit-request.js';
 import { BRIDGE_SECRET_HEADER } from './middleware/rate-limit-classes.js';
 import { requestAuditScope } from './request-audit.js';
 import { readSessionToken, type AuthState } from './request-context.js';
+import { routeLimitOf } from './route-shape.js';
 import { sendJson } from './respond.js';
 
 /*
@@ -159,7 +160,7 @@ export function compileRoute(def: AnyRouteDef, app: AppContext): CompiledRoute {
   const readsBody = BODY_METHODS.has(def.method);
   const middleware = def.middleware?.length ? def.middleware : null;
   const isBridgeSecret = app.config.bridgeSecret ? secretMatcher(app.config.bridgeSecret) : () => false;
-  const limit: RouteLimit | false = def.rateLimit === false ? false : (def.rateLimit ?? 'default');
+  const limit = routeLimitOf(def);
   const limiter = limit === false ? null : routeLimiter(limit, app);
 
   /** The stages after the limit: auth, middleware, input, handler. Null when the middleware answered. */
