@@ -9,24 +9,15 @@ import { checkBridgeContext } from '../../services/bridge-checks.js';
 import { nestsDeeperThan, nulPath } from '../../services/security/json-depth.js';
 import type { LocalHit } from '../../services/session-service.js';
 import { MAX_BODY_DEPTH, type AnyRouteDef } from '../define-route.js';
-import { readSessionToken, SESSION_TOKEN_HEADERS } from '../request-context.js';
+import { laneBudget, LANE_DEFS, PLAIN_HEADERS } from './lane-routes.js';
+import { readSessionToken } from '../request-context.js';
 import { JsonText } from '../respond.js';
-import { me } from '../routes/auth.routes.js';
-import { userMe } from '../routes/profile.routes.js';
-import {
-  activeAnswers,
-  bridgeContextOf,
-  bridgeSessionToken,
-  bridgeValidate,
-  postedSessionToken,
-  validation,
-  validationPost,
-} from '../routes/session.routes.js';
+import { activeAnswers, bridgeContextOf, bridgeSessionToken, postedSessionToken } from '../routes/session.routes.js';
 import type { BridgeValidateBody, SessionIdBody } from '../schemas/auth.schemas.js';
 import { corsAllows, CORS_EXPOSE_HEADERS } from '../middleware/cors.js';
 import { parseBody, parseSize, plainJsonLength, presetBody, readRaw } from '../middleware/json-body.js';
 import { accessLine, markStarted } from '../middleware/access-log.js';
-import { BRIDGE_SECRET_HEADER, bridgeKeyOf, hasReadBudget, type ReadBudgetRule } from '../middleware/rate-limit-classes.js';
+import { BRIDGE_SECRET_HEADER, bridgeKeyOf } from '../middleware/rate-limit-classes.js';
 import { clientIpOutside, ipLimitKey } from '../middleware/client-ip.js';
 import { limitHeaderPairs, recordCounted, tooManyText } from '../middleware/rate-limit-request.js';
 import { requestIdOf } from '../middleware/request-id.js';
@@ -43,7 +34,7 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  * current-user reads GET /auth/me and GET /auth/user/me (the latter with the bridge secret), at that
  * exact path (no trailing slash), with no query string or `?session_id=` alone (as flowfull-node's
  * bridge validator sends the session; in a token's own characters, nothing to unescape), with only
- * the headers listed in PLAIN_HEADERS, a plain JSON body or none at all (POST), a token whose session
+ * the headers listed in PLAIN_HEADERS (lane-routes.ts), a plain JSON body or none at all (POST), a token whose session
  * and user are both in this process's memory, active, unexpired and allowed to sign in, a valid
  * bridge secret (bridge), a body the route's schema accepts, a client context that passes the bridge
  * checks, and (limits on) a request the gate would count per session or per bridge secret. Its 200
@@ -57,60 +48,11 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  * answers but whose budget the headers alone give (handOffBudget: a wrong bridge secret, or no session
  * token at all, both per address), so that a flood of them is refused here, with the gate's 429, at the
  * lane's cost rather than Express's; an admitted one goes to the app counted (recordCounted).
+ *
+ * What it knows of these routes comes from their definitions (lane-routes.ts: method, path, auth mode, body
+ * schema, budget rule; session.routes.ts: where each takes its token), never from a copy; what it hands on
+ * runs their compiled pipeline (src/http/route-pipeline.ts).
  */
-
-/**
- * The headers no part of these routes' answers depends on, plus those read in answering them: the ones the
- * routes' pipeline reads (the session token's, the bridge secret's: taken from where the pipeline reads them)
- * and the app middleware's that the lane reproduces (request id, CORS, the JSON body).
- */
-const PLAIN_HEADERS = new Set<string>([
-  ...SESSION_TOKEN_HEADERS,
-  BRIDGE_SECRET_HEADER,
-  'host',
-  'connection',
-  'user-agent',
-  'accept',
-  'accept-encoding',
-  'accept-language',
-  'sec-fetch-mode',
-  'x-request-id',
-  'origin',
-  'content-type',
-  'content-length',
-  // What a reverse proxy adds to every request (Gatehouse's own nginx site, templates/nginx, sets the first
-  // four): the address they name is read only for budgets per address and the audit, neither of which an
-  // answer of the lane has.
-  'x-real-ip',
-  'x-forwarded-for',
-  'x-forwarded-proto',
-  'x-forwarded-host',
-  'x-forwarded-port',
-  'forwarded',
-  'via',
-  // A CDN's or load balancer's (Cloudflare, AWS), a tracing client's (OpenTelemetry: W3C trace context),
-  // a browser's (fetch metadata, client hints, Referer: read only by the CSRF check, which these routes skip).
-  'cf-connecting-ip',
-  'cf-ipcountry',
-  'cf-ray',
-  'cf-visitor',
-  'cdn-loop',
-  'true-client-ip',
-  'x-amzn-trace-id',
-  'traceparent',
-  'tracestate',
-  'baggage',
-  'sec-fetch-site',
-  'sec-fetch-dest',
-  'sec-ch-ua',
-  'sec-ch-ua-mobile',
-  'sec-ch-ua-platform',
-  'referer',
-  'priority',
-  'dnt',
-  'cache-control',
-  'pragma',
-]);
 
 const enum Route {
   Get,
@@ -122,32 +64,18 @@ const enum Route {
   UserMe,
 }
 
-/**
- * The five reads' own definitions, by Route: the lane takes their method and path (its routing and the
- * metrics' template), auth mode (which need the bridge secret), body schema and budget rule from these,
- * never from a copy; whatever it does not answer runs their compiled pipeline (src/http/route-pipeline.ts).
- */
-const DEFS = [validation, validationPost, bridgeValidate, me, userMe] as const satisfies readonly AnyRouteDef[];
-
 /** The route template of each, as the metrics name it. */
-const TEMPLATE = DEFS.map((d) => d.path);
+const TEMPLATE = LANE_DEFS.map((d) => d.path);
 
 /** The routes read with GET: no body, and the token as the app reads it (header, query, cookie). */
-const GET = DEFS.map((d) => d.method === 'get');
+const GET = LANE_DEFS.map((d) => d.method === 'get');
 const isGet = (r: Route) => GET[r];
 
 /** The routes by `METHOD path`, as the request line names them. */
-const ROUTES = new Map(DEFS.map((d, i) => [`${d.method.toUpperCase()} ${d.path}`, i as Route]));
+const ROUTES = new Map<string, Route>(LANE_DEFS.map((d, i) => [`${d.method.toUpperCase()} ${d.path}`, i]));
 
 /** The budget rule all five count in (validationRead's): the lane counts a request only where the gate would. */
-const BUDGET = sharedBudget();
-function sharedBudget(): ReadBudgetRule {
-  const rules = new Set(DEFS.map((d: AnyRouteDef) => (typeof d.rateLimit === 'function' && hasReadBudget(d.rateLimit) ? d.rateLimit.budget : null)));
-  const [rule] = rules;
-  if (rules.size !== 1 || !rule) throw new Error('fast lane: its routes must all count in one budget rule (validationRead)');
-  for (const d of DEFS) if (d.middleware?.length) throw new Error(`fast lane: ${d.method.toUpperCase()} ${d.path} has middleware the lane would skip`);
-  return rule;
-}
+const BUDGET = laneBudget();
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -255,7 +183,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   }
 
   /** The routes only the right bridge secret reaches (resolve checks it once per request): by their auth mode. */
-  const SECRET = DEFS.map((d: AnyRouteDef) => {
+  const SECRET = LANE_DEFS.map((d: AnyRouteDef) => {
     const mode = typeof d.auth === 'function' ? d.auth(config) : d.auth;
     return mode === 'bridge' || mode === 'bridge+session';
   });
@@ -415,7 +343,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
         return handOff(req, res, raw, started);
       }
       if (nestsDeeperThan(parsed, MAX_BODY_DEPTH) || nulPath(parsed) !== null) return handOff(req, res, raw, started);
-      const schema = DEFS[route].body;
+      const schema = LANE_DEFS[route].body;
       const checked = schema?.safeParse(parsed);
       if (!checked?.success) return handOff(req, res, raw, started);
       body = checked.data;
