@@ -13,7 +13,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app.js';
 describe("a page's call into a module route", () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ env: { RATE_LIMIT_CACHE_INVALIDATION: '2/1m' } });
   }, 60_000);
   afterAll(async () => {
     await t?.close();
@@ -24,7 +24,9 @@ describe("a page's call into a module route", () => {
     const v = await t.app.services.sessions.validate(token);
     return { token, session: v.session, user: v.user ?? user, pending: false };
   }
-  const req = { headers: {}, ip: '127.0.0.1', socket: { remoteAddress: '127.0.0.1' } } as unknown as Request;
+  /** A page's request from `ip` (each a new request: the pipeline counts a request once per class). */
+  const reqFrom = (ip: string) => ({ headers: {}, ip, socket: { remoteAddress: ip } }) as unknown as Request;
+  const req = reqFrom('127.0.0.1');
   /** What the pipeline writes on a page's answer besides the page: the limit headers, `locals.auth`. */
   const fakeRes = (): Response => {
     const headers = new Map<string, unknown>();
@@ -38,9 +40,22 @@ describe("a page's call into a module route", () => {
   };
   const res = fakeRes();
 
-  function route(auth: ServedModuleRoute['def']['auth'], ran: string[], middleware?: ServedModuleRoute['def']['middleware']): ServedModuleRoute {
+  function route(
+    auth: ServedModuleRoute['def']['auth'],
+    ran: string[],
+    middleware?: ServedModuleRoute['def']['middleware'],
+    rateLimit?: ServedModuleRoute['def']['rateLimit'],
+  ): ServedModuleRoute {
     return {
-      def: { method: 'get', path: '/x/bridge-only', module: 'test', auth, middleware, handler: () => void ran.push(String(auth)) } as ServedModuleRoute['def'],
+      def: {
+        method: 'get',
+        path: '/x/bridge-only',
+        module: 'test',
+        auth,
+        middleware,
+        rateLimit,
+        handler: () => void ran.push(String(auth)),
+      } as ServedModuleRoute['def'],
       ctx: {} as ServedModuleRoute['ctx'],
     };
   }
@@ -86,5 +101,25 @@ describe("a page's call into a module route", () => {
     const gone = await runModuleRoute(t.app, req, res, { ...s, token: 'not-a-session' }, route('session', ran)).catch((e: { status?: number }) => e);
     expect(gone).toMatchObject({ status: 401 });
     expect(ran).toEqual([]);
+  });
+
+  it("counts the call in the route's own class, once per request, and refuses a spent budget with 429 before the handler", async () => {
+    const s = await pageSession();
+    const ran: string[] = [];
+    const limited = route('session', ran, undefined, 'cache-invalidation');
+    // One page request calling the route twice is counted once (as the gate and the route's limiter count an API request).
+    const one = reqFrom('10.9.0.1');
+    await runModuleRoute(t.app, one, fakeRes(), s, limited);
+    await runModuleRoute(t.app, one, fakeRes(), s, limited);
+    await runModuleRoute(t.app, reqFrom('10.9.0.1'), fakeRes(), s, limited);
+    expect(ran).toHaveLength(3);
+    const refusedRes = fakeRes();
+    const err = await runModuleRoute(t.app, reqFrom('10.9.0.1'), refusedRes, s, limited).catch((e: { status?: number }) => e);
+    expect(err).toMatchObject({ status: 429 });
+    expect(refusedRes.getHeader('X-RateLimit-Remaining')).toBe('0');
+    expect(ran).toHaveLength(3);
+    // Another address has its own budget.
+    await runModuleRoute(t.app, reqFrom('10.9.0.2'), fakeRes(), s, limited);
+    expect(ran).toHaveLength(4);
   });
 });
