@@ -126,10 +126,10 @@ interface RawInput {
  * The route's input, checked and parsed; a refusal here is marked as raised before any credential was
  * looked at, so it does not spend a login or registration budget (credential-limits.ts).
  */
-function parseInput(def: AnyRouteDef, raw: RawInput, unreadableBody: (() => boolean) | null) {
+function parseInput(def: AnyRouteDef, raw: RawInput, unreadableBody: boolean) {
   try {
     // A body must be JSON even where the route reads none: form and text posts (the cross-site kinds) are refused.
-    if (unreadableBody?.()) throw new AppError(415, Codes.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
+    if (unreadableBody) throw new AppError(415, Codes.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
     if (nestsDeeperThan(raw.body, MAX_BODY_DEPTH)) {
       throw badRequest(`Body must not nest deeper than ${MAX_BODY_DEPTH} levels`, [{ field: null, message: 'nested too deeply' }]);
     }
@@ -151,6 +151,9 @@ function refuseNul(input: unknown): void {
   if (at !== null) throw badRequest(`${at || 'input'}: must not contain NUL characters`, [{ field: at || null, message: 'must not contain NUL characters' }]);
 }
 
+/** What `run` answers when the route's middleware wrote the answer itself. */
+const ANSWERED = Symbol('answered by the route middleware');
+
 const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
 /** Compiles a route definition (core's, or a module's with its context bound) into its pipeline for this app. */
@@ -163,17 +166,26 @@ export function compileRoute(def: AnyRouteDef, app: AppContext): CompiledRoute {
   const limit = routeLimitOf(def);
   const limiter = limit === false ? null : routeLimiter(limit, app);
 
-  /** The stages after the limit: auth, middleware, input, handler. Null when the middleware answered. */
-  async function run(req: Request, res: Response, seen: Seen, m: AuthMode, raw: () => RawInput, unreadableBody: (() => boolean) | null) {
+  /**
+   * The stages after the limit: auth, middleware, input, handler. The input is the page's, or (null) the
+   * HTTP request's, read after the middleware (which may parse the body itself). ANSWERED when the middleware answered.
+   */
+  async function run(req: Request, res: Response, seen: Seen, m: AuthMode, pageInput: RouteInput | null, rawQuery: Record<string, unknown>) {
     const resolved = resolveAuth(req, seen, m, app);
     const auth = resolved instanceof Promise ? await resolved : resolved;
     res.locals.auth = auth;
-    if (middleware && (await runMiddleware(middleware, req, res))) return { answered: true as const };
-    const { body, query, params } = parseInput(def, raw(), unreadableBody);
+    if (middleware && (await runMiddleware(middleware, req, res))) return ANSWERED;
+    const { body, query, params } = pageInput
+      ? parseInput(def, { body: pageInput.body ?? {}, query: pageInput.query ?? {}, params: pageInput.params ?? {} }, false)
+      : parseInput(
+          def,
+          { body: req.body, query: rawQuery, params: req.params },
+          readsBody && !middleware && hasBody(req) && !readAsJson(req) && !req.is(JSON_TYPES),
+        );
     // The mode was enforced above, so the narrowed type holds. Events the handler writes, however
     // deep, name this request as their source (src/audit/audit-scope.ts).
     const result: unknown = await withAuditScope(requestAuditScope(req, auth.user), () => def.handler({ req, res, body, query, params, auth, app }));
-    return { answered: false as const, result };
+    return result;
   }
 
   const viaHttp: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
@@ -186,10 +198,9 @@ export function compileRoute(def: AnyRouteDef, app: AppContext): CompiledRoute {
     const seen: Seen = { token, tokenSource: source, bridge: isBridgeSecret(req.headers[BRIDGE_SECRET_HEADER]) };
     // Only where a cookie session authenticates the call; a bridge secret cannot be forged cross-site.
     if (m !== 'public' && !needsBridge(m)) assertSameOrigin(req, seen, app.config);
-    const jsonOnly = readsBody && !middleware ? () => hasBody(req) && !readAsJson(req) && !req.is(JSON_TYPES) : null;
-    const out = await run(req, res, seen, m, () => ({ body: req.body, query: rawQuery, params: req.params }), jsonOnly);
+    const result = await run(req, res, seen, m, null, rawQuery);
     if (res.headersSent) return;
-    if (!out.answered && out.result !== undefined) sendJson(res, 200, out.result);
+    if (result !== undefined && result !== ANSWERED) sendJson(res, 200, result);
     else next();
   };
 
@@ -202,9 +213,10 @@ export function compileRoute(def: AnyRouteDef, app: AppContext): CompiledRoute {
     if (refused) throw tooManyRequests(refused);
     // The page checked its own form's CSRF token: the API's Origin check is for API calls.
     const seen: Seen = { token: caller.token, tokenSource: 'cookie', bridge: false };
-    const out = await run(req, res, seen, m, () => ({ body: input.body ?? {}, query: input.query ?? {}, params: input.params ?? {} }), null);
-    if (out.answered) throw new Error(`${def.method.toUpperCase()} ${def.path}: its middleware answered the request itself; a page cannot render after it`);
-    return out.result;
+    const result = await run(req, res, seen, m, input, {});
+    if (result === ANSWERED)
+      throw new Error(`${def.method.toUpperCase()} ${def.path}: its middleware answered the request itself; a page cannot render after it`);
+    return result;
   }
 
   const limitHandler: RequestHandler | null =
