@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { withFastLane } from './fast-lane/fast-lane.js';
 import type { AppContext } from '../app-context.js';
-import { toHandlers } from './define-route.js';
+import { toHandlers } from './route-pipeline.js';
 import { moduleRouter } from './module-router.js';
 import { coreRoutes } from './routes/index.js';
 import { createCoreRouter } from './exact-routes.js';

@@ -5,7 +5,8 @@ import { Codes } from '../errors/codes.js';
 import type { ModuleContext } from '../modules/module-context.js';
 import type { AnyModuleRouteDef } from '../modules/module-route.js';
 import type { ModuleRoutes } from '../modules/runtime.js';
-import { toHandlers, type AnyRouteDef } from './define-route.js';
+import type { AnyRouteDef } from './define-route.js';
+import { compileRoute, type CompiledRoute } from './route-pipeline.js';
 
 export const moduleDisabled = (id: string) => new AppError(503, Codes.MODULE_DISABLED, `Module ${id} is disabled`);
 
@@ -53,7 +54,7 @@ function buildModuleRouter(app: AppContext, { installed, notInstalled }: ModuleR
   const router = express.Router();
   for (const { manifest, enabled, context } of installed) {
     for (const def of manifest.routes) {
-      if (enabled) router[def.method](def.path, ...toHandlers(toCoreRoute(def, context), app), switchedOffMeanwhile(app, manifest.id));
+      if (enabled) router[def.method](def.path, ...compiledModuleRoute(app, def, context).handlers, switchedOffMeanwhile(app, manifest.id));
       else
         router[def.method](
           def.path,
@@ -77,6 +78,18 @@ function toCoreRoute(def: AnyModuleRouteDef, ctx: ModuleContext): AnyRouteDef {
     ...def,
     handler: ({ req, res, body, query, params, auth }) => def.handler({ req, res, body, query, params, auth: auth, ctx }),
   };
+}
+
+/** Compiled once per module context (a reload makes new ones) and route: Express and the pages' calls share it. */
+const compiled = new WeakMap<ModuleContext, WeakMap<AnyModuleRouteDef, CompiledRoute>>();
+
+/** The pipeline of a module's route in this module context: the one its API path and the pages' in-process calls run. */
+export function compiledModuleRoute(app: AppContext, def: AnyModuleRouteDef, ctx: ModuleContext): CompiledRoute {
+  let byDef = compiled.get(ctx);
+  if (!byDef) compiled.set(ctx, (byDef = new WeakMap()));
+  let route = byDef.get(def);
+  if (!route) byDef.set(def, (route = compileRoute(toCoreRoute(def, ctx), app)));
+  return route;
 }
 
 /**

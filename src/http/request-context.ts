@@ -46,12 +46,17 @@ export function parseCookies(header: string | undefined): Record<string, string>
   return out;
 }
 
+/** The header that carries a session token, before the query and the cookie. */
+const SESSION_HEADER = 'x-session-id';
+/** Every header readSessionToken reads: what a route's session depends on (the fast lane's plain headers include them). */
+export const SESSION_TOKEN_HEADERS = [SESSION_HEADER, 'cookie'] as const;
+
 /** The session token from `X-Session-ID`, then `?session_id=`, then the `__Host-session_id` or `session_id` cookie. */
 export function readSessionToken(
   req: Request,
   query: Record<string, unknown> | undefined = req.query,
 ): { token: string | null; source: AuthState['tokenSource'] } {
-  const header = req.headers['x-session-id'];
+  const header = req.headers[SESSION_HEADER];
   if (typeof header === 'string' && header.trim()) return { token: header.trim(), source: 'header' };
   const q = query?.session_id;
   if (typeof q === 'string' && q.trim()) return { token: q.trim(), source: 'query' };

@@ -62,6 +62,12 @@ export type RateLimitClassifier = ((req: Request, deps: ClassifierDeps) => Limit
 /** What a route declares: a class counted per client address, or a classifier. */
 export type RouteLimit = RateLimitClass | RateLimitClassifier;
 
+/**
+ * The limit a route counts in, from its definition: its own, `default` without one, false for a probe.
+ * The one reading of `rateLimit`: the rate-limit gate's table of routes and the route's pipeline both use it.
+ */
+export const routeLimitOf = (def: { rateLimit?: RouteLimit | false }): RouteLimit | false => (def.rateLimit === false ? false : (def.rateLimit ?? 'default'));
+
 /** Refuses a route without an explicit auth (so every route fails closed), or with roles naming nobody. */
 export function assertRouteAuth(def: { method?: string; path?: string; auth?: unknown } | null | undefined): void {
   if (!def || def.auth === undefined || def.auth === null) {

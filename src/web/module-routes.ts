@@ -1,12 +1,7 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../app-context.js';
-import { withAuditScope } from '../audit/audit-scope.js';
-import { forbidden, unauthorized } from '../errors/app-error.js';
-import { invalidInput } from '../errors/zod-issues.js';
-import { consumeRoute } from '../http/middleware/rate-limit.js';
-import { tooManyRequests } from '../http/middleware/rate-limit-request.js';
-import { requestAuditScope } from '../http/request-audit.js';
-import type { AuthState } from '../http/request-context.js';
+import { compiledModuleRoute } from '../http/module-router.js';
+import type { RouteInput } from '../http/route-pipeline.js';
 import type { ModuleContext } from '../modules/module-context.js';
 import type { AnyModuleRouteDef } from '../modules/module-route.js';
 import type { PageSession } from './page-auth.js';
@@ -32,19 +27,17 @@ export function enabledModuleRoute(app: AppContext, method: AnyModuleRouteDef['m
 }
 
 /** What a page hands a module route: the path's parameters, the query and the body, before the route's schemas. */
-export interface ModuleRouteInput {
-  params?: Record<string, string>;
-  query?: Record<string, string>;
-  body?: unknown;
-}
+export type ModuleRouteInput = RouteInput;
 
 /**
  * The one in-process call of a module's API route from a page (the account page, the sign-in step, the
- * console), as the API would answer it for this browser's session: a pending two-factor session only where
- * the route takes one (`session-or-pending`), its `{ roles }` rule, its rate-limit class counted as the gate
- * counts it (429 `tooManyRequests`), its params, query and body parsed with its own schemas (400
- * `invalidInput`), the session as `auth`, and an audit scope whose actor is the session's user (as
- * `define-route.ts` runs an API handler). Answers what the handler returned (`{}` for nothing).
+ * console), as the API would answer it for this browser's session: the route's compiled pipeline
+ * (src/http/route-pipeline.ts), the very one its API path runs. So a pending two-factor session only where
+ * the route takes one (`session-or-pending`, else 401), its `{ roles }` rule (403), its rate-limit class
+ * counted as the gate counts it (429 `tooManyRequests`), its own middleware, its params, query and body
+ * parsed with its own schemas (400 `invalidInput`), the session as `auth`, and an audit scope whose actor
+ * is the session's user. A backend's route (`bridge`, `bridge+session`) is refused with 403: a browser's
+ * page never holds the bridge secret (issue 61). Answers what the handler returned (`{}` for nothing).
  */
 export async function runModuleRoute(
   app: AppContext,
@@ -54,30 +47,7 @@ export async function runModuleRoute(
   route: ServedModuleRoute,
   input: ModuleRouteInput = {},
 ): Promise<Record<string, unknown>> {
-  const { def, ctx } = route;
-  // What an in-process call cannot honour is refused, never skipped: a backend's route needs the bridge secret,
-  // which a browser's page never holds (issue 61), and a route's own middleware runs only in Express's pipeline.
-  if (def.auth === 'bridge' || def.auth === 'bridge+session') throw forbidden('This route is for backends that hold the bridge secret');
-  if (def.middleware?.length) throw new Error(`${def.method.toUpperCase()} ${def.path} has middleware of its own: a page cannot call it in process`);
-  if (s.pending && def.auth !== 'session-or-pending') throw unauthorized('Finish signing in first');
-  if (typeof def.auth === 'object' && !def.auth.roles.includes(s.user.user_type)) throw forbidden();
-  if (def.rateLimit) {
-    const limited = await consumeRoute(app, req, res, def.rateLimit);
-    if (limited && !limited.allowed) throw tooManyRequests(limited);
-  }
-  const parse = (schema: AnyModuleRouteDef['body'], v: unknown): unknown => {
-    if (!schema) return v;
-    const r = schema.safeParse(v);
-    if (!r.success) throw invalidInput(r.error);
-    return r.data;
-  };
-  const params = parse(def.params, input.params ?? {});
-  const query = parse(def.query, input.query ?? {});
-  const body = parse(def.body, input.body ?? {});
-  const auth: AuthState = { token: s.token, tokenSource: 'cookie', session: s.session, user: s.user, bridge: false };
-  const out = await withAuditScope(requestAuditScope(req, s.user), () =>
-    def.handler({ req, res, params: params as never, query: query as never, body: body as never, auth, ctx }),
-  );
+  const out = await compiledModuleRoute(app, route.def, route.ctx).call(req, res, { token: s.token }, input);
   return (out ?? {}) as Record<string, unknown>;
 }
 

@@ -5,18 +5,19 @@ import type { AppContext } from '../../app-context.js';
 import type { LimitResult, LimitRule } from '../../limits/rate-limiter.js';
 import { limitClassesOf, type RateLimitClass } from '../../limits/limit-classes.js';
 import { consumeFailingOpen } from '../../limits/fail-open.js';
-import { checkBridgeContext, effectiveMode } from '../../services/bridge-checks.js';
+import { checkBridgeContext } from '../../services/bridge-checks.js';
 import { nestsDeeperThan, nulPath } from '../../services/security/json-depth.js';
 import type { LocalHit } from '../../services/session-service.js';
-import { MAX_BODY_DEPTH } from '../define-route.js';
+import { MAX_BODY_DEPTH, type AnyRouteDef } from '../define-route.js';
+import { laneBudget, LANE_DEFS, PLAIN_HEADERS } from './lane-routes.js';
 import { readSessionToken } from '../request-context.js';
 import { JsonText } from '../respond.js';
-import { activeAnswers } from '../routes/session.routes.js';
-import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
+import { activeAnswers, bridgeContextOf, bridgeSessionToken, postedSessionToken } from '../routes/session.routes.js';
+import type { BridgeValidateBody, SessionIdBody } from '../schemas/auth.schemas.js';
 import { corsAllows, CORS_EXPOSE_HEADERS } from '../middleware/cors.js';
 import { parseBody, parseSize, plainJsonLength, presetBody, readRaw } from '../middleware/json-body.js';
 import { accessLine, markStarted } from '../middleware/access-log.js';
-import { bridgeKeyOf } from '../middleware/rate-limit-classes.js';
+import { BRIDGE_SECRET_HEADER, bridgeKeyOf } from '../middleware/rate-limit-classes.js';
 import { clientIpOutside, ipLimitKey } from '../middleware/client-ip.js';
 import { limitHeaderPairs, recordCounted, tooManyText } from '../middleware/rate-limit-request.js';
 import { requestIdOf } from '../middleware/request-id.js';
@@ -33,7 +34,7 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  * current-user reads GET /auth/me and GET /auth/user/me (the latter with the bridge secret), at that
  * exact path (no trailing slash), with no query string or `?session_id=` alone (as flowfull-node's
  * bridge validator sends the session; in a token's own characters, nothing to unescape), with only
- * the headers listed in PLAIN_HEADERS, a plain JSON body or none at all (POST), a token whose session
+ * the headers listed in PLAIN_HEADERS (lane-routes.ts), a plain JSON body or none at all (POST), a token whose session
  * and user are both in this process's memory, active, unexpired and allowed to sign in, a valid
  * bridge secret (bridge), a body the route's schema accepts, a client context that passes the bridge
  * checks, and (limits on) a request the gate would count per session or per bridge secret. Its 200
@@ -47,57 +48,11 @@ import { apiSecurityHeaders } from '../middleware/security-headers.js';
  * answers but whose budget the headers alone give (handOffBudget: a wrong bridge secret, or no session
  * token at all, both per address), so that a flood of them is refused here, with the gate's 429, at the
  * lane's cost rather than Express's; an admitted one goes to the app counted (recordCounted).
+ *
+ * What it knows of these routes comes from their definitions (lane-routes.ts: method, path, auth mode, body
+ * schema, budget rule; session.routes.ts: where each takes its token), never from a copy; what it hands on
+ * runs their compiled pipeline (src/http/route-pipeline.ts).
  */
-
-/** The headers no part of these routes' answers depends on, plus those the lane reads itself. */
-const PLAIN_HEADERS = new Set([
-  'host',
-  'connection',
-  'user-agent',
-  'accept',
-  'accept-encoding',
-  'accept-language',
-  'sec-fetch-mode',
-  'x-session-id',
-  'x-bridge-secret',
-  'x-request-id',
-  'cookie',
-  'origin',
-  'content-type',
-  'content-length',
-  // What a reverse proxy adds to every request (Gatehouse's own nginx site, templates/nginx, sets the first
-  // four): the address they name is read only for budgets per address and the audit, neither of which an
-  // answer of the lane has.
-  'x-real-ip',
-  'x-forwarded-for',
-  'x-forwarded-proto',
-  'x-forwarded-host',
-  'x-forwarded-port',
-  'forwarded',
-  'via',
-  // A CDN's or load balancer's (Cloudflare, AWS), a tracing client's (OpenTelemetry: W3C trace context),
-  // a browser's (fetch metadata, client hints, Referer: read only by the CSRF check, which these routes skip).
-  'cf-connecting-ip',
-  'cf-ipcountry',
-  'cf-ray',
-  'cf-visitor',
-  'cdn-loop',
-  'true-client-ip',
-  'x-amzn-trace-id',
-  'traceparent',
-  'tracestate',
-  'baggage',
-  'sec-fetch-site',
-  'sec-fetch-dest',
-  'sec-ch-ua',
-  'sec-ch-ua-mobile',
-  'sec-ch-ua-platform',
-  'referer',
-  'priority',
-  'dnt',
-  'cache-control',
-  'pragma',
-]);
 
 const enum Route {
   Get,
@@ -110,13 +65,17 @@ const enum Route {
 }
 
 /** The route template of each, as the metrics name it. */
-const TEMPLATE = ['/auth/validation', '/auth/validation', '/auth/bridge/validate', '/auth/me', '/auth/user/me'] as const;
+const TEMPLATE = LANE_DEFS.map((d) => d.path);
 
 /** The routes read with GET: no body, and the token as the app reads it (header, query, cookie). */
-const isGet = (r: Route) => r === Route.Get || r === Route.Me || r === Route.UserMe;
+const GET = LANE_DEFS.map((d) => d.method === 'get');
+const isGet = (r: Route) => GET[r];
 
-/** The routes only the right bridge secret reaches (resolve checks it once per request). */
-const needsSecret = (r: Route) => r === Route.Bridge || r === Route.UserMe;
+/** The routes by `METHOD path`, as the request line names them. */
+const ROUTES = new Map<string, Route>(LANE_DEFS.map((d, i) => [`${d.method.toUpperCase()} ${d.path}`, i]));
+
+/** The budget rule all five count in (validationRead's): the lane counts a request only where the gate would. */
+const BUDGET = laneBudget();
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -124,12 +83,7 @@ function routeOf(req: IncomingMessage): Route | null {
   const { method, url } = req;
   const q = url!.indexOf('?');
   const path = q < 0 ? url : url!.slice(0, q);
-  if (path === '/auth/validation') return method === 'GET' ? Route.Get : method === 'POST' ? Route.Post : null;
-  if (path === '/auth/bridge/validate' && method === 'POST') return Route.Bridge;
-  if (method !== 'GET') return null;
-  if (path === '/auth/me') return Route.Me;
-  if (path === '/auth/user/me') return Route.UserMe;
-  return null;
+  return ROUTES.get(`${method} ${path}`) ?? null;
 }
 
 /** The query a lane answer can have: `?session_id=` and a token in characters no parser changes (no escapes, `+` or `&`). */
@@ -225,40 +179,32 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
   /** Whether the request carries the right bridge secret, compared once per request. */
   function secretMatches(req: IncomingMessage): boolean {
     const r = req as IncomingMessage & { [SECRET_OK]?: boolean };
-    return (r[SECRET_OK] ??= bridgeKey?.matches(req.headers['x-bridge-secret']) ?? false);
+    return (r[SECRET_OK] ??= bridgeKey?.matches(req.headers[BRIDGE_SECRET_HEADER]) ?? false);
   }
+
+  /** The routes only the right bridge secret reaches (resolve checks it once per request): by their auth mode. */
+  const SECRET = LANE_DEFS.map((d: AnyRouteDef) => {
+    const mode = typeof d.auth === 'function' ? d.auth(config) : d.auth;
+    return mode === 'bridge' || mode === 'bridge+session';
+  });
+  const needsSecret = (r: Route) => SECRET[r];
+
+  /** What the request's bridge-secret header says for the budget (BUDGET.bySecret), compared once per request. */
+  const bySecret = (req: IncomingMessage) => BUDGET.bySecret(req.headers[BRIDGE_SECRET_HEADER], bridgeKey ? () => secretMatches(req) : null);
 
   /** The hit the request's answer is for, or null (then the app answers). Changes nothing. */
   function resolve(req: IncomingMessage, route: Route, query: Query, body: unknown): Answerable | null {
-    const h = req.headers;
     if (needsSecret(route) && !secretMatches(req)) return null;
+    // Where each route takes its token: the request's (readSessionToken, as the pipeline reads it), or the routes' own readers.
     let token: string | null;
     if (isGet(route)) token = readSessionToken(req as Request, query).token;
-    else if (route === Route.Post) {
-      const b = body as { sessionId?: string; session_id?: string };
-      token = b.sessionId || b.session_id || readSessionToken(req as Request, query).token;
-    } else {
-      const b = body as { session_id?: string; sessionId?: string };
-      token = query.session_id || b.session_id || b.sessionId || (h['x-session-id'] as string | undefined)?.trim() || null;
-    }
+    else if (route === Route.Post) token = postedSessionToken(body as SessionIdBody, readSessionToken(req as Request, query).token);
+    else token = bridgeSessionToken(query, body as BridgeValidateBody, req.headers['x-session-id'] as string | undefined);
     const hit = sessions.peekLocal(token);
     if (!hit || !token) return null;
     if (route === Route.Bridge) {
-      const b = body as {
-        validation_mode?: Parameters<typeof effectiveMode>[1];
-        ip?: string;
-        ip_address?: string;
-        user_agent?: string;
-        device_id?: string;
-        device_fingerprint?: string;
-      };
       try {
-        checkBridgeContext(hit.session, {
-          mode: effectiveMode(config.bridgeValidationMode, b.validation_mode),
-          ip: b.ip ?? b.ip_address,
-          userAgent: b.user_agent,
-          deviceId: b.device_id ?? b.device_fingerprint,
-        });
+        checkBridgeContext(hit.session, bridgeContextOf(config, body as BridgeValidateBody));
       } catch {
         return null;
       }
@@ -268,31 +214,30 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
 
   /** The budget the gate would count this request in, when it is one the lane can count (else null). */
   function budgetOf(req: IncomingMessage, query: Query, a: Answerable): { cls: RateLimitClass; key: string } | null {
-    const sent = req.headers['x-bridge-secret'];
-    if (bridgeKey && typeof sent === 'string' && sent !== '') {
-      // A route that needs the secret is only answerable with the right one (resolve checked it): no second digest.
-      return needsSecret(a.route) || secretMatches(req) ? { cls: 'bridge', key: bridgeKey.key } : null;
-    }
+    const secret = bySecret(req);
+    // A route that needs the secret is only answerable with the right one (resolve checked it).
+    if (secret === 'secret' && bridgeKey) return { cls: BUDGET.secretClass, key: bridgeKey.key };
+    if (secret !== null) return null;
     // The gate keys by the session of the header, query or cookie token (never the body's): for GET that is the answer's own.
-    if (isGet(a.route)) return { cls: 'session', key: `session:${a.hit.session.id}` };
+    if (isGet(a.route)) return { cls: BUDGET.sessionClass, key: `session:${a.hit.session.id}` };
     const token = readSessionToken(req as Request, query).token;
     const hit = token === a.token ? a.hit : sessions.peekLocal(token);
-    return hit ? { cls: 'session', key: `session:${hit.session.id}` } : null;
+    return hit ? { cls: BUDGET.sessionClass, key: `session:${hit.session.id}` } : null;
   }
 
   /**
    * The budget the gate would count a request in that the lane never answers, when its headers alone
-   * say which (the validation reads' classifier, rate-limit-classes.ts): a wrong bridge secret is
+   * say which (the routes' budget rule, rate-limit-classes.ts): a wrong bridge secret is
    * `bridge-invalid`, no secret and no session token in header, query or cookie is `default`, both per
    * client address. Null for the rest (a token that may or may not be live: the app looks it up).
    * These are the floods of guessed secrets and of bare requests: refused here at the lane's cost
    * rather than the app's, with the gate's answer (issue 52).
    */
   function handOffBudget(req: IncomingMessage, query: Query): { cls: RateLimitClass; key: string } | null {
-    const sent = req.headers['x-bridge-secret'];
-    if (bridgeKey && typeof sent === 'string' && sent !== '') return secretMatches(req) ? null : { cls: 'bridge-invalid', key: ipLimitKey(addressOf(req)) };
-    if (readSessionToken(req as Request, query).token) return null;
-    return { cls: 'default', key: ipLimitKey(addressOf(req)) };
+    const secret = bySecret(req);
+    if (secret === 'wrong-secret') return { cls: BUDGET.wrongSecretClass, key: ipLimitKey(addressOf(req)) };
+    if (secret === 'secret' || readSessionToken(req as Request, query).token) return null;
+    return { cls: BUDGET.otherwiseClass, key: ipLimitKey(addressOf(req)) };
   }
 
   /** Counts a request the lane will not answer where the gate would (handOffBudget): refused here, else handed to the app counted. */
@@ -398,8 +343,9 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
         return handOff(req, res, raw, started);
       }
       if (nestsDeeperThan(parsed, MAX_BODY_DEPTH) || nulPath(parsed) !== null) return handOff(req, res, raw, started);
-      const checked = (route === Route.Bridge ? bridgeValidateBody : sessionIdBody).safeParse(parsed);
-      if (!checked.success) return handOff(req, res, raw, started);
+      const schema = LANE_DEFS[route].body;
+      const checked = schema?.safeParse(parsed);
+      if (!checked?.success) return handOff(req, res, raw, started);
       body = checked.data;
     }
     const a = resolve(req, route, query, body);

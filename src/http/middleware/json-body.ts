@@ -137,5 +137,5 @@ function parseStrict(text: string): unknown {
   return JSON.parse(text);
 }
 
-/** Whether this reader took the body as JSON (spares a second Content-Type parse in defineRoute). */
+/** Whether this reader took the body as JSON (spares a second Content-Type parse in the route pipeline). */
 export const readAsJson = (req: Request): boolean => (req as Marked)[READ_AS_JSON] === true;

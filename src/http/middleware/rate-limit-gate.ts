@@ -2,6 +2,7 @@ import express, { type ErrorRequestHandler, type Request, type RequestHandler } 
 import type { LimitDeclaring } from '../../limits/limit-classes.js';
 import { registryRoutesView, type Routes } from '../registry-routes.js';
 import { exactRouteTable } from '../exact-routes.js';
+import { routeLimitOf } from '../route-shape.js';
 import { consumeRoute, refuse, type RouteLimit, type RouteLimitDeps } from './rate-limit.js';
 import { consumeClass, sendTooMany, setPrecountedHeaders, wasCounted } from './rate-limit-request.js';
 import { isRefusedBeforeCredentials, recountAsDefault } from './credential-limits.js';
@@ -27,7 +28,7 @@ type Classified = Request & { [CLASS]?: RouteLimit | false };
 
 /** Classes of parameter-free routes by `METHOD /exact/path` (the compiled route table): one Map lookup before any routing. */
 function buildExactClasses(groups: Routes[]): Map<string, RouteLimit | false> {
-  return new Map([...exactRouteTable(groups.flat())].map(([key, def]) => [key, def.rateLimit ?? 'default']));
+  return new Map([...exactRouteTable(groups.flat())].map(([key, def]) => [key, routeLimitOf(def)]));
 }
 
 /** An express router that only records the class of the route a request would reach. */
@@ -35,7 +36,7 @@ function buildClassifier(groups: Routes[]): express.Router {
   const classifier = express.Router();
   for (const routes of groups) {
     for (const def of routes) {
-      const cls = def.rateLimit ?? 'default';
+      const cls = routeLimitOf(def);
       classifier[def.method](def.path, (req: Request, res, next) => {
         (req as Classified)[CLASS] = cls;
         // The template for metrics, also when the answer is a 429 from here.
@@ -53,7 +54,7 @@ function buildClassifier(groups: Routes[]): express.Router {
  * (installed or not, since the registry can change at run time) with a router of its own, so the
  * path rules are Express's; it counts the request in the matched route's class, or in default for
  * anything else (unknown paths, static files; preflights by `preflight`). A flood is thus refused before its body
- * is read, and the route's own limiter (defineRoute) finds its class counted and does nothing.
+ * is read, and the route's own limiter (its pipeline, route-pipeline.ts) finds its class counted and does nothing.
  */
 export function createRateLimitLayers(app: RateLimitLayersDeps, coreRoutes: Routes): RateLimitLayers {
   const current = registryRoutesView(app, coreRoutes, (groups) => ({ router: buildClassifier(groups), exact: buildExactClasses(groups) }));

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Config } from '../../config/schema.js';
 import type { RateLimitClass } from '../../limits/limit-classes.js';
 import { createLoginPolicy, type LoginAttempt } from '../../limits/login-policy.js';
@@ -50,15 +50,20 @@ export async function consumeClassOrThrow(deps: RateLimitDeps, req: Request, res
   if (r && !r.allowed) throw tooManyRequests(r);
 }
 
-/** Route-level limiter (defineRoute): a no-op when the early gate already counted this request. */
-export function rateLimitFor(limit: RouteLimit | undefined, deps: RouteLimitDeps): RequestHandler {
+/**
+ * A route's own limit (route-pipeline.ts), for every way into the route: `check` counts the request in
+ * the route's class unless it was counted there already (usually by the gate: then there is nothing to
+ * wait for, and it answers null at once), and answers the refusal, or null when the request may go on.
+ */
+export function routeLimiter(limit: RouteLimit | undefined, deps: RouteLimitDeps): { check(req: Request, res: Response): Promise<LimitResult | null> | null } {
   const route = limit ?? 'default';
   // A classifier's class is known only per request; whatever the gate counted, it counted for this route.
   const counted = typeof route === 'string' ? (req: Request) => countedIn(req, route) : wasCounted;
-  return (req, res, next) => {
-    // Usually the gate has counted the request already: then nothing to wait for.
-    if (!deps.config.rateLimitsEnabled || counted(req)) return next();
-    consumeRoute(deps, req, res, route).then((r) => (r && !r.allowed ? refuse(deps, req, res, r, route) : next()), next);
+  return {
+    check(req, res) {
+      if (!deps.config.rateLimitsEnabled || counted(req)) return null;
+      return consumeRoute(deps, req, res, route).then((r) => (r && !r.allowed ? r : null));
+    },
   };
 }
 

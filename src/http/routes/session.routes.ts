@@ -9,7 +9,7 @@ import { JsonText } from '../respond.js';
 import type { PublicUser } from '../../services/user-view.js';
 import { defineRoute } from '../define-route.js';
 import { validationRead } from '../middleware/rate-limit-classes.js';
-import { bridgeValidateBody, sessionIdBody } from '../schemas/auth.schemas.js';
+import { bridgeValidateBody, sessionIdBody, type BridgeValidateBody, type SessionIdBody } from '../schemas/auth.schemas.js';
 import { iso, isPending, loginShape, pendingShape, sessionFields } from './auth-responses.js';
 
 /** A full session counts as two-factor verified: it passed the step or its user has none. */
@@ -121,6 +121,30 @@ export const activeAnswers = {
   },
 };
 
+/*
+ * Where the validation reads take their session token, beyond the request's own (X-Session-ID, then
+ * `?session_id=`, then the cookie: readSessionToken, as the route pipeline reads it). The routes below and
+ * the fast lane (src/http/fast-lane), which answers these reads' cache hits itself, both read them here.
+ */
+
+/** POST /auth/validation: the body's `sessionId` or `session_id`, then the request's token. */
+export const postedSessionToken = (body: Partial<SessionIdBody>, requestToken: string | null): string | null =>
+  body.sessionId || body.session_id || requestToken || null;
+
+/** POST /auth/bridge/validate: `?session_id=`, the body's `session_id` or `sessionId`, then X-Session-ID. */
+export function bridgeSessionToken(query: Record<string, unknown>, body: Partial<BridgeValidateBody>, header: string | undefined): string | null {
+  const q = query.session_id;
+  return (typeof q === 'string' && q) || body.session_id || body.sessionId || header?.trim() || null;
+}
+
+/** The client context a bridge validation checks the session against (checkBridgeContext). */
+export const bridgeContextOf = (config: Pick<AppContext['config'], 'bridgeValidationMode'>, body: Partial<BridgeValidateBody>) => ({
+  mode: effectiveMode(config.bridgeValidationMode, body.validation_mode),
+  ip: body.ip ?? body.ip_address,
+  userAgent: body.user_agent,
+  deviceId: body.device_id ?? body.device_fingerprint,
+});
+
 /** Missing, unknown and expired sessions all answer 401 "Invalid session" / "Session expired". */
 export const validation = defineRoute({
   method: 'get',
@@ -148,7 +172,7 @@ export const validationPost = defineRoute({
   rateLimit: validationRead,
   body: sessionIdBody,
   async handler({ body, auth, app }) {
-    const token = body.sessionId || body.session_id || auth.token;
+    const token = postedSessionToken(body, auth.token);
     const answer = await validationAnswer(app, token);
     if (!('session' in answer)) return answer;
     return postAnswer(token!, answer);
@@ -206,19 +230,12 @@ export const bridgeValidate = defineRoute({
   rateLimit: validationRead,
   body: bridgeValidateBody,
   async handler({ req, body, query, app }) {
-    const q = query.session_id;
-    const header = req.get('x-session-id');
-    const token = (typeof q === 'string' && q) || body.session_id || body.sessionId || header?.trim() || null;
+    const token = bridgeSessionToken(query, body, req.get('x-session-id'));
     let v: ValidSession;
     try {
       if (!token) throw invalidSession();
       v = await app.services.sessions.validate(token, { allowPending: true });
-      checkBridgeContext(v.session, {
-        mode: effectiveMode(app.config.bridgeValidationMode, body.validation_mode),
-        ip: body.ip ?? body.ip_address,
-        userAgent: body.user_agent,
-        deviceId: body.device_id ?? body.device_fingerprint,
-      });
+      checkBridgeContext(v.session, bridgeContextOf(app.config, body));
     } catch (err) {
       throw asInvalid(err);
     }

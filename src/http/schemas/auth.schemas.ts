@@ -33,6 +33,7 @@ export const sessionIdBody = z.object({
   sessionId: optString(200),
   session_id: optString(200),
 });
+export type SessionIdBody = z.output<typeof sessionIdBody>;
 
 export const VALIDATION_MODES = ['disabled', 'standard', 'advanced', 'strict'] as const;
 export type ValidationMode = (typeof VALIDATION_MODES)[number];
@@ -54,3 +55,4 @@ export const bridgeValidateBody = z.object({
     .pipe(z.enum(VALIDATION_MODES, `validation_mode must be one of ${VALIDATION_MODES.join(', ')}`))
     .optional(),
 });
+export type BridgeValidateBody = z.output<typeof bridgeValidateBody>;
