@@ -3,6 +3,7 @@ import type { Sequelize } from 'sequelize';
 import type { Config } from './config/schema.js';
 import { closer, openSharedStores, within, type Closer, type SharedStores } from './app-stores.js';
 import { servicesStage, type Services } from './app-services.js';
+import { eventTable, wireEvents, type EventTableRow } from './app-events.js';
 import { createSequelize, databaseProbe, dialectOf, type Dialect } from './data/sequelize.js';
 import { DatabaseHealth, guardDatabase } from './data/db-health.js';
 import { createMigrator, type Migrator } from './data/migrator.js';
@@ -45,6 +46,8 @@ export interface AppContext extends SharedStores {
   hooks: Hooks;
   modules: ModuleRuntime;
   services: Services;
+  /** The event table (src/app-events.ts): which event, which reaction, in which transaction or after commit; as wired. */
+  events: readonly EventTableRow[];
   /** Prometheus metrics of this process (src/metrics). */
   metrics: Metrics;
   /** Rate-limit refusals in the log: one line per client address and class per minute, with the count (src/log/refusal-log.ts). */
@@ -116,7 +119,9 @@ export interface AppModules {
  * 2. `storesStage`: database, Redis (cache, store, bus, limiter, login backoff), repositories, hooks
  * 3. `eventsStage`: the audit record (the event bus) and the after-answer work
  * 4. `modulesStage`: the module runtime over `opts.moduleRegistry`
- * 5. `servicesStage` (app-services.ts): sessions, users, sign-in, account flows, social, webhooks, OpenID
+ * 5. `servicesStage` (app-services.ts): sessions, users, sign-in, account flows, social, webhooks, OpenID;
+ *    then the event table (app-events.ts) is wired: the only subscriptions to the audit record and to
+ *    session revocations
  * 6. `contextStage`: module contexts bound, the AppContext the HTTP layer, the jobs and the CLI take,
  *    installed modules loaded
  *
@@ -130,8 +135,10 @@ export async function createAppContext(config: Config, opts: CreateAppContextOpt
     const stores = await storesStage(config, basics, closers);
     const events = eventsStage(basics, stores, () => modules.runtime);
     const modules = modulesStage(config, basics, stores, events, opts);
-    const { services } = await servicesStage(config, basics, stores, events, modules.runtime, closers, opts);
-    return await contextStage(config, basics, stores, modules, services, closers);
+    const { services, notices } = await servicesStage(config, basics, stores, events, modules.runtime, closers, opts);
+    const table = eventTable({ config, notices, webhooks: services.webhooks, oidc: services.oidc, modules: modules.runtime, logger: basics.logger });
+    wireEvents(table, { audit: events.audit, sessions: services.sessions, logger: basics.logger });
+    return await contextStage(config, basics, stores, modules, services, table, closers);
   } catch (err) {
     for (const c of closers) await within(c.run(), 2_000);
     throw err;
@@ -269,6 +276,7 @@ export async function contextStage(
   stores: AppStores,
   modules: AppModules,
   services: Services,
+  events: readonly EventTableRow[],
   closers: Closer[],
 ): Promise<AppContext> {
   const { logger, metrics, refusals, instanceId } = basics;
@@ -300,6 +308,7 @@ export async function contextStage(
     metrics,
     refusals,
     services,
+    events,
     async close({ withinMs = 15_000 } = {}) {
       const end = Date.now() + withinMs;
       for (const c of closers.splice(0)) {

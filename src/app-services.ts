@@ -144,7 +144,6 @@ export async function servicesStage(
     later: (what, work) => deferred.later(what, work),
     logger,
   });
-  notices.attach(audit);
   const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock, dbHealth });
   // The worker (started by serve) stops before the database closes; its requests in flight are aborted.
   closers.unshift(closer('webhook worker', () => webhooks.stopWorker(2_000)));
@@ -155,7 +154,6 @@ export async function servicesStage(
     store,
     audit,
     users: repos.users,
-    sessions,
     logger,
     limiter,
     outbox: webhooks,
