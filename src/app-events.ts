@@ -7,7 +7,6 @@ import type { Logger } from './log/logger.js';
 import type { ModuleRuntime } from './modules/runtime.js';
 import type { SessionService, SessionsRevoked } from './services/session-service.js';
 import type { WebhookService } from './webhooks/webhook-service.js';
-import { REVOKING_EVENTS, type OidcService } from './oidc/oidc.js';
 
 /**
  * When a reaction runs: inside the unit of work that wrote the event (it commits or rolls back with the
@@ -41,12 +40,32 @@ export interface SessionReaction {
 
 export type EventTableRow = AuditReaction | SessionReaction;
 
+/**
+ * Audit events of a change to a user's account that end every grant of theirs at the OpenID provider
+ * (refresh tokens included), as a revocation of all their sessions does.
+ */
+export const GRANT_ENDING_EVENTS: readonly string[] = [
+  'user.disabled',
+  'user.deleted',
+  'password.changed',
+  'password.reset',
+  'user.role_changed',
+  'email.changed',
+];
+
+/** What the table asks of the OpenID provider (src/oidc/oidc.ts): the table is built with it, never imports it. */
+export interface OidcReactions {
+  revokeAccount(userId: string, tx?: Transaction | null): Promise<void>;
+  sessionsRevoked(ended: Pick<SessionsRevoked, 'ids' | 'everyOf'>, tx?: Transaction | null): Promise<void>;
+  sessionsSignedOut(ids: string[], tx?: Transaction | null): Promise<void>;
+}
+
 /** What the table's rows react with: built by the services stage (src/app-services.ts) and the module runtime. */
 export interface EventTableParts {
   config: Pick<Config, 'oidcEnabled'>;
   notices: Pick<SecurityNotices, 'handle'>;
   webhooks: Pick<WebhookService, 'enqueueFor' | 'wakeFor'>;
-  oidc: Pick<OidcService, 'revokeAccount' | 'sessionsRevoked' | 'sessionsSignedOut'>;
+  oidc: OidcReactions;
   modules: Pick<ModuleRuntime, 'registry' | 'isEnabled' | 'context'>;
   logger: Logger;
 }
@@ -68,7 +87,7 @@ export function eventTable(p: EventTableParts): EventTableRow[] {
     },
     {
       source: 'audit',
-      on: REVOKING_EVENTS,
+      on: GRANT_ENDING_EVENTS,
       phase: 'in-transaction',
       reaction: 'OpenID provider: every grant and token of the user ends, their clients get a back-channel logout (src/oidc)',
       run: async (event, tx) => {

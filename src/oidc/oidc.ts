@@ -54,13 +54,6 @@ export interface OidcDeps {
 /** What the HTTP layer hands the provider: the parts that read requests and write pages. */
 export type OidcHttpGlue = Pick<ProviderDeps, 'gatehouseSession' | 'endGatehouseSession' | 'renderLogout' | 'renderLoggedOut'>;
 
-/**
- * Audit events a change to a user's account writes that end every grant of theirs (refresh tokens
- * included). A revoked session ends only what was issued in it (the session service tells, see
- * `revokeSessions`); a revocation of every session of a user ends everything, as these do.
- */
-export const REVOKING_EVENTS: readonly string[] = ['user.disabled', 'user.deleted', 'password.changed', 'password.reset', 'user.role_changed', 'email.changed'];
-
 /** How often an instance looks for a key that was added or started signing. */
 const KEY_CHECK_MS = 10_000;
 
@@ -95,7 +88,7 @@ export function createOidc(deps: OidcDeps) {
   let built: { provider: Provider; fingerprint: string } | null = null;
   let checkedAt = 0;
   let pending: Promise<Provider> | null = null;
-  /** What the HTTP side handed the provider (oidc-mount.ts): the hosted /device page builds it with the same. */
+  /** What the HTTP side handed the provider (http-mount.ts): the hosted /device page builds it with the same. */
   let httpGlue: OidcHttpGlue | null = null;
 
   async function revokeAccount(accountId: string, tx?: Transaction | null): Promise<void> {
@@ -352,7 +345,7 @@ export function createOidc(deps: OidcDeps) {
     const clientId = oidc?.client?.clientId ?? null;
     const userId = oidc?.account?.accountId ?? oidc?.session?.accountId ?? null;
     // The client acted (its token request, its authorization request through the browser); where from, and
-    // the request id, come from the request's audit scope (src/http/oidc-mount.ts enters one).
+    // the request id, come from the request's audit scope (src/oidc/http-mount.ts enters one).
     const actor = clientId ? { via: 'oidc_client' as const, client_id: clientId } : undefined;
     const err = detail.detail as { error?: string; error_detail?: string; error_description?: string } | undefined;
     switch (event) {

@@ -1,8 +1,7 @@
 import type { Request, Response } from 'express';
 import { countInClass } from '../../limits/count-in-class.js';
 import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
-import { ACR_1FA, ACR_2FA } from '../../oidc/provider.js';
-import { amrList } from '../../services/sign-in-amr.js';
+import { ACR_1FA, ACR_2FA, amrList } from '../../services/sign-in-amr.js';
 import { pageSession, type PageSession } from '../page-auth.js';
 import type { WebPage } from '../web-page.js';
 import { bodyString, withReturn } from '../web-page.js';
