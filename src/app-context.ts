@@ -1,37 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { Sequelize } from 'sequelize';
 import type { Config } from './config/schema.js';
 import { closer, openSharedStores, within, type Closer, type SharedStores } from './app-stores.js';
+import { servicesStage, type Services } from './app-services.js';
+import { eventTable, wireEvents, type EventTableRow } from './app-events.js';
 import { createSequelize, databaseProbe, dialectOf, type Dialect } from './data/sequelize.js';
 import { DatabaseHealth, guardDatabase } from './data/db-health.js';
 import { createMigrator, type Migrator } from './data/migrator.js';
 import { coreMigrations } from './data/migrations/index.js';
+import type { Transaction } from './data/unit-of-work.js';
 import { createUserRepository, type UserRepository } from './data/repositories/user-repository.js';
 import { createSessionRepository, type SessionRepository } from './data/repositories/session-repository.js';
 import { createAuthTokenRepository, type AuthTokenRepository } from './data/repositories/auth-token-repository.js';
 import { createSettingsRepository, type SettingsRepository } from './data/repositories/settings-repository.js';
 import { createAuditRepository, type AuditRepository } from './data/repositories/audit-repository.js';
 import { createAuditService, type AuditService } from './audit/audit-service.js';
-import { createWebhooks } from './webhooks/webhooks.js';
-import { createOidc, type OidcService } from './oidc/oidc.js';
-import type { WebhookService } from './webhooks/webhook-service.js';
-import { createDeferredWork } from './services/deferred-work.js';
-import { createSecurityNotices } from './audit/security-notices.js';
-import { createNewDeviceDetector } from './audit/new-device.js';
-import { createAccountNotifier } from './services/account-notify.js';
+import { createDeferredWork, type DeferredWork } from './services/deferred-work.js';
 import { defineSystemModels, type SystemModels } from './data/models/system.models.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { createRefusalLog, type RefusalLog } from './log/refusal-log.js';
-import { createSessionService, type SessionService } from './services/session-service.js';
-import { createPasswordHasher, siteWords, type PasswordHasher } from './services/security/passwords.js';
-import { createUserService, type UserService } from './services/user-service.js';
-import { createAuthService, type AuthService } from './services/auth-service.js';
-import { createPictureService, type PictureService } from './services/picture-service.js';
-import { createAccountFlows, type AccountFlows } from './services/account-flows.js';
-import { createSignIn, type SignInService } from './services/sign-in.js';
-import { createSocialService, type SocialService } from './social/social-service.js';
-import { createSocialStores } from './social/social-stores.js';
 import { createHooks, type Hooks } from './modules/hooks.js';
 import type { ModuleRuntime } from './modules/runtime.js';
 import { createModuleRuntime } from './modules/hub/module-runtime.js';
@@ -39,33 +26,8 @@ import { createModuleContext } from './modules/module-context.js';
 import type { ModuleContextDeps } from './modules/module-context-deps.js';
 import type { ModuleManifest } from './modules/define-module.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
-import { timedHasher, watchCounts } from './metrics/app-metrics.js';
 
-export interface Services {
-  sessions: SessionService;
-  passwords: PasswordHasher;
-  users: UserService;
-  auth: AuthService;
-  pictures: PictureService;
-  mailer: AccountFlows['mailer'];
-  sms: AccountFlows['sms'];
-  tokens: AccountFlows['tokens'];
-  verification: AccountFlows['verification'];
-  passwordFlows: AccountFlows['passwordFlows'];
-  emailChange: AccountFlows['emailChange'];
-  /** The one sign-in seam: every way of signing in ends here (services/sign-in.ts). */
-  signIn: SignInService;
-  tokenLogin: AccountFlows['tokenLogin'];
-  deferred: AccountFlows['deferred'];
-  /** Social login (src/social). */
-  social: SocialService;
-  /** The security-event record (src/audit): the one writer of audit_events. */
-  audit: AuditService;
-  /** Signed webhooks (src/webhooks): endpoints, the outbox written with each event, the delivery worker. */
-  webhooks: WebhookService;
-  /** Gatehouse as an OpenID provider (src/oidc, docs/oidc.md): clients, keys, the provider. */
-  oidc: OidcService;
-}
+export type { Services } from './app-services.js';
 
 /** Everything a request, a job or a CLI command needs, wired once. */
 export interface AppContext extends SharedStores {
@@ -84,6 +46,8 @@ export interface AppContext extends SharedStores {
   hooks: Hooks;
   modules: ModuleRuntime;
   services: Services;
+  /** The event table (src/app-events.ts): which event, which reaction, in which transaction or after commit; as wired. */
+  events: readonly EventTableRow[];
   /** Prometheus metrics of this process (src/metrics). */
   metrics: Metrics;
   /** Rate-limit refusals in the log: one line per client address and class per minute, with the count (src/log/refusal-log.ts). */
@@ -112,261 +76,248 @@ export interface CreateAppContextOptions {
   outboundCa?: string;
 }
 
+/** Stage 1, config: what every later stage logs, measures and tells time with. */
+export interface AppBasics {
+  logger: Logger;
+  metrics: Metrics;
+  refusals: RefusalLog;
+  clock: (() => Date) | undefined;
+  /** Unique per process: tells instances apart in locks and logs. */
+  instanceId: string;
+}
+
+/** Stage 2, stores: the database (guarded by its health), Redis or its in-process stand-ins, the repositories, the hook registry. */
+export interface AppStores extends SharedStores {
+  sequelize: Sequelize;
+  dialect: Dialect;
+  dbHealth: DatabaseHealth;
+  models: SystemModels;
+  repos: AppContext['repos'];
+  hooks: Hooks;
+  /** Opens a unit of work (a database transaction). */
+  transaction: <T>(fn: (tx: Transaction) => Promise<T>) => Promise<T>;
+}
+
+/** Stage 3, events: the security-event record, which is also the event bus, and the work done after an answer. */
+export interface AppEvents {
+  audit: AuditService;
+  deferred: DeferredWork;
+}
+
+/** Stage 4, modules: the runtime over the registry the composition root handed in; module contexts are bound once the services exist. */
+export interface AppModules {
+  runtime: ModuleRuntime;
+  migrator: Migrator;
+  /** Hands the runtime what module contexts are built from (stage 6). */
+  bindContexts(deps: ModuleContextDeps): void;
+}
+
 /**
- * Core's builder: opens the stores and builds the parts in order — database and Redis, repositories,
- * the module runtime, the services, then the context that holds them. It wires core's own
- * implementations; what is not core's — the module registry, core's route table — the composition
- * root (entry/, through src/cli/context.ts; a test its own) hands in.
+ * Core's builder, in named stages, each a function with a typed result, handed only what it uses:
+ *
+ * 1. `configStage`: logger, metrics, the refusal log, the clock, this instance's id
+ * 2. `storesStage`: database, Redis (cache, store, bus, limiter, login backoff), repositories, hooks
+ * 3. `eventsStage`: the audit record (the event bus) and the after-answer work
+ * 4. `modulesStage`: the module runtime over `opts.moduleRegistry`
+ * 5. `servicesStage` (app-services.ts): sessions, users, sign-in, account flows, social, webhooks, OpenID;
+ *    then the event table (app-events.ts) is wired: the only subscriptions to the audit record and to
+ *    session revocations
+ * 6. `contextStage`: module contexts bound, the AppContext the HTTP layer, the jobs and the CLI take,
+ *    installed modules loaded
+ *
+ * It wires core's own implementations; what is not core's — the module registry, core's route table —
+ * the composition root (entry/, through src/cli/context.ts; a test its own) hands in.
  */
 export async function createAppContext(config: Config, opts: CreateAppContextOptions): Promise<AppContext> {
-  const logger = opts.logger ?? createLogger(config.logLevel);
-  const metrics = createMetrics();
-  const clock = opts.clock;
-  const refusals = createRefusalLog(logger, clock ? { now: () => clock().getTime() } : {});
-  const sequelize = await createSequelize(config, logger);
+  const basics = configStage(config, opts);
   const closers: Closer[] = [];
   try {
-    await sequelize.authenticate();
-    closers.push(
-      closer('database', async () => {
-        // SQLite's close waits for every statement queued behind another process's lock; the file is
-        // consistent at every commit, so during an outage the process leaves it to the exit.
-        if (!dbHealth.available() && dialectOf(sequelize) === 'sqlite') return;
-        await sequelize.close();
-      }),
-    );
-    const dbHealth: DatabaseHealth = new DatabaseHealth({
-      probe: databaseProbe(config, (sql) => rawQuery(sql)),
-      logger,
-      onChange: (up) => metrics.databaseState(up),
-    });
-    const rawQuery = guardDatabase(sequelize, dbHealth);
-    closers.unshift(closer('database health', async () => dbHealth.stop()));
-
-    const { redis, redisHealth, cache, store, bus, limiter, loginBackoff } = await openSharedStores(config, logger, closers);
-
-    const models = defineSystemModels(sequelize);
-    const repos = {
-      users: createUserRepository(sequelize),
-      sessions: createSessionRepository(sequelize),
-      authTokens: createAuthTokenRepository(models.AuthToken),
-      settings: createSettingsRepository(models.Setting),
-      audit: createAuditRepository(sequelize),
-    };
-    const hooks = createHooks();
-    const instanceId = randomUUID();
-    const dialect = dialectOf(sequelize);
-
-    const deferred = createDeferredWork(logger);
-    // Before the module runtime (the hub records module.* events); the modules' types are asked for at
-    // each write, by when the runtime exists.
-    const audit = createAuditService({
-      repo: repos.audit,
-      transaction: (fn) => sequelize.transaction(fn),
-      moduleTypes: () => new Map(modules.registry().flatMap((m) => m.auditEvents.map((e) => [e.type, e.description] as const))),
-      logger,
-      clock: opts.clock,
-      later: (what, work) => deferred.later(what, work),
-      onWritten: (type) => metrics.auditEvent(type),
-    });
-    // A module's context needs the services, and the services need the runtime: the runtime asks for
-    // a context on a module's first use (the reload below, a request), by when `contextDeps` is set.
-    let contextDeps: ModuleContextDeps | null = null;
-    const modules = createModuleRuntime(
-      {
-        config,
-        logger,
-        db: { sequelize, dialect, models, settings: repos.settings, instanceId },
-        bus,
-        hooks,
-        users: repos.users,
-        audit,
-        contextFor(manifest) {
-          if (!contextDeps) throw new Error(`module ${manifest.id}: context asked for before the services exist`);
-          return createModuleContext(contextDeps, manifest);
-        },
-      },
-      { registry: opts.moduleRegistry, coreRoutes: opts.coreRoutes },
-    );
-    const migrator = createMigrator(sequelize, () => [coreMigrations, ...modules.installedSources()]);
-
-    const sessions = createSessionService({
-      sessions: repos.sessions,
-      users: repos.users,
-      shared: redis ? cache : null,
-      bus,
-      logger,
-      clock: opts.clock,
-      onLookup: metrics.cacheLookup,
-      ttlSec: config.sessionTtl,
-      pendingTtlSec: config.pendingSessionTtl,
-      idleTimeoutSec: config.sessionIdleTimeout,
-      maxLifetimeSec: config.sessionMaxLifetime,
-      outage: { downSince: () => dbHealth.downSince(), refusal: () => dbHealth.refusal() },
-      outageGraceSec: config.sessionOutageGrace,
-    });
-    await sessions.subscribe();
-    redisHealth?.on('recovered', () => {
-      sessions.resync().catch((err: Error) => logger.warn({ err: err.message }, 'could not resync caches after the Redis outage'));
-    });
-    const passwords = timedHasher(createPasswordHasher(config.bcryptRounds), metrics);
-    watchCounts(metrics, repos, opts.clock);
-    const users = createUserService({
-      users: repos.users,
-      sessions,
-      passwords,
-      passwordWords: siteWords(config),
-      hooks,
-      modules,
-      transaction: (fn) => sequelize.transaction(fn),
-      audit,
-      clock: opts.clock,
-      logger,
-    });
-    const signIn = createSignIn({
-      sessions,
-      hooks,
-      logger,
-      audit,
-      transaction: (fn) => sequelize.transaction(fn),
-      onActivated: () => metrics.login('success'),
-    });
-    // Last uses of sessions still waiting for their write go out before the database closes (at most 2 s: a database down must not hold up the stop).
-    closers.unshift(closer('session use', () => within(sessions.flushUses(), 2_000)));
-    const flows = createAccountFlows({
-      config,
-      logger,
-      authTokens: repos.authTokens,
-      users: repos.users,
-      userService: users,
-      sessions,
-      passwords,
-      hooks,
-      signIn: signIn.signIn,
-      limiter,
-      deferred,
-      audit,
-      transaction: (fn) => sequelize.transaction(fn),
-      clock: opts.clock,
-    });
-    const auth = createAuthService({
-      signIn: signIn.signIn,
-      users: repos.users,
-      userService: users,
-      sessions,
-      passwords,
-      hooks,
-      backoff: loginBackoff,
-      audit,
-      transaction: (fn) => sequelize.transaction(fn),
-      config,
-      logger,
-      addressTaken: (email) => flows.verification.addressTaken(email),
-    });
-    // Mails the user about security events on their account, after commit and after the answer.
-    createSecurityNotices({
-      config,
-      users: repos.users,
-      notify: createAccountNotifier({ mailer: flows.mailer, sms: flows.sms, limiter, config, logger }),
-      detector: createNewDeviceDetector({ repo: repos.audit }),
-      later: (what, work) => deferred.later(what, work),
-      logger,
-    }).attach(audit);
-    // Mail and tokens scheduled after answers go out before the mailer closes.
-    closers.unshift(
-      closer('deferred mail', async () => {
-        await flows.deferred.idle(5_000);
-        await flows.mailer.close();
-      }),
-    );
-    const webhooks = createWebhooks({ config, sequelize, audit, logger, metrics, instanceId, clock: opts.clock, dbHealth });
-    // The worker (started by serve) stops before the database closes; its requests in flight are aborted.
-    closers.unshift(closer('webhook worker', () => webhooks.stopWorker(2_000)));
-    const oidc = createOidc({
-      config,
-      sequelize,
-      cache,
-      store,
-      audit,
-      users: repos.users,
-      sessions,
-      logger,
-      limiter,
-      outbox: webhooks,
-      clock: opts.clock,
-      outboundCa: opts.outboundCa,
-    });
-    const services: Services = {
-      audit,
-      webhooks,
-      oidc,
-      sessions,
-      passwords,
-      users,
-      auth,
-      signIn,
-      pictures: createPictureService({
-        users: repos.users,
-        dir: path.join(config.dataDirAbs, 'pictures'),
-        publicBaseUrl: config.publicBaseUrl,
-        patchUser: (id, values) => users.patch(id, values),
-        logger,
-      }),
-      ...flows,
-      social: createSocialService({
-        config,
-        ...createSocialStores(config, sequelize, repos.authTokens, opts.clock ?? (() => new Date())),
-        transaction: (fn) => sequelize.transaction(fn),
-        users: repos.users,
-        userService: users,
-        hooks,
-        signIn: signIn.signIn,
-        audit,
-        logger,
-        clock: opts.clock,
-      }),
-    };
-    contextDeps = { config, logger, dialect, sequelize, cache, limiter, loginBackoff, hooks, repos, modules, services };
-
-    const ctx: AppContext = {
-      instanceId,
-      config,
-      logger,
-      sequelize,
-      dbHealth,
-      dialect,
-      models,
-      redis,
-      redisHealth,
-      cache,
-      store,
-      bus,
-      limiter,
-      loginBackoff,
-      repos,
-      migrator,
-      hooks,
-      modules,
-      metrics,
-      refusals,
-      services,
-      async close({ withinMs = 15_000 } = {}) {
-        const end = Date.now() + withinMs;
-        for (const c of closers.splice(0)) {
-          const started = Date.now();
-          await within(c.run(), Math.max(100, end - Date.now()));
-          logger.debug({ step: c.name, ms: Date.now() - started }, 'closed');
-        }
-      },
-    };
-    closers.unshift(closer('modules', () => modules.close()));
-    // First of all (the server has stopped answering by now): the refusals counted in the last minute.
-    closers.unshift(closer('refusal log', async () => refusals.close()));
-    // Installed modules' fields, hooks and routes from the start (nothing, before the first migration).
-    await modules.reload();
-    return ctx;
+    const stores = await storesStage(config, basics, closers);
+    const events = eventsStage(basics, stores, () => modules.runtime);
+    const modules = modulesStage(config, basics, stores, events, opts);
+    const { services, notices } = await servicesStage(config, basics, stores, events, modules.runtime, closers, opts);
+    const table = eventTable({ config, notices, webhooks: services.webhooks, oidc: services.oidc, modules: modules.runtime, logger: basics.logger });
+    wireEvents(table, { audit: events.audit, sessions: services.sessions, logger: basics.logger });
+    return await contextStage(config, basics, stores, modules, services, table, closers);
   } catch (err) {
     for (const c of closers) await within(c.run(), 2_000);
     throw err;
   }
+}
+
+/** Stage 1: nothing opened yet. */
+export function configStage(config: Config, opts: Pick<CreateAppContextOptions, 'logger' | 'clock'>): AppBasics {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const clock = opts.clock;
+  return {
+    logger,
+    metrics: createMetrics(),
+    refusals: createRefusalLog(logger, clock ? { now: () => clock().getTime() } : {}),
+    clock,
+    instanceId: randomUUID(),
+  };
+}
+
+/** Stage 2: opens the database and the shared stores; their closing steps go into `closers`. */
+export async function storesStage(config: Config, basics: AppBasics, closers: Closer[]): Promise<AppStores> {
+  const { logger, metrics } = basics;
+  const sequelize = await createSequelize(config, logger);
+  let dbHealth: DatabaseHealth | null = null;
+  closers.push(
+    closer('database', async () => {
+      // SQLite's close waits for every statement queued behind another process's lock; the file is
+      // consistent at every commit, so during an outage the process leaves it to the exit.
+      if (dbHealth && !dbHealth.available() && dialectOf(sequelize) === 'sqlite') return;
+      await sequelize.close();
+    }),
+  );
+  await sequelize.authenticate();
+  const health = new DatabaseHealth({
+    probe: databaseProbe(config, (sql) => rawQuery(sql)),
+    logger,
+    onChange: (up) => metrics.databaseState(up),
+  });
+  dbHealth = health;
+  const rawQuery = guardDatabase(sequelize, health);
+  closers.unshift(closer('database health', async () => health.stop()));
+
+  const shared = await openSharedStores(config, logger, closers);
+  const models = defineSystemModels(sequelize);
+  const repos = {
+    users: createUserRepository(sequelize),
+    sessions: createSessionRepository(sequelize),
+    authTokens: createAuthTokenRepository(models.AuthToken),
+    settings: createSettingsRepository(models.Setting),
+    audit: createAuditRepository(sequelize),
+  };
+  return {
+    ...shared,
+    sequelize,
+    dialect: dialectOf(sequelize),
+    dbHealth: health,
+    models,
+    repos,
+    hooks: createHooks(),
+    transaction: (fn) => sequelize.transaction(fn),
+  };
+}
+
+/**
+ * Stage 3: before the module runtime (the hub records module.* events); the modules' event types are
+ * asked for at each write, by when the runtime exists.
+ */
+export function eventsStage(basics: AppBasics, stores: AppStores, runtime: () => ModuleRuntime): AppEvents {
+  const { logger, metrics, clock } = basics;
+  const deferred = createDeferredWork(logger);
+  const audit = createAuditService({
+    repo: stores.repos.audit,
+    transaction: stores.transaction,
+    moduleTypes: () =>
+      new Map(
+        runtime()
+          .registry()
+          .flatMap((m) => m.auditEvents.map((e) => [e.type, e.description] as const)),
+      ),
+    logger,
+    clock,
+    later: (what, work) => deferred.later(what, work),
+    onWritten: (type) => metrics.auditEvent(type),
+  });
+  return { audit, deferred };
+}
+
+/**
+ * Stage 4: the module runtime over the registry handed in (never a module-level variable). A module's
+ * context needs the services, and the services need the runtime: the runtime asks for a context on a
+ * module's first use (the reload in stage 6, a request), by when `bindContexts` has been called.
+ */
+export function modulesStage(
+  config: Config,
+  basics: AppBasics,
+  stores: AppStores,
+  events: AppEvents,
+  opts: Pick<CreateAppContextOptions, 'moduleRegistry' | 'coreRoutes'>,
+): AppModules {
+  const { sequelize, dialect, models, repos, bus, hooks } = stores;
+  let contextDeps: ModuleContextDeps | null = null;
+  const runtime = createModuleRuntime(
+    {
+      config,
+      logger: basics.logger,
+      db: { sequelize, dialect, models, settings: repos.settings, instanceId: basics.instanceId },
+      bus,
+      hooks,
+      users: repos.users,
+      audit: events.audit,
+      contextFor(manifest) {
+        if (!contextDeps) throw new Error(`module ${manifest.id}: context asked for before the services exist`);
+        return createModuleContext(contextDeps, manifest);
+      },
+    },
+    { registry: opts.moduleRegistry, coreRoutes: opts.coreRoutes },
+  );
+  return {
+    runtime,
+    migrator: createMigrator(sequelize, () => [coreMigrations, ...runtime.installedSources()]),
+    bindContexts(deps) {
+      contextDeps = deps;
+    },
+  };
+}
+
+/**
+ * Stage 6: binds module contexts to the services, assembles the AppContext (what the HTTP layer,
+ * src/http/create-app.ts, the jobs and the CLI take) and loads the installed modules' fields, hooks
+ * and routes (nothing, before the first migration).
+ */
+export async function contextStage(
+  config: Config,
+  basics: AppBasics,
+  stores: AppStores,
+  modules: AppModules,
+  services: Services,
+  events: readonly EventTableRow[],
+  closers: Closer[],
+): Promise<AppContext> {
+  const { logger, metrics, refusals, instanceId } = basics;
+  const { sequelize, dialect, cache, limiter, loginBackoff, hooks, repos } = stores;
+  const runtime = modules.runtime;
+  modules.bindContexts({ config, logger, dialect, sequelize, cache, limiter, loginBackoff, hooks, repos, modules: runtime, services });
+  closers.unshift(closer('modules', () => runtime.close()));
+  // First of all (the server has stopped answering by now): the refusals counted in the last minute.
+  closers.unshift(closer('refusal log', async () => refusals.close()));
+  const ctx: AppContext = {
+    instanceId,
+    config,
+    logger,
+    sequelize,
+    dbHealth: stores.dbHealth,
+    dialect,
+    models: stores.models,
+    redis: stores.redis,
+    redisHealth: stores.redisHealth,
+    cache,
+    store: stores.store,
+    bus: stores.bus,
+    limiter,
+    loginBackoff,
+    repos,
+    migrator: modules.migrator,
+    hooks,
+    modules: runtime,
+    metrics,
+    refusals,
+    services,
+    events,
+    async close({ withinMs = 15_000 } = {}) {
+      const end = Date.now() + withinMs;
+      for (const c of closers.splice(0)) {
+        const started = Date.now();
+        await within(c.run(), Math.max(100, end - Date.now()));
+        logger.debug({ step: c.name, ms: Date.now() - started }, 'closed');
+      }
+    },
+  };
+  await runtime.reload();
+  return ctx;
 }

@@ -8,7 +8,6 @@ import { noticeResetUrl } from '../services/account-links.js';
 import { isActiveUser, mailTime } from '../services/account-flow-deps.js';
 import type { AccountNotifier } from '../services/account-notify.js';
 import { deviceParts } from '../services/user-agent.js';
-import type { AuditService } from './audit-service.js';
 import type { AuditEvent } from './audit-types.js';
 import type { NewDeviceDetector } from './new-device.js';
 
@@ -111,7 +110,7 @@ export function createSecurityNotices(deps: SecurityNoticeDeps) {
     log.debug({ type: event.type, event_id: event.id }, 'security notice handled');
   }
 
-  /** The afterRecord listener: picks the events that mail, and hands the work to after the answer. */
+  /** The after-commit reaction (the event table, src/app-events.ts): picks the events that mail, and hands the work to after the answer. */
   function handle(event: AuditEvent): void {
     const template = NOTICE_TEMPLATES[event.type];
     if (!template || event.outcome !== 'success' || !event.user_id) return;
@@ -119,13 +118,7 @@ export function createSecurityNotices(deps: SecurityNoticeDeps) {
     deps.later(`security notice ${event.type}`, () => send(event, template));
   }
 
-  return {
-    handle,
-    /** Subscribes to the record. */
-    attach(audit: Pick<AuditService, 'afterRecord'>): void {
-      audit.afterRecord(handle);
-    },
-  };
+  return { handle };
 }
 
 export type SecurityNotices = ReturnType<typeof createSecurityNotices>;

@@ -24,6 +24,11 @@ export interface CliRuntime {
   streams: CliStreams;
   /** Set by a command that finished but must exit non-zero (doctor with a failed check). */
   exitCode: number;
+  /**
+   * The modules that can be installed, handed down from the composition root (entry/cli.ts through
+   * main): core imports no module, and keeps no registry of its own.
+   */
+  modules: readonly ModuleManifest[];
 }
 
 /** Adds one top-level command (and its subcommands) to the program. */
@@ -45,12 +50,12 @@ export function globalOptions(cmd: Command): GlobalOptions {
  * Loads the configuration with `--data-dir` and the command's flags as the top layer. A ConfigError
  * propagates to run.ts, which prints every wrong key and exits 1 before anything is opened.
  */
-export function loadCliConfig(cmd: Command, flags: ConfigFlags = {}, opts: { skipFile?: boolean } = {}): Config {
+export function loadCliConfig(rt: Pick<CliRuntime, 'modules'>, cmd: Command, flags: ConfigFlags = {}, opts: { skipFile?: boolean } = {}): Config {
   const { dataDir, environmentFile: envFile } = globalOptions(cmd);
   const config = loadConfig({
     flags: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_ENV_FILE: envFile === undefined ? undefined : path.resolve(envFile), ...flags },
     skipFile: opts.skipFile,
-    moduleEnv: moduleEnvNames(moduleRegistryForCli()),
+    moduleEnv: moduleEnvNames(rt.modules),
   });
   useLogFormat(config.logFormat);
   return config;
@@ -69,19 +74,8 @@ export function cliLogger(config: Config, ui: Ui): Logger {
   return createLogger(level, ui.streams.stderr, config.logFormat);
 }
 
-let moduleRegistry: readonly ModuleManifest[] | null = null;
-
-/** The composition root (entry/cli.ts, via main) hands the CLI the module registry: core imports no module. */
-export function useModuleRegistry(registry: readonly ModuleManifest[]): void {
-  moduleRegistry = registry;
-}
-
-/** The registry handed in (empty before), for commands that modules add to core groups (`alias`). */
-export const moduleRegistryForCli = (): readonly ModuleManifest[] => moduleRegistry ?? [];
-
 /** Opens the app context (database, Redis, modules); it and the route table are imported lazily so --help stays fast. */
-export async function openApp(config: Config, logger: Logger): Promise<AppContext> {
-  if (!moduleRegistry) throw new Error('no module registry: the CLI must be started through its entry (entry/cli.ts)');
+export async function openApp(rt: Pick<CliRuntime, 'modules'>, config: Config, logger: Logger): Promise<AppContext> {
   // What --verbose and LOG_LEVEL=debug promise: where this process looks, before it opens anything.
   logger.debug(
     {
@@ -96,7 +90,7 @@ export async function openApp(config: Config, logger: Logger): Promise<AppContex
   );
   const started = performance.now();
   const [{ createAppContext }, { coreRoutes }] = await Promise.all([import('../app-context.js'), import('../http/routes/index.js')]);
-  const app = await createAppContext(config, { logger, moduleRegistry, coreRoutes });
+  const app = await createAppContext(config, { logger, moduleRegistry: rt.modules, coreRoutes });
   logger.debug({ dialect: app.dialect, ms: Math.round(performance.now() - started) }, 'app context open');
   return app;
 }
@@ -120,9 +114,15 @@ export async function requireSchema(app: AppContext): Promise<void> {
  * SQLite file is refused before anything is opened: a command run on the wrong data dir leaves no
  * empty database behind. Only commands that set a database up (migrate, restore) pass `create`.
  */
-export async function withApp<T>(config: Config, logger: Logger, fn: (app: AppContext) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
+export async function withApp<T>(
+  rt: Pick<CliRuntime, 'modules'>,
+  config: Config,
+  logger: Logger,
+  fn: (app: AppContext) => Promise<T>,
+  opts: { create?: boolean } = {},
+): Promise<T> {
   if (!opts.create) await requireDatabase(config);
-  const app = await openApp(config, logger);
+  const app = await openApp(rt, config, logger);
   try {
     return await fn(app);
   } finally {

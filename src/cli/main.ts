@@ -1,5 +1,5 @@
 import { runCli } from './create-cli.js';
-import { useModuleRegistry, type CliRuntime } from './context.js';
+import type { CliRuntime } from './context.js';
 import type { ModuleManifest } from '../modules/define-module.js';
 
 /**
@@ -7,10 +7,10 @@ import type { ModuleManifest } from '../modules/define-module.js';
  * `registry` is the modules that can be installed, given by the composition root (entry/cli.ts).
  */
 export async function main(registry: readonly ModuleManifest[]): Promise<never> {
-  useModuleRegistry(registry);
   const rt: CliRuntime = {
     streams: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
     exitCode: 0,
+    modules: registry,
   };
   // A reader that goes away early (`gatehouse doctor | head -1`) is not an error: stop quietly, with
   // the exit code the command has so far, instead of a stack trace about EPIPE.

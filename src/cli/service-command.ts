@@ -18,9 +18,9 @@ export async function runServiceCommand<T>(
   opts: { help: string; listHint: string; details?: boolean },
 ): Promise<{ ui: Ui; value: T }> {
   const ui = commandUi(rt, cmd);
-  const config = loadCliConfig(cmd);
+  const config = loadCliConfig(rt, cmd);
   try {
-    const value = await withApp(config, cliLogger(config, ui), async (app) => {
+    const value = await withApp(rt, config, cliLogger(config, ui), async (app) => {
       await requireSchema(app);
       return fn(app, ui);
     });

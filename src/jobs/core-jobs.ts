@@ -1,4 +1,3 @@
-import type { OidcService } from '../oidc/oidc.js';
 import type { AuditService } from '../audit/audit-service.js';
 import type { Config } from '../config/schema.js';
 import type { SystemModels } from '../data/models/system.models.js';
@@ -14,7 +13,8 @@ export interface JobDeps {
     sessions: Pick<SessionService, 'pruneExpired'>;
     audit: Pick<AuditService, 'prune'>;
     webhooks: Pick<WebhookService, 'pruneWebhookLog'>;
-    oidc: Pick<OidcService, 'prune'>;
+    /** The OpenID provider's expired artefacts (src/oidc). */
+    oidc: { prune(): Promise<unknown> };
   };
   models: Pick<SystemModels, 'JobRun'>;
   repos: { authTokens: Pick<AuthTokenRepository, 'deleteSpent'> };

@@ -8,6 +8,7 @@ import type { Transaction } from '../data/unit-of-work.js';
 import type { AnyModuleRouteDef, ModuleRouteDef } from './module-route.js';
 import type { ModuleContext } from './module-context.js';
 import type { HookPayload } from './hooks.js';
+import type { AuditEvent } from '../audit/audit-types.js';
 
 /** A users column a module contributes; `module` is filled in from the manifest. */
 export type ModuleUserField = Omit<UserFieldDef, 'module'>;
@@ -166,6 +167,21 @@ export interface ModuleManifest {
    * verification): only such a module may call `ctx.signIn` with `{ factors: 2 }`.
    */
   provesTwoFactors?: boolean;
+
+  // Events (issue 61): the module's rows of the event table (src/app-events.ts).
+  /**
+   * Reactions to committed security events (core's catalogue, src/audit/event-types.ts, or a module's
+   * `auditEvents`): each runs after the event's transaction commits, while the module is installed and
+   * switched on, with its context; a failing one is logged, never the change's error.
+   */
+  events?: ModuleEventReaction[];
+}
+
+/** One reaction of a module to security events (the manifest's `events`). */
+export interface ModuleEventReaction {
+  /** Event types it answers, e.g. `['user.disabled', 'password.changed']`. */
+  on: string[];
+  handler(event: AuditEvent, ctx: ModuleContext): Promise<void> | void;
 }
 
 type Optional =
@@ -310,6 +326,8 @@ const manifestSchema = z.strictObject({
     .optional(),
   beforeUninstall: fn('beforeUninstall').optional(),
   provesTwoFactors: z.boolean().optional(),
+  // Events (issue 61).
+  events: z.array(z.strictObject({ on: z.array(z.string().regex(/^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_]*)+$/)).min(1), handler: fn('handler') })).optional(),
 });
 
 export class ModuleManifestError extends Error {

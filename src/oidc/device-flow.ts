@@ -38,7 +38,7 @@ type Ctx = {
 
 /**
  * `features.deviceFlow`. The provider's verification route is `/device`, which the HTTP side never hands to it
- * (src/http/oidc-mount.ts forwards /oidc/* only), so its own HTML (userCodeInputSource, userCodeConfirmSource,
+ * (src/oidc/http-mount.ts forwards /oidc/* only), so its own HTML (userCodeInputSource, userCodeConfirmSource,
  * successSource) is never the answer: were one called, it sends the browser to the hosted page.
  */
 export function deviceFlowFeature(errors: Record<string, new (description?: string) => Error>) {

@@ -6,10 +6,11 @@ import type { AuditService } from '../audit/audit-service.js';
 import type { Cache, Store } from '../cache/cache.js';
 import type { Config } from '../config/schema.js';
 import type { UserRepository } from '../data/repositories/user-repository.js';
-import type { SessionService } from '../services/session-service.js';
+import type { SessionsRevoked } from '../services/session-service.js';
 import { unavailable } from '../errors/app-error.js';
 import type { Logger } from '../log/logger.js';
-import { limitClassesOf, type LimitTableConfig } from '../limits/limit-classes.js';
+import type { LimitTableConfig } from '../limits/limit-classes.js';
+import { countInClass } from '../limits/count-in-class.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { createSealer } from '../social/crypto.js';
 import { createDbAdapter, createStoreAdapter, pruneArtefacts, SESSION_BOUND, SESSION_LINK, SHORT_LIVED, type OidcAdapter } from './adapter.js';
@@ -40,8 +41,6 @@ export interface OidcDeps {
   store: Store | null;
   audit: AuditService;
   users: Pick<UserRepository, 'findById'>;
-  /** Told of revoked Gatehouse sessions: the tokens issued in them end too. */
-  sessions: Pick<SessionService, 'onRevoked'>;
   logger: Logger;
   /** Counts failed client authentications per client (the `oidc-client-auth` class). */
   limiter: RateLimiter;
@@ -54,13 +53,6 @@ export interface OidcDeps {
 
 /** What the HTTP layer hands the provider: the parts that read requests and write pages. */
 export type OidcHttpGlue = Pick<ProviderDeps, 'gatehouseSession' | 'endGatehouseSession' | 'renderLogout' | 'renderLoggedOut'>;
-
-/**
- * Audit events a change to a user's account writes that end every grant of theirs (refresh tokens
- * included). A revoked session ends only what was issued in it (the session service tells, see
- * `revokeSessions`); a revocation of every session of a user ends everything, as these do.
- */
-const REVOKING_EVENTS = new Set(['user.disabled', 'user.deleted', 'password.changed', 'password.reset', 'user.role_changed', 'email.changed']);
 
 /** How often an instance looks for a key that was added or started signing. */
 const KEY_CHECK_MS = 10_000;
@@ -96,7 +88,7 @@ export function createOidc(deps: OidcDeps) {
   let built: { provider: Provider; fingerprint: string } | null = null;
   let checkedAt = 0;
   let pending: Promise<Provider> | null = null;
-  /** What the HTTP side handed the provider (oidc-mount.ts): the hosted /device page builds it with the same. */
+  /** What the HTTP side handed the provider (http-mount.ts): the hosted /device page builds it with the same. */
   let httpGlue: OidcHttpGlue | null = null;
 
   async function revokeAccount(accountId: string, tx?: Transaction | null): Promise<void> {
@@ -170,17 +162,6 @@ export function createOidc(deps: OidcDeps) {
       replacements: [SESSION_LINK, session.uid, payload, gatehouse.sessionId, gatehouse.userId],
     });
   }
-
-  // A user's grants end with their sessions, in the same unit of work as the change that ended them.
-  deps.audit.onRecord(async (event, tx) => {
-    if (event.user_id && REVOKING_EVENTS.has(event.type)) await revokeAccount(event.user_id, tx);
-  });
-  deps.sessions.onRevoked(async ({ ids, everyOf, signOut }, tx) => {
-    // Signing out is not a revocation (what the session authorized stays), but its clients are told it ended.
-    if (signOut) return void (await backchannel.forSessions({ uids: await providerSessionsOf(ids, tx) }, tx));
-    if (ids.length) await revokeSessions(ids, tx);
-    if (everyOf) await revokeAccount(everyOf, tx);
-  });
 
   const consentId = (accountId: string, clientId: string) => `${accountId}:${clientId}`;
   const consentGrant = async (accountId: string, clientId: string) => {
@@ -315,6 +296,23 @@ export function createOidc(deps: OidcDeps) {
 
     revokeAccount,
     revokeSessions,
+
+    /**
+     * Revoked Gatehouse sessions (the event table's `sessions.revoked`, in the revocation's unit of work):
+     * what was issued in them ends, and everything of a user all of whose sessions ended.
+     */
+    async sessionsRevoked(r: Pick<SessionsRevoked, 'ids' | 'everyOf'>, tx?: Transaction | null): Promise<void> {
+      if (r.ids.length) await revokeSessions(r.ids, tx);
+      if (r.everyOf) await revokeAccount(r.everyOf, tx);
+    },
+
+    /**
+     * Gatehouse sessions signed out (the event table's `sessions.signed_out`): not a revocation, what they
+     * authorized stays, but the clients with a back-channel logout URI are told they ended.
+     */
+    async sessionsSignedOut(ids: string[], tx?: Transaction | null): Promise<void> {
+      await backchannel.forSessions({ uids: await providerSessionsOf(ids, tx) }, tx);
+    },
     prune: () => pruneArtefacts(sequelize, clock()),
   };
   /** The device authorization grant's approvals (RFC 8628; the hosted /device page). */
@@ -332,11 +330,9 @@ export function createOidc(deps: OidcDeps) {
 
   /** One failed authentication of a client: when its budget is spent, it is refused until the window ends. */
   async function clientAuthFailed(clientId: string): Promise<void> {
-    if (!config.rateLimitsEnabled) return;
     try {
-      const { rule } = limitClassesOf(config, []).get('oidc-client-auth');
-      const r = await deps.limiter.consume('oidc-client-auth', clientId, rule);
-      if (!r.allowed) await deps.cache.set(`oidc:client-blocked:${clientId}`, '1', Math.max(1, r.retryAfterSec));
+      const r = await countInClass({ config, limiter: deps.limiter }, 'oidc-client-auth', clientId);
+      if (r && !r.allowed) await deps.cache.set(`oidc:client-blocked:${clientId}`, '1', Math.max(1, r.retryAfterSec));
     } catch (err) {
       deps.logger.warn({ err: (err as Error).message }, 'could not count a failed OIDC client authentication');
     }
@@ -349,7 +345,7 @@ export function createOidc(deps: OidcDeps) {
     const clientId = oidc?.client?.clientId ?? null;
     const userId = oidc?.account?.accountId ?? oidc?.session?.accountId ?? null;
     // The client acted (its token request, its authorization request through the browser); where from, and
-    // the request id, come from the request's audit scope (src/http/oidc-mount.ts enters one).
+    // the request id, come from the request's audit scope (src/oidc/http-mount.ts enters one).
     const actor = clientId ? { via: 'oidc_client' as const, client_id: clientId } : undefined;
     const err = detail.detail as { error?: string; error_detail?: string; error_description?: string } | undefined;
     switch (event) {

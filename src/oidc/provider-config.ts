@@ -50,9 +50,8 @@ export const OIDC_CLAIMS = {
   roles: ['roles', 'user_type'],
 };
 
-/** `acr` values: one factor, or two. */
-export const ACR_1FA = 'urn:gatehouse:acr:1fa';
-export const ACR_2FA = 'urn:gatehouse:acr:2fa';
+/** `acr` values: one factor, or two (with what a sign-in proved, src/services/sign-in-amr.ts: the /device page reads them too). */
+export { ACR_1FA, ACR_2FA } from '../services/sign-in-amr.js';
 
 /** Lifetimes in seconds; the authorization code's comes from OIDC_CODE_TTL_SECONDS (`codeTtl` below). */
 export const TTL = {

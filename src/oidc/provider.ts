@@ -296,7 +296,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
       backchannelLogout: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
-        // Both pages are the view layer's templates (src/http/oidc-mount.ts), sent with their own policy.
+        // Both pages are the view layer's templates (src/oidc/http-mount.ts), sent with their own policy.
         logoutSource: async (ctx: SourceCtx & { oidc: { params?: { post_logout_redirect_uri?: unknown } } }, form: string) => {
           const client = ctx.oidc.client;
           const returnTo = typeof ctx.oidc.params?.post_logout_redirect_uri === 'string' ? ctx.oidc.params.post_logout_redirect_uri : null;
@@ -332,7 +332,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     },
     renderError: async (ctx: { type: string; body: unknown; status: number }, out: Record<string, string>) => {
       ctx.type = 'application/json';
-      // A 503 was set for an outage (the HTTP side's `server_error` listener, src/http/oidc-mount.ts): say so.
+      // A 503 was set for an outage (the HTTP side's `server_error` listener, src/oidc/http-mount.ts): say so.
       ctx.body =
         ctx.status === 503
           ? OUTAGE_BODY
@@ -340,7 +340,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
     },
   });
   // Koa reads the request's address, scheme and host from X-Forwarded-* headers that the HTTP side
-  // (src/http/oidc-mount.ts, `fromPublicUrl`) always sets itself: the scheme and host of PUBLIC_URL, and the
+  // (src/oidc/http-mount.ts, `fromPublicUrl`) always sets itself: the scheme and host of PUBLIC_URL, and the
   // client address as Gatehouse's TRUST_PROXY reads it. A client's own such headers never reach the provider.
   provider.proxy = true;
 

@@ -56,4 +56,8 @@ export function withSecondFactor(amr: readonly string[], secondFactor: 'code' | 
 
 /** The stored form (space-separated, as a scope) and back. */
 export const amrText = (amr: readonly string[]) => (amr.length ? amr.join(' ') : null);
+/** OpenID `acr` values for a session's sign-in: one factor, or two (`two_factor_verified`). */
+export const ACR_1FA = 'urn:gatehouse:acr:1fa';
+export const ACR_2FA = 'urn:gatehouse:acr:2fa';
+
 export const amrList = (text: string | null | undefined) => registeredAmr(text ? text.split(' ') : []);

@@ -119,37 +119,41 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     return sendAttempt({ ...common, body: built.body, contentType: built.contentType, secrets: [] }, now);
   };
 
-  // The outbox: one message per subscribed endpoint, written in the event's own transaction, so a
-  // committed event always has its messages and a rolled-back one has none.
   // Events that put messages in the outbox: only those wake the worker once committed (an event no
   // endpoint subscribes to, the common case, costs no claim query). Weak: a rolled-back event's entry goes with it.
   const enqueued = new WeakSet<object>();
-  deps.audit.onRecord(async (event, tx) => {
-    const endpoints = await deps.repo.enabledEndpoints({ tx });
-    const at = now();
-    for (const e of endpoints) {
-      if (!subscribes(e.events, event.type)) continue;
-      enqueued.add(event);
-      await deps.repo.insertMessage(
-        {
-          id: `msg_${eventId()}`,
-          endpoint_id: e.id,
-          event_id: event.id,
-          type: event.type,
-          payload: webhookBody(event, e.include_ip_user_agent),
-          status: 'pending',
-          next_attempt_at: new Date(at.getTime() + (deps.schedule[0] ?? 0) * 1000),
-          created_at: at,
-        },
-        { tx },
-      );
-    }
-  });
-  deps.audit.afterRecord((event) => {
-    if (enqueued.delete(event)) worker?.wake();
-  });
 
   return {
+    /**
+     * The outbox: one message per subscribed endpoint, written in the event's own transaction, so a
+     * committed event always has its messages and a rolled-back one has none (an in-transaction
+     * reaction of the event table, src/app-events.ts).
+     */
+    async enqueueFor(event: AuditEvent, tx: Transaction): Promise<void> {
+      const endpoints = await deps.repo.enabledEndpoints({ tx });
+      const at = now();
+      for (const e of endpoints) {
+        if (!subscribes(e.events, event.type)) continue;
+        enqueued.add(event);
+        await deps.repo.insertMessage(
+          {
+            id: `msg_${eventId()}`,
+            endpoint_id: e.id,
+            event_id: event.id,
+            type: event.type,
+            payload: webhookBody(event, e.include_ip_user_agent),
+            status: 'pending',
+            next_attempt_at: new Date(at.getTime() + (deps.schedule[0] ?? 0) * 1000),
+            created_at: at,
+          },
+          { tx },
+        );
+      }
+    },
+    /** After the event committed: wakes the worker when `enqueueFor` put a message in the outbox for it. */
+    wakeFor(event: AuditEvent): void {
+      if (enqueued.delete(event)) worker?.wake();
+    },
     /** How the body of a kind of core's own deliveries is built (each attempt). */
     registerKind(kind: string, build: SystemBody): void {
       systemKinds.set(kind, build);

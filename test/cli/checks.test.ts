@@ -10,7 +10,6 @@ import { versionAtLeast } from '../../src/cli/checks/node-version.js';
 import { secretsCheck, weakness } from '../../src/cli/checks/secrets.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { moduleSettingsCheck } from '../../src/cli/checks/module-checks.js';
-import { useModuleRegistry } from '../../src/cli/context.js';
 import { moduleEnvNames } from '../../src/modules/module-env.js';
 import { registry } from '../../modules/index.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -86,10 +85,9 @@ describe('individual checks', () => {
   });
 
   it('when a module setting in the environment fits no reading, then the module-settings check warns naming it', async () => {
-    useModuleRegistry(registry);
     const names = moduleEnvNames(registry);
     const ctxWith = (env: Record<string, string>) =>
-      createCheckContext({ config: loadConfig({ env: { GATEHOUSE_DATA_DIR: dir, ...env }, moduleEnv: names }), logger, openApp: noApp });
+      createCheckContext({ config: loadConfig({ env: { GATEHOUSE_DATA_DIR: dir, ...env }, moduleEnv: names }), logger, openApp: noApp, modules: registry });
     expect((await moduleSettingsCheck.run(ctxWith({}))).status).toBe('skip');
     const good = await moduleSettingsCheck.run(ctxWith({ POST_TYPES_ENABLED: 'false', RATE_LIMIT_TWO_FACTOR_USER: '3/5m' }));
     expect(good).toMatchObject({ status: 'ok', message: expect.stringContaining('POST_TYPES_ENABLED') });

@@ -9,7 +9,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app.js';
 const REDIRECT = 'http://localhost:9999/cb';
 
 /**
- * The provider's HTTP side (src/http/oidc-mount.ts): discovery built from PUBLIC_URL whatever the request
+ * The provider's HTTP side (src/oidc/http-mount.ts): discovery built from PUBLIC_URL whatever the request
  * names, oidc-provider's auto-submitting pages allowed their one script, the logout page's promise, the
  * consent form's origin check, and the actor and source of the provider's audit events.
  */

@@ -28,7 +28,7 @@ describe('the CLI audit scope', () => {
     commands.push(probe);
     try {
       const streams = { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough() };
-      const code = await runCli(['node', 'gatehouse', 'audit-probe'], { streams: streams as never, exitCode: 0 });
+      const code = await runCli(['node', 'gatehouse', 'audit-probe'], { streams: streams as never, exitCode: 0, modules: [] });
       expect(code).toBe(0);
     } finally {
       commands.splice(commands.indexOf(probe), 1);

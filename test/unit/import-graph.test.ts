@@ -142,6 +142,16 @@ describe('the import graph of src/, entry/ and modules/', () => {
   it('has no cycle of value imports at all', () => {
     expect(cycles(graph, true).map(describeCycle), 'value import cycles').toEqual([]);
   });
+
+  it('reaches the OpenID provider (src/oidc) only from above it: the builder, the HTTP root and route table, the CLI', () => {
+    // What the layers below need of it (grants ending with sessions, its limit classes, its acr values,
+    // its expired artefacts) goes through the event table (src/app-events.ts), create-app.ts and ports.
+    const into = [...graph]
+      .filter(([from, edges]) => !from.startsWith('src/oidc/') && edges.some((e) => e.to.startsWith('src/oidc/')))
+      .map(([from]) => from)
+      .sort();
+    expect(into).toEqual(['src/app-services.ts', 'src/cli/checks/oidc.ts', 'src/cli/commands/oidc.ts', 'src/http/create-app.ts', 'src/http/routes/index.ts']);
+  });
 });
 
 describe('the cycle finder', () => {

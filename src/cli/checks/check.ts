@@ -1,6 +1,7 @@
 import type { AppContext } from '../../app-context.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log/logger.js';
+import type { ModuleManifest } from '../../modules/define-module.js';
 import { requireDatabase } from '../database-file.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
@@ -28,6 +29,8 @@ export interface CheckContext {
   requireConfig(): Config;
   /** The app context (database, Redis, modules), opened once and shared by the checks. */
   app(): Promise<AppContext>;
+  /** The modules that can be installed (the registry the composition root handed the CLI). */
+  modules: readonly ModuleManifest[];
 }
 
 /** A doctor check as data. Modules may contribute more of these. */
@@ -63,6 +66,8 @@ export interface CheckContextOptions {
   readOnly?: boolean;
   /** Opens the app context (lazily, once). */
   openApp: (config: Config) => Promise<AppContext>;
+  /** The module registry (CheckContext.modules; none when left out). */
+  modules?: readonly ModuleManifest[];
 }
 
 /** A context whose app is opened on first use; close() closes it if it was. */
@@ -79,6 +84,7 @@ export function createCheckContext(opts: CheckContextOptions): CheckContext & { 
     logger: opts.logger,
     requireConfig,
     readOnly: Boolean(opts.readOnly),
+    modules: opts.modules ?? [],
     app() {
       pending ??= (async () => {
         const config = requireConfig();

@@ -1,5 +1,4 @@
 import { envProblems } from '../../modules/module-env.js';
-import { moduleRegistryForCli } from '../context.js';
 import { fail, ok, skip, warn, type Check } from './check.js';
 
 /**
@@ -38,7 +37,7 @@ export const moduleSettingsCheck: Check = {
     const env = ctx.requireConfig().moduleEnv;
     const given = Object.keys(env).length;
     if (!given) return skip('none given');
-    const problems = envProblems(moduleRegistryForCli(), env);
+    const problems = envProblems(ctx.modules, env);
     if (problems.length) return warn(problems.join('; '), 'fix or remove them: each is ignored, the stored or default value applies (see README "Modules")');
     return ok(`${given} given: ${Object.keys(env).sort().join(', ')}`);
   },

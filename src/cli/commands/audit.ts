@@ -140,8 +140,8 @@ export const registerAudit: CommandRegistrar = (program, rt) => {
     .option('--json', 'print the result as JSON')
     .action(async (opts: ListOptions, cmd) => {
       const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
-      const { result, emails } = await withApp(config, cliLogger(config, ui), async (app) => {
+      const config = loadCliConfig(rt, cmd);
+      const { result, emails } = await withApp(rt, config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
         const result = await page(app, { ...(await filtersOf(app, opts)), limit: opts.limit });
         return { result, emails: await emailsOf(app, result.events) };
@@ -161,9 +161,9 @@ export const registerAudit: CommandRegistrar = (program, rt) => {
     .option('--until <iso>', 'before this date or time (default: now)', instantArg)
     .action(async (opts: { since: Date; until?: Date }, cmd) => {
       const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
+      const config = loadCliConfig(rt, cmd);
       const out = rt.streams.stdout;
-      const exported = await withApp(config, cliLogger(config, ui), async (app) => {
+      const exported = await withApp(rt, config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
         // A fixed end, so events written while the export runs neither shift the pages nor join halfway.
         const filters = await filtersOf(app, { since: opts.since, until: opts.until ?? new Date() });

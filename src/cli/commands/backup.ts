@@ -27,10 +27,10 @@ export const registerBackup: CommandRegistrar = (program, rt) => {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { out?: string }, cmd) => {
       const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
+      const config = loadCliConfig(rt, cmd);
       const { createBackup, defaultBackupFile } = await import('../../backup/backup.js');
       const out = opts.out ? path.resolve(opts.out) : defaultBackupFile(config.dataDirAbs, packageVersion());
-      const result = await withApp(config, cliLogger(config, ui), (app) =>
+      const result = await withApp(rt, config, cliLogger(config, ui), (app) =>
         explained(() =>
           ui.task(
             `Backing up to ${out}`,
@@ -53,7 +53,7 @@ export const registerBackup: CommandRegistrar = (program, rt) => {
     .option('--json', 'print the result as JSON')
     .action(async (file: string, opts: { keepConfig?: boolean }, cmd) => {
       const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
+      const config = loadCliConfig(rt, cmd);
       const { openBackup, restoreBackup } = await import('../../backup/restore.js');
       const backup = await explained(() => openBackup(path.resolve(file)));
       try {
@@ -67,6 +67,7 @@ export const registerBackup: CommandRegistrar = (program, rt) => {
         if (!sure) throw new CliError('restore cancelled; nothing changed');
         // A restore may be what sets up a fresh data dir (a new host), so it may create the database.
         const done = await withApp(
+          rt,
           config,
           cliLogger(config, ui),
           (app) =>
@@ -80,7 +81,7 @@ export const registerBackup: CommandRegistrar = (program, rt) => {
           { create: true },
         );
         // A schema older than this version's is brought up to date by `migrate`; say so rather than leave serve to refuse.
-        const pending = await withApp(loadCliConfig(cmd), cliLogger(config, ui), (app) =>
+        const pending = await withApp(rt, loadCliConfig(rt, cmd), cliLogger(config, ui), (app) =>
           requireSchema(app).then(
             () => null,
             (err: Error) => err.message,

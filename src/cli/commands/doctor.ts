@@ -18,14 +18,14 @@ export const registerDoctor: CommandRegistrar = (program, rt) => {
       let config: Config | null = null;
       let configError: Error | null = null;
       try {
-        config = loadCliConfig(cmd);
+        config = loadCliConfig(rt, cmd);
       } catch (err) {
         // A bad configuration is the doctor's first finding, not a reason to stop.
         if (!(err instanceof ConfigError)) throw err;
         configError = err;
       }
       const logger = config ? cliLogger(config, ui) : createLogger('warn', rt.streams.stderr);
-      const ctx = createCheckContext({ config, configError, logger, readOnly: true, openApp: (c) => openApp(c, logger) });
+      const ctx = createCheckContext({ config, configError, logger, readOnly: true, modules: rt.modules, openApp: (c) => openApp(rt, c, logger) });
       const width = Math.max(...doctorChecks().map((c) => c.title.length));
       const show = (o: CheckOutcome) => {
         ui.print(`  ${LABEL[o.status].padEnd(5)} ${o.title.padEnd(width)}  ${o.message}`);

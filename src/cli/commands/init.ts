@@ -44,7 +44,7 @@ type AdminOutcome =
 async function runInit(opts: InitOptions, cmd: Command, rt: CliRuntime): Promise<void> {
   const ui = commandUi(rt, cmd);
   // Without the file: where the data dir is, and whether the environment is valid, before any write.
-  const base = loadCliConfig(cmd, {}, { skipFile: true });
+  const base = loadCliConfig(rt, cmd, {}, { skipFile: true });
   const existing = readExistingConfig(base.configFile);
   const values = await configAnswers(ui, opts, existing, base);
   // Recorded, so later commands given only --data-dir (doctor, say) read the same env file as the service.
@@ -55,9 +55,9 @@ async function runInit(opts: InitOptions, cmd: Command, rt: CliRuntime): Promise
   const change = writeConfigFile(base.configFile, existing, values);
   ui.step('ok', `config.json ${change.status}`, describeChange(change));
 
-  const config = loadCliConfig(cmd);
+  const config = loadCliConfig(rt, cmd);
   const logger = cliLogger(config, ui);
-  const ctx = createCheckContext({ config, logger, openApp: (c) => openApp(c, logger) });
+  const ctx = createCheckContext({ config, logger, modules: rt.modules, openApp: (c) => openApp(rt, c, logger) });
   try {
     for (const check of preflightChecks('init')) {
       const r = await check.run(ctx);

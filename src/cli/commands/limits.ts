@@ -17,11 +17,11 @@ export const registerLimits: CommandRegistrar = (program, rt) => {
         throw new UsageError('limits reset needs --email, --ip, or both', 'gatehouse limits reset --email user@example.com --ip 203.0.113.7');
       const { isIP } = await import('node:net');
       if (opts.ip !== undefined && !isIP(opts.ip)) throw new UsageError(`--ip: not an IP address: ${opts.ip}`);
-      const config = loadCliConfig(cmd);
+      const config = loadCliConfig(rt, cmd);
       let cleared: string[];
       if (config.redisUrl) {
         const { resetLimits } = await import('../../services/limit-reset.js');
-        cleared = await withApp(config, cliLogger(config, ui), (app) => resetLimits(app, opts));
+        cleared = await withApp(rt, config, cliLogger(config, ui), (app) => resetLimits(app, opts));
       } else {
         // The limits live in the memory of the running gatehouse serve: ask it (limits.routes.ts).
         const { resetOnRunningServer } = await import('./limits-remote.js');

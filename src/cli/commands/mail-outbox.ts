@@ -93,7 +93,7 @@ export function registerMailOutbox(mail: Command, rt: CliRuntime): void {
         to = r.data;
       }
       const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
+      const config = loadCliConfig(rt, cmd);
       const dir = outboxDir(config.dataDirAbs);
       const files = await outboxFiles(dir);
       let mails: OutboxMail[] = [];

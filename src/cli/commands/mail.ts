@@ -9,8 +9,8 @@ export const registerMail: CommandRegistrar = (program, rt) => {
     withApp(fn) {
       // Global options live on the program; the mail command has no config flags of its own.
       const ui = commandUi(rt, program);
-      const config = loadCliConfig(program);
-      return withApp(config, cliLogger(config, ui), async (app) => {
+      const config = loadCliConfig(rt, program);
+      return withApp(rt, config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
         return fn(app);
       });

@@ -28,10 +28,11 @@ export const registerMigrate: CommandRegistrar = (program, rt) => {
     .action(async (opts: MigrateOptions, cmd) => {
       const ui = commandUi(rt, cmd);
       if ([opts.dryRun, opts.status, opts.unlock].filter(Boolean).length > 1) throw new UsageError('use one of --dry-run, --status, --unlock');
-      let config = loadCliConfig(cmd);
+      let config = loadCliConfig(rt, cmd);
       // A dry run on a data dir without a database plans against an empty one in memory: it creates no file.
       if (opts.dryRun && (await missingDatabase(config))) config = { ...config, databaseUrl: 'sqlite::memory:' };
       await withApp(
+        rt,
         config,
         cliLogger(config, ui),
         async (app) => {

@@ -27,8 +27,8 @@ function action(rt: CliRuntime, run: Run, opts: { anySchema?: boolean } = {}) {
   return async (...args: unknown[]) => {
     const cmd = args[args.length - 1] as Command;
     const ui = commandUi(rt, cmd);
-    const config = loadCliConfig(cmd);
-    await withApp(config, cliLogger(config, ui), async (app) => {
+    const config = loadCliConfig(rt, cmd);
+    await withApp(rt, config, cliLogger(config, ui), async (app) => {
       if (!opts.anySchema) await requireCoreSchema(app);
       await run(ui, app);
     });

@@ -134,7 +134,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
         const { ui, value } = await run(rt, cmd, (app) => app.services.oidc.clients.add(input));
         ui.print(`registered ${value.client.client_id} (${value.client.name})`);
         if (value.client_secret) ui.print(`client_secret (shown once; only a hash is kept): ${value.client_secret}`);
-        ui.print(`issuer: ${loadCliConfig(cmd).publicBaseUrl}`);
+        ui.print(`issuer: ${loadCliConfig(rt, cmd).publicBaseUrl}`);
         ui.result({ success: true, client_id: value.client.client_id, client_secret: value.client_secret, client: value.client });
       },
     );

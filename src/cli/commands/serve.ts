@@ -7,7 +7,7 @@ import { createLogger, type Logger } from '../../log/logger.js';
 import { createCheckContext } from '../checks/check.js';
 import { preflightChecks } from '../checks/index.js';
 import { databaseCheck } from '../checks/database.js';
-import { commandUi, loadCliConfig, openApp, type CommandRegistrar, type ConfigFlags } from '../context.js';
+import { commandUi, loadCliConfig, openApp, type CliRuntime, type CommandRegistrar, type ConfigFlags } from '../context.js';
 import { portArg } from '../arg-parsers.js';
 import { CliError } from '../errors.js';
 import { applyMigrations } from '../migrations.js';
@@ -43,9 +43,9 @@ export const registerServe: CommandRegistrar = (program, rt) => {
 
   async function serve(opts: ServeOptions, cmd: Command): Promise<void> {
     const flags: ConfigFlags = { PORT: opts.port, HOST: opts.host };
-    if (cluster.isWorker) return serveWorker(cmd, flags);
+    if (cluster.isWorker) return serveWorker(rt, cmd, flags);
     const tty = commandUi(rt, cmd);
-    const config = loadCliConfig(cmd, flags);
+    const config = loadCliConfig(rt, cmd, flags);
     const logger = createLogger(tty.verbose ? 'debug' : config.logLevel);
     installLastResort(logger);
     // In a terminal, lines for people; anywhere else the log is JSON, so they become log entries too.
@@ -54,8 +54,8 @@ export const registerServe: CommandRegistrar = (program, rt) => {
     if (opts.workers > 1 && !config.redisUrl) {
       ui.warn(`--workers ${opts.workers} without REDIS_URL: rate limits and session caches are per worker; set REDIS_URL to share them`);
     }
-    if (opts.workers > 1) rt.exitCode = await servePrimary(config, ui, logger, stop, opts);
-    else await serveSingle(config, ui, logger, stop, Boolean(opts.migrate));
+    if (opts.workers > 1) rt.exitCode = await servePrimary(rt, config, ui, logger, stop, opts);
+    else await serveSingle(rt, config, ui, logger, stop, Boolean(opts.migrate));
   }
 };
 
@@ -85,15 +85,18 @@ function stopWatch(config: Config, logger: Logger, opts: { orPrimaryGone?: boole
   return { signal, graceMs, remaining: () => Math.max(100, end - Date.now()) };
 }
 
+/** The module registry handed down from the composition root (CliRuntime.modules). */
+type ModuleList = Pick<CliRuntime, 'modules'>;
+
 type Prepared = { app: AppContext } | { unreachable: string };
 
 /**
  * Preflight (config, Node, data dir, database, Redis, migrations), then the app context. A database
  * that cannot be reached right now is no reason to refuse: the caller serves 503 and tries again.
  */
-async function prepare(config: Config, ui: Ui, logger: Logger, migrate: boolean, quiet = false): Promise<Prepared> {
+async function prepare(rt: ModuleList, config: Config, ui: Ui, logger: Logger, migrate: boolean, quiet = false): Promise<Prepared> {
   // Without --migrate nothing may be created: a wrong data dir is refused, not given an empty database.
-  const ctx = createCheckContext({ config, logger, openApp: (c) => openApp(c, logger), readOnly: !migrate });
+  const ctx = createCheckContext({ config, logger, modules: rt.modules, openApp: (c) => openApp(rt, c, logger), readOnly: !migrate });
   try {
     for (const check of preflightChecks('serve')) {
       if (migrate && check.id === 'migrations') continue;
@@ -199,8 +202,8 @@ async function waitingHandler(): Promise<http.RequestListener> {
   return unavailableHandler(new Date());
 }
 
-async function serveSingle(config: Config, ui: Ui, logger: Logger, stop: StopWatch, migrate: boolean): Promise<void> {
-  const first = await prepare(config, ui, logger, migrate);
+async function serveSingle(rt: ModuleList, config: Config, ui: Ui, logger: Logger, stop: StopWatch, migrate: boolean): Promise<void> {
+  const first = await prepare(rt, config, ui, logger, migrate);
   let app = 'app' in first ? first.app : null;
   try {
     const scrape = () => app!.metrics.scrape();
@@ -208,7 +211,7 @@ async function serveSingle(config: Config, ui: Ui, logger: Logger, stop: StopWat
     const server = await listen(config, app ? await appHandler(app) : await waitingHandler());
     ui.print(`Gatehouse listening on ${server.url}`);
     if ('unreachable' in first) {
-      app = await waitForDatabase(first, () => prepare(config, ui, logger, migrate, true), ui, stop).catch(async (err: unknown) => {
+      app = await waitForDatabase(first, () => prepare(rt, config, ui, logger, migrate, true), ui, stop).catch(async (err: unknown) => {
         await server.close(0);
         throw err;
       });
@@ -234,8 +237,8 @@ async function serveSingle(config: Config, ui: Ui, logger: Logger, stop: StopWat
 }
 
 /** The primary checks, migrates and runs the jobs once; workers only serve HTTP. */
-async function servePrimary(config: Config, ui: Ui, logger: Logger, stop: StopWatch, opts: ServeOptions): Promise<number> {
-  const first = await prepare(config, ui, logger, Boolean(opts.migrate));
+async function servePrimary(rt: ModuleList, config: Config, ui: Ui, logger: Logger, stop: StopWatch, opts: ServeOptions): Promise<number> {
+  const first = await prepare(rt, config, ui, logger, Boolean(opts.migrate));
   let app = 'app' in first ? first.app : null;
   try {
     // Every worker's /metrics answers with the sum over all processes (see cluster-metrics.ts).
@@ -248,7 +251,7 @@ async function servePrimary(config: Config, ui: Ui, logger: Logger, stop: StopWa
     const supervised = supervise(cluster, { workers: opts.workers, ui, graceMs: stop.graceMs });
     let failure: unknown = null;
     if ('unreachable' in first) {
-      app = await waitForDatabase(first, () => prepare(config, ui, logger, Boolean(opts.migrate), true), ui, stop).catch((err: unknown) => {
+      app = await waitForDatabase(first, () => prepare(rt, config, ui, logger, Boolean(opts.migrate), true), ui, stop).catch((err: unknown) => {
         failure = err;
         // Stops the workers the same way a signal would.
         process.kill(process.pid, 'SIGTERM');
@@ -271,8 +274,8 @@ async function servePrimary(config: Config, ui: Ui, logger: Logger, stop: StopWa
   }
 }
 
-async function serveWorker(cmd: Command, flags: ConfigFlags): Promise<void> {
-  const config = loadCliConfig(cmd, flags);
+async function serveWorker(rt: ModuleList, cmd: Command, flags: ConfigFlags): Promise<void> {
+  const config = loadCliConfig(rt, cmd, flags);
   const logger = createLogger(config.logLevel);
   installLastResort(logger);
   const stop = stopWatch(config, logger, { orPrimaryGone: true });
@@ -280,9 +283,9 @@ async function serveWorker(cmd: Command, flags: ConfigFlags): Promise<void> {
     try {
       // The database check first: it tells a locked SQLite file in a moment, where opening the app
       // would wait out every busy retry first.
-      const db = await databaseCheck.run(createCheckContext({ config, logger, openApp: (c) => openApp(c, logger), readOnly: true }));
+      const db = await databaseCheck.run(createCheckContext({ config, logger, modules: rt.modules, openApp: (c) => openApp(rt, c, logger), readOnly: true }));
       if (db.status === 'fail' && db.transient) return { unreachable: db.message };
-      return { app: await openApp(config, logger) };
+      return { app: await openApp(rt, config, logger) };
     } catch (err) {
       if (isDatabaseUnavailable(err)) return { unreachable: (err as Error).message };
       throw err;

@@ -41,8 +41,8 @@ export const registerSessions: CommandRegistrar = (program, rt) => {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { user: string }, cmd) => {
       const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
-      const { user, rows } = await withApp(config, cliLogger(config, ui), async (app) => {
+      const config = loadCliConfig(rt, cmd);
+      const { user, rows } = await withApp(rt, config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
         const user = await userByEmail(app, opts.user);
         const now = Date.now();
@@ -62,10 +62,10 @@ export const registerSessions: CommandRegistrar = (program, rt) => {
     .action(async (opts: { user?: string; id?: string }, cmd) => {
       const ui = commandUi(rt, cmd);
       if (Boolean(opts.user) === Boolean(opts.id)) throw new UsageError('sessions revoke needs exactly one of --user EMAIL or --id ID');
-      const config = loadCliConfig(cmd);
+      const config = loadCliConfig(rt, cmd);
       // Through the user service, not a DELETE: it leaves tombstones, tells every instance (Redis pub/sub)
       // and records session.revoked with the revocation (actor: the CLI).
-      const revoked = await withApp(config, cliLogger(config, ui), async (app) => {
+      const revoked = await withApp(rt, config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
         if (opts.user) return app.services.users.revokeAllSessions(null, (await userByEmail(app, opts.user)).id);
         const session = await app.repos.sessions.findById(opts.id!);
@@ -89,8 +89,8 @@ export const registerSessions: CommandRegistrar = (program, rt) => {
     .option('--json', 'print the result as JSON')
     .action(async (_opts, cmd) => {
       const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
-      const deleted = await withApp(config, cliLogger(config, ui), async (app) => {
+      const config = loadCliConfig(rt, cmd);
+      const deleted = await withApp(rt, config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
         return app.services.sessions.pruneExpired({ batch: config.sessionExpiryBatch, max: config.sessionExpiryMaxPerRun });
       });

@@ -4,15 +4,15 @@ import { packageVersion } from '../../version.js';
 import { createCheckContext, runChecks } from '../checks/check.js';
 import { doctorChecks } from '../checks/index.js';
 import type { CommandRegistrar } from '../context.js';
-import { cliLogger, commandUi, loadCliConfig, openApp, withApp } from '../context.js';
+import { cliLogger, commandUi, loadCliConfig, openApp, withApp, type CliRuntime } from '../context.js';
 import { CliError } from '../errors.js';
 import { openRelease, runTo } from '../release-file.js';
 import type { Ui } from '../ui.js';
 
 /** Doctor's checks on the running version; any failure stops the upgrade before anything changes. */
-async function preflight(config: Config, ui: Ui): Promise<void> {
+async function preflight(rt: Pick<CliRuntime, 'modules'>, config: Config, ui: Ui): Promise<void> {
   const logger = cliLogger(config, ui);
-  const ctx = createCheckContext({ config, logger, readOnly: true, openApp: (c) => openApp(c, logger) });
+  const ctx = createCheckContext({ config, logger, readOnly: true, modules: rt.modules, openApp: (c) => openApp(rt, c, logger) });
   try {
     const results = await runChecks(doctorChecks(), ctx);
     const failed = results.filter((r) => r.status === 'fail');
@@ -35,18 +35,18 @@ export const registerUpgrade: CommandRegistrar = (program, rt) => {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { release: string }, cmd) => {
       const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
+      const config = loadCliConfig(rt, cmd);
       const from = packageVersion();
       const release = await openRelease(opts.release);
       const retry = `gatehouse upgrade --release ${path.resolve(opts.release)} --data-dir ${config.dataDirAbs}`;
       try {
         ui.note(`Upgrading Gatehouse ${from} → ${release.version} (${config.dataDirAbs})`);
         if (release.checksumVerified) ui.step('ok', 'Release checksum', 'matches its .sha256');
-        await ui.task('Preflight (doctor)', () => preflight(config, ui));
+        await ui.task('Preflight (doctor)', () => preflight(rt, config, ui));
 
         const { createBackup, defaultBackupFile } = await import('../../backup/backup.js');
         const out = defaultBackupFile(config.dataDirAbs, from, 'pre-upgrade');
-        const backup = await withApp(config, cliLogger(config, ui), (app) =>
+        const backup = await withApp(rt, config, cliLogger(config, ui), (app) =>
           ui.task(
             'Backup',
             (progress) => createBackup(app, out, from, progress),
@@ -61,7 +61,7 @@ export const registerUpgrade: CommandRegistrar = (program, rt) => {
         const migrated = await runTo([...release.command, ...args], ui);
         if (migrated.code !== 0) {
           const reason = migrated.stderr.split('\n').find((l) => l.startsWith('error: ')) ?? `exit ${migrated.code}`;
-          const state = await withApp(config, cliLogger(config, ui), async (app) => {
+          const state = await withApp(rt, config, cliLogger(config, ui), async (app) => {
             const now = await app.migrator.executed();
             if (now.length === backup.manifest.migrations.length && now.every((m, i) => m === backup.manifest.migrations[i])) return 'unchanged';
             // Not everything ran in the one transaction (a dialect without transactional DDL): put the backup back.

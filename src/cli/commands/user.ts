@@ -3,7 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import type { UserRecord } from '../../data/repositories/user-repository.js';
 import { MAX_PAGE_SIZE } from '../../http/schemas/admin-users.schemas.js';
 import type { CliRuntime, CommandRegistrar } from '../context.js';
-import { cliLogger, commandUi, loadCliConfig, moduleRegistryForCli, requireSchema, withApp } from '../context.js';
+import { cliLogger, commandUi, loadCliConfig, requireSchema, withApp } from '../context.js';
 import { CliError } from '../errors.js';
 import { GENERATED_PASSWORD_TTL_MS, generatePassword, readPasswordStdin } from '../secrets.js';
 import { runServiceCommand } from '../service-command.js';
@@ -89,10 +89,10 @@ export const registerUser: CommandRegistrar = (program, rt) => {
     .option('--json', 'print the result as JSON')
     .action(async (opts: CreateOptions, cmd) => {
       const ui = commandUi(rt, cmd);
-      const config = loadCliConfig(cmd);
+      const config = loadCliConfig(rt, cmd);
       const given = opts.passwordStdin ? await readPasswordStdin(rt.streams.stdin, '--password-stdin') : null;
       const password = given ?? generatePassword();
-      const created = await withApp(config, cliLogger(config, ui), async (app) => {
+      const created = await withApp(rt, config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
         return app.services.users.create(
           { email: opts.email, password, user_type: opts.type, name: opts.name, last_name: opts.lastName, user_name: opts.userName },
@@ -187,7 +187,7 @@ export const registerUser: CommandRegistrar = (program, rt) => {
 
   // Module commands that ask to live here (their manifest's `alias`), e.g. `user <group> <command>`.
   const groups = new Map<string, Command>();
-  for (const m of moduleRegistryForCli()) {
+  for (const m of rt.modules) {
     for (const c of m.commands.filter((x) => x.alias?.[0] === 'user')) {
       const [, groupName, name] = c.alias!;
       let group = groups.get(groupName);
@@ -198,8 +198,8 @@ export const registerUser: CommandRegistrar = (program, rt) => {
       sub.option('--json', 'print the result as JSON').action(async (...argv: unknown[]) => {
         const cmd = argv[argv.length - 1] as Command;
         const ui = commandUi(rt, cmd);
-        const config = loadCliConfig(cmd);
-        const result = await withApp(config, cliLogger(config, ui), async (app) => {
+        const config = loadCliConfig(rt, cmd);
+        const result = await withApp(rt, config, cliLogger(config, ui), async (app) => {
           await requireSchema(app);
           if (!app.modules.isInstalled(m.id)) throw new CliError(`the ${m.id} module is not installed`, `gatehouse module install ${m.id}`);
           return c.run({ ctx: app.modules.context(m.id), args: cmd.args, options: cmd.opts(), print: (line) => ui.print(line) });

@@ -6,7 +6,6 @@ import { routeLimitOf } from '../route-shape.js';
 import { consumeRoute, refuse, type RouteLimit, type RouteLimitDeps } from './rate-limit.js';
 import { consumeClass, sendTooMany, setPrecountedHeaders, wasCounted } from './rate-limit-request.js';
 import { isRefusedBeforeCredentials, recountAsDefault } from './credential-limits.js';
-import { OIDC_LIMIT_CLASSES } from '../../oidc/provider.js';
 
 /** What the layers need: counting, classifiers, and the registry (its modules' routes and classes). */
 export type RateLimitLayersDeps = RouteLimitDeps & { modules: { registry?(): readonly (LimitDeclaring & { routes: Routes })[] } };
@@ -53,10 +52,12 @@ function buildClassifier(groups: Routes[]): express.Router {
  * The gate matches the request against the core routes and every module route in the registry
  * (installed or not, since the registry can change at run time) with a router of its own, so the
  * path rules are Express's; it counts the request in the matched route's class, or in default for
- * anything else (unknown paths, static files; preflights by `preflight`). A flood is thus refused before its body
+ * anything else (unknown paths, static files; preflights by `preflight`). `pathClasses` are exact
+ * `METHOD /path` classes of what is mounted outside the route table (the OpenID provider's endpoints,
+ * handed in by create-app.ts from src/oidc/http-mount.ts). A flood is thus refused before its body
  * is read, and the route's own limiter (its pipeline, route-pipeline.ts) finds its class counted and does nothing.
  */
-export function createRateLimitLayers(app: RateLimitLayersDeps, coreRoutes: Routes): RateLimitLayers {
+export function createRateLimitLayers(app: RateLimitLayersDeps, coreRoutes: Routes, pathClasses: ReadonlyMap<string, RouteLimit> = new Map()): RateLimitLayers {
   const current = registryRoutesView(app, coreRoutes, (groups) => ({ router: buildClassifier(groups), exact: buildExactClasses(groups) }));
 
   const consume =
@@ -76,7 +77,7 @@ export function createRateLimitLayers(app: RateLimitLayersDeps, coreRoutes: Rout
       return next();
     }
     const { router, exact } = current();
-    const known = OIDC_LIMIT_CLASSES.get(`${req.method} ${req.path}`) ?? exact.get(`${req.method} ${req.path}`);
+    const known = pathClasses.get(`${req.method} ${req.path}`) ?? exact.get(`${req.method} ${req.path}`);
     if (known === false) return next();
     if (known) {
       res.locals.route = req.path;

@@ -16,7 +16,7 @@ import * as openapi from '../openapi/openapi.routes.js';
 import * as limits from './limits.routes.js';
 import * as audit from './audit.routes.js';
 import * as webhooks from './webhooks.routes.js';
-import * as oidc from './oidc.routes.js';
+import * as oidc from '../../oidc/routes.js';
 import * as ownSessions from './own-sessions.routes.js';
 
 /** The table of contents of the core API: one line per route. */

@@ -1,8 +1,7 @@
 import type { Request, Response } from 'express';
-import { limitClassesOf } from '../../limits/limit-classes.js';
+import { countInClass } from '../../limits/count-in-class.js';
 import { tooManyRequests } from '../../http/middleware/rate-limit-request.js';
-import { ACR_1FA, ACR_2FA } from '../../oidc/provider.js';
-import { amrList } from '../../services/sign-in-amr.js';
+import { ACR_1FA, ACR_2FA, amrList } from '../../services/sign-in-amr.js';
 import { pageSession, type PageSession } from '../page-auth.js';
 import type { WebPage } from '../web-page.js';
 import { bodyString, withReturn } from '../web-page.js';
@@ -37,10 +36,12 @@ export function devicePages(w: WebPage) {
 
   /** A code looked up by this session: counted, refused with the 429 page when the session's budget is spent. */
   async function countLookup(s: PageSession): Promise<void> {
-    if (!app.config.rateLimitsEnabled) return;
-    const { rule } = limitClassesOf(app.config, app.modules.registry?.() ?? []).get('token-validate');
-    const r = await app.limiter.consume('token-validate', `device:session:${s.session.id}`, rule);
-    if (!r.allowed) throw tooManyRequests(r);
+    const r = await countInClass(
+      { config: app.config, limiter: app.limiter, modules: app.modules.registry?.() },
+      'token-validate',
+      `device:session:${s.session.id}`,
+    );
+    if (r && !r.allowed) throw tooManyRequests(r);
   }
 
   const renderEnter = (req: Request, res: Response, s: PageSession, code: string, error?: string) =>

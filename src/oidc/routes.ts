@@ -1,13 +1,6 @@
-import { notFound } from '../../errors/app-error.js';
-import { defineRoute } from '../define-route.js';
-import {
-  oidcClientCreateBody,
-  oidcClientParams,
-  oidcClientUpdateBody,
-  oidcResourceCreateBody,
-  oidcResourceParams,
-  oidcResourceUpdateBody,
-} from '../schemas/oidc.schemas.js';
+import { notFound } from '../errors/app-error.js';
+import { defineRoute } from '../http/define-route.js';
+import { oidcClientCreateBody, oidcClientParams, oidcClientUpdateBody, oidcResourceCreateBody, oidcResourceParams, oidcResourceUpdateBody } from './schemas.js';
 
 /**
  * The OpenID provider's clients (src/oidc, docs/oidc.md): superadmins only, as the CLI's `gatehouse oidc

@@ -3,18 +3,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
 import type { AppContext } from '../app-context.js';
-import { ACR_1FA, ACR_2FA, checkInteractionCsrf, interactionCsrf, INTERACTION_PATH, OIDC_PREFIX } from '../oidc/provider.js';
-import type { OidcHttpGlue } from '../oidc/oidc.js';
+import { ACR_1FA, ACR_2FA, checkInteractionCsrf, interactionCsrf, INTERACTION_PATH, OIDC_PREFIX } from './provider.js';
+import type { OidcHttpGlue } from './oidc.js';
 import { pickLang } from '../web/i18n.js';
 import type { WebView } from '../web/view.js';
-import type { OidcPage } from '../oidc/pages.js';
+import type { OidcPage } from './pages.js';
 import { trustedFormOrigin } from '../web/page-security.js';
 import { withAuditScope } from '../audit/audit-scope.js';
-import { requestAuditScope } from './request-audit.js';
-import { HOST_SESSION_COOKIE, parseCookies, SESSION_COOKIE, sessionCookieToken } from './request-context.js';
-import { outageRetryAfter } from './middleware/errors.js';
+import { requestAuditScope } from '../http/request-audit.js';
+import { HOST_SESSION_COOKIE, parseCookies, SESSION_COOKIE, sessionCookieToken } from '../http/request-context.js';
+import { outageRetryAfter } from '../http/middleware/errors.js';
 import { OUTAGE_BODY } from '../errors/app-error.js';
-import { consentName } from '../oidc/client-metadata.js';
+import { consentName } from './client-metadata.js';
+
+/** The provider's endpoints that count in their own rate-limit classes: create-app.ts hands them to the gate. */
+export { OIDC_LIMIT_CLASSES } from './provider.js';
 
 /** The scopes the consent page names (each has an `oidc.consent.scope.*` string). */
 const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'phone', 'roles', 'offline_access']);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { clientCreateSchema, clientUpdateSchema } from '../../oidc/clients.js';
-import { resourceCreateSchema, resourceUpdateSchema } from '../../oidc/resources.js';
+import { clientCreateSchema, clientUpdateSchema } from './clients.js';
+import { resourceCreateSchema, resourceUpdateSchema } from './resources.js';
 
 /** The OIDC admin and account APIs' request schemas; create and update bodies are the client store's own. */
 export const oidcClientCreateBody = clientCreateSchema;
