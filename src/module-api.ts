@@ -23,6 +23,17 @@ export type {
   ModuleUserField,
   ProfileRefusal,
 } from './modules/define-module.js';
+export type {
+  ModuleAccountSection,
+  ModuleConsoleNav,
+  ModuleConsolePage,
+  ModulePageKit,
+  ModulePostResult,
+  ModuleSectionPost,
+  ModuleUserPanel,
+  ModuleWeb,
+  ModuleWebPage,
+} from './modules/module-web.js';
 export { defineRoute } from './modules/module-route.js';
 export type { AuthFor, MaybeSignedIn, ModuleHandlerArgs, ModuleRouteDef, SignedIn } from './modules/module-route.js';
 export type { AuthMode, RateLimitClass, RouteLimit, UserType } from './http/route-shape.js';

@@ -8,6 +8,7 @@ import type { Transaction } from '../data/unit-of-work.js';
 import type { AnyModuleRouteDef, ModuleRouteDef } from './module-route.js';
 import type { ModuleContext } from './module-context.js';
 import type { HookPayload } from './hooks.js';
+import { webSchema, type ModuleWeb } from './module-web.js';
 
 /** A users column a module contributes; `module` is filled in from the manifest. */
 export type ModuleUserField = Omit<UserFieldDef, 'module'>;
@@ -166,6 +167,8 @@ export interface ModuleManifest {
    * verification): only such a module may call `ctx.signIn` with `{ factors: 2 }`.
    */
   provesTwoFactors?: boolean;
+  /** The pages, account sections, console pages and user-page panels it brings (module-web.ts). */
+  web?: ModuleWeb;
 }
 
 type Optional =
@@ -310,6 +313,7 @@ const manifestSchema = z.strictObject({
     .optional(),
   beforeUninstall: fn('beforeUninstall').optional(),
   provesTwoFactors: z.boolean().optional(),
+  web: webSchema.optional(),
 });
 
 export class ModuleManifestError extends Error {

@@ -140,7 +140,9 @@ export function accountPages(w: WebPage) {
       .filter((f) => f.schema && !f.writeOnly && f.type === 'string')
       .map((f) => ({ name: f.name, label: f.description ?? f.name, value: stringOf((user as unknown as Record<string, unknown>)[f.name]) }));
     const outcome = shown.outcome ?? (typeof req.query.done === 'string' ? req.query.done : null);
-    const done = outcome && OUTCOMES.has(outcome) ? t(`account.done.${outcome}`) : null;
+    const done = !outcome ? null : OUTCOMES.has(outcome) ? t(`account.done.${outcome}`) : w.modules.outcome(outcome, t);
+    // The installed modules' sections (their manifests' `web.account`), placed by their order among core's.
+    const moduleSections = await w.modules.accountSections(req, res, s);
     view.render(
       req,
       res,
@@ -165,6 +167,7 @@ export function accountPages(w: WebPage) {
         social,
         apps,
         privacy: route('privacyDelete') ? { exportUrl: route('privacyExport') ? API.privacyExport[1] : null } : null,
+        moduleSections,
         ...shown,
         done,
       },
@@ -295,6 +298,8 @@ export function accountPages(w: WebPage) {
 
   return {
     show,
+    /** A module section's post (module-pages.ts), as the page's own: signed in, the user's audit scope, post/redirect/get. */
+    moduleAction: (fn: (req: Request, res: Response, s: PageSession) => Promise<string | void>, anchor: string) => action(fn, anchor),
     profile,
     password,
     changeEmail,
