@@ -23,7 +23,7 @@ export interface ModulePageKit {
   session: { user: UserRecord; session: SessionRecord } | null;
   /** The page's strings (core's and every module's), in the user's language. */
   t(key: string, vars?: Record<string, string | number>): string;
-  /** A form field as a string of at most `max` characters (trimmed; '' when absent). */
+  /** A form field as a string of at most `max` characters, as sent (not trimmed: a password is kept whole); '' when absent. */
   field(name: string, max?: number): string;
   /**
    * Renders `<web dir>/<template>.eta` in the layout (console pages: the console's layout and tokens). The

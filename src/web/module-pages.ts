@@ -155,7 +155,7 @@ export function createModulePages(app: AppContext, view: WebView, w: Pick<WebPag
       t,
       field: (name, max = 200) => {
         const v = (req.body as Record<string, unknown> | undefined)?.[name];
-        return typeof v === 'string' ? v.slice(0, max).trim() : '';
+        return typeof v === 'string' ? v.slice(0, max) : '';
       },
       render(template, data = {}, o = {}) {
         const extra = opts.console && user ? consoleData(req, user) : {};

@@ -184,7 +184,6 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     [post, '/account/passkeys/remove', a.removePasskey],
     [post, '/account/social/unlink', a.unlink],
     [post, '/account/apps/revoke', a.revokeApp],
-    [post, '/account/privacy/delete', a.deleteAccount],
     [get, '/register', f.showRegister],
     [post, '/register', f.submitRegister, 'registration'],
     [get, '/forgot-password', f.showForgot],

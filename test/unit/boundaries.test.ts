@@ -76,8 +76,6 @@ const STILL_IN_SRC: string[] = [
   'src/web/pages/account-two-factor.ts: path /auth/two_factor/:method/setup',
   'src/web/pages/account-two-factor.ts: path /auth/two_factor/verify',
   'src/web/pages/account-two-factor.ts: path /auth/two_factor/:id',
-  'src/web/pages/account.ts: path /auth/user/me/privacy/export',
-  'src/web/pages/account.ts: path /auth/user/me/privacy/delete',
   'src/web/pages/account.ts: path /auth/passkeys/register/options',
   'src/web/pages/account.ts: path /auth/passkeys',
   'src/web/pages/account.ts: path /auth/passkeys/:id',

@@ -11,14 +11,14 @@ import { loginAttempt, loginPassed } from '../../http/routes/email-change.routes
 import { profileUpdateBody } from '../../http/schemas/profile.schemas.js';
 import type { AnyModuleRouteDef } from '../../modules/module-route.js';
 import { enabledModuleRoute, runModuleRoute } from '../module-routes.js';
-import { clearPageSessionCookie, pageSession, type PageSession } from '../page-auth.js';
+import { pageSession, type PageSession } from '../page-auth.js';
 import { bodyString, withReturn, type WebPage } from '../web-page.js';
 import { twoFactorSection, TWO_FACTOR_API, type Shown } from './account-two-factor.js';
 
 /**
  * The self-service account page (/account) and its form posts. Core writes call the API's services
  * (the profile update, the own password change, social unlink, the session service); the two-factor,
- * passkeys and privacy modules are reached through their API routes found by method and path, each
+ * passkeys modules are reached through their API routes found by method and path, each
  * route's own handler called in process with this page's session, its rate limit counted as the API
  * counts it. Every post runs in an audit scope with the signed-in user as actor, as the API's routes do.
  */
@@ -33,8 +33,6 @@ const API = {
   pkRename: ['patch', '/auth/passkeys/:id'],
   pkRemove: ['delete', '/auth/passkeys/:id'],
   pkOptions: ['post', '/auth/passkeys/register/options'],
-  privacyExport: ['get', '/auth/user/me/privacy/export'],
-  privacyDelete: ['post', '/auth/user/me/privacy/delete'],
 } as const satisfies Record<string, [AnyModuleRouteDef['method'], string]>;
 type ApiName = keyof typeof API;
 
@@ -166,7 +164,6 @@ export function accountPages(w: WebPage) {
         passkeysAdd: passkeys !== null && route('pkOptions') !== null,
         social,
         apps,
-        privacy: route('privacyDelete') ? { exportUrl: route('privacyExport') ? API.privacyExport[1] : null } : null,
         moduleSections,
         ...shown,
         done,
@@ -287,15 +284,6 @@ export function accountPages(w: WebPage) {
     return 'unlinked';
   }, 'social');
 
-  /** The privacy module's own deletion (password checked, its `login` class): then signed out. */
-  const deleteAccount = action(async (req, res, s) => {
-    await callRoute(req, res, s, 'privacyDelete', {
-      body: { confirm: field(req, 'confirm', 8) === 'yes', password: field(req, 'password', 1024) || undefined },
-    });
-    clearPageSessionCookie(res, app.config);
-    res.redirect(303, '/login');
-  }, 'your-data');
-
   return {
     show,
     /** A module section's post (module-pages.ts), as the page's own: signed in, the user's audit scope, post/redirect/get. */
@@ -316,7 +304,6 @@ export function accountPages(w: WebPage) {
     removePasskey,
     unlink,
     revokeApp,
-    deleteAccount,
   };
 }
 
