@@ -58,8 +58,11 @@ export interface ModulePages {
   userPanels(req: Request, res: Response, s: PageSession, target: { user: UserRecord; manage: boolean }): Promise<RenderedPart[]>;
   /** What the console's layout reads: the staff member's role and the navigation's module entries. */
   consoleData(req: Request, user: UserRecord): Record<string, unknown>;
-  /** A module's outcome string (`<id>.…`) by key, when an installed, switched-on module has it. */
-  outcome(key: string, t: (k: string) => string): string | null;
+  /**
+   * The text of an outcome a module's post named (`?done=<x>`): the string `<id>.done.<x>` (on the console
+   * `<id>.console.done.<x>`) of an installed, switched-on module; null when none has it.
+   */
+  outcome(key: string, t: (k: string) => string, place?: 'account' | 'console'): string | null;
 }
 
 const matchers = new Map<string, ReturnType<typeof match>>();
@@ -204,13 +207,16 @@ export function createModulePages(app: AppContext, view: WebView, w: Pick<WebPag
     return out.sort((a, b) => a.order - b.order);
   };
 
-  const outcome = (key: string, t: (k: string) => string): string | null => {
-    if (!enabled().some((m) => key.startsWith(`${m.id}.`))) return null;
-    try {
-      return t(key);
-    } catch {
-      return null;
+  const outcome = (key: string, t: (k: string) => string, place: 'account' | 'console' = 'account'): string | null => {
+    if (!/^[a-z0-9_]{1,64}$/.test(key)) return null;
+    for (const m of enabled()) {
+      try {
+        return t(place === 'console' ? `${m.id}.console.done.${key}` : `${m.id}.done.${key}`);
+      } catch {
+        // not this module's
+      }
     }
+    return null;
   };
 
   return { find, isPagePath, kit, accountSections, userPanels, consoleData, outcome };

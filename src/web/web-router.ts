@@ -143,7 +143,6 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   staff('post', '/admin/users/:id/sessions/revoke', c.revokeAll);
   staff('post', '/admin/users/:id/sessions/:sessionId/revoke', c.revoke);
   staff('post', '/admin/users/:id/two-factor/reset', c.resetTwoFactor);
-  staff('post', '/admin/users/:id/passkeys/:passkeyId/remove', c.removePasskey);
   staff('post', '/admin/users/:id/social/:provider/remove', c.removeSocial);
   staff('get', '/admin/audit', c.audit);
   staff('get', '/admin/modules', c.modules);
@@ -180,8 +179,6 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     [post, '/account/two-factor/remove', a.removeTwoFactor],
     [post, '/account/two-factor/backup-codes', a.backupCodes],
     [post, '/account/two-factor/forget-devices', a.forgetDevices],
-    [post, '/account/passkeys/rename', a.renamePasskey],
-    [post, '/account/passkeys/remove', a.removePasskey],
     [post, '/account/social/unlink', a.unlink],
     [post, '/account/apps/revoke', a.revokeApp],
     [get, '/register', f.showRegister],

@@ -18,9 +18,6 @@ export type ConsoleHandler = (req: Request, res: Response, s: PageSession) => Pr
 
 /** The two-factor provider's admin reset, found by method and path (never by the module's name). */
 const TWO_FACTOR_RESET = '/auth/admin/users/:user_id/two-factor/reset';
-/** A passkeys provider's admin routes (found by method and path, as the two-factor reset). */
-const PASSKEYS_LIST = '/auth/admin/users/:user_id/passkeys';
-const PASSKEYS_REMOVE = '/auth/admin/users/:user_id/passkeys/:id';
 const USERS_PAGE = 25;
 const TIMELINE = 20;
 
@@ -34,7 +31,6 @@ const DONE = new Set([
   'revoked',
   'revoked_all',
   'two_factor_reset',
-  'passkey_removed',
   'social_removed',
   'module',
   'retried',
@@ -64,7 +60,7 @@ export function consolePages(w: WebPage) {
 
   const notice = (req: Request, t: (k: string) => string) => {
     const d = str(req.query.done);
-    return !d ? null : DONE.has(d) ? t(`console.done_${d}`) : w.modules.outcome(d, t);
+    return !d ? null : DONE.has(d) ? t(`console.done_${d}`) : w.modules.outcome(d, t, 'console');
   };
 
   /** GET /admin: counts, charts, health, modules, webhook backlog. */
@@ -105,10 +101,9 @@ export function consolePages(w: WebPage) {
   const showUser = async (req: Request, res: Response, s: PageSession, extra: { error?: string; status?: number } = {}) => {
     const { t } = w.view.lang(req, s.user);
     const user = await app.services.users.get(String(req.params.id));
-    const [sessions, timeline, keys, social] = await Promise.all([
+    const [sessions, timeline, social] = await Promise.all([
       app.services.users.listSessions(user.id),
       app.services.audit.list({ userId: user.id, limit: TIMELINE }),
-      callModuleRoute(app, req, res, s, 'get', PASSKEYS_LIST, { params: { user_id: user.id } }),
       app.config.socialLogin ? app.services.social.adminListAccounts(user.id) : null,
     ]);
     const now = Date.now();
@@ -134,8 +129,6 @@ export function consolePages(w: WebPage) {
         self: user.id === s.user.id,
         roles: ['customer', 'writer', 'admin', 'superadmin'],
         twoFactorReset: enabledModuleRoute(app, 'post', TWO_FACTOR_RESET) !== null,
-        // Null when no passkeys provider is on; else the user's passkeys, removable where the admin manages the user.
-        passkeys: keys ? ((keys as { passkeys?: unknown[] }).passkeys ?? []) : null,
         // Null while social login is off; else the user's linked accounts (GET /auth/admin/users/:user_id/social-accounts' service).
         social: social && socialRows(app, social),
         notice: notice(req, t),
@@ -209,12 +202,6 @@ export function consolePages(w: WebPage) {
     if (target.user_type === 'superadmin' && s.user.user_type !== 'superadmin') throw forbidden();
     const r = await callModuleRoute(app, req, res, s, 'post', TWO_FACTOR_RESET, { params: { user_id: id } });
     if (!r) throw badRequest('No two-factor provider is switched on');
-  });
-
-  /** The passkeys provider's admin removal (audited with the admin as actor, the user mailed), as DELETE on the API. */
-  const removePasskey = act('passkey_removed', async (req, res, s, id) => {
-    const r = await callModuleRoute(app, req, res, s, 'delete', PASSKEYS_REMOVE, { params: { user_id: id, id: String(req.params.passkeyId) } });
-    if (!r) throw badRequest('No passkeys provider is switched on');
   });
 
   /** DELETE /auth/admin/users/:user_id/social-accounts/:provider's service: the last-way rule, `social.unlinked` (actor: the admin), the user mailed. */
@@ -315,7 +302,6 @@ export function consolePages(w: WebPage) {
     revoke,
     revokeAll,
     resetTwoFactor,
-    removePasskey,
     removeSocial,
     audit,
     modules,
