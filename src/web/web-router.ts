@@ -142,7 +142,6 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   staff('post', '/admin/users/:id/reset-mail', c.resetMail);
   staff('post', '/admin/users/:id/sessions/revoke', c.revokeAll);
   staff('post', '/admin/users/:id/sessions/:sessionId/revoke', c.revoke);
-  staff('post', '/admin/users/:id/two-factor/reset', c.resetTwoFactor);
   staff('post', '/admin/users/:id/social/:provider/remove', c.removeSocial);
   staff('get', '/admin/audit', c.audit);
   staff('get', '/admin/modules', c.modules);

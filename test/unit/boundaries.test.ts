@@ -76,7 +76,6 @@ const STILL_IN_SRC: string[] = [
   'src/web/pages/account-two-factor.ts: path /auth/two_factor/:method/setup',
   'src/web/pages/account-two-factor.ts: path /auth/two_factor/verify',
   'src/web/pages/account-two-factor.ts: path /auth/two_factor/:id',
-  'src/web/pages/console.ts: path /auth/admin/users/:user_id/two-factor/reset',
   'src/web/pages/sign-in.ts: path /auth/two_factor/:method/start',
   'src/web/pages/sign-in.ts: path /auth/two_factor/verify',
   'src/web/pages/sign-in.ts: path /auth/passkeys/login/options',

@@ -7,7 +7,6 @@ import { auditEventsQuery } from '../../http/schemas/audit.schemas.js';
 import { listUsersQuery } from '../../http/schemas/admin-users.schemas.js';
 import type { AdminUpdateInput } from '../../services/user-fields.js';
 import type { LinkedAccountRecord } from '../../social/account-repository.js';
-import { callModuleRoute, enabledModuleRoute } from '../module-routes.js';
 import type { PageSession } from '../page-auth.js';
 import type { WebPage } from '../web-page.js';
 import { bodyString } from '../web-page.js';
@@ -16,25 +15,10 @@ import { dashboardData } from './console-dashboard.js';
 /** A console handler: the signed-in staff member's session is already checked (web-router.ts). */
 export type ConsoleHandler = (req: Request, res: Response, s: PageSession) => Promise<unknown> | unknown;
 
-/** The two-factor provider's admin reset, found by method and path (never by the module's name). */
-const TWO_FACTOR_RESET = '/auth/admin/users/:user_id/two-factor/reset';
 const USERS_PAGE = 25;
 const TIMELINE = 20;
 
-const DONE = new Set([
-  'saved',
-  'role',
-  'verified',
-  'disabled',
-  'enabled',
-  'reset_mail',
-  'revoked',
-  'revoked_all',
-  'two_factor_reset',
-  'social_removed',
-  'module',
-  'retried',
-]);
+const DONE = new Set(['saved', 'role', 'verified', 'disabled', 'enabled', 'reset_mail', 'revoked', 'revoked_all', 'social_removed', 'module', 'retried']);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -128,7 +112,6 @@ export function consolePages(w: WebPage) {
         // One's own page: no Disable (it would lock the staff member out) and no role form (no one changes their own role).
         self: user.id === s.user.id,
         roles: ['customer', 'writer', 'admin', 'superadmin'],
-        twoFactorReset: enabledModuleRoute(app, 'post', TWO_FACTOR_RESET) !== null,
         // Null while social login is off; else the user's linked accounts (GET /auth/admin/users/:user_id/social-accounts' service).
         social: social && socialRows(app, social),
         notice: notice(req, t),
@@ -195,14 +178,6 @@ export function consolePages(w: WebPage) {
 
   const revoke = act('revoked', (req, _res, s, id) => app.services.users.revokeSession(s.user, id, String(req.params.sessionId)));
   const revokeAll = act('revoked_all', (_req, _res, s, id) => app.services.users.revokeAllSessions(s.user, id));
-
-  /** The two-factor provider's admin reset route, called in process with the admin's session (as the API). */
-  const resetTwoFactor = act('two_factor_reset', async (req, res, s, id) => {
-    const target = await app.services.users.get(id);
-    if (target.user_type === 'superadmin' && s.user.user_type !== 'superadmin') throw forbidden();
-    const r = await callModuleRoute(app, req, res, s, 'post', TWO_FACTOR_RESET, { params: { user_id: id } });
-    if (!r) throw badRequest('No two-factor provider is switched on');
-  });
 
   /** DELETE /auth/admin/users/:user_id/social-accounts/:provider's service: the last-way rule, `social.unlinked` (actor: the admin), the user mailed. */
   const removeSocial = act('social_removed', (req, _res, s, id) => app.services.social.adminUnlink(s.user, id, String(req.params.provider)));
@@ -301,7 +276,6 @@ export function consolePages(w: WebPage) {
     resetMail,
     revoke,
     revokeAll,
-    resetTwoFactor,
     removeSocial,
     audit,
     modules,
