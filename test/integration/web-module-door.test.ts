@@ -3,9 +3,10 @@ import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../helpers/factories.js
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { WebClient } from '../helpers/web-client.js';
 
-// Issue 61: a module's pages come with it. The blog's console page and navigation entry and the privacy
-// module's account section (their manifests' `web` key, rendered from their own folders) appear when the
-// module is installed, and are gone (the 404 page, no link, no section) when it is removed or switched off.
+// Issue 61: a module's pages come with it. The blog's console page and navigation entry, the privacy and
+// passkeys modules' account sections and the passkeys and two-factor user-page panels (their manifests'
+// `web` key, rendered from their own folders) appear when the module is installed, and are gone (the 404
+// page, no link, no section) when it is removed or switched off.
 let t: TestApp;
 beforeAll(async () => {
   // Two console posts a minute: the third shows that a module's page route counts in `admin` (the gate's
@@ -63,6 +64,27 @@ describe("a module's pages come and go with it", () => {
     expect(await shown(admin, user)).toEqual(none);
     // A section's post of a module that is gone does nothing the page knows of: the API's 404.
     expect((await user.request('POST', '/account/privacy/delete', { form: { confirm: 'yes' } })).status).toBe(404);
+  });
+
+  it("when passkeys and two-factor are installed, then their account section and the console user page's panels show; removed, they are gone", async () => {
+    const admin = await signedIn('admin');
+    const user = await signedIn('customer');
+    const target = await makeUser(t, { email: uniqueEmail('door-target'), two_factor: true });
+    const look = async () => {
+      const account = (await user.get('/account')).text;
+      const page = (await admin.get(`/admin/users/${target.id}`)).text;
+      return {
+        section: account.includes('id="passkey-list"') && account.includes('href="#passkey-list"'),
+        panel: page.includes('id="user-passkeys"'),
+        reset: page.includes('data-reset-two-factor'),
+      };
+    };
+    expect(await look()).toEqual({ section: false, panel: false, reset: false });
+    await t.app.modules.hub.install(['two-factor', 'passkeys']);
+    expect(await look()).toEqual({ section: true, panel: true, reset: true });
+    await t.app.modules.hub.uninstall('passkeys', { force: true, dropData: true });
+    await t.app.modules.hub.uninstall('two-factor', { force: true, dropData: true });
+    expect(await look()).toEqual({ section: false, panel: false, reset: false });
   });
 
   it("when a module's console post is sent more often than the admin class allows, then 429 (its class comes from its page registration)", async () => {
