@@ -64,8 +64,8 @@ const MODULE_MARKS = registry.flatMap((m) => {
 
 /** The module names src/ still holds (issue 61's remainder); see the test below. */
 const STILL_IN_SRC: string[] = [
-  // passkeys' security-notice mails (src/audit); the account page's two-factor, passkeys and privacy sections;
-  // the console user page's two-factor reset and passkeys; the sign-in page's second step and passkey button.
+  // passkeys' security-notice mails and its event family on the own-security list (src/audit); the account
+  // page's two-step verification section; the sign-in page's second step and passkey button.
   'src/audit/event-types.ts: id passkeys',
   'src/audit/security-notices.ts: id passkeys',
   'src/web/pages/account-two-factor.ts: path /auth/two_factor/system',
