@@ -83,6 +83,12 @@ addTree('templates', path.join(ROOT, 'templates'));
 for (const m of readdirSync(path.join(ROOT, 'modules'), { withFileTypes: true })) {
   const emails = path.join(ROOT, 'modules', m.name, 'emails');
   if (m.isDirectory() && existsSync(emails)) addTree(`modules/${m.name}/emails`, emails);
+  // Its pages' templates and strings (modules/<id>/web: *.eta and i18n/*.json; the code is in the bundle).
+  const web = path.join(ROOT, 'modules', m.name, 'web');
+  if (m.isDirectory() && existsSync(web)) {
+    for (const f of readdirSync(web, { recursive: true, encoding: 'utf8' }).filter((x) => x.endsWith('.eta') || x.endsWith('.json')))
+      addFile(`modules/${m.name}/web/${f.split(path.sep).join('/')}`, path.join(web, f));
+  }
 }
 const swagger = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 for (const f of ['package.json', 'swagger-ui.css', 'swagger-ui-bundle.js']) addFile(`node_modules/swagger-ui-dist/${f}`, path.join(swagger, f));

@@ -26,6 +26,17 @@ export type {
 // A module's reactions to security events (the manifest's `events`; the event table, src/app-events.ts).
 export type { ModuleEventReaction } from './modules/define-module.js';
 export type { AuditEvent } from './audit/audit-types.js';
+export type {
+  ModuleAccountSection,
+  ModuleConsoleNav,
+  ModuleConsolePage,
+  ModulePageKit,
+  ModulePostResult,
+  ModuleSectionPost,
+  ModuleUserPanel,
+  ModuleWeb,
+  ModuleWebPage,
+} from './modules/module-web.js';
 export { defineRoute } from './modules/module-route.js';
 export type { AuthFor, MaybeSignedIn, ModuleHandlerArgs, ModuleRouteDef, SignedIn } from './modules/module-route.js';
 export type { AuthMode, RateLimitClass, RouteLimit, UserType } from './http/route-shape.js';

@@ -10,6 +10,7 @@ import { blogPostTypes } from './migrations/20261125-1000-blog-post-types.js';
 import { blogCommentQueue } from './migrations/20261126-1900-blog-comment-queue.js';
 import { blogViewsPerNetworkDay } from './migrations/20261207-1930-blog-views-per-network-day.js';
 import { countByType, defaultBehaviors, moveType } from './types.js';
+import { consoleNav, consolePages } from './web/console.js';
 
 /** Blog: posts, categories and tags, comments with moderation, reactions, bookmarks, views and stats, translations. */
 export default defineModule({
@@ -32,6 +33,8 @@ export default defineModule({
   userFields: [],
   commands: [],
   tables: [...BLOG_TABLES],
+  // The console's moderation page (/admin/blog), its template and strings: modules/blog/web.
+  web: { console: consolePages, nav: consoleNav },
   errorCodes: [
     { code: 'UNKNOWN_POST_TYPE', status: 400, description: 'post_type names no post type.' },
     { code: 'POST_TYPE_INACTIVE', status: 400, description: 'The post type is switched off: no new posts of it.' },

@@ -1,4 +1,5 @@
 import { defineModule } from '../../src/module-api.js';
+import { passkeyList, userPasskeys } from './web/pages.js';
 import { sweepChallenges } from './challenges.js';
 import { doctorChecks } from './doctor.js';
 import { errorCodes } from './errors.js';
@@ -16,6 +17,8 @@ export default defineModule({
   config: settingsSchema,
   migrations: [createPasskeysTables],
   tables: TABLES,
+  // The account page's section and the console user page's panel, their templates and strings: modules/passkeys/web.
+  web: { account: [passkeyList], userPanels: [userPasskeys] },
   routes,
   // A user-verified passkey sign-in is two factors (login.ts proofOf): ctx.signIn with { factors: 2 }.
   provesTwoFactors: true,

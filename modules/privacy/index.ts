@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineModule } from '../../src/module-api.js';
+import { yourData } from './web/account.js';
 import { addPrivacyColumns } from './migrations/20261121-1200-add-privacy-columns.js';
 import { createConsentEvents } from './migrations/20261121-1201-create-consent-events.js';
 import { commands } from './commands.js';
@@ -40,6 +41,8 @@ export default defineModule({
   ],
   commands,
   tables: ['privacy_consent_events'],
+  // The account page's "Your data" section, its template and strings: modules/privacy/web.
+  web: { account: [yourData] },
   exporters: [{ name: 'privacy', run: exportPrivacy }],
   erasers: [{ name: 'privacy', run: erasePrivacy }],
   // details.by: self, admin or system (the CLI); the actor, address and request id come from the request.

@@ -1,4 +1,5 @@
 import { defineModule } from '../../src/module-api.js';
+import { userTwoFactor } from './web/console.js';
 import { errorCodes } from './error-codes.js';
 import { commands, eraseTwoFactor, exportTwoFactor, onSecondFactor, uninstallGuard } from './lifecycle.js';
 import { createTwoFactorTables, TABLES } from './migrations/20261124-2000-create-two-factor-tables.js';
@@ -24,6 +25,8 @@ export default defineModule({
   userFields: [],
   commands,
   tables: TABLES,
+  // The console user page's panel (reset), its template and strings: modules/two-factor/web.
+  web: { userPanels: [userTwoFactor] },
   exporters: [{ name: 'two-factor', run: exportTwoFactor }],
   erasers: [{ name: 'two-factor', run: eraseTwoFactor }],
   beforeUninstall: uninstallGuard,

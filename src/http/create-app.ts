@@ -19,7 +19,7 @@ import { createRateLimitLayers } from './middleware/rate-limit-gate.js';
 import { methodNotAllowed } from './middleware/method-not-allowed.js';
 import { countRequests } from '../metrics/http-metrics.js';
 import { docsPage } from './openapi/docs-page.js';
-import { createWebLayer, WEB_ROUTE_LIMITS } from '../web/web-router.js';
+import { createWebLayer } from '../web/web-router.js';
 import { OIDC_LIMIT_CLASSES, oidcRouter } from '../oidc/http-mount.js';
 
 /** The app's request listener: the Express app, with the validation fast lane in front of it when it is on. */
@@ -51,7 +51,7 @@ export function createApp(app: AppContext): Express {
   // Preflights are counted before CORS answers them; everything else after CORS (a 429 stays
   // readable cross-origin) and before body parsing (a flood is refused unread).
   // The hosted pages' form posts count in their API twins' classes (src/web).
-  const limits = createRateLimitLayers(app, [...coreRoutes, ...WEB_ROUTE_LIMITS], OIDC_LIMIT_CLASSES);
+  const limits = createRateLimitLayers(app, [...coreRoutes, ...web.limits], OIDC_LIMIT_CLASSES);
   front.push(limits.preflight, cors(config.corsOrigins), limits.gate);
   // The OpenID provider reads its own (form) bodies: it goes before the JSON parser.
   front.push(oidcRouter(app, web.view));

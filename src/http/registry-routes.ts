@@ -1,10 +1,11 @@
 import type { RouteShape } from './define-route.js';
+import { webRouteShapes, type ModuleWeb } from '../modules/module-web.js';
 
 export type Routes = readonly RouteShape[];
 
 /** What a view of the registry's routes reads: the module registry. */
 export interface RegistryRoutesDeps {
-  modules: { registry?(): readonly { routes: Routes }[] };
+  modules: { registry?(): readonly { routes: Routes; web?: ModuleWeb }[] };
 }
 
 /**
@@ -16,7 +17,8 @@ export function registryRoutesView<T>(app: RegistryRoutesDeps, coreRoutes: Route
   let moduleRouteSets: Routes[] = [];
   let built = build([coreRoutes]);
   return () => {
-    const sets = (app.modules.registry?.() ?? []).map((m) => m.routes);
+    // A module's API routes and its pages' routes (its `web` key: the form posts count where their API twins do).
+    const sets = (app.modules.registry?.() ?? []).flatMap((m) => [m.routes, webRouteShapes(m)]);
     if (sets.length !== moduleRouteSets.length || sets.some((s, i) => s !== moduleRouteSets[i])) {
       moduleRouteSets = sets;
       built = build([coreRoutes, ...sets]);

@@ -9,6 +9,7 @@ import type { AnyModuleRouteDef, ModuleRouteDef } from './module-route.js';
 import type { ModuleContext } from './module-context.js';
 import type { HookPayload } from './hooks.js';
 import type { AuditEvent } from '../audit/audit-types.js';
+import { webSchema, type ModuleWeb } from './module-web.js';
 
 /** A users column a module contributes; `module` is filled in from the manifest. */
 export type ModuleUserField = Omit<UserFieldDef, 'module'>;
@@ -175,6 +176,9 @@ export interface ModuleManifest {
    * switched on, with its context; a failing one is logged, never the change's error.
    */
   events?: ModuleEventReaction[];
+
+  /** The pages, account sections, console pages and user-page panels it brings (module-web.ts). */
+  web?: ModuleWeb;
 }
 
 /** One reaction of a module to security events (the manifest's `events`). */
@@ -328,6 +332,7 @@ const manifestSchema = z.strictObject({
   provesTwoFactors: z.boolean().optional(),
   // Events (issue 61).
   events: z.array(z.strictObject({ on: z.array(z.string().regex(/^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_]*)+$/)).min(1), handler: fn('handler') })).optional(),
+  web: webSchema.optional(),
 });
 
 export class ModuleManifestError extends Error {

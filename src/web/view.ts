@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { findPackageRoot } from '../mail/package-root.js';
 import { loadAssets, type AssetTable } from './assets.js';
-import { loadStrings, pickLang, translator, type Translate, type WebLang } from './i18n.js';
+import { loadStrings, pickLang, translator, WEB_LANGS, type Translate, type WebLang } from './i18n.js';
 import { csrfKey, csrfTokenFor, CSRF_FIELD, newNonce, pageCsp, type CsrfKind } from './page-security.js';
 
 type ViewConfig = Pick<Config, 'publicBaseUrl' | 'socialRedirectAllowlist' | 'cookieSecret' | 'bridgeSecret' | 'productName' | 'brandColor' | 'webLogoFile'>;
@@ -22,6 +22,13 @@ export interface WebView {
   csrfKey: Buffer;
   /** The strings of a language. */
   translator(lang: WebLang): Translate;
+  /** Adds strings (a module's: src/web/module-pages.ts); a key that is there already is refused. */
+  addStrings(more: Partial<Record<WebLang, Record<string, string>>>): void;
+  /**
+   * Renders a body made elsewhere (a module's template) in the layout: `body` gets everything a page of
+   * templates/web/pages gets (`t`, `csrf`, `when`, ...) with `data`, and answers its HTML.
+   */
+  renderBody(req: Request, res: Response, body: (it: Record<string, unknown>) => string, data?: Record<string, unknown>, opts?: RenderOptions): void;
   /**
    * A page of templates/web/pages in the layout as a string, for a response that is not Express's (the OpenID
    * provider's pages): no user in the header, no CSRF cookie (such a page's form carries its own token).
@@ -75,26 +82,25 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
   };
 
   /** The page's data with what the layout reads (product, colour, logo, assets, the time helper). */
-  const html0 = (page: string, data: Record<string, unknown>, layout: Record<string, unknown>) =>
-    eta.render(`pages/${page}`, {
-      ...data,
-      ...layout,
-      product: config.productName,
-      brandColor: config.brandColor,
-      logoUrl,
-      asset: (name: string) => assets.url(name),
-      when: timeElement,
-    });
+  const full = (data: Record<string, unknown>, layout: Record<string, unknown>) => ({
+    ...data,
+    ...layout,
+    product: config.productName,
+    brandColor: config.brandColor,
+    logoUrl,
+    asset: (name: string) => assets.url(name),
+    when: timeElement,
+  });
+  const html0 = (page: string, data: Record<string, unknown>, layout: Record<string, unknown>) => eta.render(`pages/${page}`, full(data, layout));
 
-  return {
-    config,
-    assets,
-    csrfKey: key,
-    lang,
-    render(req, res, page, data = {}, opts = {}) {
-      const nonce = newNonce();
-      const { lang: l, t } = lang(req, opts.user);
-      const html = html0(page, data, {
+  /** The layout's data for a response: this response's nonce and CSRF token, the language, the user. */
+  const layoutOf = (req: Request, res: Response, opts: RenderOptions) => {
+    const nonce = newNonce();
+    const { lang: l, t } = lang(req, opts.user);
+    return {
+      nonce,
+      lang: l,
+      data: {
         t,
         lang: l,
         nonce,
@@ -103,14 +109,40 @@ export function createWebView(config: ViewConfig, logger: Logger, root = path.jo
         pageCsrf: { field: CSRF_FIELD, token: opts.csrf === 'console' ? csrfTokenFor(req, res, key, config) : null },
         console: opts.csrf === 'console',
         user: opts.user ?? null,
-      });
-      res.status(opts.status ?? 200);
-      res.setHeader('Content-Security-Policy', pageCsp(nonce, config, opts.formTargets));
-      res.setHeader('Cache-Control', 'no-store');
-      res.setHeader('Content-Language', l);
-      res.type('text/html; charset=utf-8').send(html);
+      },
+    };
+  };
+  const send = (res: Response, html: string, l: WebLang, nonce: string, opts: RenderOptions) => {
+    res.status(opts.status ?? 200);
+    res.setHeader('Content-Security-Policy', pageCsp(nonce, config, opts.formTargets));
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Content-Language', l);
+    res.type('text/html; charset=utf-8').send(html);
+  };
+
+  return {
+    config,
+    assets,
+    csrfKey: key,
+    lang,
+    render(req, res, page, data = {}, opts = {}) {
+      const { nonce, lang: l, data: layout } = layoutOf(req, res, opts);
+      send(res, html0(page, data, layout), l, nonce, opts);
+    },
+    renderBody(req, res, body, data = {}, opts = {}) {
+      const { nonce, lang: l, data: layout } = layoutOf(req, res, opts);
+      const it = full(data, layout);
+      send(res, eta.render('layout', { ...it, body: body(it) }), l, nonce, opts);
     },
     translator: (l) => translator(strings, l),
+    addStrings(more) {
+      for (const l of WEB_LANGS) {
+        for (const [k, v] of Object.entries(more[l] ?? {})) {
+          if (k in strings[l] && strings[l][k] !== v) throw new Error(`web string ${k} is defined twice`);
+          strings[l][k] = v;
+        }
+      }
+    },
     document(page, data, opts) {
       const nonce = newNonce();
       const t = translator(strings, opts.lang);

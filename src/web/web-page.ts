@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../app-context.js';
+import { createModulePages, type ModulePages } from './module-pages.js';
 import { checkReturnTo } from './page-security.js';
 import type { PageUser, WebView } from './view.js';
 
@@ -7,6 +8,8 @@ import type { PageUser, WebView } from './view.js';
 export interface WebPage {
   app: AppContext;
   view: WebView;
+  /** What installed, switched-on modules bring to the pages (their manifests' `web` key). */
+  modules: ModulePages;
   /**
    * The request's checked `return_to` (query or form field): `{ to }` (null when absent), or null after
    * answering 400 with the "not allowed" page — the caller just returns.
@@ -23,9 +26,12 @@ export interface WebPage {
 }
 
 export function createWebPage(app: AppContext, view: WebView): WebPage {
+  const message: WebPage['message'] = (req, res, status, m, user) =>
+    view.render(req, res, 'message', { title: m.title, text: m.text, tone: m.tone ?? 'note', link: m.link ?? null }, { status, user });
   const page: WebPage = {
     app,
     view,
+    modules: createModulePages(app, view, { message }),
     returnTo(req) {
       const raw = req.method === 'POST' ? (req.body as Record<string, unknown> | undefined)?.return_to : req.query.return_to;
       const r = checkReturnTo(raw, app.config);
@@ -39,9 +45,7 @@ export function createWebPage(app: AppContext, view: WebView): WebPage {
       });
       return null;
     },
-    message(req, res, status, m, user) {
-      view.render(req, res, 'message', { title: m.title, text: m.text, tone: m.tone ?? 'note', link: m.link ?? null }, { status, user });
-    },
+    message,
   };
   return page;
 }

@@ -12,6 +12,8 @@ import { getUser } from '../http/routes/admin-users.routes.js';
 import { enable as enableModuleRoute } from '../http/routes/modules-hub.routes.js';
 import { listWebhooks } from '../http/routes/webhooks.routes.js';
 import type { AuthMode } from '../http/define-route.js';
+import type { RouteLimit } from '../http/route-shape.js';
+import { consoleRoles, withParams } from './module-pages.js';
 import { perSession } from '../http/middleware/rate-limit-classes.js';
 import { pageSession } from './page-auth.js';
 import { accountFlowPages } from './pages/account-flows.js';
@@ -23,46 +25,7 @@ import { retryAfterOf, tooManyMessage } from './too-many.js';
 import { createWebPage, withReturn, type WebPage } from './web-page.js';
 
 type PageHandler = (req: Request, res: Response) => Promise<unknown> | unknown;
-
-/**
- * The page routes' rate-limit classes, for the gate (create-app.ts hands them to it with the core
- * routes): a form post counts where its API twin counts; a GET page in `default`.
- */
-export const WEB_ROUTE_LIMITS: Routes = [
-  { method: 'post', path: '/login', auth: 'public', rateLimit: 'login' },
-  { method: 'post', path: '/register', auth: 'public', rateLimit: 'registration' },
-  { method: 'post', path: '/forgot-password', auth: 'public', rateLimit: 'token-login' },
-  { method: 'post', path: '/reset-password', auth: 'public', rateLimit: 'token-validate' },
-  { method: 'post', path: '/verify-email', auth: 'public', rateLimit: 'token-validate' },
-  { method: 'get', path: '/reset-password', auth: 'public', rateLimit: 'token-validate' },
-  { method: 'post', path: '/account/password', auth: 'session', rateLimit: 'login' },
-  // POST /auth/user/me/email's class (its password check counts in `login` as well), and the link's.
-  { method: 'post', path: '/account/email', auth: 'session', rateLimit: perSession('email-change') },
-  { method: 'post', path: '/account/email/confirm', auth: 'public', rateLimit: 'token-validate' },
-  // The verification link again: POST /auth/resend-verification's class.
-  { method: 'post', path: '/account/email/resend', auth: 'session', rateLimit: 'token-login' },
-  // A device's user code typed on /device (RFC 8628 §5.1): per address here, per session in the handler.
-  { method: 'post', path: '/device', auth: 'session', rateLimit: 'token-validate' },
-  // The console's posts count where the admin API's do.
-  ...[
-    '/admin/users/:id',
-    '/admin/users/:id/role',
-    '/admin/users/:id/verify',
-    '/admin/users/:id/disable',
-    '/admin/users/:id/enable',
-    '/admin/users/:id/reset-mail',
-    '/admin/users/:id/sessions/:sessionId/revoke',
-    '/admin/users/:id/sessions/revoke',
-    '/admin/users/:id/two-factor/reset',
-    '/admin/users/:id/passkeys/:passkeyId/remove',
-    '/admin/users/:id/social/:provider/remove',
-    '/admin/modules/:id/enable',
-    '/admin/modules/:id/disable',
-    '/admin/webhooks/deliveries/:id/retry',
-    '/admin/blog/posts/:id/:action',
-    '/admin/blog/comments/:id/:action',
-  ].map((path) => ({ method: 'post' as const, path, auth: 'session' as const, rateLimit: 'admin' as const })),
-];
+type Route = Routes[number];
 
 export interface WebLayer {
   /** Before the rate-limit gate: a refused page request is answered with the 429 page, not JSON. */
@@ -72,6 +35,11 @@ export interface WebLayer {
   /** A browser asking for a page nobody serves gets the 404 page (an API client keeps the JSON 404). */
   notFound: RequestHandler;
   view: WebView;
+  /**
+   * Core's page routes with their rate-limit classes, as registered below (create-app.ts hands them to the
+   * gate with the API routes; a module's pages reach the gate through the registry, registry-routes.ts).
+   */
+  limits: Routes;
 }
 
 /** Refusals and failures as pages: never a stack, the same statuses as the API. */
@@ -98,20 +66,36 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   const router = express.Router({ strict: false });
   const forms = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
 
+  const limits: Route[] = [];
+  /** The urlencoded body, then `h`. */
+  const withForms =
+    (h: RequestHandler): RequestHandler =>
+    (req, res, next) =>
+      forms(req, res, (err?: unknown) => (err ? next(err) : h(req, res, next)));
   /** A GET page, run in the request's audit scope. */
-  const get = (path: string, handler: PageHandler) =>
-    router.get(path, (req, res, next) => {
+  const getRun =
+    (handler: PageHandler): RequestHandler =>
+    (req, res, next) => {
       withAuditScope(requestAuditScope(req, null), () => Promise.resolve(handler(req, res))).catch(next);
-    });
+    };
   /** A form post: urlencoded body, then the CSRF token (403 page without it), then the handler. */
-  const post = (path: string, handler: PageHandler) =>
-    router.post(path, forms, (req, res, next) => {
+  const postRun = (handler: PageHandler): RequestHandler =>
+    withForms((req, res, next) => {
       if (!csrfValid(req, view.csrfKey) || !trustedFormOrigin(req, app.config)) {
         const { t } = view.lang(req);
         return w.message(req, res, 403, { title: t('error.csrf_title'), text: t('error.csrf'), tone: 'error' });
       }
       withAuditScope(requestAuditScope(req, null), () => Promise.resolve(handler(req, res))).catch(next);
     });
+  /** A page route; a form post counts where its API twin counts (`limit`, for the gate), a page without one in `default`. */
+  const get = (path: string, handler: PageHandler, limit?: RouteLimit) => {
+    if (limit) limits.push({ method: 'get', path, auth: 'public', rateLimit: limit });
+    router.get(path, getRun(handler));
+  };
+  const post = (path: string, handler: PageHandler, limit?: RouteLimit) => {
+    if (limit) limits.push({ method: 'post', path, auth: 'public', rateLimit: limit });
+    router.post(path, postRun(handler));
+  };
 
   router.use(ASSET_PATH, view.assets.handler);
   // Browsers ask for /favicon.ico whatever a page links (a tab, a bookmark, a page that is not HTML): the same
@@ -124,7 +108,7 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
    * mirrors (`{ roles }`), else the 403 page; a post also needs the token bound to the console's
    * SameSite=Strict cookie. The handler runs in an audit scope whose actor is the staff member.
    */
-  const staff = (method: 'get' | 'post', path: string, handler: ConsoleHandler, mode: AuthMode = getUser.auth) => {
+  const staffRun = (method: 'get' | 'post', handler: ConsoleHandler, mode: AuthMode = getUser.auth): RequestHandler => {
     const run: RequestHandler = (req, res, next) => {
       if (!app.config.adminConsole) return next();
       const { t } = view.lang(req);
@@ -138,8 +122,12 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
         await withAuditScope(requestAuditScope(req, s.user), () => Promise.resolve(handler(req, res, s)));
       })().catch(next);
     };
-    if (method === 'get') router.get(path, run);
-    else router.post(path, forms, run);
+    return method === 'get' ? run : withForms(run);
+  };
+  /** A console route; its posts count where the admin API's do (`admin`). */
+  const staff = (method: 'get' | 'post', path: string, handler: ConsoleHandler, mode: AuthMode = getUser.auth) => {
+    if (method === 'post') limits.push({ method, path, auth: 'session', rateLimit: 'admin' });
+    router[method](path, staffRun(method, handler, mode));
   };
   const c = consolePages(w);
   const su = enableModuleRoute.auth;
@@ -154,8 +142,6 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   staff('post', '/admin/users/:id/reset-mail', c.resetMail);
   staff('post', '/admin/users/:id/sessions/revoke', c.revokeAll);
   staff('post', '/admin/users/:id/sessions/:sessionId/revoke', c.revoke);
-  staff('post', '/admin/users/:id/two-factor/reset', c.resetTwoFactor);
-  staff('post', '/admin/users/:id/passkeys/:passkeyId/remove', c.removePasskey);
   staff('post', '/admin/users/:id/social/:provider/remove', c.removeSocial);
   staff('get', '/admin/audit', c.audit);
   staff('get', '/admin/modules', c.modules);
@@ -163,32 +149,27 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   staff('post', '/admin/modules/:id/disable', c.disableModule, su);
   staff('get', '/admin/webhooks', c.webhooks, listWebhooks.auth);
   staff('post', '/admin/webhooks/deliveries/:id/retry', c.retryDelivery, listWebhooks.auth);
-  staff('get', '/admin/blog', c.blog);
-  staff('post', '/admin/blog/posts/:id/approve', c.approvePost);
-  staff('post', '/admin/blog/posts/:id/reject', c.rejectPost);
-  staff('post', '/admin/blog/posts/:id/delete', c.deletePost);
-  staff('post', '/admin/blog/comments/:id/approve', c.approveComment);
-  staff('post', '/admin/blog/comments/:id/reject', c.rejectComment);
-  staff('post', '/admin/blog/comments/:id/delete', c.deleteComment);
 
   const s = signInPages(w);
   const f = accountFlowPages(w);
   const a = accountPages(w);
   const d = devicePages(w);
-  const pages: [typeof get, string, PageHandler][] = [
+  const pages: [typeof get, string, PageHandler, RouteLimit?][] = [
     [get, '/login', s.showLogin],
-    [post, '/login', s.submitLogin],
+    [post, '/login', s.submitLogin, 'login'],
     [get, '/login/two-factor', s.showTwoFactor],
     [post, '/login/two-factor', s.submitTwoFactor],
     [post, '/login/two-factor/passkey', s.startPasskey],
     [post, '/logout', s.logout],
     [get, '/account', a.show],
     [post, '/account/profile', a.profile],
-    [post, '/account/password', a.password],
-    [post, '/account/email', a.changeEmail],
-    [post, '/account/email/resend', a.resendVerification],
+    [post, '/account/password', a.password, 'login'],
+    // POST /auth/user/me/email's class (its password check counts in `login` as well), and the link's.
+    [post, '/account/email', a.changeEmail, perSession('email-change')],
+    // The verification link again: POST /auth/resend-verification's class.
+    [post, '/account/email/resend', a.resendVerification, 'token-login'],
     [get, '/account/email/confirm', f.showEmailConfirm],
-    [post, '/account/email/confirm', f.submitEmailConfirm],
+    [post, '/account/email/confirm', f.submitEmailConfirm, 'token-validate'],
     [post, '/account/sessions/revoke', a.revokeSession],
     [post, '/account/sessions/revoke-others', a.revokeOthers],
     [post, '/account/two-factor/add', a.addTwoFactor],
@@ -197,23 +178,52 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     [post, '/account/two-factor/remove', a.removeTwoFactor],
     [post, '/account/two-factor/backup-codes', a.backupCodes],
     [post, '/account/two-factor/forget-devices', a.forgetDevices],
-    [post, '/account/passkeys/rename', a.renamePasskey],
-    [post, '/account/passkeys/remove', a.removePasskey],
     [post, '/account/social/unlink', a.unlink],
     [post, '/account/apps/revoke', a.revokeApp],
-    [post, '/account/privacy/delete', a.deleteAccount],
     [get, '/register', f.showRegister],
-    [post, '/register', f.submitRegister],
+    [post, '/register', f.submitRegister, 'registration'],
     [get, '/forgot-password', f.showForgot],
-    [post, '/forgot-password', f.submitForgot],
-    [get, '/reset-password', f.showReset],
-    [post, '/reset-password', f.submitReset],
+    [post, '/forgot-password', f.submitForgot, 'token-login'],
+    [get, '/reset-password', f.showReset, 'token-validate'],
+    [post, '/reset-password', f.submitReset, 'token-validate'],
     [get, '/verify-email', f.showVerify],
     [get, '/device', d.show],
-    [post, '/device', d.submit],
-    [post, '/verify-email', f.submitVerify],
+    // A device's user code typed on /device (RFC 8628 §5.1): per address here, per session in the handler.
+    [post, '/device', d.submit, 'token-validate'],
+    [post, '/verify-email', f.submitVerify, 'token-validate'],
   ];
-  for (const [add, path, handler] of pages) add(path, handler);
+  for (const [add, path, handler, limit] of pages) add(path, handler, limit);
+
+  // What installed, switched-on modules bring (their manifests' `web` key), behind the same checks as core's
+  // pages: a page's session and CSRF token, a console page's roles and console token, an account section's
+  // or user panel's post as the account page's and the console user page's own posts.
+  const mp = w.modules;
+  router.use((req, res, next) => {
+    const found = mp.find(req.method, req.path);
+    if (!found) return next();
+    withParams(req, found);
+    const { mod } = found;
+    switch (found.kind) {
+      case 'page': {
+        const { def } = found;
+        const h: PageHandler = async (rq, rs) => {
+          const s = await pageSession(app, rq);
+          if (def.auth === 'session' && (!s || s.pending)) return rs.redirect(303, withReturn('/login', rq.method === 'GET' ? rq.originalUrl : null));
+          await def.handler(mp.kit(rq, rs, s, mod));
+        };
+        return (def.method === 'get' ? getRun(h) : postRun(h))(req, res, next);
+      }
+      case 'console':
+        return staffRun(found.def.method, (rq, rs, s) => found.def.handler(mp.kit(rq, rs, s, mod, { console: true })), consoleRoles(found.def))(req, res, next);
+      case 'account':
+        return postRun(a.moduleAction((rq, rs, s) => found.def.handler(mp.kit(rq, rs, s, mod)), found.section))(req, res, next);
+      case 'user-panel':
+        return staffRun(
+          'post',
+          c.moduleAct((rq, rs, s) => found.def.handler(mp.kit(rq, rs, s, mod, { console: true }))),
+        )(req, res, next);
+    }
+  });
 
   router.use(pageErrors(w));
 
@@ -224,7 +234,7 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
   };
   const pagePaths = new Set(pages.map(([, path]) => path));
   const front: RequestHandler = (req, res, next) => {
-    if (pagePaths.has(req.path) || req.path === '/admin' || req.path.startsWith('/admin/')) {
+    if (pagePaths.has(req.path) || req.path === '/admin' || req.path.startsWith('/admin/') || mp.isPagePath(req.path)) {
       // The gate set Retry-After; the page says it in words and links back (src/web/too-many.ts).
       res.locals[TOO_MANY_PAGE] = (retryAfterSec: number) => {
         const { t } = view.lang(req);
@@ -233,5 +243,5 @@ export function createWebLayer(app: AppContext, view: WebView = createWebView(ap
     }
     next();
   };
-  return { router, notFound, view, front };
+  return { router, notFound, view, front, limits };
 }

@@ -50,6 +50,24 @@ describe('module manifests', () => {
     expect(problemsOf(minimal({ userFields: [{ name: 'x_y', type: 'string', secret: true }] })).join()).toMatch(/secret/);
   });
 
+  it("when a manifest's web key puts a page outside its place or has no handler, then each problem is listed", () => {
+    const handler = async () => undefined;
+    const problems = problemsOf(
+      minimal({
+        web: {
+          console: [{ method: 'get', path: '/account/x', handler }],
+          account: [{ id: 'sec', order: 1, title: 'test-min.t', template: 'sec', load: async () => null, posts: [{ path: '/admin/x', handler }] }],
+          userPanels: [{ id: 'p', order: 1, template: 'p', load: async () => null, posts: [{ path: '/account/y', handler: 'nope' as never }] }],
+        },
+      }),
+    ).join('\n');
+    expect(problems).toMatch(/web\.console\.0\.path: must be under \/admin\//);
+    expect(problems).toMatch(/web\.account\.0\.posts\.0\.path: must be under \/account\//);
+    expect(problems).toMatch(/web\.userPanels\.0\.posts\.0\.path: must be under \/admin\/users\/:id\//);
+    expect(problems).toMatch(/web\.userPanels\.0\.posts\.0\.handler: must be a function/);
+    expect(defineModule(minimal({ web: { console: [{ method: 'get', path: '/admin/x', handler }] } })).web?.console).toHaveLength(1);
+  });
+
   it('when empty contributions are left out, then the manifest has them empty', () => {
     const { jobs: _j, hooks: _h, commands: _c, emails: _e, ...lean } = minimal() as unknown as Record<string, unknown>;
     const m = defineModule(lean as unknown as ModuleInput);

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -28,6 +28,58 @@ async function ruleErrors(file: string, code: string, rules: string[]): Promise<
   const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
   return result.messages.filter((m) => rules.includes(m.ruleId ?? '')).map((m) => m.message);
 }
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * What names a shipped module in code, from its manifest: its id as a quoted string (or a path, command,
+ * string-key or event prefix: `'two-factor'`, `"privacy/x"`, `'two-factor:reset'`, `'passkeys.added'`), its
+ * API routes' and pages' paths as quoted strings, and its template and mail names (hyphenated file names:
+ * a single word such as `code` is too common to be evidence). Prose that names the concept ("a pending
+ * two-factor session", the users.two_factor column core owns) is not a module's name.
+ */
+const MODULE_MARKS = registry.flatMap((m) => {
+  const quoted = (s: string) => new RegExp(`['"\`]${escape(s)}['"\`]`);
+  const web = m.web ?? {};
+  const pagePaths = [
+    ...(web.pages ?? []),
+    ...(web.console ?? []),
+    ...(web.account ?? []).flatMap((x) => x.posts ?? []),
+    ...(web.userPanels ?? []).flatMap((x) => x.posts ?? []),
+  ].map((p) => p.path);
+  const dir = path.join(ROOT, 'modules', m.id);
+  const files = (sub: string, ext: string) =>
+    existsSync(path.join(dir, sub))
+      ? readdirSync(path.join(dir, sub), { recursive: true, encoding: 'utf8' })
+          .filter((f) => f.endsWith(ext))
+          .map((f) => path.basename(f, ext))
+      : [];
+  const names = [...files('web', '.eta'), ...files('emails', '.html'), ...m.emails.map((e) => e.name)].filter((n) => n.includes('-'));
+  return [
+    { what: `id ${m.id}`, re: new RegExp(`['"\`]${escape(m.id)}(['"\`/:.]|$)`, 'm') },
+    ...[...new Set([...m.routes.map((r) => r.path), ...pagePaths])].map((p) => ({ what: `path ${p}`, re: quoted(p) })),
+    ...[...new Set(names)].map((n) => ({ what: `name ${n}`, re: quoted(n) })),
+  ];
+});
+
+/** The module names src/ still holds (issue 61's remainder); see the test below. */
+const STILL_IN_SRC: string[] = [
+  // passkeys' security-notice mails and its event family on the own-security list (src/audit); the account
+  // page's two-step verification section; the sign-in page's second step and passkey button.
+  'src/audit/event-types.ts: id passkeys',
+  'src/audit/security-notices.ts: id passkeys',
+  'src/web/pages/account-two-factor.ts: path /auth/two_factor/system',
+  'src/web/pages/account-two-factor.ts: path /auth/two_factor/methods',
+  'src/web/pages/account-two-factor.ts: path /auth/two_factor/backup_codes/regenerate',
+  'src/web/pages/account-two-factor.ts: path /auth/two_factor/trusted_devices',
+  'src/web/pages/account-two-factor.ts: path /auth/two_factor/trusted_devices/forget',
+  'src/web/pages/account-two-factor.ts: path /auth/two_factor/:method/setup',
+  'src/web/pages/account-two-factor.ts: path /auth/two_factor/verify',
+  'src/web/pages/account-two-factor.ts: path /auth/two_factor/:id',
+  'src/web/pages/sign-in.ts: path /auth/two_factor/:method/start',
+  'src/web/pages/sign-in.ts: path /auth/two_factor/verify',
+  'src/web/pages/sign-in.ts: path /auth/passkeys/login/options',
+];
 
 function tsFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
@@ -74,17 +126,15 @@ describe('module boundary', () => {
     expect(await ruleErrors('src/demo.ts', '// eslint-disable-next-line no-console -- a demo\nconsole.log(1);', why)).toEqual([]);
   });
 
-  it('when src/ is searched for the id of any shipped module, then none is found', () => {
-    const ids = registry.map((m) => m.id);
-    // As code, the id is a quoted string (or a path or command prefix): `'two-factor'`, `"privacy/x"`,
-    // `'two-factor:reset'`. Prose that names the concept ("a pending two-factor session", the users.two_factor
-    // column core owns) is not a module's id.
-    const asCode = (id: string) => new RegExp(`['"\`]${id}(['"\`/:]|$)`, 'm');
+  it('when src/ is searched for the id, route paths, page paths, template and mail names of any shipped module, then only the listed remainder is found', () => {
     const hits = tsFiles('src').flatMap((f) => {
       const text = readFileSync(f, 'utf8');
-      return ids.filter((id) => asCode(id).test(text)).map((id) => `${path.relative(ROOT, f)}: ${id}`);
+      return MODULE_MARKS.filter((m) => m.re.test(text)).map((m) => `${path.relative(ROOT, f)}: ${m.what}`);
     });
-    expect(hits).toEqual([]);
+    // What is left to move (issue 61): each entry goes when its module's page, section or mail moves into the
+    // module's folder; the list only shrinks (an entry no longer found fails the test until it is taken out).
+    expect(hits.filter((h) => !STILL_IN_SRC.includes(h))).toEqual([]);
+    expect(STILL_IN_SRC.filter((h) => !hits.includes(h))).toEqual([]);
   });
 
   it('when modules/ is searched for imports of core, then each goes through the module API barrel', () => {

@@ -72,4 +72,18 @@ describe('strings', () => {
     const s = loadStrings(`${findPackageRoot()}/templates/web/i18n`);
     expect(Object.keys(s.es).sort()).toEqual(Object.keys(s.en).sort());
   });
+
+  it("has every module page string in Spanish too, each key under the module's id", async () => {
+    const { existsSync, readdirSync } = await import('node:fs');
+    const { loadStrings } = await import('../../src/web/i18n.js');
+    const { findPackageRoot } = await import('../../src/mail/package-root.js');
+    const root = `${findPackageRoot()}/modules`;
+    const withPages = readdirSync(root).filter((id) => existsSync(`${root}/${id}/web/i18n`));
+    expect(withPages.length).toBeGreaterThan(0);
+    for (const id of withPages) {
+      const s = loadStrings(`${root}/${id}/web/i18n`);
+      expect(Object.keys(s.es).sort()).toEqual(Object.keys(s.en).sort());
+      expect(Object.keys(s.en).filter((k) => !k.startsWith(`${id}.`))).toEqual([]);
+    }
+  });
 });

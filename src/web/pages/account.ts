@@ -11,14 +11,14 @@ import { loginAttempt, loginPassed } from '../../http/routes/email-change.routes
 import { profileUpdateBody } from '../../http/schemas/profile.schemas.js';
 import type { AnyModuleRouteDef } from '../../modules/module-route.js';
 import { enabledModuleRoute, runModuleRoute } from '../module-routes.js';
-import { clearPageSessionCookie, pageSession, type PageSession } from '../page-auth.js';
+import { pageSession, type PageSession } from '../page-auth.js';
 import { bodyString, withReturn, type WebPage } from '../web-page.js';
 import { twoFactorSection, TWO_FACTOR_API, type Shown } from './account-two-factor.js';
 
 /**
  * The self-service account page (/account) and its form posts. Core writes call the API's services
- * (the profile update, the own password change, social unlink, the session service); the two-factor,
- * passkeys and privacy modules are reached through their API routes found by method and path, each
+ * (the profile update, the own password change, social unlink, the session service); the two-step
+ * verification provider is reached through its API routes found by method and path, each
  * route's own handler called in process with this page's session, its rate limit counted as the API
  * counts it. Every post runs in an audit scope with the signed-in user as actor, as the API's routes do.
  */
@@ -29,12 +29,6 @@ const PROFILE_FIELDS = ['name', 'last_name', 'display_name', 'user_name', 'phone
 /** The modules' API the page uses (found by method and path, never by module name); the two-factor section's in account-two-factor.ts. */
 const API = {
   ...TWO_FACTOR_API,
-  pkList: ['get', '/auth/passkeys'],
-  pkRename: ['patch', '/auth/passkeys/:id'],
-  pkRemove: ['delete', '/auth/passkeys/:id'],
-  pkOptions: ['post', '/auth/passkeys/register/options'],
-  privacyExport: ['get', '/auth/user/me/privacy/export'],
-  privacyDelete: ['post', '/auth/user/me/privacy/delete'],
 } as const satisfies Record<string, [AnyModuleRouteDef['method'], string]>;
 type ApiName = keyof typeof API;
 
@@ -49,9 +43,6 @@ const OUTCOMES = new Set([
   'two_factor_removed',
   'two_factor_cancelled',
   'devices',
-  'passkey_renamed',
-  'passkey_removed',
-  'passkey_added',
   'unlinked',
   'app_revoked',
   'linked',
@@ -110,7 +101,6 @@ export function accountPages(w: WebPage) {
     const own = ownSecurityTypes(app.services.audit.types().keys());
     const events = (await app.services.audit.list({ userId: user.id, types: own, limit: 15 })).events.map((e) => ownView(e, user.id));
     const tf = await twoFactor.state(req, res, s, shown);
-    const passkeys = await read(req, res, s, 'pkList', (r) => r.passkeys as { id: string; name: string; created_at?: string; last_used_at?: string }[]);
     const social = app.config.socialLogin
       ? {
           linked: (await app.services.social.listAccounts(user.id)).map((a) => ({ provider: a.provider, email: a.provider_email ?? '' })),
@@ -140,7 +130,9 @@ export function accountPages(w: WebPage) {
       .filter((f) => f.schema && !f.writeOnly && f.type === 'string')
       .map((f) => ({ name: f.name, label: f.description ?? f.name, value: stringOf((user as unknown as Record<string, unknown>)[f.name]) }));
     const outcome = shown.outcome ?? (typeof req.query.done === 'string' ? req.query.done : null);
-    const done = outcome && OUTCOMES.has(outcome) ? t(`account.done.${outcome}`) : null;
+    const done = !outcome ? null : OUTCOMES.has(outcome) ? t(`account.done.${outcome}`) : w.modules.outcome(outcome, t);
+    // The installed modules' sections (their manifests' `web.account`: passkeys, privacy, ...), placed by their order among core's.
+    const moduleSections = await w.modules.accountSections(req, res, s);
     view.render(
       req,
       res,
@@ -160,11 +152,9 @@ export function accountPages(w: WebPage) {
         twoFactor: tf.twoFactor,
         // An authenticator app's setup started earlier and not confirmed: its panel again (a fresh one in `shown` wins).
         totp: tf.totp,
-        passkeys,
-        passkeysAdd: passkeys !== null && route('pkOptions') !== null,
         social,
         apps,
-        privacy: route('privacyDelete') ? { exportUrl: route('privacyExport') ? API.privacyExport[1] : null } : null,
+        moduleSections,
         ...shown,
         done,
       },
@@ -263,16 +253,6 @@ export function accountPages(w: WebPage) {
 
   const twoFactor = twoFactorSection({ route, callRoute, read, action, field });
 
-  const renamePasskey = action(async (req, res, s) => {
-    await callRoute(req, res, s, 'pkRename', { params: { id: field(req, 'id', 64) }, body: { name: field(req, 'name', 200) } });
-    return 'passkey_renamed';
-  }, 'passkey-list');
-
-  const removePasskey = action(async (req, res, s) => {
-    await callRoute(req, res, s, 'pkRemove', { params: { id: field(req, 'id', 64) } });
-    return 'passkey_removed';
-  }, 'passkey-list');
-
   /** Withdraws an OpenID client's access (its grant and tokens end; the app must ask again), as DELETE /auth/user/me/oidc/grants/:client_id. */
   const revokeApp = action(async (req, _res, s) => {
     if (!(await app.services.oidc.revokeConsent(s.user.id, field(req, 'client_id', 64)))) throw notFound('No access given to this client');
@@ -284,17 +264,10 @@ export function accountPages(w: WebPage) {
     return 'unlinked';
   }, 'social');
 
-  /** The privacy module's own deletion (password checked, its `login` class): then signed out. */
-  const deleteAccount = action(async (req, res, s) => {
-    await callRoute(req, res, s, 'privacyDelete', {
-      body: { confirm: field(req, 'confirm', 8) === 'yes', password: field(req, 'password', 1024) || undefined },
-    });
-    clearPageSessionCookie(res, app.config);
-    res.redirect(303, '/login');
-  }, 'your-data');
-
   return {
     show,
+    /** A module section's post (module-pages.ts), as the page's own: signed in, the user's audit scope, post/redirect/get. */
+    moduleAction: (fn: (req: Request, res: Response, s: PageSession) => Promise<string | void>, anchor: string) => action(fn, anchor),
     profile,
     password,
     changeEmail,
@@ -307,11 +280,8 @@ export function accountPages(w: WebPage) {
     removeTwoFactor: twoFactor.remove,
     backupCodes: twoFactor.backupCodes,
     forgetDevices: twoFactor.forgetDevices,
-    renamePasskey,
-    removePasskey,
     unlink,
     revokeApp,
-    deleteAccount,
   };
 }
 

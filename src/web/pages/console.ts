@@ -1,13 +1,12 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
 import { BadCursorError } from '../../data/repositories/user-repository.js';
-import { badRequest, forbidden, isAppError, notFound } from '../../errors/app-error.js';
+import { badRequest, forbidden, isAppError } from '../../errors/app-error.js';
 import { typesOf } from '../../http/routes/audit.routes.js';
 import { auditEventsQuery } from '../../http/schemas/audit.schemas.js';
 import { listUsersQuery } from '../../http/schemas/admin-users.schemas.js';
 import type { AdminUpdateInput } from '../../services/user-fields.js';
 import type { LinkedAccountRecord } from '../../social/account-repository.js';
-import { callModuleRoute, enabledModuleRoute } from '../module-routes.js';
 import type { PageSession } from '../page-auth.js';
 import type { WebPage } from '../web-page.js';
 import { bodyString } from '../web-page.js';
@@ -16,44 +15,10 @@ import { dashboardData } from './console-dashboard.js';
 /** A console handler: the signed-in staff member's session is already checked (web-router.ts). */
 export type ConsoleHandler = (req: Request, res: Response, s: PageSession) => Promise<unknown> | unknown;
 
-/** The two-factor provider's admin reset, found by method and path (never by the module's name). */
-const TWO_FACTOR_RESET = '/auth/admin/users/:user_id/two-factor/reset';
-/** A passkeys provider's admin routes (found by method and path, as the two-factor reset). */
-const PASSKEYS_LIST = '/auth/admin/users/:user_id/passkeys';
-const PASSKEYS_REMOVE = '/auth/admin/users/:user_id/passkeys/:id';
 const USERS_PAGE = 25;
 const TIMELINE = 20;
 
-/** The blog's API (found by method and path; the console never imports the module). */
-const BLOG = {
-  list: '/api/v1/posts',
-  queue: '/api/v1/posts/comments',
-  publish: '/api/v1/posts/:id/publish',
-  unpublish: '/api/v1/posts/:id/unpublish',
-  remove: '/api/v1/posts/:id',
-  moderate: '/api/v1/posts/comments/:id/moderate',
-  removeComment: '/api/v1/posts/comments/:id',
-  types: '/api/v1/post-types',
-} as const;
-/** Pending comments per page of the moderation queue (the blog's keyset-paged queue across posts). */
-const QUEUE_PAGE = 50;
-
-const DONE = new Set([
-  'moderated',
-  'saved',
-  'role',
-  'verified',
-  'disabled',
-  'enabled',
-  'reset_mail',
-  'revoked',
-  'revoked_all',
-  'two_factor_reset',
-  'passkey_removed',
-  'social_removed',
-  'module',
-  'retried',
-]);
+const DONE = new Set(['saved', 'role', 'verified', 'disabled', 'enabled', 'reset_mail', 'revoked', 'revoked_all', 'social_removed', 'module', 'retried']);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -62,11 +27,6 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
  * then shows the planner's estimate: counting is what a search pays for (docs/console.md "At scale").
  */
 const CONSOLE_EXACT_COUNT = 1_000;
-
-type RouteMethod = 'get' | 'post' | 'delete';
-
-/** What a blog list route answers (the module envelope): its items and its paging. */
-type Listed = { data?: unknown[]; meta?: Record<string, unknown> };
 
 /** A user's linked accounts as the user page shows them, named as the provider buttons are. */
 function socialRows(app: AppContext, accounts: LinkedAccountRecord[]) {
@@ -80,17 +40,11 @@ export function consolePages(w: WebPage) {
   const figures = dashboardData(app, exactCount);
 
   const render = (req: Request, res: Response, s: PageSession, page: string, data: Record<string, unknown>, status?: number) =>
-    w.view.render(
-      req,
-      res,
-      page,
-      { ...data, staff: { super: s.user.user_type === 'superadmin', blog: enabledModuleRoute(app, 'get', BLOG.list) !== null }, path: req.path },
-      { status, user: s.user, csrf: 'console' },
-    );
+    w.view.render(req, res, page, { ...w.modules.consoleData(req, s.user), ...data }, { status, user: s.user, csrf: 'console' });
 
   const notice = (req: Request, t: (k: string) => string) => {
     const d = str(req.query.done);
-    return d && DONE.has(d) ? t(`console.done_${d}`) : null;
+    return !d ? null : DONE.has(d) ? t(`console.done_${d}`) : w.modules.outcome(d, t, 'console');
   };
 
   /** GET /admin: counts, charts, health, modules, webhook backlog. */
@@ -131,14 +85,16 @@ export function consolePages(w: WebPage) {
   const showUser = async (req: Request, res: Response, s: PageSession, extra: { error?: string; status?: number } = {}) => {
     const { t } = w.view.lang(req, s.user);
     const user = await app.services.users.get(String(req.params.id));
-    const [sessions, timeline, keys, social] = await Promise.all([
+    const [sessions, timeline, social] = await Promise.all([
       app.services.users.listSessions(user.id),
       app.services.audit.list({ userId: user.id, limit: TIMELINE }),
-      callModuleRoute(app, req, res, s, 'get', PASSKEYS_LIST, { params: { user_id: user.id } }),
       app.config.socialLogin ? app.services.social.adminListAccounts(user.id) : null,
     ]);
     const now = Date.now();
     const superActor = s.user.user_type === 'superadmin';
+    const manage = superActor || user.user_type !== 'superadmin';
+    // The installed modules' panels (their manifests' `web.userPanels`), in their order.
+    const panels = await w.modules.userPanels(req, res, s, { user, manage });
     render(
       req,
       res,
@@ -150,14 +106,12 @@ export function consolePages(w: WebPage) {
         sessions: sessions.filter((x) => new Date(x.expires_at).getTime() > now),
         timeline: timeline.events,
         // An admin may not manage a superadmin; only a superadmin changes roles (the API's rules).
-        manage: superActor || user.user_type !== 'superadmin',
+        manage,
+        panels,
         roleChange: superActor && user.id !== s.user.id,
         // One's own page: no Disable (it would lock the staff member out) and no role form (no one changes their own role).
         self: user.id === s.user.id,
         roles: ['customer', 'writer', 'admin', 'superadmin'],
-        twoFactorReset: enabledModuleRoute(app, 'post', TWO_FACTOR_RESET) !== null,
-        // Null when no passkeys provider is on; else the user's passkeys, removable where the admin manages the user.
-        passkeys: keys ? ((keys as { passkeys?: unknown[] }).passkeys ?? []) : null,
         // Null while social login is off; else the user's linked accounts (GET /auth/admin/users/:user_id/social-accounts' service).
         social: social && socialRows(app, social),
         notice: notice(req, t),
@@ -169,16 +123,19 @@ export function consolePages(w: WebPage) {
 
   /** Runs one action on a user; a refusal (4xx) shows the user page with its message and status, success redirects. */
   const act =
-    (done: string, fn: (req: Request, res: Response, s: PageSession, id: string) => Promise<unknown>): ConsoleHandler =>
+    (done: string | null, fn: (req: Request, res: Response, s: PageSession, id: string) => Promise<unknown>): ConsoleHandler =>
     async (req, res, s) => {
       const id = String(req.params.id);
+      let out: unknown;
       try {
-        await fn(req, res, s, id);
+        out = await fn(req, res, s, id);
       } catch (err) {
         if (!isAppError(err) || err.status >= 500 || err.status === 404 || err.status === 429) throw err;
         return showUser(req, res, s, { error: err.message, status: err.status });
       }
-      res.redirect(303, `/admin/users/${encodeURIComponent(id)}?done=${done}`);
+      // A module panel's post names its outcome (a string key of its own) by returning it.
+      const key = done ?? (typeof out === 'string' ? out : null);
+      res.redirect(303, `/admin/users/${encodeURIComponent(id)}${key ? `?done=${encodeURIComponent(key)}` : ''}`);
     };
 
   const field = (req: Request, name: string, max: number) => bodyString(req, name, max).trim();
@@ -221,20 +178,6 @@ export function consolePages(w: WebPage) {
 
   const revoke = act('revoked', (req, _res, s, id) => app.services.users.revokeSession(s.user, id, String(req.params.sessionId)));
   const revokeAll = act('revoked_all', (_req, _res, s, id) => app.services.users.revokeAllSessions(s.user, id));
-
-  /** The two-factor provider's admin reset route, called in process with the admin's session (as the API). */
-  const resetTwoFactor = act('two_factor_reset', async (req, res, s, id) => {
-    const target = await app.services.users.get(id);
-    if (target.user_type === 'superadmin' && s.user.user_type !== 'superadmin') throw forbidden();
-    const r = await callModuleRoute(app, req, res, s, 'post', TWO_FACTOR_RESET, { params: { user_id: id } });
-    if (!r) throw badRequest('No two-factor provider is switched on');
-  });
-
-  /** The passkeys provider's admin removal (audited with the admin as actor, the user mailed), as DELETE on the API. */
-  const removePasskey = act('passkey_removed', async (req, res, s, id) => {
-    const r = await callModuleRoute(app, req, res, s, 'delete', PASSKEYS_REMOVE, { params: { user_id: id, id: String(req.params.passkeyId) } });
-    if (!r) throw badRequest('No passkeys provider is switched on');
-  });
 
   /** DELETE /auth/admin/users/:user_id/social-accounts/:provider's service: the last-way rule, `social.unlinked` (actor: the admin), the user mailed. */
   const removeSocial = act('social_removed', (req, _res, s, id) => app.services.social.adminUnlink(s.user, id, String(req.params.provider)));
@@ -316,53 +259,12 @@ export function consolePages(w: WebPage) {
     res.redirect(303, `/admin/webhooks?${new URLSearchParams({ ...(back ? { id: back } : {}), done: 'retried' }).toString()}`);
   };
 
-  /**
-   * GET /admin/blog (when a module serves the blog's API): pending posts, the blog's queue of pending
-   * comments across all posts (keyset paged: `?cursor=`), and the post types — each through the blog's own GET routes.
-   */
-  const blog: ConsoleHandler = async (req, res, s) => {
-    const { t } = w.view.lang(req, s.user);
-    const pending = (await callModuleRoute(app, req, res, s, 'get', BLOG.list, { query: { status: 'pending', limit: '50' } })) as Listed | null;
-    if (!pending) throw notFound('The blog is not installed');
-    const cursor = str(req.query.cursor)?.slice(0, 200);
-    const queue = (await callModuleRoute(app, req, res, s, 'get', BLOG.queue, {
-      query: { status: 'pending', limit: String(QUEUE_PAGE), ...(cursor ? { cursor } : {}) },
-    })) as Listed | null;
-    const comments = ((queue?.data ?? []) as (Record<string, unknown> & { post: { id: string; title?: string } })[]).map((c) => ({ post: c.post, comment: c }));
-    const nextCursor = queue?.meta?.next_cursor;
-    const types = await (callModuleRoute(app, req, res, s, 'get', BLOG.types, { query: { active: 'false' } }) as Promise<Listed | null>).catch(
-      (err: unknown) => {
-        if (isAppError(err) && err.status < 500) return null; // post types switched off
-        throw err;
-      },
-    );
-    render(req, res, s, 'admin-blog', {
-      title: t('console.blog'),
-      posts: pending.data ?? [],
-      comments,
-      more: typeof nextCursor === 'string' ? `/admin/blog?${new URLSearchParams({ cursor: nextCursor }).toString()}` : null,
-      types: types ? (types.data ?? []) : null,
-      notice: notice(req, t),
-    });
-  };
-
-  /** A moderation action: the blog's own route, then back to the queue. */
-  const blogAction =
-    (method: RouteMethod, path: string, body?: unknown): ConsoleHandler =>
-    async (req, res, s) => {
-      const r = await callModuleRoute(app, req, res, s, method, path, { params: { id: String(req.params.id) }, body });
-      if (!r) throw notFound('The blog is not installed');
-      res.redirect(303, '/admin/blog?done=moderated');
-    };
+  /** A module panel's post on the user page (module-pages.ts): as `act`, its outcome a module string key. */
+  const moduleAct = (fn: (req: Request, res: Response, s: PageSession) => Promise<string | void>): ConsoleHandler =>
+    act(null, (req, res, s) => fn(req, res, s));
 
   return {
-    blog,
-    approvePost: blogAction('post', BLOG.publish),
-    rejectPost: blogAction('post', BLOG.unpublish),
-    deletePost: blogAction('delete', BLOG.remove),
-    approveComment: blogAction('post', BLOG.moderate, { action: 'approve' }),
-    rejectComment: blogAction('post', BLOG.moderate, { action: 'reject' }),
-    deleteComment: blogAction('delete', BLOG.removeComment),
+    moduleAct,
     dashboard,
     users,
     user: (req: Request, res: Response, s: PageSession) => showUser(req, res, s),
@@ -374,8 +276,6 @@ export function consolePages(w: WebPage) {
     resetMail,
     revoke,
     revokeAll,
-    resetTwoFactor,
-    removePasskey,
     removeSocial,
     audit,
     modules,

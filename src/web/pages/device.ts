@@ -15,7 +15,7 @@ const CODE_MAX = 32;
  * `/login?return_to=/device…`, the one sign-in seam). The person types the code (`?user_code=` pre-fills it),
  * sees which app asks and for what, and allows or denies; `src/oidc/device-flow.ts` writes the answer into
  * the provider's DeviceCode. Every code looked up counts in `token-validate` per address (the gate,
- * WEB_ROUTE_LIMITS) and per session (here), and the page never says more than "invalid or expired".
+ * its registration in web-router.ts) and per session (here), and the page never says more than "invalid or expired".
  */
 export function devicePages(w: WebPage) {
   const { app } = w;
