@@ -80,11 +80,14 @@ describe('module boundary', () => {
     // `'two-factor:reset'`. Prose that names the concept ("a pending two-factor session", the users.two_factor
     // column core owns) is not a module's id.
     const asCode = (id: string) => new RegExp(`['"\`]${id}(['"\`/:]|$)`, 'm');
+    // Words that are a module's id and something else of core's: Microsoft's tenant `organizations` (work and
+    // school accounts) is a value of the social login's settings, not the organizations module.
+    const otherMeaning = new Set(['src/social/settings.ts: organizations', 'src/social/providers/microsoft.ts: organizations']);
     const hits = tsFiles('src').flatMap((f) => {
       const text = readFileSync(f, 'utf8');
       return ids.filter((id) => asCode(id).test(text)).map((id) => `${path.relative(ROOT, f)}: ${id}`);
     });
-    expect(hits).toEqual([]);
+    expect(hits.filter((h) => !otherMeaning.has(h))).toEqual([]);
   });
 
   it('when modules/ is searched for imports of core, then each goes through the module API barrel', () => {
