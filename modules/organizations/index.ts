@@ -1,6 +1,7 @@
 import { defineModule } from '../../src/module-api.js';
 import { errorCodes } from './errors.js';
 import { createOrganizations } from './migrations/20261207-2300-create-organizations.js';
+import { createOrganizationInvitations } from './migrations/20261207-2301-create-organization-invitations.js';
 import { routes } from './routes.js';
 import { settingsSchema } from './settings.js';
 import { TABLES } from './store.js';
@@ -9,9 +10,14 @@ import { TABLES } from './store.js';
 export default defineModule({
   id: 'organizations',
   version: '1.0.0',
-  description: 'Organizations: teams of users with built-in and custom roles',
+  description: 'Organizations: teams of users with built-in and custom roles, invitations by email',
   config: settingsSchema,
-  migrations: [createOrganizations],
+  migrations: [createOrganizations, createOrganizationInvitations],
+  emails: [{ name: 'invitation', description: 'An invitation to join an organization, with its link', requires: ['organization', 'role', 'link', 'expires'] }],
+  rateLimits: [
+    { name: 'organizations-invite', points: 50, durationSec: 3600, description: 'Invitations sent per organization (RATE_LIMIT_ORGANIZATIONS_INVITE)' },
+    { name: 'organizations-accept', points: 10, durationSec: 300, description: 'Invitation accept attempts per user (RATE_LIMIT_ORGANIZATIONS_ACCEPT)' },
+  ],
   tables: TABLES,
   routes,
   errorCodes,
@@ -28,5 +34,8 @@ export default defineModule({
       description: "A custom role's permissions changed (details: organization_id, role, permissions, previous_permissions)",
     },
     { type: 'organizations.role_deleted', description: 'A custom role was deleted (details: organization_id, role)' },
+    { type: 'organizations.invitation_created', description: 'An invitation was sent (details: organization_id, invitation_id, email, role)' },
+    { type: 'organizations.invitation_accepted', description: 'An invitation was accepted (details: organization_id, invitation_id, role)' },
+    { type: 'organizations.invitation_revoked', description: 'A pending invitation was revoked (details: organization_id, invitation_id)' },
   ],
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { emailAddress } from '../../src/module-api.js';
 import { PERMISSION_RE, ROLE_NAME_RE } from './permissions.js';
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -72,3 +73,7 @@ export function slugFromName(n: string): string | null {
     .replace(/-+$/, '');
   return slug.safeParse(s).success ? s : null;
 }
+
+export const inviteBody = z.strictObject({ email: emailAddress, role: roleName });
+export const acceptBody = z.strictObject({ token: z.string('must be a string').min(1, 'must not be empty').max(200, 'is not an invitation token') });
+export const invitationParams = z.object({ id: ref, invitation_id: z.string().regex(/^[0-9a-f-]{36}$/, 'must be an invitation id') });

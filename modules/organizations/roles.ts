@@ -1,6 +1,7 @@
 import { Op } from 'sequelize';
 import { AppError, isUniqueViolation, type ModuleContext, type SignedIn } from '../../src/module-api.js';
 import { access, lockOrg } from './access.js';
+import { pendingWithRole } from './invitations.js';
 import { orgForbidden } from './errors.js';
 import { newId } from './ids.js';
 import { BUILT_IN_GRANTS, BUILT_IN_ROLES, covers, customGrant, isBuiltIn, listed } from './permissions.js';
@@ -96,7 +97,7 @@ export async function deleteRole(ctx: ModuleContext, auth: SignedIn, ref: string
     if (!row) throw roleNotFound();
     assertCovered(a, jsonOf<string[]>(row.get('permissions'), []));
     const holders = await members(ctx).count({ where: { organization_id: a.org.id, role: name }, transaction: tx });
-    const invited = 0;
+    const invited = await pendingWithRole(ctx, a.org.id, name, tx);
     if (holders + invited > 0) throw roleInUse(holders + invited);
     await roles(ctx).destroy({ where: { id: row.get('id') as string, organization_id: { [Op.eq]: a.org.id } }, transaction: tx });
     await ctx.audit.record({ type: 'organizations.role_deleted', userId: auth.user.id, details: { organization_id: a.org.id, role: name } }, { tx });

@@ -1,7 +1,20 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import { defineRoute, moduleEnvelope } from '../../src/module-api.js';
-import { createBody, memberParams, memberPatch, orgParams, roleBody, roleParams, rolePatch, updateBody } from './input.js';
+import {
+  acceptBody,
+  createBody,
+  invitationParams,
+  inviteBody,
+  memberParams,
+  memberPatch,
+  orgParams,
+  roleBody,
+  roleParams,
+  rolePatch,
+  updateBody,
+} from './input.js';
+import { acceptInvitation, invite, listInvitations, revokeInvitation } from './invitations.js';
 import { listMembers, removeMember, setRole } from './members.js';
 import { createOrg, deleteOrg, getOrg, listMine, updateOrg } from './orgs.js';
 import { pageQuery } from './page.js';
@@ -147,4 +160,65 @@ export const roleDelete = defineRoute({
   handler: async ({ ctx, auth, params }) => moduleEnvelope({ role: await deleteRole(ctx, auth, params.id, params.name) }, auth),
 });
 
-export const routes = [create, mine, show, update, remove, memberList, memberRole, memberRemove, roleList, roleCreate, roleUpdate, roleDelete];
+export const invitationCreate = defineRoute({
+  method: 'post',
+  path: `${BASE}/:id/invitations`,
+  summary: 'Invite someone by email (members:invite)',
+  auth: 'session',
+  module: MODULE,
+  params: orgParams,
+  body: inviteBody,
+  async handler({ ctx, auth, params, body, res }) {
+    created(res, moduleEnvelope({ invitation: await invite(ctx, auth, params.id, body) }, auth));
+  },
+});
+
+export const invitationList = defineRoute({
+  method: 'get',
+  path: `${BASE}/:id/invitations`,
+  summary: "An organization's pending invitations (members:invite)",
+  auth: 'session',
+  module: MODULE,
+  params: orgParams,
+  query: page,
+  handler: async ({ ctx, auth, params, query }) => moduleEnvelope(await listInvitations(ctx, auth, params.id, query), auth),
+});
+
+export const invitationRevoke = defineRoute({
+  method: 'delete',
+  path: `${BASE}/:id/invitations/:invitation_id`,
+  summary: 'Revoke a pending invitation (members:invite)',
+  auth: 'session',
+  module: MODULE,
+  params: invitationParams,
+  handler: async ({ ctx, auth, params }) => moduleEnvelope({ invitation: await revokeInvitation(ctx, auth, params.id, params.invitation_id) }, auth),
+});
+
+export const invitationAccept = defineRoute({
+  method: 'post',
+  path: `${BASE}/invitations/accept`,
+  summary: 'Accept an invitation (the invited, verified email)',
+  auth: 'session',
+  module: MODULE,
+  body: acceptBody,
+  handler: async ({ ctx, auth, body }) => moduleEnvelope(await acceptInvitation(ctx, auth, body.token), auth),
+});
+
+export const routes = [
+  create,
+  mine,
+  invitationAccept,
+  show,
+  update,
+  remove,
+  memberList,
+  memberRole,
+  memberRemove,
+  roleList,
+  roleCreate,
+  roleUpdate,
+  roleDelete,
+  invitationCreate,
+  invitationList,
+  invitationRevoke,
+];

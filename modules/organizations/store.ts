@@ -1,7 +1,7 @@
 import { DataTypes, type Model, type ModelStatic } from 'sequelize';
 import type { ModuleContext } from '../../src/module-api.js';
 
-export const TABLES = ['organizations', 'organization_members', 'organization_roles'];
+export const TABLES = ['organizations', 'organization_members', 'organization_roles', 'organization_invitations'];
 
 const id = { type: DataTypes.STRING(36), primaryKey: true };
 const str = (n: number) => ({ type: DataTypes.STRING(n), allowNull: false });
