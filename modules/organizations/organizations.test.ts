@@ -167,3 +167,32 @@ describe(`organizations: superadmins (${BACKEND})`, () => {
     expect((await t.request('DELETE', `${O}/${org.id}`, { session: boss.token })).status).toBe(200);
   });
 });
+
+describe(`organizations: the admin list (${BACKEND})`, () => {
+  it('when an admin searches the organizations, then name (any case) and slug match, newest first, paged, with member counts; a customer gets 403', async () => {
+    const t = app();
+    const owner = await person(t);
+    const tag = `zq${Date.now().toString(36)}`;
+    const a = await makeOrg(t, owner, { name: `Alpha ${tag.toUpperCase()}` });
+    const b = await makeOrg(t, owner, { name: 'Beta', slug: `beta-${tag}` });
+    const c = await makeOrg(t, owner, { name: `Gamma ${tag}` });
+    await addMember(t, b.id, await person(t), 'member');
+    await makeOrg(t, owner, { name: 'Unrelated 100%_' });
+    const admin = await person(t, { user_type: 'admin' });
+    const first = await t.request('GET', `/auth/admin/organizations?q=${tag}&limit=2`, { session: admin.token });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.data.organizations.map((o: { id: string }) => o.id)).toEqual([c.id, b.id]);
+    expect(first.body.data.organizations[1]).toMatchObject({ slug: `beta-${tag}`, member_count: 2 });
+    const rest = await t.request('GET', `/auth/admin/organizations?q=${tag}&limit=2&cursor=${first.body.data.next_cursor}`, { session: admin.token });
+    expect(rest.body.data).toMatchObject({ organizations: [expect.objectContaining({ id: a.id, member_count: 1 })], next_cursor: null });
+    // LIKE's wildcards in the search are plain characters.
+    expect(
+      (await t.request('GET', '/auth/admin/organizations?q=%25_', { session: admin.token })).body.data.organizations.map((o: { name: string }) => o.name),
+    ).toEqual(['Unrelated 100%_']);
+    const one = await t.request('GET', `/auth/admin/organizations/${b.slug}`, { session: admin.token });
+    expect(one.body.data.organization).toMatchObject({ id: b.id, member_count: 2, owners: [{ user_id: owner.user.id, email: owner.user.email }] });
+    refused(await t.request('GET', '/auth/admin/organizations/no-such-org', { session: admin.token }), 404, 'ORG_NOT_FOUND');
+    expect((await t.request('GET', '/auth/admin/organizations', { session: owner.token })).status).toBe(403);
+    refused(await t.request('GET', '/auth/admin/organizations?limit=0', { session: admin.token }), 400, 'VALIDATION_ERROR');
+  });
+});

@@ -14,6 +14,7 @@ import {
   rolePatch,
   updateBody,
 } from './input.js';
+import { adminRoutes } from './admin.js';
 import { acceptInvitation, invite, listInvitations, revokeInvitation } from './invitations.js';
 import { listMembers, removeMember, setRole } from './members.js';
 import { createOrg, deleteOrg, getOrg, listMine, updateOrg } from './orgs.js';
@@ -221,4 +222,5 @@ export const routes = [
   invitationCreate,
   invitationList,
   invitationRevoke,
+  ...adminRoutes,
 ];
