@@ -2,6 +2,7 @@ import { defineModule } from '../../src/module-api.js';
 import { errorCodes } from './errors.js';
 import { createOrganizations } from './migrations/20261207-2300-create-organizations.js';
 import { createOrganizationInvitations } from './migrations/20261207-2301-create-organization-invitations.js';
+import { eraseOrganizations, exportOrganizations } from './privacy.js';
 import { routes } from './routes.js';
 import { settingsSchema } from './settings.js';
 import { TABLES } from './store.js';
@@ -21,6 +22,8 @@ export default defineModule({
   tables: TABLES,
   routes,
   errorCodes,
+  exporters: [{ name: 'organizations', run: exportOrganizations }],
+  erasers: [{ name: 'organizations', run: eraseOrganizations }],
   auditEvents: [
     { type: 'organizations.created', description: 'An organization was created (details: organization_id, slug, name)' },
     { type: 'organizations.updated', description: 'An organization was changed (details: organization_id, fields; slug and previous_slug when it moved)' },

@@ -128,6 +128,7 @@ export async function removeOrg(
   const run = async (t: Transaction) => {
     const count = await members(ctx).count({ where: { organization_id: org.id }, transaction: t });
     // Explicit deletes as well as the cascade: SQLite enforces foreign keys only where they are switched on.
+    await ctx.db.exec('DELETE FROM organization_invitations WHERE organization_id = ?', [org.id], { tx: t });
     await ctx.db.exec('DELETE FROM organization_roles WHERE organization_id = ?', [org.id], { tx: t });
     await ctx.db.exec('DELETE FROM organization_members WHERE organization_id = ?', [org.id], { tx: t });
     await ctx.db.exec('DELETE FROM organizations WHERE id = ?', [org.id], { tx: t });
