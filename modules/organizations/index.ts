@@ -1,4 +1,5 @@
 import { defineModule } from '../../src/module-api.js';
+import { commands } from './commands.js';
 import { errorCodes } from './errors.js';
 import { createOrganizations } from './migrations/20261207-2300-create-organizations.js';
 import { createOrganizationInvitations } from './migrations/20261207-2301-create-organization-invitations.js';
@@ -22,6 +23,7 @@ export default defineModule({
   tables: TABLES,
   routes,
   errorCodes,
+  commands,
   exporters: [{ name: 'organizations', run: exportOrganizations }],
   erasers: [{ name: 'organizations', run: eraseOrganizations }],
   auditEvents: [

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Op } from 'sequelize';
-import { AppError, badRequest, randomToken, type ModuleContext, type SignedIn, type Transaction } from '../../src/module-api.js';
+import { AppError, badRequest, randomToken, type ModuleContext, type SignedIn, type Transaction, type UserRecord } from '../../src/module-api.js';
 import { access, grantOf, lockOrg, mayGive, membershipOf } from './access.js';
 import { orgForbidden } from './errors.js';
 import { newId } from './ids.js';
@@ -53,39 +53,44 @@ export async function invite(ctx: ModuleContext, auth: SignedIn, ref: string, bo
   const grant = await grantOf(ctx, a.org.id, body.role);
   if (!grant) throw badRequest(`role: ${body.role} is not a role of this organization`, [{ field: 'role', message: 'is not a role of this organization' }]);
   if (!mayGive(a, body.role, grant)) throw orgForbidden(`Your role may not invite as ${body.role}`);
-  await ctx.limits.check('organizations-invite', a.org.id);
+  return createInvitation(ctx, a.org, body, auth.user);
+}
+
+/** The invitation, its event and its mail (the API's path, and the CLI's with no inviter). */
+export async function createInvitation(ctx: ModuleContext, org: OrgRow, body: { email: string; role: string }, inviter: UserRecord | null) {
+  await ctx.limits.check('organizations-invite', org.id);
   const token = randomToken(TOKEN_PREFIX, 32);
   const now = new Date();
   const row: InvitationRow = {
     id: newId(),
-    organization_id: a.org.id,
+    organization_id: org.id,
     email: body.email,
     role: body.role,
     token_hash: hashOf(ctx, token),
-    invited_by: auth.user.id,
+    invited_by: inviter?.id ?? null,
     expires_at: new Date(now.getTime() + settings(ctx).invitation_ttl * 1000),
     accepted_at: null,
     revoked_at: null,
     created_at: now,
   };
   await ctx.db.transaction(async (tx) => {
-    await lockOrg(ctx, a.org.id, tx);
+    await lockOrg(ctx, org.id, tx);
     const existing = await ctx.users.findByEmail(body.email);
-    if (existing && (await membershipOf(ctx, a.org.id, existing.id, tx))) throw alreadyMember();
-    if (await invitations(ctx).count({ where: { organization_id: a.org.id, email: body.email, ...pending(now) }, transaction: tx })) {
+    if (existing && (await membershipOf(ctx, org.id, existing.id, tx))) throw alreadyMember();
+    if (await invitations(ctx).count({ where: { organization_id: org.id, email: body.email, ...pending(now) }, transaction: tx })) {
       throw new AppError(409, 'ORG_INVITATION_PENDING', 'This email already has a pending invitation: revoke it to send another');
     }
     await invitations(ctx).create({ ...row }, { transaction: tx });
     await ctx.audit.record(
       {
         type: 'organizations.invitation_created',
-        userId: auth.user.id,
-        details: { organization_id: a.org.id, invitation_id: row.id, email: body.email, role: body.role },
+        userId: inviter?.id ?? null,
+        details: { organization_id: org.id, invitation_id: row.id, email: body.email, role: body.role },
       },
       { tx },
     );
   });
-  await sendInvitation(ctx, a.org, row, token, auth.user.name ?? null);
+  await sendInvitation(ctx, org, row, token, inviter?.name ?? null);
   return view(row);
 }
 

@@ -2,6 +2,7 @@ import { Op } from 'sequelize';
 import { AppError, badRequest, type ModuleContext, type SignedIn } from '../../src/module-api.js';
 import { access, grantOf, lockOrg, mayGive, type Access } from './access.js';
 import { lastOwner, memberNotFound, orgForbidden } from './errors.js';
+import { newId } from './ids.js';
 import { decodeCursor, pageOf } from './page.js';
 import { members, plain, type MemberRow } from './store.js';
 
@@ -45,22 +46,27 @@ export async function setRole(ctx: ModuleContext, auth: SignedIn, ref: string, u
   const grant = await grantOf(ctx, a.org.id, role);
   if (!grant) throw unknownRole(role);
   if (!mayGive(a, role, grant)) throw orgForbidden(`Your role may not give the role ${role}`);
+  return applyRole(ctx, a.org.id, userId, role, (target) => assertMayActOn(ctx, a, target));
+}
+
+/** Gives the member `role` under the organization's lock, keeping an owner (the API's and the CLI's path). */
+export async function applyRole(ctx: ModuleContext, orgId: string, userId: string, role: string, guard?: (target: MemberRow) => Promise<void>) {
   return ctx.db.transaction(async (tx) => {
-    await lockOrg(ctx, a.org.id, tx);
-    const row = await members(ctx).findOne({ where: { organization_id: a.org.id, user_id: userId }, transaction: tx });
+    await lockOrg(ctx, orgId, tx);
+    const row = await members(ctx).findOne({ where: { organization_id: orgId, user_id: userId }, transaction: tx });
     if (!row) throw memberNotFound();
     const target = plain<MemberRow>(row);
-    await assertMayActOn(ctx, a, target);
+    await guard?.(target);
     // The role may have been deleted since it was checked: the roles' changes take the same lock.
-    if (!(await grantOf(ctx, a.org.id, role, tx))) throw unknownRole(role);
+    if (!(await grantOf(ctx, orgId, role, tx))) throw unknownRole(role);
     if (target.role === 'owner' && role !== 'owner') {
-      const owners = await members(ctx).count({ where: { organization_id: a.org.id, role: 'owner' }, transaction: tx });
+      const owners = await members(ctx).count({ where: { organization_id: orgId, role: 'owner' }, transaction: tx });
       if (owners <= 1) throw lastOwner();
     }
     if (target.role !== role) {
       await members(ctx).update({ role, updated_at: new Date() }, { where: { id: target.id }, transaction: tx });
       await ctx.audit.record(
-        { type: 'organizations.member_role_changed', userId, details: { organization_id: a.org.id, role, previous_role: target.role } },
+        { type: 'organizations.member_role_changed', userId, details: { organization_id: orgId, role, previous_role: target.role } },
         { tx },
       );
     }
@@ -75,22 +81,42 @@ export async function setRole(ctx: ModuleContext, auth: SignedIn, ref: string, u
 export async function removeMember(ctx: ModuleContext, auth: SignedIn, ref: string, userId: string) {
   const self = userId === auth.user.id;
   const a = await access(ctx, auth, ref, self ? undefined : 'members:remove');
+  return dropMember(ctx, a.org.id, userId, self, self ? undefined : (target) => assertMayActOn(ctx, a, target));
+}
+
+/** Removes the member under the organization's lock, keeping an owner (the API's and the CLI's path). */
+export async function dropMember(ctx: ModuleContext, orgId: string, userId: string, left: boolean, guard?: (target: MemberRow) => Promise<void>) {
   return ctx.db.transaction(async (tx) => {
-    await lockOrg(ctx, a.org.id, tx);
-    const row = await members(ctx).findOne({ where: { organization_id: a.org.id, user_id: userId }, transaction: tx });
+    await lockOrg(ctx, orgId, tx);
+    const row = await members(ctx).findOne({ where: { organization_id: orgId, user_id: userId }, transaction: tx });
     if (!row) throw memberNotFound();
     const target = plain<MemberRow>(row);
-    if (!self) await assertMayActOn(ctx, a, target);
+    await guard?.(target);
     if (target.role === 'owner') {
-      const owners = await members(ctx).count({ where: { organization_id: a.org.id, role: 'owner' }, transaction: tx });
+      const owners = await members(ctx).count({ where: { organization_id: orgId, role: 'owner' }, transaction: tx });
       if (owners <= 1) throw lastOwner();
     }
     await members(ctx).destroy({ where: { id: target.id }, transaction: tx });
     await ctx.audit.record(
-      { type: 'organizations.member_removed', userId, details: { organization_id: a.org.id, role: target.role, ...(self ? { left: true } : {}) } },
+      { type: 'organizations.member_removed', userId, details: { organization_id: orgId, role: target.role, ...(left ? { left: true } : {}) } },
       { tx },
     );
-    return { user_id: userId, removed: true, left: self };
+    return { user_id: userId, removed: true, left };
+  });
+}
+
+/** Adds a user straight away (the CLI's add-member): 409 ORG_ALREADY_MEMBER when they are in it. */
+export async function addDirect(ctx: ModuleContext, orgId: string, userId: string, role: string) {
+  return ctx.db.transaction(async (tx) => {
+    await lockOrg(ctx, orgId, tx);
+    if (!(await grantOf(ctx, orgId, role, tx))) throw unknownRole(role);
+    if (await members(ctx).count({ where: { organization_id: orgId, user_id: userId }, transaction: tx })) {
+      throw new AppError(409, 'ORG_ALREADY_MEMBER', 'The user is already a member of the organization');
+    }
+    const now = new Date();
+    await members(ctx).create({ id: newId(), organization_id: orgId, user_id: userId, role, created_at: now, updated_at: now }, { transaction: tx });
+    await ctx.audit.record({ type: 'organizations.member_added', userId, details: { organization_id: orgId, role, via: 'admin' } }, { tx });
+    return { user_id: userId, role, joined_at: now.toISOString() };
   });
 }
 

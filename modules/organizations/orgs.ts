@@ -19,6 +19,11 @@ function mayCreate(ctx: ModuleContext, userType: string): boolean {
 /** POST /auth/organizations: the organization, its creator its owner, in one transaction. */
 export async function createOrg(ctx: ModuleContext, auth: SignedIn, body: { name: string; slug?: string }): Promise<OrgView> {
   if (!mayCreate(ctx, auth.user.user_type)) throw orgForbidden('Only administrators may create organizations here');
+  return insertOrg(ctx, auth.user.id, body);
+}
+
+/** A new organization with `ownerId` its owner (the API's creator, or the user the CLI names). */
+export async function insertOrg(ctx: ModuleContext, ownerId: string, body: { name: string; slug?: string }): Promise<OrgView> {
   const chosen = body.slug;
   // A slug made from the name gets a short suffix when taken (a few tries); a chosen one is the caller's to change.
   const candidates = chosen
@@ -33,12 +38,12 @@ export async function createOrg(ctx: ModuleContext, auth: SignedIn, body: { name
         const org = { id: newId(), slug, name: body.name, logo: null, metadata: {}, created_at: now, updated_at: now };
         await orgs(ctx).create(org, { transaction: tx });
         await members(ctx).create(
-          { id: newId(), organization_id: org.id, user_id: auth.user.id, role: 'owner', created_at: now, updated_at: now },
+          { id: newId(), organization_id: org.id, user_id: ownerId, role: 'owner', created_at: now, updated_at: now },
           { transaction: tx },
         );
-        await ctx.audit.record({ type: 'organizations.created', userId: auth.user.id, details: { organization_id: org.id, slug, name: body.name } }, { tx });
+        await ctx.audit.record({ type: 'organizations.created', userId: ownerId, details: { organization_id: org.id, slug, name: body.name } }, { tx });
         await ctx.audit.record(
-          { type: 'organizations.member_added', userId: auth.user.id, details: { organization_id: org.id, role: 'owner', via: 'created' } },
+          { type: 'organizations.member_added', userId: ownerId, details: { organization_id: org.id, role: 'owner', via: 'created' } },
           { tx },
         );
         return orgView(org);
