@@ -58,6 +58,8 @@ export { moduleEnvelope } from './modules/envelope.js';
 export { perSession } from './http/middleware/rate-limit-classes.js';
 export type { ModuleLimitClass } from './limits/limit-classes.js';
 export { randomCode, randomToken, safeEqual } from './services/security/tokens.js';
+/** A UUIDv7 (time-ordered: sorting by id is sorting by creation), as the audit record's ids, for keyset-paginated tables. */
+export { eventId as timeOrderedId } from './audit/event-id.js';
 export { maskEmail, maskPhone } from './mail/outbox.js';
 export { normalizePhone } from './services/token-login-service.js';
 /** The browser and system a User-Agent names ("Chrome", "Linux"), each absent when unknown: what session lists show. */

@@ -132,7 +132,7 @@ describe('module manifests', () => {
   it('when the shipped registry is checked against core, then it has no conflicts', () => {
     const r = checkRegistry(registry, CORE);
     expect([...r.problems.entries()]).toEqual([]);
-    expect(r.ordered.map((m) => m.id)).toEqual(['ext-business', 'onboarding', 'privacy', 'two-factor', 'blog', 'post-types', 'passkeys']);
+    expect(r.ordered.map((m) => m.id)).toEqual(['ext-business', 'onboarding', 'privacy', 'two-factor', 'blog', 'post-types', 'passkeys', 'organizations']);
   });
 });
 

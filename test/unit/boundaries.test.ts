@@ -81,6 +81,12 @@ const STILL_IN_SRC: string[] = [
   'src/web/pages/sign-in.ts: path /auth/passkeys/login/options',
 ];
 
+/**
+ * Words that are a module's id and something else of core's: Microsoft's tenant `organizations` (work and
+ * school accounts) is a value of the social login's settings, not the organizations module.
+ */
+const OTHER_MEANING: string[] = ['src/social/settings.ts: id organizations', 'src/social/providers/microsoft.ts: id organizations'];
+
 function tsFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
@@ -133,7 +139,7 @@ describe('module boundary', () => {
     });
     // What is left to move (issue 61): each entry goes when its module's page, section or mail moves into the
     // module's folder; the list only shrinks (an entry no longer found fails the test until it is taken out).
-    expect(hits.filter((h) => !STILL_IN_SRC.includes(h))).toEqual([]);
+    expect(hits.filter((h) => !STILL_IN_SRC.includes(h) && !OTHER_MEANING.includes(h))).toEqual([]);
     expect(STILL_IN_SRC.filter((h) => !hits.includes(h))).toEqual([]);
   });
 
