@@ -53,7 +53,15 @@ describe('npm test on a fresh clone', () => {
     const r = npm(['test', '--', '--dry-run']);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('node_modules is missing: installing the dependencies first');
-    expect(steps(r.out)).toEqual(['npm ci', 'npm run build', 'npm run lint', 'npm run format:check', 'node scripts/dependency-audit.mjs', 'node release/node24/runtime.mjs', 'vitest run']);
+    expect(steps(r.out)).toEqual([
+      'npm ci',
+      'npm run build',
+      'npm run lint',
+      'npm run format:check',
+      'node scripts/dependency-audit.mjs',
+      'node release/node24/runtime.mjs',
+      'vitest run',
+    ]);
   });
 
   it('when node_modules holds an older install than package-lock.json, then it is reinstalled', () => {
@@ -75,7 +83,14 @@ describe('npm test on a fresh clone', () => {
     installRecord();
     const r = npm(['test', '--', '--dry-run']);
     expect(r.out).toContain('node_modules matches package-lock.json');
-    expect(steps(r.out)).toEqual(['npm run build', 'npm run lint', 'npm run format:check', 'node scripts/dependency-audit.mjs', 'node release/node24/runtime.mjs', 'vitest run']);
+    expect(steps(r.out)).toEqual([
+      'npm run build',
+      'npm run lint',
+      'npm run format:check',
+      'node scripts/dependency-audit.mjs',
+      'node release/node24/runtime.mjs',
+      'vitest run',
+    ]);
   });
 
   it('when the quick tier runs on a fresh clone, then it installs, builds, and runs the unit tier and the smoke run only', () => {
