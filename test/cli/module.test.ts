@@ -119,7 +119,7 @@ describe('gatehouse module install --yes and status, for people', () => {
   it('when install runs with --yes (the quickstart), then it says one line per module and shows neither plan nor SQL', async () => {
     const r = await cli('module', 'install', 'two-factor', 'passkeys', '--if-missing', '--yes');
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trimEnd().split('\n')).toEqual(['Installed two-factor 1.0.0 (1 migration applied)', 'Installed passkeys 1.0.0 (1 migration applied)']);
+    expect(r.stdout.trimEnd().split('\n')).toEqual(['Installed two-factor 1.0.0 (2 migrations applied)', 'Installed passkeys 1.0.0 (1 migration applied)']);
     expect(r.stderr).toBe('');
 
     const again = await cli('module', 'install', 'two-factor', 'passkeys', '--if-missing', '--yes');

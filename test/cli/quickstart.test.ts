@@ -31,7 +31,7 @@ describe('npm run quickstart', () => {
     const install = await runCli([...modules, '--data-dir', dir]);
     expect(install.code, install.stderr).toBe(0);
     expect(install.stdout.trimEnd().split('\n')).toEqual([
-      'Installed two-factor 1.0.0 (1 migration applied)',
+      'Installed two-factor 1.0.0 (2 migrations applied)',
       'Installed passkeys 1.0.0 (1 migration applied)',
     ]);
     expect(install.stderr).toBe('');
