@@ -64,18 +64,19 @@ describe(`core migrations on ${BACKEND}`, () => {
       'core/20261207-1010-add-session-amr',
       'core/20261207-1020-add-session-signed-in-at',
       'core/20261207-1100-add-webhook-endpoint-kind',
+      'core/20261207-2345-add-user-password-expires-at',
     ]);
     const dry = await app.migrator.dryRun();
-    expect(dry).toHaveLength(15);
+    expect(dry).toHaveLength(16);
     expect(dry[0].sql.join('\n')).toMatch(/CREATE TABLE.*users/i);
     expect(await tables()).not.toContain('users');
-    expect(await app.migrator.plan()).toHaveLength(15);
+    expect(await app.migrator.plan()).toHaveLength(16);
   });
 
   it('when migrated up, down and up again, then the schema comes back whole', async () => {
     const progress: string[] = [];
     await app.migrator.apply({ onProgress: (m, i, n) => progress.push(`${i + 1}/${n} ${m.name}`) });
-    expect(progress).toHaveLength(15);
+    expect(progress).toHaveLength(16);
     expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
     for (const old of REPLACED_INDEXES) expect(await userIndexes()).not.toContain(old);
     expect(await tables()).toEqual(
@@ -100,7 +101,7 @@ describe(`core migrations on ${BACKEND}`, () => {
     expect(await app.migrator.plan()).toEqual([]);
 
     const reverted = await app.migrator.down('core');
-    expect(reverted).toHaveLength(15);
+    expect(reverted).toHaveLength(16);
     const after = await tables();
     for (const t of [
       'users',
@@ -120,11 +121,11 @@ describe(`core migrations on ${BACKEND}`, () => {
       'oidc_resources',
     ])
       expect(after).not.toContain(t);
-    expect(await app.migrator.plan()).toHaveLength(15);
+    expect(await app.migrator.plan()).toHaveLength(16);
 
     await app.migrator.apply();
     expect(await tables()).toEqual(expect.arrayContaining(['users', 'sessions', 'auth_tokens']));
-    expect(await app.migrator.executed()).toHaveLength(15);
+    expect(await app.migrator.executed()).toHaveLength(16);
     expect(await userIndexes()).toEqual(expect.arrayContaining(LIST_INDEXES));
   });
 
