@@ -134,6 +134,7 @@ function headersSetBy(mw: RequestHandler): string[] {
     },
   };
   let called = false;
+  // The recorder has the two methods a header-setting middleware calls; a missing one would throw here, at start.
   mw({ headers: {} } as Request, recorder as unknown as Response, () => {
     called = true;
   });
