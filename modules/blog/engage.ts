@@ -224,6 +224,7 @@ export async function moderateComment(ctx: ModuleContext, user: UserRecord, comm
   if (c.deleted_at) throw notFound('Comment not found');
   const post = await loadPost(ctx, c.post_id);
   if (!canManage(user, post as PostAccessRow)) throw forbidden('Only the post author or an admin may moderate comments');
+  // Non-null: the body schema requires 'action' or 'status'.
   const status = STATUS_OF[(input.action ?? input.status)!];
   const now = new Date();
   const moderated = await ctx.db.select(

@@ -8,6 +8,7 @@ import { postTypes, publicPath, type PostTypeRules } from './types.js';
 
 const xml = (s: unknown) =>
   String(s ?? '')
+    // Non-null: the regex matches only the five keys of the map.
     .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!)
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 

@@ -209,7 +209,7 @@ export async function updatePost(ctx: ModuleContext, user: UserRecord, postId: s
   assertCanManage(user, row as PostAccessRow);
   checkInput(input, row);
   const retyped = input.post_type !== undefined && input.post_type !== row.post_type;
-  const type = retyped ? await rulesForWrite(ctx, input.post_type!) : await rulesOf(ctx, row.post_type);
+  const type = retyped && input.post_type !== undefined ? await rulesForWrite(ctx, input.post_type) : await rulesOf(ctx, row.post_type);
   const fieldValues = checkType(type, input, row);
   const set: Record<string, unknown> = {};
   if (input.title !== undefined) set.title = input.title;

@@ -19,7 +19,8 @@ export async function cachedTotal(owner: object, key: string, count: () => Promi
   if (hit && hit.until > now) return hit.total;
   const total = await count();
   if (total >= LARGE) {
-    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+    const oldest = cache.keys().next();
+    if (cache.size >= MAX_ENTRIES && !oldest.done) cache.delete(oldest.value);
     cache.set(key, { total, until: now + TTL_MS });
   } else cache.delete(key);
   return total;

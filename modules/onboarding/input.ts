@@ -68,6 +68,7 @@ export function splitInput(body: unknown, businessFields: UserFieldDef[] | null,
     if (Object.hasOwn(WRITE_ONLY, k)) check(k, WRITE_ONLY[k], v, out.writeOnly);
     else if (EXTRA_KEY.test(k)) check(k, extraValue, v, out.extra);
     else if (isBusinessField(k)) {
+      // Non-null: business keys without businessFields were refused above (MODULE_NOT_INSTALLED).
       const def = businessFields!.find((f) => f.name === k);
       if (!def?.schema) issues.push({ field: k, message: 'unknown business field' });
       else check(k, def.schema, v, out.business);

@@ -75,6 +75,7 @@ async function loadRow(ctx: ModuleContext, userId: string): Promise<Model> {
     return await M.create({ id: randomUUID(), user_id: userId, status: 'not_started', created_at: now, updated_at: now });
   } catch {
     // Two first requests at once: the other one created it.
+    // Non-null: the create failed on the unique user_id: the other request committed the row.
     return (await M.findOne({ where: { user_id: userId } }))!;
   }
 }

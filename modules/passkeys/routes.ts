@@ -12,6 +12,11 @@ const passkeyLimit = perSession('module:passkeys:passkeys');
 
 // The WebAuthn response is checked by @simplewebauthn/server; here only its outline and size.
 const credential = z.record(z.string(), z.unknown()).refine((v) => JSON.stringify(v).length <= 64_000, 'is too large');
+/**
+ * A WebAuthn response as the verifier takes it. The schema checks only its outline and size;
+ * @simplewebauthn/server's verify* functions check every field and refuse a malformed response.
+ */
+const webauthnResponse = <T extends RegistrationResponseJSON | AuthenticationResponseJSON>(v: Record<string, unknown>): T => v as T;
 const name = z.string().trim().min(1).max(100);
 const idParam = z.object({ id: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an id') });
 
@@ -36,7 +41,7 @@ export const registerVerify = defineRoute({
   body: z.object({ credential, name: name.optional() }),
   handler: async ({ ctx, auth, body, req }) => ({
     success: true,
-    passkey: await registerPasskey(ctx, auth.user, body.credential as unknown as RegistrationResponseJSON, body.name, ctx.signInClient(req).userAgent),
+    passkey: await registerPasskey(ctx, auth.user, webauthnResponse<RegistrationResponseJSON>(body.credential), body.name, ctx.signInClient(req).userAgent),
   }),
 });
 
@@ -84,7 +89,7 @@ export const remove = defineRoute({
   // With `credential` (an assertion of this passkey over its remove options) no recent sign-in is needed.
   body: z.object({ credential: credential.optional() }).optional(),
   async handler({ ctx, auth, params, body, req }) {
-    const proof = body?.credential ? { credential: body.credential as unknown as AuthenticationResponseJSON, client: ctx.signInClient(req) } : undefined;
+    const proof = body?.credential ? { credential: webauthnResponse<AuthenticationResponseJSON>(body.credential), client: ctx.signInClient(req) } : undefined;
     await removePasskey(ctx, auth.user, auth.session, params.id, proof);
     return { success: true, message: 'Passkey removed' };
   },
@@ -111,7 +116,7 @@ export const signInVerify = defineRoute({
   rateLimit: passkeyLimit,
   body: z.object({ credential }),
   async handler({ ctx, req, res, body }) {
-    const r = await signInWithPasskey(ctx, body.credential as unknown as AuthenticationResponseJSON, ctx.signInClient(req));
+    const r = await signInWithPasskey(ctx, webauthnResponse<AuthenticationResponseJSON>(body.credential), ctx.signInClient(req));
     return ctx.signInAnswer(res, r);
   },
 });

@@ -45,6 +45,9 @@ export async function sendCode(
   purpose: Purpose,
   sessionId: string,
 ): Promise<{ expiresAt: Date; ttl: number }> {
+  const to = method.identifier;
+  // Email and SMS methods are created with their address (setup.ts); only those are sent codes.
+  if (!to) throw new Error(`two-factor: a ${method.kind} method without an address`);
   const { code_ttl: ttl, sends_per_method: points, user_attempts_window: durationSec } = settings(ctx);
   // Per method (not per session or address): however many sessions ask, one inbox or phone gets few codes.
   const sends = await ctx.limits.consume(SEND_BUCKET, method.id, { points, durationSec });
@@ -71,14 +74,11 @@ export async function sendCode(
   });
   const minutes = Math.max(1, Math.round(ttl / 60));
   if (method.kind === 'email') {
-    await ctx.mail.send({ to: method.identifier!, template: 'code', lang: user.lang, data: { name: user.name ?? undefined, code, expiresMinutes: minutes } });
+    await ctx.mail.send({ to: to, template: 'code', lang: user.lang, data: { name: user.name ?? undefined, code, expiresMinutes: minutes } });
   } else {
-    await ctx.sms.send(method.identifier!, smsText(user.lang, ctx.site.productName, code, minutes));
+    await ctx.sms.send(to, smsText(user.lang, ctx.site.productName, code, minutes));
   }
-  ctx.logger.info(
-    { method: method.kind, to: method.kind === 'email' ? maskEmail(method.identifier!) : maskPhone(method.identifier!), purpose },
-    'two-factor code sent',
-  );
+  ctx.logger.info({ method: method.kind, to: method.kind === 'email' ? maskEmail(to) : maskPhone(to), purpose }, 'two-factor code sent');
   return { expiresAt, ttl };
 }
 

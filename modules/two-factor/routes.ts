@@ -48,11 +48,7 @@ const sendParam = z.object({ method: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 
 // A WebAuthn response (checked by the providing module): only its outline and size here.
 const credential = z.record(z.string(), z.unknown()).refine((v) => JSON.stringify(v).length <= 64_000, 'is too large');
 
-const caller = (ctx: ModuleContext, auth: { user: Caller['user'] | null; session: Caller['session'] | null }): Caller => ({
-  ctx,
-  user: auth.user!,
-  session: auth.session!,
-});
+const caller = (ctx: ModuleContext, auth: { user: Caller['user']; session: Caller['session'] }): Caller => ({ ctx, user: auth.user, session: auth.session });
 
 export const system = defineRoute({
   method: 'get',
@@ -156,7 +152,9 @@ export const verify = defineRoute({
       action = 'login';
       base = { success: true, verified: true, method: extra.type, method_id: extra.id };
     } else {
-      const v = await verifyCode(c, { ...body, code: body.code!, method: body.method as (typeof KINDS)[number] | undefined });
+      // The schema asks for a code or a credential; this is the branch without a credential.
+      if (body.code === undefined) throw badRequest('code is required', [{ field: 'code', message: 'required' }]);
+      const v = await verifyCode(c, { ...body, code: body.code, method: body.method as (typeof KINDS)[number] | undefined });
       action = v.action;
       method = v.method;
       setupOutcome = v.setup;
@@ -179,7 +177,11 @@ export const verify = defineRoute({
         ...backupCodesFields(codes ?? null),
       };
     }
-    if (action === 'remove') return { ...(await removeMethod(c, method!.id, {}, method!)), ...base, session_activated: false };
+    if (action === 'remove') {
+      // Only verifyCode answers 'remove', and it names the method.
+      if (!method) throw new Error('two-factor: a removal without its method');
+      return { ...(await removeMethod(c, method.id, {}, method)), ...base, session_activated: false };
+    }
     const session = await ctx.sessions.activate(c.session.id, { user: c.user, method: SIGN_IN_METHOD });
     if (!session) throw new AppError(401, 'INVALID_SESSION', 'Invalid session');
     // The same id the client holds is now a full session; the cookie gets its new lifetime.
@@ -216,7 +218,11 @@ export const toggleTwoFactor = defineRoute({
       message: 'two_factor_enabled (true or false) is required',
       path: ['two_factor_enabled'],
     }),
-  handler: ({ ctx, auth, body }) => toggle(caller(ctx, auth), (body.two_factor_enabled ?? body.enabled)!, body),
+  handler: ({ ctx, auth, body }) => {
+    const enabled = body.two_factor_enabled ?? body.enabled;
+    if (enabled === undefined) throw badRequest('two_factor_enabled (true or false) is required', [{ field: 'two_factor_enabled', message: 'required' }]);
+    return toggle(caller(ctx, auth), enabled, body);
+  },
 });
 
 export const regenerate = defineRoute({

@@ -96,7 +96,8 @@ export async function setup(c: Caller, kind: MethodKind, input: SetupInput) {
     };
   }
   await add({ status: 'pending_setup', secret_enc: null }, async () => undefined);
-  const method = (await store.method(c.ctx, id))!;
+  const method = await store.method(c.ctx, id);
+  if (!method) throw new Error('two-factor: the method just added is gone');
   const sent = await sendCode(c.ctx, c.user, method, 'setup', c.session.id);
   return {
     success: true,
@@ -124,7 +125,7 @@ export async function pendingSetup(c: Caller, kind: MethodKind) {
   const rows = (await store.methods(c.ctx, c.user.id)).filter((m) => m.kind === kind && m.status === 'pending_setup');
   const m = rows[rows.length - 1];
   const stale = m && kind === 'totp' && Date.now() - new Date(m.created_at).getTime() > PENDING_SETUP_READABLE_MS;
-  if (!m || stale || (kind === 'totp' && !m.secret_enc)) throw notFound(`No pending ${kind} setup`, 'METHOD_NOT_FOUND');
+  if (!m || stale) throw notFound(`No pending ${kind} setup`, 'METHOD_NOT_FOUND');
   const base = {
     success: true,
     method_id: m.id,
@@ -134,7 +135,8 @@ export async function pendingSetup(c: Caller, kind: MethodKind) {
     created_at: new Date(m.created_at).toISOString(),
   };
   if (kind !== 'totp') return base;
-  const secret = decrypt(c.ctx, m.secret_enc!);
+  if (!m.secret_enc) throw notFound(`No pending ${kind} setup`, 'METHOD_NOT_FOUND');
+  const secret = decrypt(c.ctx, m.secret_enc);
   const uri = totpUri(c.ctx, c.user.email, secret);
   const qr = await qrDataUrl(uri);
   return { ...base, secret, otpauth_url: uri, uri, qr_code: qr, qr_code_url: qr };

@@ -49,6 +49,7 @@ export async function createBackup(app: AppContext, out: string, version: string
     progress('database');
     const db = path.join(stage, app.dialect === 'sqlite' ? DB_SQLITE : DB_PGDUMP);
     if (app.dialect === 'sqlite') await sqliteBackup(app.sequelize, db);
+    // Non-null: the postgres dialect comes only from a DATABASE_URL (createSequelize).
     else await pgDump(config.databaseUrl!, db);
     // It holds password hashes; tar keeps the mode, so whoever unpacks the archive gets it owner-only.
     chmodSync(db, 0o600);

@@ -12,9 +12,9 @@ interface SqliteDatabase {
 
 /** SQLite's online backup API on the live connection: a consistent copy while the server keeps running. */
 async function sqliteCopy(sequelize: Sequelize, file: string, direction: 'to-file' | 'from-file'): Promise<void> {
-  const cm = (sequelize as unknown as { connectionManager: { getConnection(o: object): Promise<SqliteDatabase>; releaseConnection(c: unknown): void } })
-    .connectionManager;
-  const db = await cm.getConnection({ type: 'write' });
+  const cm = sequelize.connectionManager;
+  // On SQLite the connection is the sqlite3 Database object (lib/dialects/sqlite/connection-manager.js).
+  const db = (await cm.getConnection({ type: 'write' })) as SqliteDatabase;
   try {
     await new Promise<void>((resolve, reject) => {
       const done = (err: Error | null) => (err ? reject(err) : undefined);

@@ -66,6 +66,7 @@ export async function restoreBackup(app: AppContext, backup: OpenedBackup, opts:
   }
   const done: string[] = [];
   if (app.dialect === 'sqlite') await sqliteRestore(app.sequelize, path.join(dir, DB_SQLITE));
+  // Non-null: the postgres dialect comes only from a DATABASE_URL (createSequelize).
   else await pgRestore(config.databaseUrl!, path.join(dir, DB_PGDUMP));
   done.push(`database (${manifest.migrations.length} migrations applied in it)`);
 

@@ -209,12 +209,15 @@ const SLOW_MS = 2_000;
  * failure that means "unreachable". Returns the unguarded `query`, for the probe.
  */
 export function guardDatabase(sequelize: Sequelize, health: DatabaseHealth, slowMs = SLOW_MS): Sequelize['query'] {
+  // Both methods are replaced by wrappers that pass every argument through: their overloads cannot be
+  // restated for a wrapper, so the instance is seen as holding two functions of any arguments.
   const target = sequelize as unknown as Record<'query' | 'transaction', (...args: unknown[]) => Promise<unknown>>;
   const query = target.query.bind(sequelize);
   const transaction = target.transaction.bind(sequelize);
   // Retries of a busy SQLite statement stop once the breaker opens: queued one behind the other on
   // the connection, twenty of them each would hold a request for many seconds more.
-  const retry = (sequelize as unknown as { options: { retry?: { match?: unknown[] } } }).options.retry;
+  // `options` is set by Sequelize's constructor; its type declarations leave it out.
+  const retry = (sequelize as Sequelize & { options: { retry?: { match?: unknown[] } } }).options.retry;
   const busy = retry?.match?.filter((m): m is RegExp => m instanceof RegExp) ?? [];
   if (retry && busy.length) retry.match = [(err: Error) => health.available() && busy.some((m) => m.test(String(err?.message)))];
   // A slow statement inside a transaction of this process may be waiting on that very transaction's

@@ -56,6 +56,7 @@ export async function readMigrationLock(app: AppContext): Promise<LockState | nu
   if (!(await settingsExist(app))) return null;
   const row = await app.repos.settings.get(MIGRATION_LOCK_KEY);
   if (!row) return null;
+  // Non-null: the lock row always holds its holder (written by the acquire).
   const parsed = holderOf(row.value)!;
   return { holder: parsed, alive: parsed.host === os.hostname() ? processAlive(parsed.pid) : null };
 }

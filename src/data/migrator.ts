@@ -131,7 +131,7 @@ export function createMigrator(sequelize: Sequelize, getSources: () => Migration
     if (!list.length) return [];
     const results: DryRunResult[] = [];
     const t = await sequelize.transaction();
-    const options = (sequelize as unknown as { options: { logging?: unknown } }).options;
+    const options = (sequelize as Sequelize & { options: { logging?: unknown } }).options;
     const previous = options.logging;
     let current: DryRunResult | null = null;
     options.logging = (sql: string, qopts?: { transaction?: Transaction }) => {

@@ -47,11 +47,12 @@ export function routeSequelizeWarnings(sequelize: Sequelize, logger: Logger): vo
     const text = format(...args);
     log.warn(sequelizeWarningFields(text), FAILED.test(text) ? 'transaction end failed; sequelize closed its connection' : 'sequelize warning');
   };
+  // commit and rollback are wrapped with their arguments passed through; the wrapper cannot restate their types.
   const proto = Transaction.prototype as unknown as Record<'commit' | 'rollback', (this: Transaction, ...a: unknown[]) => Promise<void>>;
   for (const step of ['commit', 'rollback'] as const) {
     const run = proto[step];
     proto[step] = function (this: Transaction, ...a: unknown[]) {
-      const log = loggers.get((this as unknown as { sequelize: Sequelize }).sequelize);
+      const log = loggers.get((this as Transaction & { sequelize: Sequelize }).sequelize);
       return log ? scope.run(log, () => run.apply(this, a)) : run.apply(this, a);
     };
   }

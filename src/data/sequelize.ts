@@ -25,6 +25,7 @@ export async function createSequelize(config: Pick<Config, 'databaseUrl' | 'data
   const logging = logger ? (sql: string) => logger.trace({ sql }, 'sql') : false;
   const storage = sqliteFile(config);
   if (storage === null) {
+    // Non-null: sqliteFile(config) is null only when DATABASE_URL names PostgreSQL.
     const pg = new Sequelize(config.databaseUrl!, {
       dialect: 'postgres',
       // Handed over rather than required by name inside Sequelize, so a bundle (the single executable) has it.

@@ -51,7 +51,8 @@ export function exactRouteTable<R extends { method: string; path: string }>(rout
  */
 export function createCoreRouter(routes: { method: string; path: string; handlers: RequestHandler[] }[]): RequestHandler[] {
   const router = express.Router();
-  for (const r of routes) (router as unknown as Record<string, (p: string, ...h: RequestHandler[]) => void>)[r.method](r.path, ...r.handlers);
+  // Route definitions name one of these methods (defineRoute's `method`); each is the router's same matcher.
+  for (const r of routes) router[r.method as 'get' | 'post' | 'put' | 'patch' | 'delete'](r.path, ...r.handlers);
   const table = new Map([...exactRouteTable(routes)].map(([key, r]) => [key, sequence(r.handlers)]));
 
   const exact: RequestHandler = (req, res, next) => {

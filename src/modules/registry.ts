@@ -73,8 +73,7 @@ export function checkRegistry(manifests: readonly ModuleManifest[], core: CoreSu
   const onCycle = (start: string): boolean => {
     const seen = new Set<string>();
     const stack = [...(byId.get(start)?.requires ?? [])];
-    while (stack.length) {
-      const id = stack.pop()!;
+    for (let id = stack.pop(); id !== undefined; id = stack.pop()) {
       if (id === start) return true;
       if (seen.has(id) || placed.has(id)) continue;
       seen.add(id);

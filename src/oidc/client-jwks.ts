@@ -50,7 +50,7 @@ export const clientJwksSchema = z
         return ctx.addIssue({ ...at, message: `${first.path.join('.') || 'key'}: ${first.message}` });
       }
       try {
-        const pub = createPublicKey({ key: parsed.data as unknown as import('node:crypto').JsonWebKey, format: 'jwk' });
+        const pub = createPublicKey({ key: parsed.data as import('node:crypto').JsonWebKey, format: 'jwk' });
         const bits = pub.asymmetricKeyDetails?.modulusLength;
         if (key.kty === 'RSA' && (bits ?? 0) < MIN_RSA_BITS) return ctx.addIssue({ ...at, message: `is an RSA key of ${bits} bits: at least ${MIN_RSA_BITS}` });
       } catch {

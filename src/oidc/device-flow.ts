@@ -144,6 +144,7 @@ export function createDeviceFlow(deps: DeviceFlowDeps) {
     const normalized = normalizeUserCode(input.slice(0, 32));
     if (!USER_CODE.test(normalized)) return null;
     const p = await deps.provider();
+    // oidc-provider's type declarations leave out the DeviceCode model it has at runtime (lib/models/device_code.js).
     const models = p as unknown as { DeviceCode: { findByUserCode(c: string): Promise<DeviceCodeModel | undefined> } };
     const code = await models.DeviceCode.findByUserCode(normalized);
     if (!code || code.isExpired || code.accountId || code.error || code.consumed) return null;

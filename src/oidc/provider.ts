@@ -105,6 +105,7 @@ export async function buildProvider(deps: ProviderDeps): Promise<Provider> {
   const policy = interactionPolicy.base();
   // The provider's own session follows Gatehouse's: no Gatehouse session (signed out, revoked, another
   // user, a pending second factor) means signing in again.
+  // Non-null: oidc-provider's base policy always has its 'login' prompt.
   policy.get('login')!.checks.add(
     new Check('gatehouse_session', 'The Gatehouse session ended', async (ctx: { req: IncomingMessage; oidc: { session: { accountId?: string } } }) => {
       const accountId = ctx.oidc.session.accountId;

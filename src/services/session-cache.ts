@@ -109,6 +109,7 @@ export function createSessionCache(deps: SessionCacheDeps) {
   /** The hold while the grace lasts; throws the outage's refusal once it is over. */
   function holdOrRefuse(): { from: number; until: number } | undefined {
     const o = outage();
+    // Non-null: outage() answers 'over' only from deps.outage's downSince().
     if (o === 'over') throw deps.outage!.refusal();
     return o ?? undefined;
   }

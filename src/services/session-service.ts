@@ -131,6 +131,7 @@ export function createSessionService(deps: SessionServiceDeps) {
   const cache = createSessionCache({
     findSession: (hash) => deps.sessions.findByHash(hash),
     findUser: (id) => deps.users.findById(id),
+    // Non-null: guarded by the && on the same line.
     findSessionWithUser: deps.sessions.findByHashWithUser && ((hash) => deps.sessions.findByHashWithUser!(hash)),
     shared: deps.shared,
     bus: deps.bus,

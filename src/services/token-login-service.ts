@@ -85,9 +85,11 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
               to: address,
               template: 'login-link',
               lang: user.lang,
+              // Non-null: tokens issued for a code sign-in always carry their code.
               data: { name: user.name ?? undefined, link: withParams(base, { token: t.token }), code: t.code!, expiresMinutes },
             });
           } else {
+            // Non-null: tokens issued for a code sign-in always carry their code.
             await notify.sms(address, smsText(user.lang, config.productName, t.code!, expiresMinutes));
           }
         },
@@ -139,6 +141,7 @@ export function createTokenLoginService(deps: AccountFlowDeps) {
     const code = p.code.replace(/\s+/g, '');
     if (!new RegExp(`^\\d{${CODE_DIGITS}}$`).test(code)) return null;
     if (p.tokenId) return tokens.consumeCode('login', { id: p.tokenId }, code);
+    // Non-null: the check above requires a tokenId or an identifier, and a tokenId returned above.
     const id = p.identifier!;
     const address = id.includes('@') ? canonicalEmail(id) : normalizePhone(id);
     return address ? tokens.consumeCode('login', { identifier: address }, code) : null;

@@ -52,7 +52,7 @@ export function adminChanges(k: AdminKit) {
     if (roleChange && actor && !isSuper(actor)) throw forbidden("Only a superadmin can change a user's role");
     if (disabled && self) throw forbidden('You cannot disable your own account');
     const emailChange = input.email !== undefined && input.email !== target.email;
-    if (emailChange) await k.assertEmailFree(input.email!, target.id);
+    if (emailChange && input.email !== undefined) await k.assertEmailFree(input.email, target.id);
     if (input.user_name && input.user_name !== target.user_name) await k.assertUserNameFree(input.user_name, target.id);
 
     const patch: Partial<UserRecord> = { ...input };

@@ -49,7 +49,8 @@ const clip = (v: string | null, n: number) => (v === null ? null : v.slice(0, n)
 
 export function createAccountRepository(sequelize: Sequelize) {
   const Account = defineModel(sequelize);
-  const plain = (m: Model | null) => (m ? (m.get({ plain: true }) as LinkedAccountRecord) : null);
+  const row = (m: Model) => m.get({ plain: true }) as LinkedAccountRecord;
+  const plain = (m: Model | null) => (m ? row(m) : null);
   const t = (transaction?: Transaction) => (transaction ? { transaction } : {});
 
   return {
@@ -67,10 +68,10 @@ export function createAccountRepository(sequelize: Sequelize) {
         ...t(transaction),
         ...(lock && transaction ? { lock: transaction.LOCK.UPDATE } : {}),
       });
-      return rows.map((r) => plain(r)!);
+      return rows.map(row);
     },
     async create(values: NewLinkedAccount, now: Date, transaction?: Transaction) {
-      const row = await Account.create(
+      const created = await Account.create(
         {
           ...values,
           id: randomUUID(),
@@ -82,7 +83,7 @@ export function createAccountRepository(sequelize: Sequelize) {
         },
         t(transaction),
       );
-      return plain(row)!;
+      return row(created);
     },
     /** The provider's latest view of the profile (and tokens, when kept). */
     async refresh(id: string, values: Partial<NewLinkedAccount>, now: Date, transaction?: Transaction) {

@@ -13,8 +13,9 @@ export function socialProblems(config: Config): { problems: string[]; warnings: 
   if (config.socialLogin && !configured.length) problems.push('SOCIAL_LOGIN is on but SOCIAL_AUTH configures no provider');
   if (configured.length && !config.cookieSecret && !config.bridgeSecret)
     problems.push('COOKIE_SECRET is needed to keep sign-in state and provider tokens sealed');
-  for (const id of configured) {
-    const s = config.socialAuth[id]!;
+  for (const id of PROVIDER_IDS) {
+    const s = config.socialAuth[id];
+    if (!s) continue;
     const def = PROVIDERS[id];
     problems.push(...(def.check?.(s) ?? []));
     const endpoints = endpointsFor(id, s);

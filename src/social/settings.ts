@@ -72,7 +72,12 @@ export const socialAuthSchema = z.union([z.string(), z.record(z.string(), z.unkn
 });
 
 /** The web client id (the first of client_ids when client_id is absent). */
-export const webClientId = (s: ProviderSettings): string => s.client_id ?? s.client_ids![0];
+export function webClientId(s: ProviderSettings): string {
+  const id = s.client_id ?? s.client_ids?.[0];
+  // The settings schema refuses a provider with neither.
+  if (!id) throw new Error('social: a provider without client_id or client_ids');
+  return id;
+}
 
 /** Every audience an id_token may be minted for: the web client and the mobile apps. */
 export const audiences = (s: ProviderSettings): string[] => [...new Set([...(s.client_id ? [s.client_id] : []), ...(s.client_ids ?? [])])];

@@ -348,12 +348,14 @@ export function createSocialService(deps: SocialServiceDeps) {
       let kept: KeptTokens | null = null;
       if (def.oidc) {
         if (!input.idToken) throw socialError(400, 'VALIDATION_ERROR', `idToken is required for ${def.name}`);
-        profile = await def.fromIdToken!(rt, input.idToken, input.nonce);
+        if (!def.fromIdToken) throw new Error(`social: OpenID provider ${def.name} without fromIdToken`);
+        profile = await def.fromIdToken(rt, input.idToken, input.nonce);
       } else {
         // The contract's `idToken` field carries "an access token or ID token": for OAuth-only providers it is the access token.
         const token = input.accessToken ?? input.idToken;
         if (!token) throw socialError(400, 'VALIDATION_ERROR', `accessToken is required for ${def.name}`);
-        profile = await def.fromAccessToken!(rt, token);
+        if (!def.fromAccessToken) throw new Error(`social: OAuth provider ${def.name} without fromAccessToken`);
+        profile = await def.fromAccessToken(rt, token);
         kept = { access: token, refresh: null, expiresAt: null };
       }
       return finish(rt.id, profile, kept, null, client);

@@ -7,7 +7,11 @@ interface TxOption {
   tx?: Transaction | null;
 }
 
-const iso = (v: Date | string | null): string | null => (v === null ? null : (v instanceof Date ? v : new Date(v)).toISOString());
+function iso(v: Date | string): string;
+function iso(v: Date | string | null): string | null;
+function iso(v: Date | string | null): string | null {
+  return v === null ? null : (v instanceof Date ? v : new Date(v)).toISOString();
+}
 const bool = (v: unknown) => v === true || v === 1 || v === '1' || v === 't';
 
 type RawEndpoint = Omit<EndpointRow, 'events' | 'created_at' | 'failing_since' | 'previous_secret_expires_at' | 'enabled' | 'include_ip_user_agent'> & {
@@ -32,7 +36,7 @@ function toEndpoint(r: RawEndpoint): EndpointRow {
     events: JSON.parse(r.events) as string[],
     enabled: bool(r.enabled),
     include_ip_user_agent: bool(r.include_ip_user_agent),
-    created_at: iso(r.created_at)!,
+    created_at: iso(r.created_at),
     failing_since: iso(r.failing_since),
     previous_secret_expires_at: iso(r.previous_secret_expires_at),
   };
@@ -47,8 +51,8 @@ const MESSAGE_COLUMNS = 'id, endpoint_id, event_id, type, payload, status, attem
 const toMessage = (r: RawMessage): WebhookMessage => ({
   ...r,
   attempts: Number(r.attempts),
-  next_attempt_at: iso(r.next_attempt_at)!,
-  created_at: iso(r.created_at)!,
+  next_attempt_at: iso(r.next_attempt_at),
+  created_at: iso(r.created_at),
 });
 
 /** A message to write: its times as dates, no attempt yet. */
@@ -259,7 +263,7 @@ export function createWebhookRepository(sequelize: Sequelize) {
         attempt: Number(r.attempt),
         duration_ms: Number(r.duration_ms),
         status_code: r.status_code === null ? null : Number(r.status_code),
-        at: iso(r.at)!,
+        at: iso(r.at),
       }));
     },
     /** Outbox depth and the creation time of the oldest pending message (metrics, doctor). */

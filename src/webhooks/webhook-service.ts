@@ -276,7 +276,10 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         throw badRequest(`Message ${m.id} is still pending: it is tried again on its schedule`, [{ field: 'id', message: 'still pending' }]);
       await deps.repo.requeue(m.id, now());
       worker?.wake();
-      return (await deps.repo.findMessage(m.id))!;
+      const requeued = await deps.repo.findMessage(m.id);
+      // Gone between the requeue and this read: its endpoint was deleted meanwhile.
+      if (!requeued) throw notFound(`No webhook message or delivery with the id ${id}`);
+      return requeued;
     },
     /** Runs the delivery worker in this process (serve; tests); stopped by `stopWorker` or the app's close. */
     startWorker(): void {

@@ -14,6 +14,7 @@ export const databaseCheck: Check = {
     const { createSequelize, databaseProbe, sqliteFile } = await import('../../data/sequelize.js');
     const file = sqliteFile(config);
     const pg = file === null;
+    // Non-null: sqliteFile(config) is null only when DATABASE_URL names PostgreSQL.
     const where = pg ? `PostgreSQL at ${safeUrl(config.databaseUrl!)}` : `SQLite at ${file}`;
     // Opening SQLite would create the directory and the file; a check must not (init makes them).
     if (file !== null && !existsSync(path.dirname(file))) return fail(`${where}: ${path.dirname(file)} does not exist`, initHint(config));

@@ -126,6 +126,7 @@ export const registerOidc: CommandRegistrar = (program, rt) => {
           backchannel_logout_uri: opts.backchannelLogoutUri ?? null,
           pkce_required: opts.pkce,
           allowed_resources: opts.allowResource,
+          // Non-null: --grant defaults to [] (collect), and grants() returns the list it was given.
           device_flow: grants('--grant', opts.grant)!.includes('device_code'),
           id_token_alg: idTokenAlg(opts.idTokenAlg),
           token_endpoint_auth_method: authMethod(opts.tokenAuth),

@@ -206,6 +206,7 @@ async function serveSingle(rt: ModuleList, config: Config, ui: Ui, logger: Logge
   const first = await prepare(rt, config, ui, logger, migrate);
   let app = 'app' in first ? first.app : null;
   try {
+    // Non-null: the scrape is served only once the app has started.
     const scrape = () => app!.metrics.scrape();
     let metricsServer = app ? await startMetricsPort(config, ui, scrape) : null;
     const server = await listen(config, app ? await appHandler(app) : await waitingHandler());

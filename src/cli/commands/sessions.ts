@@ -68,6 +68,7 @@ export const registerSessions: CommandRegistrar = (program, rt) => {
       const revoked = await withApp(rt, config, cliLogger(config, ui), async (app) => {
         await requireSchema(app);
         if (opts.user) return app.services.users.revokeAllSessions(null, (await userByEmail(app, opts.user)).id);
+        // Non-null: exactly one of --user and --id is checked above, and --user returned above.
         const session = await app.repos.sessions.findById(opts.id!);
         const gone = () => new CliError(`no session with the id ${opts.id}`, 'list them with gatehouse sessions list --user EMAIL');
         if (!session) throw gone();

@@ -189,6 +189,7 @@ export const registerUser: CommandRegistrar = (program, rt) => {
   const groups = new Map<string, Command>();
   for (const m of rt.modules) {
     for (const c of m.commands.filter((x) => x.alias?.[0] === 'user')) {
+      // Non-null: filtered above to commands whose alias starts with 'user'.
       const [, groupName, name] = c.alias!;
       let group = groups.get(groupName);
       if (!group) groups.set(groupName, (group = user.command(groupName).description(`${groupName} (the ${m.id} module)`)));

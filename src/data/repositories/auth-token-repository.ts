@@ -54,17 +54,19 @@ export interface AuthTokenRepository {
 /** A used, long-expired row with no user: the target of decoyAttempt. Token cleanup may delete it; it comes back. */
 const DECOY_ID = '00000000-0000-4000-8000-000000000000';
 
-const toDate = (v: unknown) => (v instanceof Date ? v : v === null || v === undefined ? null : new Date(String(v)));
+const toDate = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+const toDateOrNull = (v: unknown) => (v === null || v === undefined ? null : toDate(v));
 
 export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTokenRepository {
-  const plain = (m: Model | null): AuthTokenRecord | null => {
-    if (!m) return null;
+  const row = (m: Model): AuthTokenRecord => {
     const r = m.get({ plain: true }) as AuthTokenRecord;
     // SQLite hands back strings for some dates depending on how they were written; callers compare times.
-    return { ...r, created_at: toDate(r.created_at)!, expires_at: toDate(r.expires_at)!, used_at: toDate(r.used_at) };
+    return { ...r, created_at: toDate(r.created_at), expires_at: toDate(r.expires_at), used_at: toDateOrNull(r.used_at) };
   };
+  const plain = (m: Model | null) => (m ? row(m) : null);
 
-  const sequelize = AuthToken.sequelize!;
+  const sequelize = AuthToken.sequelize;
+  if (!sequelize) throw new Error('createAuthTokenRepository needs a model defined on a Sequelize instance');
   const voidWhere = (where: { kind: string; identifier?: string; userId?: string }, now: Date, transaction?: Transaction) => {
     if (where.identifier === undefined && where.userId === undefined) throw new Error('voidActive needs an identifier or a user id');
     const w: Record<string, unknown> = { kind: where.kind, used_at: null };
@@ -75,7 +77,7 @@ export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTo
 
   return {
     async create(rec) {
-      return plain(await AuthToken.create({ ...rec, attempts: 0, used_at: null }))!;
+      return row(await AuthToken.create({ ...rec, attempts: 0, used_at: null }));
     },
     replaceActive(where, rec) {
       const lockKey = `auth_tokens:${where.kind}:${where.identifier !== undefined ? `id:${where.identifier}` : `user:${where.userId}`}`;
@@ -86,7 +88,7 @@ export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTo
           await sequelize.query('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', { replacements: [lockKey], transaction });
         }
         await voidWhere(where, rec.created_at, transaction);
-        return plain(await AuthToken.create({ ...rec, attempts: 0, used_at: null }, { transaction }))!;
+        return row(await AuthToken.create({ ...rec, attempts: 0, used_at: null }, { transaction }));
       });
     },
     async findByHash(tokenHash) {
@@ -113,13 +115,13 @@ export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTo
     },
     async addAttempt(id, maxAttempts) {
       const [n] = await AuthToken.update(
-        { attempts: AuthToken.sequelize!.literal('attempts + 1') },
+        { attempts: sequelize.literal('attempts + 1') },
         { where: { id, used_at: null, attempts: { [Op.lt]: maxAttempts } } },
       );
       return n === 1;
     },
     async decoyAttempt() {
-      const [n] = await AuthToken.update({ attempts: AuthToken.sequelize!.literal('(attempts + 1) % 1000') }, { where: { id: DECOY_ID } });
+      const [n] = await AuthToken.update({ attempts: sequelize.literal('(attempts + 1) % 1000') }, { where: { id: DECOY_ID } });
       if (n === 1) return;
       const epoch = new Date(0);
       await AuthToken.findOrCreate({
@@ -129,7 +131,7 @@ export function createAuthTokenRepository(AuthToken: ModelStatic<Model>): AuthTo
     },
     async listByUser(userId) {
       const rows = await AuthToken.findAll({ where: { user_id: userId }, order: [['created_at', 'DESC']] });
-      return rows.map((r) => plain(r)!);
+      return rows.map(row);
     },
     deleteByUser: (userId, opts) => AuthToken.destroy({ where: { user_id: userId }, transaction: opts?.tx ?? undefined }),
     deleteSpent: (now) => AuthToken.destroy({ where: { [Op.or]: [{ expires_at: { [Op.lt]: now } }, { used_at: { [Op.ne]: null } }] } }),

@@ -72,7 +72,8 @@ const USE_BATCH = 500;
 export function createSessionRepository(sequelize: Sequelize): SessionRepository {
   const Session = defineSessionModel(sequelize);
   const pg = dialectOf(sequelize) === 'postgres';
-  const plain = (m: { get(o: { plain: true }): unknown } | null) => (m ? (m.get({ plain: true }) as SessionRecord) : null);
+  const row = (m: { get(o: { plain: true }): unknown }) => m.get({ plain: true }) as SessionRecord;
+  const plain = (m: { get(o: { plain: true }): unknown } | null) => (m ? row(m) : null);
 
   async function deleteIds(rows: DeletedSession[], opts?: TxOption): Promise<DeletedSession[]> {
     if (!rows.length) return [];
@@ -109,22 +110,23 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
     return made;
   }
 
-  const recordOf = (row: Record<string, unknown>, columns: [string, string][]) => Object.fromEntries(columns.map(([name, as]) => [name, row[as]]));
+  // The columns are the model's attributes, so the record has the model's fields: the one cast of a joined row.
+  const recordOf = <T>(row: Record<string, unknown>, columns: [string, string][]): T => Object.fromEntries(columns.map(([name, as]) => [name, row[as]])) as T;
 
   const findByHashWithUser = async (tokenHash: string) => {
     const { sql, sessionColumns, userColumns } = withUserStatement();
     const [row] = await sequelize.query<Record<string, unknown>>(sql, { bind: [tokenHash], type: QueryTypes.SELECT, raw: true });
     if (!row) return null;
     return {
-      session: recordOf(row, sessionColumns) as unknown as SessionRecord,
-      user: row['u:id'] == null ? null : (recordOf(row, userColumns) as UserRecord),
+      session: recordOf<SessionRecord>(row, sessionColumns),
+      user: row['u:id'] == null ? null : recordOf<UserRecord>(row, userColumns),
     };
   };
 
   return {
     ...(pg ? { findByHashWithUser } : {}),
     async create(s, opts) {
-      return plain(await Session.create({ ...s }, { transaction: opts?.tx ?? undefined }))!;
+      return row(await Session.create({ ...s }, { transaction: opts?.tx ?? undefined }));
     },
     async findByHash(tokenHash) {
       return plain(await Session.findOne({ where: { token_hash: tokenHash } }));
@@ -134,7 +136,7 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
     },
     async listByUser(userId) {
       const rows = await Session.findAll({ where: { user_id: userId }, order: [['created_at', 'DESC']] });
-      return rows.map((r) => plain(r)!);
+      return rows.map(row);
     },
     async update(id, values, opts) {
       await Session.update(values, { where: { id }, transaction: opts?.tx ?? undefined });
@@ -155,13 +157,13 @@ export function createSessionRepository(sequelize: Sequelize): SessionRepository
       const cond: Record<string | symbol, unknown> = {};
       if (where.id) cond.id = where.id;
       if (where.user_id) cond.user_id = where.user_id;
-      if (where.exceptId) cond[Op.and as unknown as string] = [{ id: { [Op.ne]: where.exceptId } }];
+      if (where.exceptId) cond[Op.and] = [{ id: { [Op.ne]: where.exceptId } }];
       if (!where.id && !where.user_id) throw new Error('deleteWhere needs id or user_id');
-      const rows = (await Session.findAll({ where: cond, attributes: ['id', 'token_hash'], raw: true, transaction: opts?.tx ?? undefined })) as unknown as {
-        id: string;
-        token_hash: string;
-      }[];
-      return deleteIds(rows, opts);
+      const found = await Session.findAll({ where: cond, attributes: ['id', 'token_hash'], transaction: opts?.tx ?? undefined });
+      return deleteIds(
+        found.map((m) => ({ id: m.get('id') as string, token_hash: m.get('token_hash') as string })),
+        opts,
+      );
     },
     async deleteExpired(now, batch) {
       // One statement per batch, its own transaction: row locks last one batch, and readers (MVCC on

@@ -32,18 +32,18 @@ export interface SettingsRepository {
 const toDate = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
 
 export function createSettingsRepository(Setting: ModelStatic<Model>): SettingsRepository {
-  const plain = (m: Model | null): SettingRecord | null => {
-    if (!m) return null;
+  const row = (m: Model): SettingRecord => {
     const r = m.get({ plain: true }) as SettingRecord;
     return { key: r.key, value: r.value, updated_at: toDate(r.updated_at) };
   };
+  const plain = (m: Model | null) => (m ? row(m) : null);
   return {
     async get(key, opts) {
       return plain(await Setting.findByPk(key, { transaction: opts?.tx ?? undefined }));
     },
     async getMany(keys) {
       if (!keys.length) return [];
-      return (await Setting.findAll({ where: { key: [...keys] } })).map((m) => plain(m)!);
+      return (await Setting.findAll({ where: { key: [...keys] } })).map(row);
     },
     async put(key, value, opts) {
       await Setting.upsert({ key, value, updated_at: new Date() }, { transaction: opts?.tx ?? undefined });

@@ -203,13 +203,15 @@ export function createUserLister(sequelize: Sequelize) {
   function anchorsFor(cacheKey: string, where: { sql: string; params: Record<string, unknown> }, s: UserSortField, dir: string): Promise<Anchors> {
     let entry = anchors.get(cacheKey);
     if (!entry) {
-      if (anchors.size >= ANCHOR_SETS) anchors.delete(anchors.keys().next().value!);
+      const oldest = anchors.keys().next();
+      if (anchors.size >= ANCHOR_SETS && !oldest.done) anchors.delete(oldest.value);
       entry = {};
       anchors.set(cacheKey, entry);
     }
     const e = entry;
-    if (!e.building && (!e.set || Date.now() - e.set.at >= ANCHOR_TTL_MS)) {
-      e.building = select<{ k: string; id: string }>(
+    let building = e.building;
+    if (!building && (!e.set || Date.now() - e.set.at >= ANCHOR_TTL_MS)) {
+      building = e.building = select<{ k: string; id: string }>(
         `SELECT k, id FROM (SELECT ${keyText(s)} AS k, id, row_number() OVER (ORDER BY ${sortExpr(s)} ${dir}, id ${dir}) AS rn
            FROM users WHERE ${where.sql}) a WHERE rn % ${ANCHOR_EVERY} = 0 ORDER BY rn`,
         where.params,
@@ -217,9 +219,12 @@ export function createUserLister(sequelize: Sequelize) {
         .then((keys) => (e.set = { at: Date.now(), keys }))
         .finally(() => (e.building = undefined));
       // A failed background rebuild leaves the old set serving; the next request past the TTL tries again.
-      if (e.set) e.building.catch(() => undefined);
+      if (e.set) building.catch(() => undefined);
     }
-    return e.set ? Promise.resolve(e.set) : e.building!;
+    if (e.set) return Promise.resolve(e.set);
+    // Without a set the condition above started a build.
+    if (!building) throw new Error('user listing: anchor set neither built nor building');
+    return building;
   }
 
   const anchorKey = (where: { sql: string; params: Record<string, unknown> }, s: UserSortField, o: string) => JSON.stringify([where.sql, where.params, s, o]);
@@ -253,13 +258,14 @@ export function createUserLister(sequelize: Sequelize) {
    * Null when they hold fewer matches than the page needs and the listing goes on past them.
    */
   async function walked({ q, s, dir, params, offset, keysetOn }: PageQuery): Promise<{ id: string; k: string }[] | null> {
+    if (q.q === undefined) throw new Error('user listing: the ordered walk serves searches only');
     const bound = WALK_ENTRIES + offset + q.limit;
     const unsearched = conditions({ ...q, q: undefined });
     const keyset = keysetOn(sortExpr(s));
     // The walked entries are counted in the same query: fewer than the bound means the walk saw the whole listing.
     const found = await select<{ n: string; id: string | null; k: string | null }>(
       `WITH w AS MATERIALIZED (
-         SELECT id, ${sortExpr(s)} AS sk, (${searchOf(q.q!.trim())}) AS hit
+         SELECT id, ${sortExpr(s)} AS sk, (${searchOf(q.q.trim())}) AS hit
            FROM users WHERE ${unsearched.sql}${keyset} ORDER BY ${sortExpr(s)} ${dir}, id ${dir} LIMIT ${bound})
        SELECT c.n, p.id, CAST(p.sk AS text) AS k FROM (SELECT count(*) AS n FROM w) c
        LEFT JOIN LATERAL (SELECT id, sk FROM w WHERE hit ORDER BY sk ${dir}, id ${dir}${pageTail(q, offset)}) p ON true`,
@@ -346,10 +352,12 @@ export function createUserLister(sequelize: Sequelize) {
       const more = rows.length > q.limit;
       const pageRows = more ? rows.slice(0, q.limit) : rows;
       const last = pageRows[pageRows.length - 1];
+      // Every path that finds the rows has counted them (the planner's figure, the gathering or the count query).
+      if (!counted) throw new Error('user listing: a page without a count');
       return {
         ids: pageRows.map((r) => r.id),
-        total: counted!.total,
-        totalExact: counted!.exact,
+        total: counted.total,
+        totalExact: counted.exact,
         nextCursor: more && last ? encodeCursor({ s, o, k: String(last.k), id: last.id }) : null,
       };
     },

@@ -58,7 +58,8 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
   let extra: UserFieldDef[] = [];
   let User: ModelStatic<Model> = defineUserModel(sequelize, extra);
   const lister = createUserLister(sequelize);
-  const plain = (m: Model | null) => (m ? (m.get({ plain: true }) as UserRecord) : null);
+  const row = (m: Model) => m.get({ plain: true }) as UserRecord;
+  const plain = (m: Model | null) => (m ? row(m) : null);
   const quote = (c: string) => sequelize.getQueryInterface().quoteIdentifier(c);
   const notDeleted = (includeDeleted?: boolean): WhereOptions => (includeDeleted ? {} : { deleted_at: null });
 
@@ -69,7 +70,7 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
     async findByIds(ids, opts) {
       if (!ids.length) return [];
       const rows = await User.findAll({ where: { id: [...new Set(ids)], ...notDeleted(opts?.includeDeleted) } });
-      return rows.map((r) => plain(r)!);
+      return rows.map(row);
     },
     async findByEmail(email, opts) {
       return plain(await User.findOne({ where: { email: canonicalEmail(email), ...notDeleted(opts?.includeDeleted) } }));
@@ -95,15 +96,15 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
     },
     async create(values, opts) {
       const now = new Date();
-      const row = await User.create(
+      const created = await User.create(
         { created_at: now, updated_at: now, ...values, email: canonicalEmail(values.email) },
         { transaction: opts?.tx ?? undefined },
       );
-      return plain(row)!;
+      return row(created);
     },
     build(values) {
       const now = new Date();
-      return plain(User.build({ created_at: now, updated_at: now, ...values, email: canonicalEmail(values.email) }))!;
+      return row(User.build({ created_at: now, updated_at: now, ...values, email: canonicalEmail(values.email) }));
     },
     async update(id, values, opts) {
       const transaction = opts?.tx ?? undefined;
@@ -114,7 +115,7 @@ export function createUserRepository(sequelize: Sequelize): UserRepository {
     async list(query) {
       const { ids, ...page } = await lister.page(query);
       const found = ids.length ? await User.findAll({ where: { id: ids } }) : [];
-      const byId = new Map(found.map((m) => [m.get('id') as string, plain(m)!]));
+      const byId = new Map(found.map((m) => [m.get('id') as string, row(m)]));
       return { rows: ids.map((id) => byId.get(id)).filter((u): u is UserRecord => u !== undefined), ...page };
     },
     warmList: () => lister.warm(),

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../app-context.js';
@@ -80,9 +80,10 @@ const BUDGET = laneBudget();
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 function routeOf(req: IncomingMessage): Route | null {
-  const { method, url } = req;
-  const q = url!.indexOf('?');
-  const path = q < 0 ? url : url!.slice(0, q);
+  // A request of an http.Server always has its url (the parser sets it); the fallback routes nothing.
+  const { method, url = '' } = req;
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
   return ROUTES.get(`${method} ${path}`) ?? null;
 }
 
@@ -133,6 +134,7 @@ function headersSetBy(mw: RequestHandler): string[] {
     },
   };
   let called = false;
+  // The recorder has the two methods a header-setting middleware calls; a missing one would throw here, at start.
   mw({ headers: {} } as Request, recorder as unknown as Response, () => {
     called = true;
   });
@@ -291,11 +293,11 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     const aborted = res.destroyed;
     const statusThen = res.statusCode;
     head.push('Content-Type', JSON_TYPE, 'Content-Length', body.contentLength);
-    res.writeHead(status, head as unknown as OutgoingHttpHeaders);
+    res.writeHead(status, head);
     res.end(body.text);
     if (stats) stats.answered += 1;
     const ms = performance.now() - started;
-    metrics.httpRequest(req.method!, TEMPLATE[route], status, ms / 1000);
+    metrics.httpRequest(req.method ?? '', TEMPLATE[route], status, ms / 1000);
     if (refusedIn !== undefined) refusals?.refused(addressOf(req), refusedIn);
     else if (access) access(req, head[1], aborted ? statusThen : status, ms, aborted);
   }
@@ -376,7 +378,7 @@ export function withFastLane(app: AppContext, handler: RequestListener, stats?: 
     if (route === null) return handler(req, res);
     if (!plainHeaders(req.rawHeaders, route)) return handOff(req, res, null);
     const started = performance.now();
-    const query = queryOf(req.url!);
+    const query = queryOf(req.url ?? '');
     if (query === null) return handOff(req, res, null);
     if (limitsOn) {
       // Before the body is read, as the gate would.

@@ -23,6 +23,7 @@ export function securityHeaders(options?: Readonly<HelmetOptions>, extra: Record
     getHeader: () => undefined,
   };
   let finished = false;
+  // The recorder has the methods helmet calls on a response; a missing one would throw here, at start.
   helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, () => {
     finished = true;
   });

@@ -45,6 +45,7 @@ async function readPicture(req: Request, res: Response, maxBytes: number): Promi
     onData = (chunk: Buffer) => {
       seen += chunk.length;
       if (seen <= maxBytes + MULTIPART_OVERHEAD) return;
+      // Non-null: onData is assigned before the listener that calls this can run.
       req.off('data', onData!);
       res.setHeader('Connection', 'close');
       reject(tooLarge(maxBytes));
@@ -64,6 +65,7 @@ async function readPicture(req: Request, res: Response, maxBytes: number): Promi
   try {
     await Promise.race([parsed, overLimit]);
   } finally {
+    // Non-null: onData is assigned before the listener that calls this can run.
     req.off('data', onData!);
   }
   const file = req.file;

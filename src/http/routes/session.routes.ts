@@ -37,6 +37,7 @@ function activeAnswer(session: SessionRecord, user: PublicUser) {
 
 async function validationAnswer(app: AppContext, token: string | null | undefined) {
   const { session, user } = await validSession(app, token);
+  // Non-null: validSession refused a missing token already.
   if (isPending(session)) return pendingShape(app, user, token!);
   return activeObject(session, app.services.users.toPublic(user));
 }
@@ -175,6 +176,7 @@ export const validationPost = defineRoute({
     const token = postedSessionToken(body, auth.token);
     const answer = await validationAnswer(app, token);
     if (!('session' in answer)) return answer;
+    // Non-null: validationAnswer refused a missing token already (the answer has a 'session').
     return postAnswer(token!, answer);
   },
 });

@@ -86,7 +86,7 @@ export function createModuleRuntime(deps: ModuleRuntimeDeps, opts: ModuleRuntime
 
   const ordered = () => checked?.ordered ?? [...manifests];
   const installedManifests = () => ordered().filter((m) => installed.has(m.id));
-  const enabledManifests = () => installedManifests().filter((m) => installed.get(m.id)!.enabled);
+  const enabledManifests = () => installedManifests().filter((m) => installed.get(m.id)?.enabled === true);
   // Personal data outlives an uninstall that keeps it: export and erasure still cover such modules.
   const dataManifests = () => ordered().filter((m) => installed.has(m.id) || withData.has(m.id));
 
@@ -116,7 +116,7 @@ export function createModuleRuntime(deps: ModuleRuntimeDeps, opts: ModuleRuntime
       for (const h of m.hooks) hooks.on(h.event, (payload) => h.handler(payload, mc), m.id, h.when);
     }
     routes = {
-      installed: installedManifests().map((m) => ({ manifest: m, enabled: installed.get(m.id)!.enabled, context: contextOf(m) })),
+      installed: installedManifests().map((m) => ({ manifest: m, enabled: installed.get(m.id)?.enabled === true, context: contextOf(m) })),
       notInstalled: ordered().filter((m) => !installed.has(m.id)),
     };
     sink?.sync('modules', runtime.jobs());

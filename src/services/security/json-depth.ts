@@ -5,8 +5,8 @@
  */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
   const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const [v, depth] = top;
     if (!v || typeof v !== 'object') continue;
     if (depth > limit) return true;
     for (const child of Object.values(v)) stack.push([child, depth + 1]);
@@ -20,8 +20,8 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
  */
 export function nulPath(value: unknown): string | null {
   const stack: [unknown, string][] = [[value, '']];
-  while (stack.length) {
-    const [v, path] = stack.pop()!;
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const [v, path] = top;
     if (typeof v === 'string') {
       if (v.includes('\u0000')) return path;
       continue;

@@ -1,13 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { importPKCS8, SignJWT } from 'jose';
 import { str, truthy } from '../provider.js';
-import type { ProviderSettings } from '../settings.js';
+import { webClientId, type ProviderSettings } from '../settings.js';
 import { oidcProvider } from './oidc.js';
 
 const keyCache = new Map<string, ReturnType<typeof importPKCS8>>();
 
+/** A setting Apple's client secret needs; check() reports a missing one at start, so here it is a bug. */
+function required(s: ProviderSettings, key: 'team_id' | 'key_id'): string {
+  const v = s[key];
+  if (!v) throw new Error(`apple: ${key} is required`);
+  return v;
+}
+
 function privateKeyPem(s: ProviderSettings): string {
-  return s.private_key ?? readFileSync(s.private_key_file!, 'utf8');
+  if (s.private_key) return s.private_key;
+  if (!s.private_key_file) throw new Error('apple: private_key_file is required');
+  return readFileSync(s.private_key_file, 'utf8');
 }
 
 /** The name Apple posts once, on the first sign-in, as the form field `user` ({"name":{"firstName","lastName"}}). */
@@ -58,9 +67,9 @@ export const apple = oidcProvider({
     }
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({})
-      .setProtectedHeader({ alg: 'ES256', kid: s.key_id! })
-      .setIssuer(s.team_id!)
-      .setSubject(s.client_id ?? s.client_ids![0])
+      .setProtectedHeader({ alg: 'ES256', kid: required(s, 'key_id') })
+      .setIssuer(required(s, 'team_id'))
+      .setSubject(webClientId(s))
       .setAudience(issuer)
       .setIssuedAt(now)
       .setExpirationTime(now + 300)

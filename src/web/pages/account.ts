@@ -128,7 +128,7 @@ export function accountPages(w: WebPage) {
     const moduleFields = app.modules
       .userFields()
       .filter((f) => f.schema && !f.writeOnly && f.type === 'string')
-      .map((f) => ({ name: f.name, label: f.description ?? f.name, value: stringOf((user as unknown as Record<string, unknown>)[f.name]) }));
+      .map((f) => ({ name: f.name, label: f.description ?? f.name, value: stringOf((user as Record<string, unknown>)[f.name]) }));
     const outcome = shown.outcome ?? (typeof req.query.done === 'string' ? req.query.done : null);
     const done = !outcome ? null : OUTCOMES.has(outcome) ? t(`account.done.${outcome}`) : w.modules.outcome(outcome, t);
     // The installed modules' sections (their manifests' `web.account`: passkeys, privacy, ...), placed by their order among core's.
