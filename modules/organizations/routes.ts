@@ -15,7 +15,7 @@ import {
   updateBody,
 } from './input.js';
 import { adminRoutes } from './admin.js';
-import { acceptInvitation, invite, listInvitations, revokeInvitation } from './invitations.js';
+import { acceptInvitation, invite, listInvitations, previewInvitation, revokeInvitation } from './invitations.js';
 import { listMembers, removeMember, setRole } from './members.js';
 import { createOrg, deleteOrg, getOrg, listMine, updateOrg } from './orgs.js';
 import { pageQuery } from './page.js';
@@ -205,10 +205,21 @@ export const invitationAccept = defineRoute({
   handler: async ({ ctx, auth, body }) => moduleEnvelope(await acceptInvitation(ctx, auth, body.token), auth),
 });
 
+export const invitationPreview = defineRoute({
+  method: 'post',
+  path: `${BASE}/invitations/preview`,
+  summary: "An invitation's organization and role, for the invited, verified email (accept's refusals)",
+  auth: 'session',
+  module: MODULE,
+  body: acceptBody,
+  handler: async ({ ctx, auth, body }) => moduleEnvelope(await previewInvitation(ctx, auth, body.token), auth),
+});
+
 export const routes = [
   create,
   mine,
   invitationAccept,
+  invitationPreview,
   show,
   update,
   remove,

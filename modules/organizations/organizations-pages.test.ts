@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { appWithMail } from '../../test/helpers/app-with-mail.js';
+import { BACKEND } from '../../test/helpers/backend.js';
+import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../../test/helpers/factories.js';
+import { WebClient } from '../../test/helpers/web-client.js';
+import { inviteMailOf, makeOrg, person, type Person } from './test/world.js';
+
+/** The module's pages (issue 53 on issue 61's door): the invitation page from the mail's link to the membership. */
+const { t, smtp } = appWithMail({ env: { RATE_LIMIT_ORGANIZATIONS_ACCEPT: '100/1m' } });
+
+let installed = false;
+async function ready() {
+  if (!installed) await t.app.modules.hub.install(['organizations']);
+  installed = true;
+}
+
+const inviteMail = async (owner: Person, orgId: string, email: string, role = 'member') => (await inviteMailOf(t, smtp, owner, orgId, email, role)).token;
+
+async function browserOf(email: string) {
+  const c = new WebClient(t.url);
+  expect((await c.submit('/login', '/login', { email, password: DEFAULT_PASSWORD })).status).toBe(303);
+  return c;
+}
+
+const memberRole = async (orgId: string, userId: string) => {
+  const [rows] = (await t.app.sequelize.query('SELECT role FROM organization_members WHERE organization_id = ? AND user_id = ?', {
+    replacements: [orgId, userId],
+  })) as [{ role: string }[], unknown];
+  return rows.map((r) => r.role);
+};
+
+describe(`organizations: the invitation page (${BACKEND})`, () => {
+  it('when the invited user follows the mail link, signs in and accepts, then they are a member with the role, and the link is spent', async () => {
+    await ready();
+    const owner = await person(t);
+    const org = await makeOrg(t, owner, { name: 'Page & Co' });
+    const email = uniqueEmail('page-invitee');
+    const token = await inviteMail(owner, org.id, email, 'admin');
+    expect(token).toMatch(/^orginv_/);
+    const path = `/invitations/${token}`;
+
+    // Signed out: sign-in and registration links that come back here; not the organization.
+    const visitor = new WebClient(t.url);
+    const out = await visitor.get(path);
+    expect(out.status).toBe(200);
+    expect(out.text).toContain(`href="/login?return_to=${encodeURIComponent(path)}"`);
+    expect(out.text).toContain(`href="/register?return_to=${encodeURIComponent(path)}"`);
+    expect(out.text).toContain('data-invitation-register');
+    expect(out.text).not.toContain('Page &amp; Co');
+    expect(out.text).toMatch(/<h1[^>]*>Invitation to an organization<\/h1>/);
+
+    const invitee = await makeUser(t, { email });
+    const c = await browserOf(invitee.email);
+    const page = await c.get(path);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('You are invited to join Page &amp; Co as admin.');
+    expect(page.text).toContain(`action="${path}"`);
+
+    // The post needs the page's token.
+    expect((await c.request('POST', path, { form: {} })).status).toBe(403);
+    expect(await memberRole(org.id, invitee.id)).toEqual([]);
+
+    const done = await c.submit(path, path, {});
+    expect(done.status, done.text.slice(0, 400)).toBe(200);
+    expect(done.text).toContain('You joined Page &amp; Co as admin.');
+    expect(await memberRole(org.id, invitee.id)).toEqual(['admin']);
+
+    // Spent: the page says so, and a second post joins nothing.
+    const again = await c.get(path);
+    expect(again.status).toBe(400);
+    expect(again.text).toContain('This invitation link is not valid');
+    expect(again.text).not.toContain('Page &amp; Co');
+  });
+
+  it('when another signed-in user opens the link, then they see the mismatch and not the organization; an unknown token is the invalid page', async () => {
+    await ready();
+    const owner = await person(t);
+    const org = await makeOrg(t, owner, { name: 'Secretive Ltd' });
+    const token = await inviteMail(owner, org.id, uniqueEmail('page-someone'));
+    const other = await makeUser(t, { email: uniqueEmail('page-other') });
+    const c = await browserOf(other.email);
+
+    const seen = await c.get(`/invitations/${token}`);
+    expect(seen.status).toBe(403);
+    expect(seen.text).toContain('This invitation is for another email address');
+    expect(seen.text).not.toContain('Secretive Ltd');
+    const tried = await c.submit(`/invitations/${token}`, `/invitations/${token}`, {});
+    expect(tried.status).toBe(403);
+    expect(await memberRole(org.id, other.id)).toEqual([]);
+
+    const unknown = await c.get('/invitations/orginv_nothing_here');
+    expect(unknown.status).toBe(400);
+    expect(unknown.text).toContain('This invitation link is not valid');
+    const junk = await c.get(`/invitations/${'x'.repeat(300)}`);
+    expect(junk.status).toBe(400);
+  });
+
+  it('when a signed-out visitor posts to the link, then they are sent to sign in and nothing is accepted', async () => {
+    await ready();
+    const owner = await person(t);
+    const org = await makeOrg(t, owner);
+    const email = uniqueEmail('page-late');
+    const token = await inviteMail(owner, org.id, email);
+    const visitor = new WebClient(t.url);
+    // With a valid form token (the sign-in page's), so only the missing session refuses it.
+    const r = await visitor.submit('/login', `/invitations/${token}`, {});
+    expect(r.status).toBe(303);
+    expect(r.location).toMatch(/^\/login/);
+    const [rows] = (await t.app.sequelize.query('SELECT accepted_at FROM organization_invitations WHERE email = ?', { replacements: [email] })) as [
+      { accepted_at: unknown }[],
+      unknown,
+    ];
+    expect(rows).toEqual([{ accepted_at: null }]);
+  });
+});
