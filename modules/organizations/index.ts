@@ -7,6 +7,7 @@ import { eraseOrganizations, exportOrganizations } from './privacy.js';
 import { routes } from './routes.js';
 import { settingsSchema } from './settings.js';
 import { TABLES } from './store.js';
+import { organizationsSection } from './web/account.js';
 import { invitationPages } from './web/invitation.js';
 
 /** Organizations: teams of users with roles (issue 53; see README.md and docs/organizations.md). */
@@ -25,7 +26,7 @@ export default defineModule({
   routes,
   errorCodes,
   commands,
-  web: { pages: invitationPages },
+  web: { pages: invitationPages, account: [organizationsSection] },
   exporters: [{ name: 'organizations', run: exportOrganizations }],
   erasers: [{ name: 'organizations', run: eraseOrganizations }],
   auditEvents: [

@@ -3,7 +3,7 @@ import { appWithMail } from '../../test/helpers/app-with-mail.js';
 import { BACKEND } from '../../test/helpers/backend.js';
 import { DEFAULT_PASSWORD, makeUser, uniqueEmail } from '../../test/helpers/factories.js';
 import { WebClient } from '../../test/helpers/web-client.js';
-import { inviteMailOf, makeOrg, person, type Person } from './test/world.js';
+import { addMember, inviteMailOf, makeOrg, O, person, refused, type Person } from './test/world.js';
 
 /** The module's pages (issue 53 on issue 61's door): the invitation page from the mail's link to the membership. */
 const { t, smtp } = appWithMail({ env: { RATE_LIMIT_ORGANIZATIONS_ACCEPT: '100/1m' } });
@@ -111,5 +111,59 @@ describe(`organizations: the invitation page (${BACKEND})`, () => {
       unknown,
     ];
     expect(rows).toEqual([{ accepted_at: null }]);
+  });
+
+  it('when a user opens their account, then the Organizations section lists their organizations and pending invitations; accept and leave work from it', async () => {
+    await ready();
+    const owner = await person(t);
+    const team = await makeOrg(t, owner, { name: 'Team Blue' });
+    const other = await makeOrg(t, owner, { name: 'Team Red' });
+    const email = uniqueEmail('page-account');
+    const me = await makeUser(t, { email });
+    await addMember(t, team.id, { user: me, token: '' }, 'member');
+    await inviteMail(owner, other.id, email, 'admin');
+    // Another address's invitation is not listed.
+    await inviteMail(owner, other.id, uniqueEmail('page-account-other'));
+    const c = await browserOf(email);
+
+    const account = await c.get('/account');
+    expect(account.status).toBe(200);
+    expect(account.text).toContain('id="organizations"');
+    expect(account.text).toContain('href="#organizations"');
+    expect(account.text).toContain('Team Blue: member');
+    expect(account.text).toContain('Team Red invites you as admin');
+    expect(account.text.match(/data-invitation="/g)).toHaveLength(1);
+
+    const invitationId = /data-invitation="([^"]+)"/.exec(account.text)?.[1] ?? '';
+    // By id, only the invited, verified address may accept: another user's try is the API's "not valid".
+    const stranger = await person(t);
+    refused(await t.request('POST', `${O}/invitations/${invitationId}/accept`, { session: stranger.token }), 400, 'ORG_INVITATION_INVALID');
+    const accepted = await c.submit('/account', '/account/organizations/accept', { invitation: invitationId });
+    expect(accepted.status).toBe(303);
+    expect(await memberRole(other.id, me.id)).toEqual(['admin']);
+    const after = await c.get(accepted.location ?? '/account');
+    expect(after.text).toContain('You joined the organization.');
+    expect(after.text).toContain('Team Red: admin');
+    expect(after.text).not.toContain('data-invitation="');
+
+    const left = await c.submit('/account', '/account/organizations/leave', { organization: team.id });
+    expect(left.status).toBe(303);
+    expect(await memberRole(team.id, me.id)).toEqual([]);
+    expect((await c.get(left.location ?? '/account')).text).toContain('You left the organization.');
+
+    // Without the form token nothing happens.
+    expect((await c.request('POST', '/account/organizations/leave', { form: { organization: other.id } })).status).toBe(403);
+    expect(await memberRole(other.id, me.id)).toEqual(['admin']);
+  });
+
+  it('when the last owner tries to leave from the account page, then it is refused and they stay', async () => {
+    await ready();
+    const owner = await person(t);
+    const org = await makeOrg(t, owner, { name: 'Solo Inc' });
+    const c = await browserOf(owner.user.email);
+    const r = await c.submit('/account', '/account/organizations/leave', { organization: org.id });
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(r.status).toBeLessThan(500);
+    expect(await memberRole(org.id, owner.user.id)).toEqual(['owner']);
   });
 });
