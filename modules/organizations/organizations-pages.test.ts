@@ -166,4 +166,33 @@ describe(`organizations: the invitation page (${BACKEND})`, () => {
     expect(r.status).toBeLessThan(500);
     expect(await memberRole(org.id, owner.user.id)).toEqual(['owner']);
   });
+
+  it('when an admin opens the console, then Organizations is in the menu, the list searches by name, and an organization shows its members and count; a customer is refused', async () => {
+    await ready();
+    const owner = await person(t, { name: 'Ola Owner' });
+    const org = await makeOrg(t, owner, { name: 'Console Findable Zeta' });
+    await makeOrg(t, owner, { name: 'Console Other Eta' });
+    const member = await person(t);
+    await addMember(t, org.id, member, 'member');
+    const admin = await makeUser(t, { email: uniqueEmail('page-admin'), user_type: 'admin' });
+    const c = await browserOf(admin.email);
+
+    expect((await c.get('/admin')).text).toContain('href="/admin/organizations"');
+    const found = await c.get('/admin/organizations?q=findable%20zeta');
+    expect(found.status).toBe(200);
+    expect(found.text).toContain(`href="/admin/organizations/${org.id}"`);
+    expect(found.text).not.toContain('Console Other Eta');
+    expect(found.text).toContain('<label for="org-q">');
+
+    const page = await c.get(`/admin/organizations/${org.id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/<h1[^>]*>Console Findable Zeta<\/h1>/);
+    expect(page.text).toContain('2 members');
+    expect(page.text).toContain(owner.user.email);
+    expect(page.text).toContain(member.user.email);
+    expect((await c.get('/admin/organizations/no-such-org')).status).toBe(404);
+
+    const customer = await browserOf((await makeUser(t, { email: uniqueEmail('page-customer') })).email);
+    expect((await customer.get('/admin/organizations')).status).toBe(403);
+  });
 });
