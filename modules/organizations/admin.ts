@@ -84,4 +84,35 @@ export const adminShowRoute = defineRoute({
   handler: async ({ ctx, auth, params }) => moduleEnvelope({ organization: await adminShow(ctx, params.id) }, auth),
 });
 
-export const adminRoutes = [adminListRoute, adminShowRoute];
+/** An organization's members (first 200 by join order) with their emails and names, for the console. */
+export async function adminMembers(ctx: ModuleContext, ref: string) {
+  const org = await findOrg(ctx, ref);
+  if (!org) throw orgNotFound();
+  const rows = await ctx.db.select<{ user_id: string; role: string; created_at: string | Date }>(
+    'SELECT user_id, role, created_at FROM organization_members WHERE organization_id = ? ORDER BY id LIMIT 200',
+    [org.id],
+  );
+  const users = new Map((await ctx.users.findMany(rows.map((r) => r.user_id))).map((u) => [u.id, u]));
+  return {
+    members: rows.map((r) => ({
+      user_id: r.user_id,
+      email: users.get(r.user_id)?.email ?? null,
+      name: users.get(r.user_id)?.name ?? null,
+      role: r.role,
+      joined_at: new Date(r.created_at).toISOString(),
+    })),
+  };
+}
+
+export const adminMembersRoute = defineRoute({
+  method: 'get',
+  path: '/auth/admin/organizations/:id/members',
+  summary: "An organization's members with their emails (admin; the first 200)",
+  auth: ADMINS,
+  module: MODULE,
+  rateLimit: 'admin',
+  params: orgParams,
+  handler: async ({ ctx, auth, params }) => moduleEnvelope(await adminMembers(ctx, params.id), auth),
+});
+
+export const adminRoutes = [adminListRoute, adminShowRoute, adminMembersRoute];

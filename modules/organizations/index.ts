@@ -7,6 +7,9 @@ import { eraseOrganizations, exportOrganizations } from './privacy.js';
 import { routes } from './routes.js';
 import { settingsSchema } from './settings.js';
 import { TABLES } from './store.js';
+import { organizationsSection } from './web/account.js';
+import { consoleNav, consolePages } from './web/console.js';
+import { invitationPages } from './web/invitation.js';
 
 /** Organizations: teams of users with roles (issue 53; see README.md and docs/organizations.md). */
 export default defineModule({
@@ -24,6 +27,7 @@ export default defineModule({
   routes,
   errorCodes,
   commands,
+  web: { pages: invitationPages, account: [organizationsSection], console: consolePages, nav: consoleNav },
   exporters: [{ name: 'organizations', run: exportOrganizations }],
   erasers: [{ name: 'organizations', run: eraseOrganizations }],
   auditEvents: [

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Op } from 'sequelize';
 import { AppError, badRequest, randomToken, type ModuleContext, type SignedIn, type Transaction, type UserRecord } from '../../src/module-api.js';
-import { access, grantOf, lockOrg, mayGive, membershipOf } from './access.js';
+import { access, findOrg, grantOf, lockOrg, mayGive, membershipOf } from './access.js';
 import { orgForbidden } from './errors.js';
 import { newId } from './ids.js';
 import { decodeCursor, pageOf } from './page.js';
@@ -147,12 +147,35 @@ export async function revokeInvitation(ctx: ModuleContext, auth: SignedIn, ref: 
  * exactly one joins.
  */
 export async function acceptInvitation(ctx: ModuleContext, auth: SignedIn, token: string) {
-  await ctx.limits.check('organizations-accept', auth.user.id);
-  const found = token.startsWith(`${TOKEN_PREFIX}_`) ? await invitations(ctx).findOne({ where: { token_hash: hashOf(ctx, token) } }) : null;
-  const inv = found ? plain<InvitationRow>(found) : null;
+  return join(ctx, auth, await openFor(ctx, auth, { token }));
+}
+
+/**
+ * POST /auth/organizations/invitations/{invitation_id}/accept: the same, by the invitation's id, for the
+ * user whose verified email it was sent to (the account page's list: the verified address stands for the
+ * mailbox the token went to).
+ */
+export async function acceptInvitationById(ctx: ModuleContext, auth: SignedIn, id: string) {
+  return join(ctx, auth, await openFor(ctx, auth, { id }));
+}
+
+/** GET /auth/organizations/invitations/mine: the pending invitations to the user's verified email, with their organizations. */
+export async function myInvitations(ctx: ModuleContext, auth: SignedIn) {
+  if (!auth.user.is_verified) return { invitations: [] };
+  const rows = (await invitations(ctx).findAll({ where: { email: auth.user.email, ...pending(new Date()) }, order: [['id', 'ASC']], limit: 100 })).map((r) =>
+    plain<InvitationRow>(r),
+  );
+  const out = [];
+  for (const r of rows) {
+    const org = await findOrg(ctx, r.organization_id);
+    if (org)
+      out.push({ id: r.id, role: r.role, expires_at: new Date(r.expires_at).toISOString(), organization: { id: org.id, slug: org.slug, name: org.name } });
+  }
+  return { invitations: out };
+}
+
+async function join(ctx: ModuleContext, auth: SignedIn, inv: InvitationRow) {
   const now = new Date();
-  if (!inv || inv.accepted_at || inv.revoked_at || new Date(inv.expires_at) <= now) throw invalid();
-  if (!auth.user.is_verified || auth.user.email !== inv.email) throw mismatch();
   return ctx.db.transaction(async (tx) => {
     const org = await lockOrg(ctx, inv.organization_id, tx);
     if (!org) throw invalid();
@@ -174,4 +197,31 @@ export async function acceptInvitation(ctx: ModuleContext, auth: SignedIn, token
     );
     return { organization: { id: org.id, slug: org.slug, name: org.name }, role: inv.role };
   });
+}
+
+/**
+ * The pending invitation of `token` for the signed-in user, with accept's checks and answers (counted in
+ * `organizations-accept`): 400 ORG_INVITATION_INVALID when unknown, used, revoked or expired, 403
+ * ORG_INVITATION_MISMATCH when it is for another (or an unverified) email.
+ */
+async function openFor(ctx: ModuleContext, auth: SignedIn, by: { token: string } | { id: string }): Promise<InvitationRow> {
+  await ctx.limits.check('organizations-accept', auth.user.id);
+  const where =
+    'token' in by ? (by.token.startsWith(`${TOKEN_PREFIX}_`) ? { token_hash: hashOf(ctx, by.token) } : null) : { id: by.id, email: auth.user.email };
+  const found = where ? await invitations(ctx).findOne({ where }) : null;
+  const inv = found ? plain<InvitationRow>(found) : null;
+  if (!inv || inv.accepted_at || inv.revoked_at || new Date(inv.expires_at) <= new Date()) throw invalid();
+  if (!auth.user.is_verified || auth.user.email !== inv.email) throw mismatch();
+  return inv;
+}
+
+/**
+ * POST /auth/organizations/invitations/preview {token}: what accepting would do (the organization and
+ * the role), for the invited, verified user only; the same refusals as accept, so it tells no more.
+ */
+export async function previewInvitation(ctx: ModuleContext, auth: SignedIn, token: string) {
+  const inv = await openFor(ctx, auth, { token });
+  const org = await findOrg(ctx, inv.organization_id);
+  if (!org) throw invalid();
+  return { organization: { id: org.id, slug: org.slug, name: org.name }, role: inv.role, expires_at: new Date(inv.expires_at).toISOString() };
 }

@@ -3,8 +3,7 @@ import { appWithMail } from '../../test/helpers/app-with-mail.js';
 import { BACKEND } from '../../test/helpers/backend.js';
 import { makeSession, uniqueEmail } from '../../test/helpers/factories.js';
 import { startTestApp } from '../../test/helpers/test-app.js';
-import type { ParsedMail } from '../../test/helpers/smtp-sink.js';
-import { addMember, eventsOf, makeOrg, O, person, refused, type Person } from './test/world.js';
+import { addMember, eventsOf, inviteMailOf, makeOrg, O, person, refused, type Person } from './test/world.js';
 
 /** Invitations by email (issue 53): the mail's link, single use under concurrency, the refusals, the limits. */
 const { t, smtp } = appWithMail({
@@ -17,14 +16,7 @@ async function ready() {
   installed = true;
 }
 
-const tokenIn = (m: ParsedMail) => /\/invitations\/(orginv_[A-Za-z0-9_-]+)/.exec(m.text ?? '')?.[1] ?? '';
-
-async function inviteMail(owner: Person, orgId: string, email: string, role = 'member') {
-  const r = await t.request('POST', `${O}/${orgId}/invitations`, { session: owner.token, body: { email, role } });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  const mail = await smtp.waitFor((m) => m.to !== undefined && JSON.stringify(m.to).includes(email));
-  return { invitation: r.body.data.invitation, token: tokenIn(mail), mail };
-}
+const inviteMail = (owner: Person, orgId: string, email: string, role = 'member') => inviteMailOf(t, smtp, owner, orgId, email, role);
 
 const accept = (who: Person, token: string) => t.request('POST', `${O}/invitations/accept`, { session: who.token, body: { token } });
 

@@ -15,7 +15,7 @@ import {
   updateBody,
 } from './input.js';
 import { adminRoutes } from './admin.js';
-import { acceptInvitation, invite, listInvitations, revokeInvitation } from './invitations.js';
+import { acceptInvitation, acceptInvitationById, invite, listInvitations, myInvitations, previewInvitation, revokeInvitation } from './invitations.js';
 import { listMembers, removeMember, setRole } from './members.js';
 import { createOrg, deleteOrg, getOrg, listMine, updateOrg } from './orgs.js';
 import { pageQuery } from './page.js';
@@ -205,10 +205,42 @@ export const invitationAccept = defineRoute({
   handler: async ({ ctx, auth, body }) => moduleEnvelope(await acceptInvitation(ctx, auth, body.token), auth),
 });
 
+export const invitationPreview = defineRoute({
+  method: 'post',
+  path: `${BASE}/invitations/preview`,
+  summary: "An invitation's organization and role, for the invited, verified email (accept's refusals)",
+  auth: 'session',
+  module: MODULE,
+  body: acceptBody,
+  handler: async ({ ctx, auth, body }) => moduleEnvelope(await previewInvitation(ctx, auth, body.token), auth),
+});
+
+export const invitationsMine = defineRoute({
+  method: 'get',
+  path: `${BASE}/invitations/mine`,
+  summary: 'The pending invitations to your verified email',
+  auth: 'session',
+  module: MODULE,
+  handler: async ({ ctx, auth }) => moduleEnvelope(await myInvitations(ctx, auth), auth),
+});
+
+export const invitationAcceptById = defineRoute({
+  method: 'post',
+  path: `${BASE}/invitations/:invitation_id/accept`,
+  summary: 'Accept an invitation to your verified email by its id',
+  auth: 'session',
+  module: MODULE,
+  params: z.object({ invitation_id: invitationParams.shape.invitation_id }),
+  handler: async ({ ctx, auth, params }) => moduleEnvelope(await acceptInvitationById(ctx, auth, params.invitation_id), auth),
+});
+
 export const routes = [
   create,
   mine,
   invitationAccept,
+  invitationPreview,
+  invitationsMine,
+  invitationAcceptById,
   show,
   update,
   remove,

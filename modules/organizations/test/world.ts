@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { makeSession, makeUser, uniqueEmail } from '../../../test/helpers/factories.js';
 import { startTestApp, type TestApp, type TestResponse } from '../../../test/helpers/test-app.js';
 import type { UserRecord } from '../../../src/module-api.js';
+import type { ParsedMail, SmtpSink } from '../../../test/helpers/smtp-sink.js';
 import { newId } from '../ids.js';
 
 export { makeSession, makeUser, uniqueEmail };
@@ -52,4 +53,15 @@ export function refused(r: TestResponse, status: number, code: string) {
 export async function eventsOf(t: TestApp, type: string, orgId: string) {
   const all = (await t.app.services.audit.list({ types: [type], limit: 200 })).events;
   return all.filter((e) => (e.details as Record<string, unknown> | null)?.organization_id === orgId);
+}
+
+/** The invitation token of a mail's link. */
+export const tokenIn = (m: ParsedMail) => /\/invitations\/(orginv_[A-Za-z0-9_-]+)/.exec(m.text ?? '')?.[1] ?? '';
+
+/** `owner` invites `email` through the API; the invitation, and the token and mail the sink received. */
+export async function inviteMailOf(t: TestApp, smtp: SmtpSink, owner: Person, orgId: string, email: string, role = 'member') {
+  const r = await t.request('POST', `${O}/${orgId}/invitations`, { session: owner.token, body: { email, role } });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  const mail = await smtp.waitFor((m) => m.to !== undefined && JSON.stringify(m.to).includes(email));
+  return { invitation: r.body.data.invitation, token: tokenIn(mail), mail };
 }
