@@ -208,7 +208,7 @@ export const invitationAccept = defineRoute({
 export const invitationPreview = defineRoute({
   method: 'post',
   path: `${BASE}/invitations/preview`,
-  summary: "An invitation's organization and role, for the invited, verified email (accept's refusals)",
+  summary: "An invitation's organization and role, as accept would see it",
   auth: 'session',
   module: MODULE,
   body: acceptBody,
